@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import { recordAccessChange } from '../db/repositories/access-changes.js';
+import {
+  type AccountRow,
+  findAccountById,
+  findAccountByName,
+  insertAccount,
+  listAccounts,
+  updateAccount,
+} from '../db/repositories/accounts.js';
+import type { Database } from '../db/schema.js';
+import { newId } from '../keys/format.js';
+import { conflict, invalidRequest, notFound } from '../server/errors.js';
+
+/** An account as the CLI and the management API present it. */
+export interface Account {
+  id: string;
+  name: string;
+  /** Model names this account may call; ["*"] means every configured model. */
+  models: string[];
+  disabled: boolean;
+  logBodies: boolean;
+  createdAt: string;
+}
+
+export function toAccount(row: AccountRow): Account {
+  return {
+    id: row.id,
+    name: row.name,
+    models: JSON.parse(row.allowed_models) as string[],
+    disabled: row.disabled === 1,
+    logBodies: row.log_bodies === 1,
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+  };
+}
+
+const accountNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Normalises a model list given by an operator: trimmed, de-duplicated; "*" alone means all models. */
+export function normaliseModelList(models: readonly string[], param = 'models'): string[] {
+  const cleaned = [...new Set(models.map((model) => model.trim()).filter((model) => model.length > 0))];
+  if (cleaned.includes('*')) return ['*'];
+  for (const model of cleaned) {
+    if (model.length > 256) throw invalidRequest(`model name too long: "${model.slice(0, 32)}…"`, param);
+  }
+  return cleaned;
+}
+
+export async function createAccount(
+  db: Kysely<Database>,
+  input: { name: string; models?: readonly string[] | undefined },
+): Promise<Account> {
+  if (!accountNamePattern.test(input.name)) {
+    throw invalidRequest(
+      'account names are 1-64 characters: letters, digits, ".", "_" and "-", starting with a letter or digit',
+      'name',
+    );
+  }
+  if (await findAccountByName(db, input.name)) {
+    throw conflict(`an account named "${input.name}" already exists`, 'account_exists');
+  }
+  const row: AccountRow = {
+    id: newId('acct'),
+    name: input.name,
+    allowed_models: JSON.stringify(normaliseModelList(input.models ?? ['*'])),
+    disabled: 0,
+    log_bodies: 0,
+    created_at: Date.now(),
+  };
+  await insertAccount(db, row);
+  return toAccount(row);
+}
+
+/** Finds an account by name or id; throws a 404 naming what was asked for. */
+export async function requireAccount(db: Kysely<Database>, nameOrId: string): Promise<AccountRow> {
+  const row = (await findAccountByName(db, nameOrId)) ?? (await findAccountById(db, nameOrId));
+  if (!row) throw notFound(`no account named "${nameOrId}"`, 'account_not_found');
+  return row;
+}
+
+export async function listAllAccounts(db: Kysely<Database>): Promise<Account[]> {
+  return (await listAccounts(db)).map(toAccount);
+}
+
+export async function setAccountModels(
+  db: Kysely<Database>,
+  nameOrId: string,
+  models: readonly string[],
+): Promise<Account> {
+  const row = await requireAccount(db, nameOrId);
+  const allowed = JSON.stringify(normaliseModelList(models));
+  await db.transaction().execute(async (transaction) => {
+    await updateAccount(transaction, row.id, { allowed_models: allowed });
+    await recordAccessChange(transaction, 'account_changed', row.id);
+  });
+  return toAccount({ ...row, allowed_models: allowed });
+}
+
+export async function setAccountFlags(
+  db: Kysely<Database>,
+  nameOrId: string,
+  flags: { disabled?: boolean | undefined; logBodies?: boolean | undefined },
+): Promise<Account> {
+  const row = await requireAccount(db, nameOrId);
+  const changes: Partial<Pick<AccountRow, 'disabled' | 'log_bodies'>> = {};
+  if (flags.disabled !== undefined) changes.disabled = flags.disabled ? 1 : 0;
+  if (flags.logBodies !== undefined) changes.log_bodies = flags.logBodies ? 1 : 0;
+  await db.transaction().execute(async (transaction) => {
+    await updateAccount(transaction, row.id, changes);
+    await recordAccessChange(transaction, 'account_changed', row.id);
+  });
+  return toAccount({ ...row, ...changes });
+}

@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestRecord } from '../../request-log/record.js';
+import { toLogRow } from '../../request-log/record.js';
+import { ApiError, methodNotAllowed, renderError, routeNotFound, toApiError } from '../../server/errors.js';
+import { handleChatCompletions } from './chat-completions.js';
+import { listModels, retrieveModel } from './models.js';
+import type { DataPlaneServices } from './services.js';
+
+/**
+ * The /v1 data plane, served from node:http directly (measured ~20% more throughput than through the framework).
+ * For every request: an x-request-id, authentication, the route, errors rendered in exactly one place, and a
+ * request-log row enqueued at the end whenever the request identified an account.
+ */
+
+export interface DataPlane {
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  /** Requests being served right now. */
+  readonly inFlight: number;
+  /** Resolves when no request is in flight. */
+  idle(): Promise<void>;
+  /** Cuts every in-flight request short (streams get an in-band error); used when the shutdown deadline passes. */
+  abortAll(reason: ApiError): void;
+}
+
+const corsAllowedHeaders =
+  'authorization, content-type, accept, openai-organization, openai-project, openai-beta, x-stainless-arch, x-stainless-lang, x-stainless-os, x-stainless-package-version, x-stainless-retry-count, x-stainless-runtime, x-stainless-runtime-version, x-stainless-timeout, x-stainless-read-timeout, x-stainless-async, x-stainless-helper-method, x-stainless-poll-helper, x-stainless-custom-poll-interval';
+
+export function createDataPlane(services: DataPlaneServices): DataPlane {
+  const active = new Set<AbortController>();
+  let idleWaiters: Array<() => void> = [];
+  const modelsCreated = Math.floor(Date.now() / 1000);
+  const allowedOrigins = new Set(services.config.server.corsAllowedOrigins);
+  const allowAnyOrigin = allowedOrigins.has('*');
+  const { metrics } = services;
+
+  function applyCors(request: IncomingMessage, response: ServerResponse): void {
+    if (allowedOrigins.size === 0) return;
+    const origin = request.headers.origin;
+    if (origin === undefined || !(allowAnyOrigin || allowedOrigins.has(origin))) return;
+    response.setHeader('access-control-allow-origin', allowAnyOrigin ? '*' : origin);
+    response.setHeader('access-control-expose-headers', 'x-request-id, retry-after, retry-after-ms, x-should-retry');
+    if (!allowAnyOrigin) response.setHeader('vary', 'origin');
+  }
+
+  async function route(
+    request: IncomingMessage,
+    response: ServerResponse,
+    record: RequestRecord,
+    abort: AbortController,
+  ): Promise<string> {
+    const url = request.url ?? '/';
+    const queryStart = url.indexOf('?');
+    const path = queryStart === -1 ? url : url.slice(0, queryStart);
+    const method = request.method ?? 'GET';
+
+    if (method === 'OPTIONS' && allowedOrigins.size > 0) {
+      response.writeHead(204, {
+        'access-control-allow-methods': 'GET, POST, OPTIONS',
+        'access-control-allow-headers': corsAllowedHeaders,
+        'access-control-max-age': '600',
+      });
+      response.end();
+      record.status = 204;
+      return 'preflight';
+    }
+
+    const authenticate = async () => {
+      record.principal = await services.authenticator.authenticate(
+        request.headers.authorization,
+        request.headers['x-api-key'] !== undefined,
+      );
+      return record.principal;
+    };
+
+    if (path === '/v1/chat/completions') {
+      if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
+      await authenticate();
+      await handleChatCompletions(request, response, record, services, abort.signal);
+      return 'chat_completions';
+    }
+    if (path === '/v1/models') {
+      if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
+      listModels(response, await authenticate(), services.catalog, modelsCreated);
+      record.status = 200;
+      return 'models';
+    }
+    if (path.startsWith('/v1/models/')) {
+      if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
+      const principal = await authenticate();
+      let id: string;
+      try {
+        id = decodeURIComponent(path.slice('/v1/models/'.length));
+      } catch {
+        id = path.slice('/v1/models/'.length);
+      }
+      record.model = id.slice(0, 256);
+      retrieveModel(response, principal, services.catalog, modelsCreated, id);
+      record.status = 200;
+      return 'model';
+    }
+    throw routeNotFound(method, path);
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const record: RequestRecord = {
+      requestId: `req_${randomUUID().replaceAll('-', '')}`,
+      startedAt: Date.now(),
+      startedAtPrecise: performance.now(),
+      stream: false,
+      status: 0,
+      outcome: 'success',
+      userAgent: request.headers['user-agent'],
+    };
+    response.setHeader('x-request-id', record.requestId);
+    applyCors(request, response);
+    const abort = new AbortController();
+    active.add(abort);
+    response.on('close', () => {
+      // The client went away before we finished: stop the upstream work at once.
+      if (!response.writableFinished) abort.abort('client_closed');
+    });
+    let routeName = 'unknown';
+    try {
+      const wait = services.logWriter.waitForCapacity();
+      if (wait) await wait;
+      routeName = await route(request, response, record, abort);
+    } catch (error) {
+      // A request cut short by the server (shutdown deadline) reports why, not a generic cancellation.
+      const reason = abort.signal.aborted ? abort.signal.reason : undefined;
+      const apiError = reason instanceof ApiError ? reason : toApiError(error);
+      if (!(error instanceof ApiError) && !(reason instanceof ApiError)) {
+        services.logger.error({ err: error, requestId: record.requestId }, 'unexpected error while serving a request');
+      } else if (apiError.status >= 500) {
+        metrics.upstreamErrors.inc({ provider: record.provider ?? 'none', code: apiError.code ?? 'none' });
+      }
+      record.error = apiError;
+      record.status = apiError.status;
+      record.outcome = 'error';
+      if (abort.signal.aborted && abort.signal.reason === 'client_closed') {
+        record.outcome = 'cancelled';
+        record.status = 499;
+      }
+      if (!response.headersSent && !response.destroyed) {
+        const rendered = renderError(apiError);
+        // A body we refused to read would otherwise be read to the end before the next request on this connection.
+        if (apiError.status === 413) rendered.headers.connection = 'close';
+        response.writeHead(rendered.status, rendered.headers);
+        response.end(rendered.body);
+      } else if (!response.writableEnded) {
+        response.end();
+      }
+    } finally {
+      active.delete(abort);
+      const finishedAt = performance.now();
+      const model = record.model && services.catalog.byName.has(record.model) ? record.model : 'other';
+      metrics.requests.inc({ route: routeName, status: String(record.status), model });
+      metrics.requestDuration.observe(
+        { route: routeName, stream: record.stream ? 'true' : 'false' },
+        (finishedAt - record.startedAtPrecise) / 1000,
+      );
+      if (record.firstTokenAt !== undefined) {
+        metrics.timeToFirstToken.observe({ model }, (record.firstTokenAt - record.startedAtPrecise) / 1000);
+      }
+      const row = toLogRow(record, finishedAt);
+      if (row) services.logWriter.enqueue(row);
+      if (active.size === 0 && idleWaiters.length > 0) {
+        for (const resolve of idleWaiters) resolve();
+        idleWaiters = [];
+      }
+    }
+  }
+
+  return {
+    handle(request, response) {
+      void handle(request, response);
+    },
+    get inFlight() {
+      return active.size;
+    },
+    idle() {
+      if (active.size === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    abortAll(reason) {
+      for (const abort of active) abort.abort(reason);
+    },
+  };
+}

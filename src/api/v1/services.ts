@@ -1,0 +1,18 @@
+import type { ModelCatalog } from '../../access/policy.js';
+import type { Config } from '../../config/schema.js';
+import type { Authenticator } from '../../keys/authenticate.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { RequestLogWriter } from '../../request-log/writer.js';
+import type { Router } from '../../routing/router.js';
+
+/** Everything the data plane needs, built once in main.ts and passed down. */
+export interface DataPlaneServices {
+  config: Config;
+  catalog: ModelCatalog;
+  authenticator: Authenticator;
+  router: Router;
+  logWriter: RequestLogWriter;
+  metrics: Metrics;
+  logger: Logger;
+}

@@ -1,0 +1,45 @@
+import { Command } from 'commander';
+import { requireAccount } from '../accounts/service.js';
+import { listRequestLog } from '../db/repositories/request-log.js';
+import { toLogEntry } from '../request-log/entry.js';
+import { type CommonOptions, withCommonOptions, withContext } from './context.js';
+import { printJson, printTable } from './output.js';
+
+function formatTokens(prompt: number | null, completion: number | null, estimated: boolean): string {
+  if (prompt === null && completion === null) return '-';
+  return `${prompt ?? 0}/${completion ?? 0}${estimated ? ' (est.)' : ''}`;
+}
+
+export function logsCommand(): Command {
+  return withCommonOptions(
+    new Command('logs')
+      .description("show an account's request log, newest first")
+      .requiredOption('--account <name>', 'account name')
+      .option('--limit <n>', 'how many rows', '50'),
+  ).action(async (options: CommonOptions & { account: string; limit: string }) => {
+    const limit = Number(options.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+      throw new Error('--limit is a whole number from 1 to 10000');
+    await withContext(options, async ({ database, output }) => {
+      const account = await requireAccount(database.db, options.account);
+      const entries = (await listRequestLog(database.db, { accountId: account.id, limit })).map(toLogEntry);
+      if (output.json) return printJson(output, entries);
+      printTable(
+        output,
+        ['TIME', 'REQUEST ID', 'KEY', 'MODEL', 'STATUS', 'LATENCY', 'TTFT', 'TOKENS IN/OUT', 'COST $', 'ERROR'],
+        entries.map((entry) => [
+          entry.time,
+          entry.requestId,
+          entry.keyName,
+          entry.model || '-',
+          `${entry.status}${entry.stream ? ' (stream)' : ''}`,
+          `${entry.latencyMs}ms`,
+          entry.ttftMs === null ? '-' : `${entry.ttftMs}ms`,
+          formatTokens(entry.usage.promptTokens, entry.usage.completionTokens, entry.usage.estimated),
+          entry.costUsd === null ? '-' : entry.costUsd.toFixed(6),
+          entry.error?.code ?? entry.error?.type ?? '',
+        ]),
+      );
+    });
+  });
+}

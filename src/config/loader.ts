@@ -1,0 +1,107 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { InterpolationError, interpolate } from './interpolate.js';
+import { type Config, configSchema } from './schema.js';
+
+/** A configuration that cannot be used; the message lists every problem with the path of its field. */
+export class ConfigError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid configuration (${source}):\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  }
+}
+
+/** Values given on the command line; they win over the file. */
+export interface ConfigOverrides {
+  host?: string | undefined;
+  port?: number | undefined;
+  dataDir?: string | undefined;
+}
+
+export interface LoadConfigOptions {
+  /** Explicit file (--config). When absent: $SWITCHBOARD_CONFIG, then ./switchboard.yaml if it exists. */
+  file?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  overrides?: ConfigOverrides;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** The file the configuration came from, or undefined for built-in defaults. */
+  file: string | undefined;
+}
+
+export function resolveConfigFile(options: LoadConfigOptions): string | undefined {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const explicit = options.file ?? env.SWITCHBOARD_CONFIG;
+  if (explicit) return path.resolve(cwd, explicit);
+  const conventional = path.resolve(cwd, 'switchboard.yaml');
+  return existsSync(conventional) ? conventional : undefined;
+}
+
+function formatPath(segments: readonly PropertyKey[]): string {
+  let text = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else text += text ? `.${String(segment)}` : String(segment);
+  }
+  return text || '(top level)';
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  }
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `${where}: is required`;
+  return `${where}: ${issue.message}`;
+}
+
+/** Parses and validates a configuration object (already read from YAML). Throws ConfigError. */
+export function parseConfig(raw: unknown, source: string, options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  let interpolated: unknown;
+  try {
+    interpolated = interpolate(raw ?? {}, env);
+  } catch (error) {
+    if (error instanceof InterpolationError) {
+      throw new ConfigError(source, [`${error.path || '(top level)'}: ${error.message}`]);
+    }
+    throw error;
+  }
+  const result = configSchema.safeParse(interpolated);
+  if (!result.success) throw new ConfigError(source, result.error.issues.map(describeIssue));
+  const config = result.data;
+  const overrides = options.overrides ?? {};
+  if (overrides.host !== undefined) config.server.host = overrides.host;
+  if (overrides.port !== undefined) config.server.port = overrides.port;
+  if (overrides.dataDir !== undefined) config.server.dataDir = overrides.dataDir;
+  config.server.dataDir = path.resolve(options.cwd ?? process.cwd(), config.server.dataDir);
+  return config;
+}
+
+/** Loads the configuration once at start-up: file (if any) + environment + command-line overrides. */
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const file = resolveConfigFile(options);
+  if (!file) return { config: parseConfig({}, 'built-in defaults', options), file: undefined };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, [`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`]);
+  }
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      document.errors.map((error) => `YAML syntax: ${error.message.split('\n')[0]}`),
+    );
+  }
+  return { config: parseConfig(document.toJS(), file, options), file };
+}

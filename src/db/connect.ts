@@ -1,0 +1,76 @@
+import { chmodSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely';
+import type { Config } from '../config/schema.js';
+import type { Dialect } from './migrations/dialect.js';
+import { migrations } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** Where the data lives, for messages (never contains a password). */
+  location: string;
+  close(): Promise<void>;
+}
+
+function openSqlite(config: Config): DatabaseHandle {
+  const file = path.resolve(config.server.dataDir, config.database.sqlitePath);
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const sqlite = new SqliteDatabase(file);
+  // Key hashes and request logs are nobody else's business; SQLite gives its -wal/-shm files the same mode.
+  chmodSync(file, 0o600);
+  // Incremental auto-vacuum only takes effect on a database with no tables yet, so it is set before migrations:
+  // request-log retention can then hand freed pages back to the file system.
+  sqlite.pragma('auto_vacuum = INCREMENTAL');
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  // The CLI and the server write the same file; wait for each other's locks instead of failing.
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    location: file,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
+export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: {
+      getMigrations: async () => {
+        const result: Record<string, Migration> = {};
+        for (const [name, migration] of Object.entries(migrations)) {
+          result[name] = {
+            up: (db) => migration.up(db, handle.dialect),
+            down: (db) => migration.down(db, handle.dialect),
+          };
+        }
+        return result;
+      },
+    },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Opens the configured database and brings its schema up to date. */
+export async function openDatabase(config: Config): Promise<DatabaseHandle> {
+  const handle = openSqlite(config);
+  try {
+    await migrateToLatest(handle);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return handle;
+}

@@ -1,0 +1,13 @@
+import type { Kysely } from 'kysely';
+import * as initial from './0001-initial.js';
+import type { Dialect } from './dialect.js';
+
+export interface MigrationModule {
+  up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
+  down(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
+}
+
+/** Every migration, in order. Names are recorded in the database, so never rename or reorder them. */
+export const migrations: Record<string, MigrationModule> = {
+  '0001-initial': initial,
+};

@@ -1,0 +1,74 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ApiKeysTable, Database } from '../schema.js';
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+/** What the authenticator needs about a presented key: the key row plus its account's state. */
+export interface KeyWithAccount {
+  id: string;
+  name: string;
+  account_id: string;
+  account_name: string;
+  account_models: string;
+  account_disabled: number;
+  account_log_bodies: number;
+  key_models: string | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export async function insertApiKey(db: Kysely<Database>, key: ApiKeyRow): Promise<void> {
+  await db.insertInto('api_keys').values(key).execute();
+}
+
+export async function findKeyByHmac(db: Kysely<Database>, hmac: string): Promise<KeyWithAccount | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select([
+      'api_keys.id',
+      'api_keys.name',
+      'api_keys.account_id',
+      'accounts.name as account_name',
+      'accounts.allowed_models as account_models',
+      'accounts.disabled as account_disabled',
+      'accounts.log_bodies as account_log_bodies',
+      'api_keys.allowed_models as key_models',
+      'api_keys.expires_at',
+      'api_keys.revoked_at',
+    ])
+    .where('api_keys.hmac', '=', hmac)
+    .executeTakeFirst();
+}
+
+export async function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listKeysOfAccount(db: Kysely<Database>, accountId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function updateApiKey(
+  db: Kysely<Database>,
+  id: string,
+  changes: Partial<Pick<ApiKeyRow, 'revoked_at' | 'expires_at' | 'replaced_by' | 'allowed_models'>>,
+): Promise<void> {
+  await db.updateTable('api_keys').set(changes).where('id', '=', id).execute();
+}
+
+/** Records last use; only moves forward, so out-of-order batches from several nodes cannot move it back. */
+export async function touchLastUsed(db: Kysely<Database>, id: string, at: number): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('id', '=', id)
+    .where((where) => where.or([where('last_used_at', 'is', null), where('last_used_at', '<', at)]))
+    .execute();
+}

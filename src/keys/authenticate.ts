@@ -1,0 +1,221 @@
+import type { Kysely } from 'kysely';
+import { allowedModels, type ModelCatalog } from '../access/policy.js';
+import { latestAccessChangeId } from '../db/repositories/access-changes.js';
+import { findKeyByHmac } from '../db/repositories/api-keys.js';
+import type { Database } from '../db/schema.js';
+import type { Logger } from '../observability/logger.js';
+import { ApiError, forbidden, unauthorized } from '../server/errors.js';
+import { hashKey, isWellFormedKey, maskPresentedKey } from './format.js';
+
+/**
+ * Where a data-plane request is authenticated: the Authorization header is parsed exactly (`Bearer`, one space, the
+ * key), the key is HMAC-ed and looked up through a short-lived in-process cache, and the result is a Principal.
+ * The cache is cleared whenever the access-change feed moves (a key revoked or rotated, an account's models changed),
+ * which every process polls, so a revocation anywhere takes effect everywhere within the poll interval.
+ */
+
+export interface Principal {
+  accountId: string;
+  accountName: string;
+  keyId: string;
+  keyName: string;
+  /** The models this key may call, in catalog order (see access/policy.ts). */
+  models: readonly string[];
+  modelSet: ReadonlySet<string>;
+  logBodies: boolean;
+}
+
+interface KnownKey {
+  principal: Principal;
+  expiresAt: number | null;
+  revoked: boolean;
+  accountDisabled: boolean;
+}
+
+interface CacheEntry {
+  /** null: no such key (negative entries stop a flood of unknown keys from reaching the database). */
+  key: KnownKey | null;
+  loadedAt: number;
+}
+
+const bearerHelp =
+  'You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).';
+
+/** Parses the Authorization header exactly as the wire contract says; returns the presented token. */
+export function parseAuthorizationHeader(authorization: string | undefined, hasXApiKey: boolean): string {
+  if (authorization === undefined || authorization === '') {
+    if (hasXApiKey) {
+      throw unauthorized(`The x-api-key header is not accepted here. ${bearerHelp}`);
+    }
+    throw unauthorized(`You didn't provide an API key. ${bearerHelp}`);
+  }
+  const space = authorization.indexOf(' ');
+  const scheme = space === -1 ? authorization : authorization.slice(0, space);
+  if (scheme !== 'Bearer') {
+    if (space === -1 && !/^[A-Za-z-]{1,20}$/.test(authorization)) {
+      throw unauthorized(`The Authorization header has no scheme. ${bearerHelp}`);
+    }
+    const shownScheme = /^[A-Za-z-]{1,20}$/.test(scheme) ? `'${scheme}'` : 'given';
+    throw unauthorized(`The ${shownScheme} authorization scheme is not supported. ${bearerHelp}`);
+  }
+  const token = authorization.slice(space + 1);
+  if (token === '' || space === -1) throw unauthorized(`You didn't provide an API key. ${bearerHelp}`);
+  if (/\s/.test(token)) {
+    throw unauthorized(
+      'Malformed Authorization header: expected the word Bearer, exactly one space, then the key, with no other whitespace.',
+    );
+  }
+  return token;
+}
+
+export interface AuthenticatorOptions {
+  db: Kysely<Database>;
+  secret: Buffer;
+  catalog: ModelCatalog;
+  logger: Logger;
+  cacheTtlMs: number;
+  changePollIntervalMs: number;
+  maxCacheEntries?: number;
+}
+
+export class Authenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly pending = new Map<string, Promise<KnownKey | null>>();
+  /** Bumped on every invalidation; a lookup that started before a bump must not repopulate the cache. */
+  private generation = 0;
+  private lastChangeId = 0;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private readonly maxEntries: number;
+
+  constructor(private readonly options: AuthenticatorOptions) {
+    this.maxEntries = options.maxCacheEntries ?? 100_000;
+  }
+
+  /** Starts following the access-change feed. */
+  async start(): Promise<void> {
+    this.lastChangeId = await latestAccessChangeId(this.options.db);
+    this.pollTimer = setInterval(() => void this.pollChanges(), this.options.changePollIntervalMs);
+    this.pollTimer.unref();
+  }
+
+  close(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+  }
+
+  /** Forgets every cached key (after a local change, or when the feed says something changed elsewhere). */
+  invalidateAll(): void {
+    this.generation++;
+    this.cache.clear();
+  }
+
+  private async pollChanges(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const latest = await latestAccessChangeId(this.options.db);
+      if (latest !== this.lastChangeId) {
+        this.lastChangeId = latest;
+        this.invalidateAll();
+      }
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not poll access changes; keys stay cached until the next poll');
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Authenticates a request's headers; throws the 401/403 ApiError that says exactly what was wrong. */
+  async authenticate(authorization: string | undefined, hasXApiKey: boolean): Promise<Principal> {
+    const token = parseAuthorizationHeader(authorization, hasXApiKey);
+    if (!isWellFormedKey(token)) {
+      throw unauthorized(
+        `Incorrect API key provided: ${maskPresentedKey(token)}. It is not a well-formed Switchboard key (sk-sb-…); check that it was copied whole.`,
+        'invalid_api_key',
+      );
+    }
+    const hmac = hashKey(token, this.options.secret);
+    const known = await this.lookup(hmac);
+    const masked = maskPresentedKey(token);
+    if (known === null) {
+      throw unauthorized(
+        `Incorrect API key provided: ${masked}. No such key exists; create one in the console or with \`switchboard keys create\`.`,
+        'invalid_api_key',
+      );
+    }
+    if (known.revoked) throw unauthorized(`The API key ${masked} has been revoked.`, 'invalid_api_key');
+    if (known.expiresAt !== null && known.expiresAt <= Date.now()) {
+      throw unauthorized(
+        `The API key ${masked} expired at ${new Date(known.expiresAt).toISOString()}.`,
+        'invalid_api_key',
+      );
+    }
+    if (known.accountDisabled) {
+      throw forbidden(`The account of API key ${masked} is disabled; contact the operator.`, 'account_disabled');
+    }
+    return known.principal;
+  }
+
+  private async lookup(hmac: string): Promise<KnownKey | null> {
+    const cached = this.cache.get(hmac);
+    const now = Date.now();
+    if (cached && now - cached.loadedAt < this.options.cacheTtlMs) return cached.key;
+    const inFlight = this.pending.get(hmac);
+    if (inFlight) return inFlight;
+    const generation = this.generation;
+    const loading = this.load(hmac).finally(() => this.pending.delete(hmac));
+    this.pending.set(hmac, loading);
+    const key = await loading;
+    if (generation === this.generation) this.remember(hmac, { key, loadedAt: now });
+    return key;
+  }
+
+  private remember(hmac: string, entry: CacheEntry): void {
+    if (this.cache.size >= this.maxEntries) {
+      // Maps iterate in insertion order: drop the oldest tenth rather than one entry per insert.
+      let toDrop = Math.ceil(this.maxEntries / 10);
+      for (const oldest of this.cache.keys()) {
+        this.cache.delete(oldest);
+        if (--toDrop === 0) break;
+      }
+    }
+    this.cache.set(hmac, entry);
+  }
+
+  private async load(hmac: string): Promise<KnownKey | null> {
+    let row: Awaited<ReturnType<typeof findKeyByHmac>>;
+    try {
+      row = await findKeyByHmac(this.options.db, hmac);
+    } catch (error) {
+      throw new ApiError({
+        status: 503,
+        type: 'server_error',
+        code: 'service_unavailable',
+        message: 'The key store is temporarily unavailable; retry shortly.',
+        headers: { 'retry-after': '1', 'retry-after-ms': '1000' },
+        cause: error,
+      });
+    }
+    if (!row) return null;
+    const models = allowedModels(
+      this.options.catalog,
+      JSON.parse(row.account_models) as string[],
+      row.key_models === null ? null : (JSON.parse(row.key_models) as string[]),
+    );
+    return {
+      principal: {
+        accountId: row.account_id,
+        accountName: row.account_name,
+        keyId: row.id,
+        keyName: row.name,
+        models,
+        modelSet: new Set(models),
+        logBodies: row.account_log_bodies === 1,
+      },
+      expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+      revoked: row.revoked_at !== null,
+      accountDisabled: row.account_disabled === 1,
+    };
+  }
+}

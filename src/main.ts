@@ -1,0 +1,140 @@
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { buildModelCatalog } from './access/policy.js';
+import { createDataPlane, type DataPlane } from './api/v1/data-plane.js';
+import type { Config } from './config/schema.js';
+import { type DatabaseHandle, openDatabase } from './db/connect.js';
+import { Authenticator } from './keys/authenticate.js';
+import { loadKeySecret } from './keys/secret.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { ProviderRegistry } from './providers/registry.js';
+import { RequestLogWriter } from './request-log/writer.js';
+import { Router } from './routing/router.js';
+import { buildApp } from './server/build-app.js';
+import { ApiError } from './server/errors.js';
+import { UpstreamClient } from './upstream/client.js';
+
+/**
+ * Start-up and shutdown. Every service with a lifetime is built here, passed down, and closed in reverse order:
+ * no module holds mutable state of its own.
+ */
+
+export interface Gateway {
+  /** http://host:port of the running server. */
+  url: string;
+  port: number;
+  config: Config;
+  database: DatabaseHandle;
+  logger: Logger;
+  metrics: Metrics;
+  dataPlane: DataPlane;
+  /** Graceful stop: refuse new connections, let in-flight requests finish (up to the deadline), flush the log. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+}
+
+export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(config.logging.level);
+  const secret = loadKeySecret(config.server.dataDir, config.keys.secret);
+  const database = await openDatabase(config);
+  const catalog = buildModelCatalog(config.models);
+  const upstream = new UpstreamClient();
+  const registry = new ProviderRegistry(config, { upstream });
+  const router = new Router(catalog, registry);
+
+  let dataPlane: DataPlane | undefined;
+  let logWriter: RequestLogWriter | undefined;
+  const metrics = createMetrics({
+    queueDepth: () => logWriter?.depth ?? 0,
+    inFlight: () => dataPlane?.inFlight ?? 0,
+  });
+  logWriter = new RequestLogWriter({
+    db: database.db,
+    logger,
+    batchSize: config.requestLog.batchSize,
+    flushIntervalMs: config.requestLog.flushIntervalMs,
+    maxQueue: config.requestLog.maxQueue,
+    spillDir: path.join(config.server.dataDir, 'request-log-spill'),
+    onWritten: (rows) => metrics.logRowsWritten.inc(rows),
+    onFlushFailure: () => metrics.logFlushFailures.inc(),
+  });
+  await logWriter.recoverSpills();
+  logWriter.start();
+
+  const authenticator = new Authenticator({
+    db: database.db,
+    secret,
+    catalog,
+    logger,
+    cacheTtlMs: config.keys.cacheTtlMs,
+    changePollIntervalMs: config.keys.changePollIntervalMs,
+  });
+  await authenticator.start();
+
+  dataPlane = createDataPlane({ config, catalog, authenticator, router, logWriter, metrics, logger });
+  const app = buildApp({ dataPlane, database, metrics, logger });
+  await app.listen({ host: config.server.host, port: config.server.port });
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info(
+    { url, database: database.location, models: catalog.names.length, providers: config.providers.length },
+    'switchboard is listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  const plane = dataPlane;
+  const writer = logWriter;
+  async function close(): Promise<void> {
+    const deadline = Date.now() + config.server.shutdownTimeoutMs;
+    logger.info({ inFlight: plane.inFlight }, 'shutting down: finishing in-flight requests');
+    app.server.close();
+    app.server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const deadlinePassed = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), Math.max(0, deadline - Date.now()));
+    });
+    const outcome = await Promise.race([plane.idle().then(() => 'idle' as const), deadlinePassed]);
+    clearTimeout(timer);
+    if (outcome === 'deadline') {
+      logger.warn({ inFlight: plane.inFlight }, 'shutdown deadline passed: interrupting the remaining requests');
+      plane.abortAll(
+        new ApiError({
+          status: 503,
+          type: 'server_error',
+          code: 'server_shutting_down',
+          message: 'The server is shutting down; retry the request.',
+          headers: { 'retry-after': '1', 'retry-after-ms': '1000' },
+        }),
+      );
+      await Promise.race([plane.idle(), new Promise((resolve) => setTimeout(resolve, 2000))]);
+    }
+    app.server.closeAllConnections();
+    await app.close();
+    authenticator.close();
+    // The log gets its own few seconds after the requests, so rows of requests finished at the deadline are kept.
+    await writer.close(Math.max(deadline, Date.now()) + 5000);
+    await registry.close();
+    await upstream.close();
+    await database.close();
+    logger.info('shutdown complete');
+  }
+
+  return {
+    url,
+    port: address.port,
+    config,
+    database,
+    logger,
+    metrics,
+    dataPlane,
+    close: () => {
+      closing ??= close();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Prometheus metrics, one registry per running gateway (never the global default registry, so tests and several
+ * gateways in one process do not share counters). Label values are bounded: model labels come only from configured
+ * model names, never from what a client typed.
+ */
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'route' | 'status' | 'model'>;
+  requestDuration: Histogram<'route' | 'stream'>;
+  timeToFirstToken: Histogram<'model'>;
+  upstreamErrors: Counter<'provider' | 'code'>;
+  logRowsWritten: Counter;
+  logFlushFailures: Counter;
+  logQueueDepth: Gauge;
+  inFlight: Gauge;
+}
+
+export function createMetrics(options: { queueDepth: () => number; inFlight: () => number }): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'switchboard_requests_total',
+      help: 'Data-plane requests by route, HTTP status and model',
+      labelNames: ['route', 'status', 'model'],
+      registers: [registry],
+    }),
+    requestDuration: new Histogram({
+      name: 'switchboard_request_duration_seconds',
+      help: 'Data-plane request duration, from arrival to the last byte',
+      labelNames: ['route', 'stream'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers: [registry],
+    }),
+    timeToFirstToken: new Histogram({
+      name: 'switchboard_time_to_first_token_seconds',
+      help: 'Time from arrival to the first streamed content chunk',
+      labelNames: ['model'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+      registers: [registry],
+    }),
+    upstreamErrors: new Counter({
+      name: 'switchboard_upstream_errors_total',
+      help: 'Failed upstream calls by provider and error code',
+      labelNames: ['provider', 'code'],
+      registers: [registry],
+    }),
+    logRowsWritten: new Counter({
+      name: 'switchboard_request_log_rows_written_total',
+      help: 'Request-log rows written to the database',
+      registers: [registry],
+    }),
+    logFlushFailures: new Counter({
+      name: 'switchboard_request_log_flush_failures_total',
+      help: 'Request-log batch writes that failed and will be retried',
+      registers: [registry],
+    }),
+    logQueueDepth: new Gauge({
+      name: 'switchboard_request_log_queue_depth',
+      help: 'Request-log rows waiting to be written',
+      registers: [registry],
+      collect() {
+        this.set(options.queueDepth());
+      },
+    }),
+    inFlight: new Gauge({
+      name: 'switchboard_in_flight_requests',
+      help: 'Data-plane requests being served',
+      registers: [registry],
+      collect() {
+        this.set(options.inFlight());
+      },
+    }),
+  };
+}

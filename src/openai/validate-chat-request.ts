@@ -1,0 +1,399 @@
+import { ApiError } from '../server/errors.js';
+import type { ChatCompletionRequest } from './types.js';
+
+/**
+ * Hot-path validation of a chat-completions request against the wire contract (§1). Only what the contract
+ * constrains is checked; unknown optional fields are kept and passed on. Messages and codes follow OpenAI's own,
+ * and every error names the offending parameter in `param` (e.g. `messages[2].content`).
+ */
+
+type JsonObject = Record<string, unknown>;
+
+function fail(message: string, param: string | null, code: string): never {
+  throw new ApiError({ status: 400, type: 'invalid_request_error', message, param, code });
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a decimal';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'boolean') return 'a boolean';
+  return `a ${typeof value}`;
+}
+
+function wrongType(param: string, expected: string, value: unknown): never {
+  fail(
+    `Invalid type for '${param}': expected ${expected}, but got ${describeType(value)} instead.`,
+    param,
+    'invalid_type',
+  );
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Optional fields may be absent or null (the SPEC marks most of them nullable). */
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function checkNumber(body: JsonObject, field: string, min: number, max: number): void {
+  const value = body[field];
+  if (!present(value)) return;
+  if (typeof value !== 'number' || !Number.isFinite(value)) wrongType(field, 'a decimal', value);
+  if (value > max) {
+    fail(
+      `Invalid '${field}': decimal above maximum value. Expected a value <= ${max}, but got ${value} instead.`,
+      field,
+      'decimal_above_max_value',
+    );
+  }
+  if (value < min) {
+    fail(
+      `Invalid '${field}': decimal below minimum value. Expected a value >= ${min}, but got ${value} instead.`,
+      field,
+      'decimal_below_min_value',
+    );
+  }
+}
+
+function checkInteger(body: JsonObject, field: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
+  const value = body[field];
+  if (!present(value)) return;
+  if (typeof value !== 'number' || !Number.isInteger(value)) wrongType(field, 'an integer', value);
+  if (value > max) {
+    fail(
+      `Invalid '${field}': integer above maximum value. Expected a value <= ${max}, but got ${value} instead.`,
+      field,
+      'integer_above_max_value',
+    );
+  }
+  if (value < min) {
+    fail(
+      `Invalid '${field}': integer below minimum value. Expected a value >= ${min}, but got ${value} instead.`,
+      field,
+      'integer_below_min_value',
+    );
+  }
+}
+
+function checkBoolean(body: JsonObject, field: string): void {
+  const value = body[field];
+  if (present(value) && typeof value !== 'boolean') wrongType(field, 'a boolean', value);
+}
+
+function checkString(body: JsonObject, field: string, param: string): void {
+  const value = body[field];
+  if (present(value) && typeof value !== 'string') wrongType(param, 'a string', value);
+}
+
+function checkEnum(value: unknown, allowed: readonly string[], param: string): void {
+  if (typeof value !== 'string' || !allowed.includes(value)) {
+    const list = allowed.map((item) => `'${item}'`);
+    const spoken = list.length > 1 ? `${list.slice(0, -1).join(', ')}, and ${list.at(-1)}` : (list[0] ?? '');
+    const shown = typeof value === 'string' ? `'${value.slice(0, 64)}'` : describeType(value);
+    fail(`Invalid value: ${shown}. Supported values are: ${spoken}.`, param, 'invalid_value');
+  }
+}
+
+const roles = ['system', 'assistant', 'user', 'function', 'tool', 'developer'] as const;
+const userPartTypes = ['text', 'image_url', 'input_audio', 'file'] as const;
+const functionNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** A text-only content: a string, or a non-empty array of `{type:"text", text}` (and `refusal` for assistants). */
+function checkTextContent(content: unknown, param: string, allowRefusal: boolean): void {
+  if (typeof content === 'string') return;
+  if (!Array.isArray(content)) wrongType(param, 'one of a string or array of objects', content);
+  if (content.length === 0) {
+    fail(
+      `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+      param,
+      'empty_array',
+    );
+  }
+  content.forEach((part, index) => {
+    const partParam = `${param}[${index}]`;
+    if (!isObject(part)) wrongType(partParam, 'an object', part);
+    const allowed = allowRefusal ? ['text', 'refusal'] : ['text'];
+    checkEnum(part.type, allowed, `${partParam}.type`);
+    const field = part.type === 'refusal' ? 'refusal' : 'text';
+    if (typeof part[field] !== 'string') wrongType(`${partParam}.${field}`, 'a string', part[field]);
+  });
+}
+
+function checkUserContent(content: unknown, param: string): void {
+  if (typeof content === 'string') return;
+  if (!Array.isArray(content)) wrongType(param, 'one of a string or array of objects', content);
+  if (content.length === 0) {
+    fail(
+      `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+      param,
+      'empty_array',
+    );
+  }
+  content.forEach((part, index) => {
+    const partParam = `${param}[${index}]`;
+    if (!isObject(part)) wrongType(partParam, 'an object', part);
+    checkEnum(part.type, userPartTypes, `${partParam}.type`);
+    if (part.type === 'text' && typeof part.text !== 'string') wrongType(`${partParam}.text`, 'a string', part.text);
+    if (part.type === 'image_url') {
+      const image = part.image_url;
+      if (!isObject(image)) wrongType(`${partParam}.image_url`, 'an object', image);
+      if (typeof image.url !== 'string') wrongType(`${partParam}.image_url.url`, 'a string', image.url);
+      if (present(image.detail)) checkEnum(image.detail, ['auto', 'low', 'high'], `${partParam}.image_url.detail`);
+    }
+    if (part.type === 'input_audio' && !isObject(part.input_audio)) {
+      wrongType(`${partParam}.input_audio`, 'an object', part.input_audio);
+    }
+    if (part.type === 'file' && !isObject(part.file)) wrongType(`${partParam}.file`, 'an object', part.file);
+  });
+}
+
+function checkToolCalls(toolCalls: unknown, param: string): void {
+  if (!Array.isArray(toolCalls)) wrongType(param, 'an array', toolCalls);
+  toolCalls.forEach((call, index) => {
+    const callParam = `${param}[${index}]`;
+    if (!isObject(call)) wrongType(callParam, 'an object', call);
+    if (typeof call.id !== 'string') {
+      if (call.id === undefined)
+        fail(`Missing required parameter: '${callParam}.id'.`, `${callParam}.id`, 'missing_required_parameter');
+      wrongType(`${callParam}.id`, 'a string', call.id);
+    }
+    if (call.type === 'function') {
+      const fn = call.function;
+      if (!isObject(fn)) wrongType(`${callParam}.function`, 'an object', fn);
+      if (typeof fn.name !== 'string') wrongType(`${callParam}.function.name`, 'a string', fn.name);
+      if (typeof fn.arguments !== 'string') wrongType(`${callParam}.function.arguments`, 'a string', fn.arguments);
+    } else if (call.type !== 'custom') {
+      checkEnum(call.type, ['function', 'custom'], `${callParam}.type`);
+    }
+  });
+}
+
+function checkMessage(message: unknown, index: number): void {
+  const param = `messages[${index}]`;
+  if (!isObject(message)) wrongType(param, 'an object', message);
+  if (message.role === undefined)
+    fail(`Missing required parameter: '${param}.role'.`, `${param}.role`, 'missing_required_parameter');
+  checkEnum(message.role, roles, `${param}.role`);
+  if (present(message.name) && typeof message.name !== 'string') wrongType(`${param}.name`, 'a string', message.name);
+  const content = message.content;
+  const contentParam = `${param}.content`;
+  switch (message.role) {
+    case 'system':
+    case 'developer':
+    case 'tool':
+      if (content === undefined)
+        fail(`Missing required parameter: '${contentParam}'.`, contentParam, 'missing_required_parameter');
+      checkTextContent(content, contentParam, false);
+      if (message.role === 'tool') {
+        if (message.tool_call_id === undefined) {
+          fail(
+            `Missing required parameter: '${param}.tool_call_id'.`,
+            `${param}.tool_call_id`,
+            'missing_required_parameter',
+          );
+        }
+        if (typeof message.tool_call_id !== 'string')
+          wrongType(`${param}.tool_call_id`, 'a string', message.tool_call_id);
+      }
+      break;
+    case 'user':
+      if (content === undefined)
+        fail(`Missing required parameter: '${contentParam}'.`, contentParam, 'missing_required_parameter');
+      checkUserContent(content, contentParam);
+      break;
+    case 'assistant':
+      if (present(content)) checkTextContent(content, contentParam, true);
+      if (present(message.tool_calls)) checkToolCalls(message.tool_calls, `${param}.tool_calls`);
+      break;
+    case 'function':
+      if (typeof message.name !== 'string') {
+        fail(`Missing required parameter: '${param}.name'.`, `${param}.name`, 'missing_required_parameter');
+      }
+      break;
+  }
+}
+
+function checkTools(tools: unknown): void {
+  if (!Array.isArray(tools)) wrongType('tools', 'an array', tools);
+  tools.forEach((tool, index) => {
+    const param = `tools[${index}]`;
+    if (!isObject(tool)) wrongType(param, 'an object', tool);
+    if (tool.type === 'custom') return;
+    checkEnum(tool.type, ['function', 'custom'], `${param}.type`);
+    const fn = tool.function;
+    if (!isObject(fn)) {
+      if (fn === undefined)
+        fail(`Missing required parameter: '${param}.function'.`, `${param}.function`, 'missing_required_parameter');
+      wrongType(`${param}.function`, 'an object', fn);
+    }
+    if (typeof fn.name !== 'string') {
+      if (fn.name === undefined)
+        fail(
+          `Missing required parameter: '${param}.function.name'.`,
+          `${param}.function.name`,
+          'missing_required_parameter',
+        );
+      wrongType(`${param}.function.name`, 'a string', fn.name);
+    }
+    if (!functionNamePattern.test(fn.name)) {
+      fail(
+        `Invalid '${param}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.`,
+        `${param}.function.name`,
+        'invalid_value',
+      );
+    }
+    if (present(fn.description) && typeof fn.description !== 'string') {
+      wrongType(`${param}.function.description`, 'a string', fn.description);
+    }
+    if (present(fn.parameters) && !isObject(fn.parameters))
+      wrongType(`${param}.function.parameters`, 'an object', fn.parameters);
+    if (present(fn.strict) && typeof fn.strict !== 'boolean')
+      wrongType(`${param}.function.strict`, 'a boolean', fn.strict);
+  });
+}
+
+function checkToolChoice(choice: unknown): void {
+  if (typeof choice === 'string') {
+    checkEnum(choice, ['none', 'auto', 'required'], 'tool_choice');
+    return;
+  }
+  if (!isObject(choice)) wrongType('tool_choice', 'one of a string or an object', choice);
+  checkEnum(choice.type, ['function', 'allowed_tools', 'custom'], 'tool_choice.type');
+  if (choice.type === 'function') {
+    const fn = choice.function;
+    if (!isObject(fn) || typeof fn.name !== 'string') {
+      fail(
+        "Missing required parameter: 'tool_choice.function.name'.",
+        'tool_choice.function.name',
+        'missing_required_parameter',
+      );
+    }
+  }
+}
+
+function checkResponseFormat(format: unknown): void {
+  if (!isObject(format)) wrongType('response_format', 'an object', format);
+  checkEnum(format.type, ['text', 'json_object', 'json_schema'], 'response_format.type');
+  if (format.type === 'json_schema') {
+    const schema = format.json_schema;
+    if (!isObject(schema)) {
+      fail(
+        "Missing required parameter: 'response_format.json_schema'.",
+        'response_format.json_schema',
+        'missing_required_parameter',
+      );
+    }
+    if (typeof schema.name !== 'string') {
+      fail(
+        "Missing required parameter: 'response_format.json_schema.name'.",
+        'response_format.json_schema.name',
+        'missing_required_parameter',
+      );
+    }
+    if (!functionNamePattern.test(schema.name)) {
+      fail(
+        "Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$'.",
+        'response_format.json_schema.name',
+        'invalid_value',
+      );
+    }
+    if (present(schema.schema) && !isObject(schema.schema))
+      wrongType('response_format.json_schema.schema', 'an object', schema.schema);
+  }
+}
+
+function checkStop(stop: unknown): void {
+  if (!present(stop) || typeof stop === 'string') return;
+  if (!Array.isArray(stop)) wrongType('stop', 'one of a string or array of strings', stop);
+  if (stop.length > 4) {
+    fail(
+      `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${stop.length} instead.`,
+      'stop',
+      'array_above_max_length',
+    );
+  }
+  stop.forEach((item, index) => {
+    if (typeof item !== 'string') wrongType(`stop[${index}]`, 'a string', item);
+  });
+}
+
+function checkLogitBias(bias: unknown): void {
+  if (!present(bias)) return;
+  if (!isObject(bias)) wrongType('logit_bias', 'an object', bias);
+  for (const [token, value] of Object.entries(bias)) {
+    if (typeof value !== 'number' || value < -100 || value > 100) {
+      fail(
+        `Invalid 'logit_bias': the value for token ${token.slice(0, 16)} must be a number from -100 to 100.`,
+        'logit_bias',
+        'invalid_value',
+      );
+    }
+  }
+}
+
+/** Validates a parsed request body; returns it typed. Throws a 400 ApiError naming the parameter. */
+export function validateChatRequest(body: unknown): ChatCompletionRequest {
+  if (!isObject(body)) {
+    fail(`The request body must be a JSON object, but got ${describeType(body)}.`, null, 'invalid_type');
+  }
+  if (body.model === undefined || body.model === null)
+    fail("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
+  if (typeof body.model !== 'string') wrongType('model', 'a string', body.model);
+  if (body.model.length === 0) fail("Invalid 'model': empty string. Expected a model name.", 'model', 'invalid_value');
+  const messages = body.messages;
+  if (messages === undefined || messages === null)
+    fail("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
+  if (!Array.isArray(messages)) wrongType('messages', 'an array', messages);
+  if (messages.length === 0) {
+    fail(
+      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'messages',
+      'empty_array',
+    );
+  }
+  for (let index = 0; index < messages.length; index++) checkMessage(messages[index], index);
+
+  checkNumber(body, 'temperature', 0, 2);
+  checkNumber(body, 'top_p', 0, 1);
+  checkInteger(body, 'n', 1, 128);
+  checkNumber(body, 'presence_penalty', -2, 2);
+  checkNumber(body, 'frequency_penalty', -2, 2);
+  checkInteger(body, 'max_tokens', 1);
+  checkInteger(body, 'max_completion_tokens', 1);
+  checkBoolean(body, 'logprobs');
+  checkInteger(body, 'top_logprobs', 0, 20);
+  if (present(body.top_logprobs) && body.logprobs !== true) {
+    fail(
+      "Invalid 'top_logprobs': 'logprobs' must be set to true when 'top_logprobs' is used.",
+      'top_logprobs',
+      'invalid_value',
+    );
+  }
+  checkInteger(body, 'seed', Number.MIN_SAFE_INTEGER);
+  checkLogitBias(body.logit_bias);
+  checkStop(body.stop);
+  checkBoolean(body, 'stream');
+  checkBoolean(body, 'parallel_tool_calls');
+  checkBoolean(body, 'store');
+  checkString(body, 'user', 'user');
+  if (present(body.stream_options)) {
+    if (!isObject(body.stream_options)) wrongType('stream_options', 'an object', body.stream_options);
+    if (body.stream !== true) {
+      fail(
+        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+        'stream_options',
+        'invalid_value',
+      );
+    }
+    checkBoolean(body.stream_options, 'include_usage');
+  }
+  if (present(body.tools)) checkTools(body.tools);
+  if (present(body.tool_choice)) checkToolChoice(body.tool_choice);
+  if (present(body.response_format)) checkResponseFormat(body.response_format);
+  if (present(body.metadata) && !isObject(body.metadata)) wrongType('metadata', 'an object', body.metadata);
+  return body as ChatCompletionRequest;
+}

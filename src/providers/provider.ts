@@ -1,0 +1,51 @@
+import type { ModelConfig, ProviderConfig } from '../config/schema.js';
+import type { ChatCompletion, ChatCompletionRequest } from '../openai/types.js';
+import type { UpstreamClient } from '../upstream/client.js';
+
+/**
+ * What every provider adapter offers the gateway. Adapters speak OpenAI on one side and their upstream's wire format
+ * on the other; HTTP adapters keep translation in pure functions and do I/O only through the UpstreamClient.
+ */
+
+export interface ProviderCall {
+  /** The validated client request (its `model` is the public name). */
+  request: ChatCompletionRequest;
+  /** The configured model being served (upstream model name, pricing, …). */
+  model: ModelConfig;
+  /** Aborted when the client disconnects or the server gives up. */
+  signal: AbortSignal;
+}
+
+export interface CompletionResult {
+  completion: ChatCompletion;
+  /** The exact JSON text to send when the adapter did not need to change the upstream's body. */
+  raw?: string;
+}
+
+export interface StreamItem {
+  chunk: ChatCompletion;
+  /** The exact JSON text of the chunk when it came from the upstream unchanged (saves a serialization). */
+  raw?: string;
+}
+
+/** Chunks of a stream; a plain array serves when the whole answer is already known (synthesized streams). */
+export type StreamItems = AsyncIterable<StreamItem> | Iterable<StreamItem>;
+
+export interface Provider {
+  readonly name: string;
+  readonly type: ProviderConfig['type'];
+  /** A non-streaming completion. Throws ApiError for upstream errors (already in OpenAI shape). */
+  complete(call: ProviderCall): Promise<CompletionResult>;
+  /**
+   * A streaming completion. The promise settles once the upstream has accepted the request, so failures before the
+   * first byte are ordinary HTTP errors; failures while iterating are mid-stream failures.
+   */
+  stream(call: ProviderCall): Promise<StreamItems>;
+  close?(): Promise<void>;
+}
+
+export interface ProviderDependencies {
+  upstream: UpstreamClient;
+}
+
+export type ProviderFactory = (config: ProviderConfig, dependencies: ProviderDependencies) => Provider;

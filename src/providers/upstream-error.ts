@@ -1,0 +1,140 @@
+import { ApiError } from '../server/errors.js';
+import { UpstreamFailure } from '../upstream/client.js';
+
+/**
+ * One policy, shared by every provider, for turning an upstream's HTTP error into what our client sees:
+ * - errors about the client's request (400, 409, 413, 422, 429, …) pass through in OpenAI shape;
+ * - errors about the gateway's own setup (401/403: our upstream credentials; 404: our upstream model name) become
+ *   502, because telling the client "invalid API key" would send them hunting for a problem that is not theirs;
+ * - upstream 5xx become 502, overload (503, Anthropic's 529) becomes 503, upstream 504 stays 504.
+ */
+
+export interface UpstreamErrorDetails {
+  status: number;
+  message: string | undefined;
+  type?: string | undefined;
+  code?: string | undefined;
+  param?: string | undefined;
+  retryAfterSeconds?: number | undefined;
+}
+
+function retryHeaders(seconds: number | undefined): Record<string, string> {
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return {};
+  return { 'retry-after': String(Math.ceil(seconds)), 'retry-after-ms': String(Math.round(seconds * 1000)) };
+}
+
+export function mapUpstreamError(providerName: string, details: UpstreamErrorDetails): ApiError {
+  const { status } = details;
+  const upstreamMessage = details.message?.slice(0, 2000) ?? `HTTP ${status} with no error message`;
+  if (status === 401 || status === 403 || status === 407) {
+    return new ApiError({
+      status: 502,
+      type: 'server_error',
+      code: 'upstream_auth_failed',
+      message: `The upstream provider "${providerName}" rejected the gateway's credentials (HTTP ${status}). This is a gateway configuration problem, not your API key.`,
+    });
+  }
+  if (status === 404) {
+    return new ApiError({
+      status: 502,
+      type: 'server_error',
+      code: 'upstream_not_found',
+      message: `The upstream provider "${providerName}" answered 404: ${upstreamMessage}`,
+    });
+  }
+  if (status === 429) {
+    return new ApiError({
+      status: 429,
+      type: details.type ?? 'rate_limit_error',
+      code: details.code ?? 'rate_limit_exceeded',
+      param: details.param ?? null,
+      message: upstreamMessage,
+      headers: retryHeaders(details.retryAfterSeconds),
+    });
+  }
+  if (status >= 400 && status < 500) {
+    return new ApiError({
+      status,
+      type: details.type ?? 'invalid_request_error',
+      code: details.code ?? null,
+      param: details.param ?? null,
+      message: upstreamMessage,
+    });
+  }
+  if (status === 503 || status === 529) {
+    return new ApiError({
+      status: 503,
+      type: 'server_error',
+      code: 'upstream_overloaded',
+      message: `The upstream provider "${providerName}" is overloaded: ${upstreamMessage}`,
+      headers: retryHeaders(details.retryAfterSeconds),
+    });
+  }
+  if (status === 504) {
+    return new ApiError({
+      status: 504,
+      type: 'server_error',
+      code: 'upstream_timeout',
+      message: `The upstream provider "${providerName}" timed out: ${upstreamMessage}`,
+    });
+  }
+  return new ApiError({
+    status: 502,
+    type: 'server_error',
+    code: 'upstream_error',
+    message: `The upstream provider "${providerName}" failed (HTTP ${status}): ${upstreamMessage}`,
+  });
+}
+
+/** Connection-level failures: timeouts become 504, anything else 502. */
+export function mapUpstreamFailure(providerName: string, failure: UpstreamFailure): ApiError {
+  if (failure.isTimeout) {
+    return new ApiError({
+      status: 504,
+      type: 'server_error',
+      code: 'upstream_timeout',
+      message: `The upstream provider "${providerName}" timed out: ${failure.message}.`,
+      cause: failure,
+    });
+  }
+  if (failure.kind === 'aborted') {
+    return new ApiError({
+      status: 499,
+      type: 'invalid_request_error',
+      code: 'client_closed_request',
+      message: 'The request was cancelled.',
+      cause: failure,
+    });
+  }
+  return new ApiError({
+    status: 502,
+    type: 'server_error',
+    code: 'upstream_unreachable',
+    message: `The upstream provider "${providerName}" could not be reached: ${failure.message}.`,
+    cause: failure,
+  });
+}
+
+export function toProviderError(providerName: string, error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof UpstreamFailure) return mapUpstreamFailure(providerName, error);
+  return new ApiError({
+    status: 502,
+    type: 'server_error',
+    code: 'upstream_error',
+    message: `The upstream provider "${providerName}" failed: ${error instanceof Error ? error.message : String(error)}`,
+    cause: error,
+  });
+}
+
+/** Reads Retry-After (seconds or HTTP date) and retry-after-ms from upstream headers. */
+export function readRetryAfter(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const milliseconds = headers['retry-after-ms'];
+  if (typeof milliseconds === 'string' && Number.isFinite(Number(milliseconds))) return Number(milliseconds) / 1000;
+  const value = headers['retry-after'];
+  if (typeof value !== 'string') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}

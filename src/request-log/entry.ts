@@ -1,0 +1,63 @@
+import type { RequestLogRow } from '../db/repositories/request-log.js';
+
+/** A request-log row as the CLI and the management API present it. */
+export interface LogEntry {
+  id: number;
+  requestId: string;
+  time: string;
+  accountId: string;
+  keyId: string;
+  keyName: string;
+  model: string;
+  provider: string | null;
+  upstreamModel: string | null;
+  status: number;
+  outcome: string;
+  error: { type: string | null; code: string | null; message: string | null } | null;
+  stream: boolean;
+  latencyMs: number;
+  ttftMs: number | null;
+  usage: {
+    promptTokens: number | null;
+    completionTokens: number | null;
+    totalTokens: number | null;
+    cachedTokens: number | null;
+    reasoningTokens: number | null;
+    estimated: boolean;
+  };
+  costUsd: number | null;
+  userAgent: string | null;
+}
+
+export function toLogEntry(row: RequestLogRow): LogEntry {
+  return {
+    id: Number(row.id),
+    requestId: row.request_id,
+    time: new Date(Number(row.created_at)).toISOString(),
+    accountId: row.account_id,
+    keyId: row.key_id,
+    keyName: row.key_name,
+    model: row.model,
+    provider: row.provider,
+    upstreamModel: row.upstream_model,
+    status: row.status,
+    outcome: row.outcome,
+    error:
+      row.error_type || row.error_code || row.error_message
+        ? { type: row.error_type, code: row.error_code, message: row.error_message }
+        : null,
+    stream: row.stream === 1,
+    latencyMs: row.latency_ms,
+    ttftMs: row.ttft_ms,
+    usage: {
+      promptTokens: row.prompt_tokens,
+      completionTokens: row.completion_tokens,
+      totalTokens: row.total_tokens,
+      cachedTokens: row.cached_tokens,
+      reasoningTokens: row.reasoning_tokens,
+      estimated: row.usage_estimated === 1,
+    },
+    costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
+    userAgent: row.user_agent,
+  };
+}

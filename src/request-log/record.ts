@@ -1,0 +1,66 @@
+import type { RequestLogInsert } from '../db/repositories/request-log.js';
+import type { Principal } from '../keys/authenticate.js';
+import type { ApiError } from '../server/errors.js';
+import type { TokenUsage } from '../usage/usage.js';
+
+/** Bodies kept in the log (only for accounts with body logging on) are cut at this size. */
+const maxLoggedBodyCharacters = 1_000_000;
+
+/** What the data plane learns about one request while serving it; becomes one request-log row. */
+export interface RequestRecord {
+  requestId: string;
+  startedAt: number;
+  startedAtPrecise: number;
+  principal?: Principal;
+  model?: string;
+  provider?: string;
+  upstreamModel?: string;
+  stream: boolean;
+  status: number;
+  outcome: 'success' | 'error' | 'cancelled';
+  error?: ApiError;
+  usage?: TokenUsage;
+  costUsd?: number | null;
+  firstTokenAt?: number;
+  userAgent: string | undefined;
+  requestBody?: string;
+  responseBody?: string;
+}
+
+const cut = (text: string | undefined): string | null =>
+  text === undefined ? null : text.length > maxLoggedBodyCharacters ? text.slice(0, maxLoggedBodyCharacters) : text;
+
+/** The row for a finished request; undefined when the request never identified an account (nothing to log it to). */
+export function toLogRow(record: RequestRecord, finishedAtPrecise: number): RequestLogInsert | undefined {
+  const principal = record.principal;
+  if (!principal) return undefined;
+  const usage = record.usage;
+  return {
+    request_id: record.requestId,
+    created_at: record.startedAt,
+    account_id: principal.accountId,
+    key_id: principal.keyId,
+    key_name: principal.keyName,
+    model: record.model ?? '',
+    provider: record.provider ?? null,
+    upstream_model: record.upstreamModel ?? null,
+    status: record.status,
+    outcome: record.outcome,
+    error_type: record.error?.type ?? null,
+    error_code: record.error?.code ?? null,
+    error_message: record.error ? record.error.message.slice(0, 1000) : null,
+    stream: record.stream ? 1 : 0,
+    latency_ms: Math.round(finishedAtPrecise - record.startedAtPrecise),
+    ttft_ms: record.firstTokenAt === undefined ? null : Math.round(record.firstTokenAt - record.startedAtPrecise),
+    prompt_tokens: usage?.promptTokens ?? null,
+    completion_tokens: usage?.completionTokens ?? null,
+    cached_tokens: usage?.cachedTokens ?? null,
+    reasoning_tokens: usage?.reasoningTokens ?? null,
+    total_tokens: usage?.totalTokens ?? null,
+    usage_estimated: usage?.estimated ? 1 : 0,
+    cost_usd: record.costUsd ?? null,
+    user_agent: record.userAgent?.slice(0, 300) ?? null,
+    request_body: principal.logBodies ? cut(record.requestBody) : null,
+    response_body: principal.logBodies ? cut(record.responseBody) : null,
+  };
+}

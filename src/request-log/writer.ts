@@ -1,0 +1,165 @@
+import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { touchLastUsed } from '../db/repositories/api-keys.js';
+import { insertRequestLogRows, type RequestLogInsert } from '../db/repositories/request-log.js';
+import type { Database } from '../db/schema.js';
+import type { Logger } from '../observability/logger.js';
+
+/**
+ * Where request-log rows are written. Requests enqueue and never wait for the database: a batch is written when it
+ * reaches batchSize or every flushInterval, in one transaction that also records each key's last use. A failed
+ * write keeps its rows and is retried with backoff. When the queue is full, new requests wait for room
+ * (backpressure) instead of rows being dropped. At shutdown whatever cannot be written in time is spilled to a file
+ * in the data directory and written at the next start: nothing accepted is lost.
+ */
+
+export interface RequestLogWriterOptions {
+  db: Kysely<Database>;
+  logger: Logger;
+  batchSize: number;
+  flushIntervalMs: number;
+  maxQueue: number;
+  spillDir: string;
+  onWritten?: (rows: number) => void;
+  onFlushFailure?: () => void;
+}
+
+const maxRetryDelayMs = 5_000;
+
+export class RequestLogWriter {
+  private queue: RequestLogInsert[] = [];
+  private flushing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private capacityWaiters: Array<() => void> = [];
+  private retryDelayMs = 0;
+  private nextAttemptAt = 0;
+  private closed = false;
+
+  constructor(private readonly options: RequestLogWriterOptions) {}
+
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  enqueue(row: RequestLogInsert): void {
+    this.queue.push(row);
+    if (this.queue.length >= this.options.batchSize && !this.flushing) void this.flush();
+  }
+
+  /** undefined when there is room (the common case, no promise allocated); otherwise resolves when there is. */
+  waitForCapacity(): Promise<void> | undefined {
+    if (this.queue.length < this.options.maxQueue) return undefined;
+    void this.flush();
+    return new Promise((resolve) => this.capacityWaiters.push(resolve));
+  }
+
+  /** Writes everything queued (single flight: concurrent callers share one run). */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (this.queue.length === 0 || Date.now() < this.nextAttemptAt) return Promise.resolve();
+    this.flushing = this.drain().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.slice(0, this.options.batchSize);
+      try {
+        await this.writeBatch(batch);
+      } catch (error) {
+        this.retryDelayMs = Math.min(maxRetryDelayMs, Math.max(100, this.retryDelayMs * 2));
+        this.nextAttemptAt = Date.now() + this.retryDelayMs;
+        this.options.onFlushFailure?.();
+        this.options.logger.warn(
+          { err: error, queued: this.queue.length, retryInMs: this.retryDelayMs },
+          'request-log write failed; rows kept and retried',
+        );
+        return;
+      }
+      this.queue.splice(0, batch.length);
+      this.retryDelayMs = 0;
+      this.nextAttemptAt = 0;
+      this.options.onWritten?.(batch.length);
+      this.releaseWaiters();
+    }
+  }
+
+  private releaseWaiters(): void {
+    while (this.capacityWaiters.length > 0 && this.queue.length < this.options.maxQueue) {
+      this.capacityWaiters.shift()?.();
+    }
+  }
+
+  private async writeBatch(rows: readonly RequestLogInsert[]): Promise<void> {
+    const lastUse = new Map<string, number>();
+    for (const row of rows) {
+      const previous = lastUse.get(row.key_id) ?? 0;
+      if (row.created_at > previous) lastUse.set(row.key_id, row.created_at);
+    }
+    await this.options.db.transaction().execute(async (transaction) => {
+      await insertRequestLogRows(transaction, rows);
+      for (const [keyId, at] of lastUse) await touchLastUsed(transaction, keyId, at);
+    });
+  }
+
+  /** Writes rows spilled by an earlier shutdown; files are removed only once their rows are in the database. */
+  async recoverSpills(): Promise<number> {
+    let recovered = 0;
+    let files: string[];
+    try {
+      files = readdirSync(this.options.spillDir).filter((file) => file.endsWith('.jsonl'));
+    } catch {
+      return 0;
+    }
+    for (const file of files.sort()) {
+      const fullPath = path.join(this.options.spillDir, file);
+      const rows = readFileSync(fullPath, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim().length > 0)
+        .map((line) => JSON.parse(line) as RequestLogInsert);
+      for (let start = 0; start < rows.length; start += this.options.batchSize) {
+        await this.writeBatch(rows.slice(start, start + this.options.batchSize));
+      }
+      unlinkSync(fullPath);
+      recovered += rows.length;
+    }
+    if (recovered > 0)
+      this.options.logger.info({ rows: recovered }, 'recovered request-log rows spilled at the last shutdown');
+    return recovered;
+  }
+
+  /** Flushes until empty or the deadline; spills the rest to disk. Idempotent. */
+  async close(deadline: number): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    while (this.queue.length > 0 && Date.now() < deadline) {
+      this.nextAttemptAt = 0;
+      await this.flush();
+      if (this.queue.length > 0)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs || 100, 1000)));
+    }
+    if (this.queue.length > 0) this.spill();
+    this.releaseWaiters();
+    for (const waiter of this.capacityWaiters.splice(0)) waiter();
+  }
+
+  private spill(): void {
+    mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
+    const file = path.join(this.options.spillDir, `spill-${Date.now()}-${process.pid}.jsonl`);
+    writeFileSync(file, `${this.queue.map((row) => JSON.stringify(row)).join('\n')}\n`, { mode: 0o600 });
+    this.options.logger.error(
+      { rows: this.queue.length, file },
+      'request-log rows could not be written before shutdown; spilled to disk, written at next start',
+    );
+    this.queue = [];
+  }
+}

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { DataPlane } from '../api/v1/data-plane.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { ApiError, renderError, routeNotFound } from './errors.js';
+
+/**
+ * The HTTP server: /v1/* goes straight to the data plane on node:http (the hot path); everything else (health,
+ * readiness, metrics, later the management API and console) is served by Fastify on the same server and port.
+ */
+
+export interface AppDependencies {
+  dataPlane: DataPlane;
+  database: DatabaseHandle;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+function isDataPlane(url: string | undefined): boolean {
+  return url !== undefined && (url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?'));
+}
+
+export function buildApp(dependencies: AppDependencies): FastifyInstance<Server> {
+  const { dataPlane, database, metrics } = dependencies;
+  const app = Fastify<Server>({
+    serverFactory: (fastifyHandler) => {
+      const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+        if (isDataPlane(request.url)) dataPlane.handle(request, response);
+        else fastifyHandler(request, response);
+      });
+      // Longer than the idle timeout of common load balancers (60 s), so they never reuse a connection we just closed.
+      server.keepAliveTimeout = 65_000;
+      return server;
+    },
+    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    logger: false,
+    // Errors raised by Fastify itself (bad JSON on /api, …) reach the error handler below.
+    return503OnClosing: true,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((error, _request, reply) => {
+    const fastifyStatus = (error as { statusCode?: number }).statusCode;
+    const apiError =
+      error instanceof ApiError
+        ? error
+        : fastifyStatus !== undefined && fastifyStatus >= 400 && fastifyStatus < 500
+          ? new ApiError({ status: fastifyStatus, type: 'invalid_request_error', message: (error as Error).message })
+          : error;
+    if (!(apiError instanceof ApiError))
+      dependencies.logger.error({ err: error }, 'unexpected error in a management route');
+    const rendered = renderError(apiError);
+    void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const rendered = renderError(routeNotFound(request.method, request.url.split('?')[0] ?? '/'));
+    void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(database.db);
+      return { status: 'ready', database: 'ok' };
+    } catch {
+      const rendered = renderError(
+        new ApiError({
+          status: 503,
+          type: 'server_error',
+          code: 'not_ready',
+          message: 'The database is not reachable.',
+        }),
+      );
+      return reply.code(503).headers(rendered.headers).send(rendered.body);
+    }
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
+  return app;
+}

@@ -1,0 +1,107 @@
+import type { ModelPricing } from '../config/schema.js';
+import type { ChatCompletionRequest, Usage } from '../openai/types.js';
+
+/** Token counts as the request log keeps them. Cached tokens are part of prompt; reasoning part of completion. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+  /** True when the upstream reported nothing and these are estimates; never reported as 0. */
+  estimated: boolean;
+}
+
+const nonNegative = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
+
+/** Reads an OpenAI `usage` object; undefined when absent or unusable. */
+export function readUsage(usage: Usage | null | undefined): TokenUsage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  if (typeof usage.prompt_tokens !== 'number' && typeof usage.completion_tokens !== 'number') return undefined;
+  const promptTokens = nonNegative(usage.prompt_tokens);
+  const completionTokens = nonNegative(usage.completion_tokens);
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: nonNegative(usage.total_tokens) || promptTokens + completionTokens,
+    cachedTokens: nonNegative(usage.prompt_tokens_details?.cached_tokens),
+    reasoningTokens: nonNegative(usage.completion_tokens_details?.reasoning_tokens),
+    estimated: false,
+  };
+}
+
+/** The OpenAI wire form of token counts (for usage we synthesize, e.g. estimates). */
+export function toWireUsage(usage: TokenUsage): Usage {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.totalTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+  };
+}
+
+/** Roughly four characters per token for English text and code: good enough for a marked estimate. */
+function estimateTokens(characters: number): number {
+  return Math.max(1, Math.ceil(characters / 4));
+}
+
+function contentLength(content: unknown): number {
+  if (typeof content === 'string') return content.length;
+  if (Array.isArray(content)) {
+    let total = 0;
+    for (const part of content) {
+      if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') {
+        total += (part as { text: string }).text.length;
+      } else {
+        // Images, audio and files: a flat allowance rather than zero.
+        total += 340;
+      }
+    }
+    return total;
+  }
+  return 0;
+}
+
+/** Estimates the prompt size of a request: message text, tool-call arguments and tool definitions. */
+export function estimatePromptCharacters(request: ChatCompletionRequest): number {
+  let characters = 0;
+  for (const message of request.messages) {
+    characters += 4 + contentLength(message.content);
+    for (const call of message.tool_calls ?? [])
+      characters += call.function.name.length + call.function.arguments.length;
+  }
+  if (Array.isArray(request.tools)) characters += JSON.stringify(request.tools).length;
+  return characters;
+}
+
+export function estimateUsage(promptCharacters: number, completionCharacters: number): TokenUsage {
+  const promptTokens = estimateTokens(promptCharacters);
+  const completionTokens = completionCharacters > 0 ? estimateTokens(completionCharacters) : 0;
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+    cachedTokens: 0,
+    reasoningTokens: 0,
+    estimated: true,
+  };
+}
+
+/**
+ * Cost in US dollars. Cached prompt tokens and reasoning tokens are priced separately (they are included in
+ * prompt_tokens and completion_tokens respectively, so they are subtracted from the base counts first).
+ */
+export function costOf(usage: TokenUsage, pricing: ModelPricing | undefined): number | null {
+  if (!pricing) return null;
+  const cached = Math.min(usage.cachedTokens, usage.promptTokens);
+  const reasoning = Math.min(usage.reasoningTokens, usage.completionTokens);
+  const dollars =
+    (usage.promptTokens - cached) * pricing.inputPerMillion +
+    cached * pricing.cachedInputPerMillion +
+    (usage.completionTokens - reasoning) * pricing.outputPerMillion +
+    reasoning * pricing.reasoningPerMillion;
+  // toPrecision drops binary floating-point noise (0.30000000000000004) without losing micro-cent amounts.
+  return Number((dollars / 1_000_000).toPrecision(12));
+}

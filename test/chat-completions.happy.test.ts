@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestGateway, chatBody, postChat, readSse, startTestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await mock.close();
+});
+
+function lastUpstreamRequest() {
+  const request = mock.requests.at(-1);
+  if (!request) throw new Error('the mock received nothing');
+  return request;
+}
+
+describe('POST /v1/chat/completions, non-streaming', () => {
+  it('answers in the OpenAI shape with JSON content type and a request id', async () => {
+    const response = await postChat(gateway, chatBody('gpt-4o-mini'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+    const body = await response.json();
+    expect(body.object).toBe('chat.completion');
+    expect(body.choices[0].message).toEqual({ role: 'assistant', content: 'Echo: Say hello', refusal: null, annotations: [] });
+    expect(body.choices[0].finish_reason).toBe('stop');
+    expect(body.usage.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('sends upstream the upstream model name, the provider key, and nothing of the client', async () => {
+    await postChat(gateway, chatBody('gpt-4o-mini', { temperature: 0.3, custom_field: { kept: true } }), {
+      'openai-organization': 'org-client',
+      'x-api-key': 'client-secret-header',
+    });
+    const upstream = lastUpstreamRequest();
+    expect(upstream.path).toBe('/v1/chat/completions');
+    expect(upstream.body.model).toBe('mock');
+    expect(upstream.body.temperature).toBe(0.3);
+    expect(upstream.body.custom_field).toEqual({ kept: true });
+    expect(upstream.headers.authorization).toBe(`Bearer ${upstreamSecret}`);
+    expect(JSON.stringify(upstream.headers)).not.toContain(gateway.key);
+    expect(upstream.headers['openai-organization']).toBeUndefined();
+    expect(upstream.headers['x-api-key']).toBeUndefined();
+  });
+
+  it('logs the request with tokens, cost, provider and latency', async () => {
+    const response = await postChat(gateway, chatBody('gpt-4o-mini'));
+    const requestId = response.headers.get('x-request-id') as string;
+    const body = await response.json();
+    const [row] = await waitForLogRows(gateway, [requestId]);
+    expect(row).toMatchObject({
+      request_id: requestId,
+      key_id: gateway.keyId,
+      key_name: 'test-app',
+      model: 'gpt-4o-mini',
+      provider: 'mock',
+      upstream_model: 'mock',
+      status: 200,
+      outcome: 'success',
+      stream: 0,
+      prompt_tokens: body.usage.prompt_tokens,
+      completion_tokens: body.usage.completion_tokens,
+      usage_estimated: 0,
+    });
+    const expectedCost = (body.usage.prompt_tokens * 0.15 + body.usage.completion_tokens * 0.6) / 1e6;
+    expect(row?.cost_usd).toBeCloseTo(expectedCost, 12);
+    expect(row?.latency_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('returns tool calls untouched', async () => {
+    const response = await postChat(gateway, chatBody('tools'));
+    const body = await response.json();
+    expect(body.choices[0].finish_reason).toBe('tool_calls');
+    expect(body.choices[0].message.tool_calls[0]).toEqual({
+      id: 'call_mock_1',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' },
+    });
+  });
+
+  it('estimates usage when the upstream reports none, marks it, and gives the client the estimate', async () => {
+    const response = await postChat(gateway, chatBody('no-usage'));
+    const body = await response.json();
+    expect(body.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(body.usage.completion_tokens).toBeGreaterThan(0);
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row?.usage_estimated).toBe(1);
+    expect(row?.prompt_tokens).toBeGreaterThan(0);
+    expect(row?.cost_usd).toBeGreaterThan(0);
+  });
+});
+
+describe('POST /v1/chat/completions, streaming', () => {
+  it('streams data-only SSE: role first, finish chunk, no usage unless asked, [DONE]', async () => {
+    const response = await postChat(gateway, chatBody('mock', { stream: true }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('x-accel-buffering')).toBe('no');
+    expect(response.headers.get('cache-control')).toContain('no-cache');
+    const events = await readSse(response);
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((event) => JSON.parse(event));
+    expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
+    expect(chunks[0].choices[0].delta.role).toBe('assistant');
+    expect(chunks.slice(1).every((chunk) => chunk.choices[0]?.delta?.role === undefined)).toBe(true);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe('Echo: Say hello');
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
+    expect(chunks.some((chunk) => chunk.usage)).toBe(false);
+    // Usage is always requested upstream, for the log.
+    expect(lastUpstreamRequest().body.stream_options).toEqual({ include_usage: true });
+  });
+
+  it('sends the usage chunk with choices: [] before [DONE] when the client asks', async () => {
+    const response = await postChat(gateway, chatBody('mock', { stream: true, stream_options: { include_usage: true } }));
+    const events = await readSse(response);
+    const usageChunk = JSON.parse(events.at(-2) as string);
+    expect(usageChunk.choices).toEqual([]);
+    expect(usageChunk.usage.total_tokens).toBeGreaterThan(0);
+    expect(events.at(-1)).toBe('[DONE]');
+  });
+
+  it('logs streams with usage and time to first token', async () => {
+    const response = await postChat(gateway, chatBody('mock', { stream: true }));
+    await response.text();
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row).toMatchObject({ stream: 1, status: 200, outcome: 'success', usage_estimated: 0 });
+    expect(row?.completion_tokens).toBeGreaterThan(0);
+    expect(row?.ttft_ms).not.toBeNull();
+  });
+
+  it('fixes upstreams that repeat the role or tool-call ids in every delta', async () => {
+    const events = await readSse(await postChat(gateway, chatBody('repeat-role', { stream: true })));
+    const chunks = events.slice(0, -1).map((event) => JSON.parse(event));
+    expect(chunks.filter((chunk) => chunk.choices[0]?.delta?.role !== undefined)).toHaveLength(1);
+
+    const toolEvents = await readSse(await postChat(gateway, chatBody('tools', { stream: true })));
+    const toolDeltas = toolEvents
+      .slice(0, -1)
+      .map((event) => JSON.parse(event))
+      .flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? []);
+    expect(toolDeltas[0]).toMatchObject({ index: 0, id: 'call_mock_1', type: 'function', function: { name: 'get_weather' } });
+    for (const delta of toolDeltas.slice(1)) {
+      expect(delta.id).toBeUndefined();
+      expect(delta.type).toBeUndefined();
+      expect(delta.function.name).toBeUndefined();
+      expect(typeof delta.function.arguments).toBe('string');
+    }
+    expect(toolDeltas.map((delta) => delta.function.arguments).join('')).toBe('{"city":"Paris","unit":"celsius"}');
+  });
+
+  it('synthesizes a stream when the upstream answers a stream request with JSON', async () => {
+    const events = await readSse(
+      await postChat(gateway, chatBody('json-for-stream', { stream: true, stream_options: { include_usage: true } })),
+    );
+    const chunks = events.slice(0, -1).map((event) => JSON.parse(event));
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe('Echo: Say hello');
+    expect(chunks.at(-1).choices).toEqual([]);
+    expect(events.at(-1)).toBe('[DONE]');
+  });
+
+  it('estimates usage for a stream without usage and still sends a usage chunk when asked', async () => {
+    const response = await postChat(gateway, chatBody('no-usage', { stream: true, stream_options: { include_usage: true } }));
+    const events = await readSse(response);
+    const usageChunk = JSON.parse(events.at(-2) as string);
+    expect(usageChunk.choices).toEqual([]);
+    expect(usageChunk.usage.completion_tokens).toBeGreaterThan(0);
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row?.usage_estimated).toBe(1);
+  });
+});
+
+describe('GET /v1/models', () => {
+  it('lists the models the key may call, in the OpenAI shape', async () => {
+    const response = await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${gateway.key}` } });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body.object).toBe('list');
+    expect(body.data.map((model: { id: string }) => model.id)).toContain('gpt-4o-mini');
+    expect(body.data[0]).toEqual({ id: 'mock', object: 'model', created: expect.any(Number), owned_by: 'mock' });
+  });
+
+  it('retrieves one model and 404s the same way for unknown and forbidden ones', async () => {
+    const narrow = await gateway.newKey({ models: ['mock'] });
+    const ok = await fetch(`${gateway.baseUrl}/models/mock`, { headers: { authorization: `Bearer ${narrow.key}` } });
+    expect((await ok.json()).id).toBe('mock');
+    const listed = await (await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${narrow.key}` } })).json();
+    expect(listed.data.map((model: { id: string }) => model.id)).toEqual(['mock']);
+    const forbidden = await fetch(`${gateway.baseUrl}/models/gpt-4o-mini`, { headers: { authorization: `Bearer ${narrow.key}` } });
+    const unknown = await fetch(`${gateway.baseUrl}/models/does-not-exist`, { headers: { authorization: `Bearer ${narrow.key}` } });
+    expect(forbidden.status).toBe(404);
+    expect(unknown.status).toBe(404);
+    const forbiddenBody = await forbidden.json();
+    const unknownBody = await unknown.json();
+    expect(forbiddenBody.error.code).toBe('model_not_found');
+    expect(unknownBody.error.code).toBe('model_not_found');
+    expect(forbiddenBody.error.message.replace('gpt-4o-mini', 'X')).toBe(unknownBody.error.message.replace('does-not-exist', 'X'));
+    const chat = await postChat(gateway, chatBody('gpt-4o-mini'), { authorization: `Bearer ${narrow.key}` });
+    expect(chat.status).toBe(404);
+    expect((await chat.json()).error.code).toBe('model_not_found');
+  });
+});

@@ -1,0 +1,162 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { createAccount } from '../../src/accounts/service.js';
+import { parseConfig } from '../../src/config/loader.js';
+import { createKey } from '../../src/keys/service.js';
+import { loadKeySecret } from '../../src/keys/secret.js';
+import { type Gateway, startGateway } from '../../src/main.js';
+import { createLogger } from '../../src/observability/logger.js';
+import type { MockUpstream } from './mock-openai-upstream.js';
+
+/** The secret the mock provider is configured with; it must reach the upstream and nothing else. */
+export const upstreamSecret = 'sk-upstream-secret-never-leak-0123456789';
+
+/** Public model names the tests use; each maps to a mock upstream behaviour of the same name. */
+export const scenarioModels = [
+  'mock',
+  'no-usage',
+  'tools',
+  'repeat-role',
+  'json-for-stream',
+  'midstream-reset',
+  'midstream-truncate',
+  'midstream-error',
+  'slow-stream',
+  'slow-json',
+  'hang',
+  'reset',
+  'garbage',
+  'html-502',
+  'error-in-200',
+  'error-400',
+  'error-401',
+  'error-404',
+  'error-422',
+  'error-429',
+  'error-500',
+  'error-503',
+  'error-529',
+] as const;
+
+export interface TestGateway {
+  gateway: Gateway;
+  url: string;
+  baseUrl: string;
+  /** A key of account "acme" that may call every model. */
+  key: string;
+  keyId: string;
+  dataDir: string;
+  /** Every log line the gateway wrote. */
+  logLines: string[];
+  secret: Buffer;
+  newKey(options?: { account?: string; models?: string[]; expiresInMs?: number; name?: string }): Promise<{ key: string; id: string }>;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  mock: MockUpstream;
+  /** Extra raw (YAML-shaped) configuration merged over the defaults. */
+  config?: Record<string, unknown>;
+  /** Extra models besides the scenario models. */
+  models?: Array<Record<string, unknown>>;
+  dataDir?: string;
+}
+
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'switchboard-test-'));
+  const raw = {
+    server: { host: '127.0.0.1', port: 0, data_dir: dataDir, stream_keepalive: '10s', shutdown_timeout: '5s' },
+    request_log: { flush_interval: '50ms' },
+    providers: [
+      {
+        name: 'mock',
+        type: 'openai',
+        base_url: options.mock.baseUrl,
+        api_key: upstreamSecret,
+        timeouts: { connect: '1s', first_byte: '1s', idle: '1s' },
+      },
+    ],
+    models: [
+      ...scenarioModels.map((name) => ({ name, provider: 'mock', upstream_model: name, pricing: { input: 1, output: 2 } })),
+      { name: 'gpt-4o-mini', provider: 'mock', upstream_model: 'mock', pricing: { input: 0.15, output: 0.6, cached_input: 0.075 } },
+      ...(options.models ?? []),
+    ],
+    ...options.config,
+  };
+  const config = parseConfig(raw, 'test');
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, callback) {
+      logLines.push(String(chunk));
+      callback();
+    },
+  });
+  const gateway = await startGateway(config, { logger: createLogger('info', sink) });
+  const secret = loadKeySecret(dataDir, config.keys.secret);
+  const db = gateway.database.db;
+  if (!(await db.selectFrom('accounts').select('id').where('name', '=', 'acme').executeTakeFirst())) {
+    await createAccount(db, { name: 'acme' });
+  }
+  const newKey: TestGateway['newKey'] = async (keyOptions = {}) => {
+    const created = await createKey(db, secret, {
+      account: keyOptions.account ?? 'acme',
+      name: keyOptions.name ?? 'test-app',
+      models: keyOptions.models,
+      expiresInMs: keyOptions.expiresInMs,
+    });
+    return { key: created.key, id: created.info.id };
+  };
+  const first = await newKey();
+  return {
+    gateway,
+    url: gateway.url,
+    baseUrl: `${gateway.url}/v1`,
+    key: first.key,
+    keyId: first.id,
+    dataDir,
+    logLines,
+    secret,
+    newKey,
+    close: async () => {
+      await gateway.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until the request log holds `count` rows for the request ids given (the writer flushes asynchronously). */
+export async function waitForLogRows(gateway: TestGateway, requestIds: string[], timeoutMs = 3000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await gateway.gateway.database.db
+      .selectFrom('request_log')
+      .selectAll()
+      .where('request_id', 'in', requestIds)
+      .execute();
+    if (rows.length >= requestIds.length || Date.now() > deadline) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export function chatBody(model: string, extra: Record<string, unknown> = {}) {
+  return { model, messages: [{ role: 'user', content: 'Say hello' }], ...extra };
+}
+
+export async function postChat(gateway: TestGateway, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(`${gateway.baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** Reads an SSE response body into its `data:` payloads. */
+export async function readSse(response: Response): Promise<string[]> {
+  const text = await response.text();
+  return text
+    .split('\n\n')
+    .filter((event) => event.startsWith('data: '))
+    .map((event) => event.slice('data: '.length));
+}
