@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$1"; }
 
 step 'lint (biome)'
-npx biome check .
+npx biome check --error-on-warnings .
 step 'typecheck (tsc --noEmit)'
 npx tsc -p tsconfig.json --noEmit
 step 'build'

@@ -53,7 +53,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     inFlight: () => dataPlane?.inFlight ?? 0,
   });
   logWriter = new RequestLogWriter({
-    db: database.db,
+    database,
     logger,
     batchSize: config.requestLog.batchSize,
     flushIntervalMs: config.requestLog.flushIntervalMs,

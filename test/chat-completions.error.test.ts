@@ -1,6 +1,14 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestGateway, chatBody, postChat, readSse, startTestGateway, waitForLogRows } from './support/gateway.js';
+import {
+  chatBody,
+  jsonOf,
+  postChat,
+  readSse,
+  startTestGateway,
+  type TestGateway,
+  waitForLogRows,
+} from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 let mock: MockUpstream;
@@ -21,7 +29,7 @@ async function expectOpenAiError(response: Response, status: number) {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/json(; charset=utf-8)?$/);
   expect(response.headers.get('x-request-id')).toMatch(/^req_/);
-  const body = await response.json();
+  const body = await jsonOf(response);
   expect(Object.keys(body)).toEqual(['error']);
   expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
   expect(typeof body.error.message).toBe('string');
@@ -39,7 +47,11 @@ describe('bad requests', () => {
     await expectOpenAiError(await postChat(gateway, ''), 400);
     const array = await expectOpenAiError(await postChat(gateway, '[]'), 400);
     expect(array.message).toContain('must be a JSON object');
-    const bytes = Buffer.concat([Buffer.from('{"model":"mock","messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"model":"mock","messages":[{"role":"user","content":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}]}'),
+    ]);
     const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
@@ -50,8 +62,15 @@ describe('bad requests', () => {
 
   it('missing fields name the parameter', async () => {
     const messages = await expectOpenAiError(await postChat(gateway, { model: 'mock' }), 400);
-    expect(messages).toMatchObject({ param: 'messages', code: 'missing_required_parameter', message: "Missing required parameter: 'messages'." });
-    const model = await expectOpenAiError(await postChat(gateway, { messages: [{ role: 'user', content: 'hi' }] }), 400);
+    expect(messages).toMatchObject({
+      param: 'messages',
+      code: 'missing_required_parameter',
+      message: "Missing required parameter: 'messages'.",
+    });
+    const model = await expectOpenAiError(
+      await postChat(gateway, { messages: [{ role: 'user', content: 'hi' }] }),
+      400,
+    );
     expect(model).toMatchObject({ param: 'model', code: 'missing_required_parameter' });
     const toolId = await expectOpenAiError(
       await postChat(gateway, chatBody('mock', { messages: [{ role: 'tool', content: 'x' }] })),
@@ -68,15 +87,24 @@ describe('bad requests', () => {
       400,
     );
     expect(content).toMatchObject({ param: 'messages[0].content', code: 'invalid_type' });
-    const role = await expectOpenAiError(await postChat(gateway, { model: 'mock', messages: [{ role: 'robot', content: 'x' }] }), 400);
+    const role = await expectOpenAiError(
+      await postChat(gateway, { model: 'mock', messages: [{ role: 'robot', content: 'x' }] }),
+      400,
+    );
     expect(role.param).toBe('messages[0].role');
     const empty = await expectOpenAiError(await postChat(gateway, { model: 'mock', messages: [] }), 400);
     expect(empty).toMatchObject({ param: 'messages', code: 'empty_array' });
     const n = await expectOpenAiError(await postChat(gateway, chatBody('mock', { n: 0 })), 400);
     expect(n.param).toBe('n');
-    const streamOptions = await expectOpenAiError(await postChat(gateway, chatBody('mock', { stream_options: { include_usage: true } })), 400);
+    const streamOptions = await expectOpenAiError(
+      await postChat(gateway, chatBody('mock', { stream_options: { include_usage: true } })),
+      400,
+    );
     expect(streamOptions.param).toBe('stream_options');
-    const stop = await expectOpenAiError(await postChat(gateway, chatBody('mock', { stop: ['a', 'b', 'c', 'd', 'e'] })), 400);
+    const stop = await expectOpenAiError(
+      await postChat(gateway, chatBody('mock', { stop: ['a', 'b', 'c', 'd', 'e'] })),
+      400,
+    );
     expect(stop.param).toBe('stop');
     const tools = await expectOpenAiError(
       await postChat(gateway, chatBody('mock', { tools: [{ type: 'function', function: { name: 'bad name!' } }] })),
@@ -98,7 +126,10 @@ describe('bad requests', () => {
     const ok = await postChat(gateway, { model: 'mock', messages: [{ role: 'user', content: big }] });
     expect(ok.status).toBe(200);
     const tooBig = 'y'.repeat(2_200_000);
-    const error = await expectOpenAiError(await postChat(gateway, { model: 'mock', messages: [{ role: 'user', content: tooBig }] }), 413);
+    const error = await expectOpenAiError(
+      await postChat(gateway, { model: 'mock', messages: [{ role: 'user', content: tooBig }] }),
+      413,
+    );
     expect(error.code).toBe('request_too_large');
   });
 
@@ -106,7 +137,13 @@ describe('bad requests', () => {
     const status = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${gateway.baseUrl}/chat/completions`);
       const request = httpRequest(
-        { hostname: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${gateway.key}`, 'transfer-encoding': 'chunked' } },
+        {
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { authorization: `Bearer ${gateway.key}`, 'transfer-encoding': 'chunked' },
+        },
         (response) => {
           response.resume();
           resolve(response.statusCode ?? 0);
@@ -130,7 +167,10 @@ describe('bad requests', () => {
   it('unknown routes and wrong methods get OpenAI-shaped errors', async () => {
     const unknown = await expectOpenAiError(await fetch(`${gateway.baseUrl}/embeddings-typo`, { method: 'POST' }), 404);
     expect(unknown.message).toContain('Invalid URL');
-    await expectOpenAiError(await fetch(`${gateway.baseUrl}/chat/completions`, { headers: { authorization: `Bearer ${gateway.key}` } }), 405);
+    await expectOpenAiError(
+      await fetch(`${gateway.baseUrl}/chat/completions`, { headers: { authorization: `Bearer ${gateway.key}` } }),
+      405,
+    );
     await expectOpenAiError(await fetch(`${gateway.url}/nothing-here`), 404);
   });
 });
@@ -159,7 +199,9 @@ describe('upstream failures', () => {
 
   it('maps upstream 5xx to 502, overload (503/529) to 503, non-JSON to 502', async () => {
     expect((await expectOpenAiError(await postChat(gateway, chatBody('error-500')), 502)).code).toBe('upstream_error');
-    expect((await expectOpenAiError(await postChat(gateway, chatBody('error-503')), 503)).code).toBe('upstream_overloaded');
+    expect((await expectOpenAiError(await postChat(gateway, chatBody('error-503')), 503)).code).toBe(
+      'upstream_overloaded',
+    );
     expect((await expectOpenAiError(await postChat(gateway, chatBody('error-529')), 503)).type).toBe('server_error');
     await expectOpenAiError(await postChat(gateway, chatBody('garbage')), 502);
     await expectOpenAiError(await postChat(gateway, chatBody('html-502')), 502);
@@ -168,7 +210,9 @@ describe('upstream failures', () => {
   });
 
   it('maps a connection reset to 502 and a hang to 504', async () => {
-    expect((await expectOpenAiError(await postChat(gateway, chatBody('reset')), 502)).code).toBe('upstream_unreachable');
+    expect((await expectOpenAiError(await postChat(gateway, chatBody('reset')), 502)).code).toBe(
+      'upstream_unreachable',
+    );
     const started = Date.now();
     expect((await expectOpenAiError(await postChat(gateway, chatBody('hang')), 504)).code).toBe('upstream_timeout');
     expect(Date.now() - started).toBeLessThan(5000);

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestGateway, chatBody, postChat, readSse, startTestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import {
+  chatBody,
+  jsonOf,
+  postChat,
+  readSse,
+  startTestGateway,
+  type TestGateway,
+  upstreamSecret,
+  waitForLogRows,
+} from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 let mock: MockUpstream;
@@ -27,9 +36,14 @@ describe('POST /v1/chat/completions, non-streaming', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
-    const body = await response.json();
+    const body = await jsonOf(response);
     expect(body.object).toBe('chat.completion');
-    expect(body.choices[0].message).toEqual({ role: 'assistant', content: 'Echo: Say hello', refusal: null, annotations: [] });
+    expect(body.choices[0].message).toEqual({
+      role: 'assistant',
+      content: 'Echo: Say hello',
+      refusal: null,
+      annotations: [],
+    });
     expect(body.choices[0].finish_reason).toBe('stop');
     expect(body.usage.total_tokens).toBeGreaterThan(0);
   });
@@ -53,7 +67,7 @@ describe('POST /v1/chat/completions, non-streaming', () => {
   it('logs the request with tokens, cost, provider and latency', async () => {
     const response = await postChat(gateway, chatBody('gpt-4o-mini'));
     const requestId = response.headers.get('x-request-id') as string;
-    const body = await response.json();
+    const body = await jsonOf(response);
     const [row] = await waitForLogRows(gateway, [requestId]);
     expect(row).toMatchObject({
       request_id: requestId,
@@ -76,7 +90,7 @@ describe('POST /v1/chat/completions, non-streaming', () => {
 
   it('returns tool calls untouched', async () => {
     const response = await postChat(gateway, chatBody('tools'));
-    const body = await response.json();
+    const body = await jsonOf(response);
     expect(body.choices[0].finish_reason).toBe('tool_calls');
     expect(body.choices[0].message.tool_calls[0]).toEqual({
       id: 'call_mock_1',
@@ -87,7 +101,7 @@ describe('POST /v1/chat/completions, non-streaming', () => {
 
   it('estimates usage when the upstream reports none, marks it, and gives the client the estimate', async () => {
     const response = await postChat(gateway, chatBody('no-usage'));
-    const body = await response.json();
+    const body = await jsonOf(response);
     expect(body.usage.prompt_tokens).toBeGreaterThan(0);
     expect(body.usage.completion_tokens).toBeGreaterThan(0);
     const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
@@ -118,7 +132,10 @@ describe('POST /v1/chat/completions, streaming', () => {
   });
 
   it('sends the usage chunk with choices: [] before [DONE] when the client asks', async () => {
-    const response = await postChat(gateway, chatBody('mock', { stream: true, stream_options: { include_usage: true } }));
+    const response = await postChat(
+      gateway,
+      chatBody('mock', { stream: true, stream_options: { include_usage: true } }),
+    );
     const events = await readSse(response);
     const usageChunk = JSON.parse(events.at(-2) as string);
     expect(usageChunk.choices).toEqual([]);
@@ -145,7 +162,12 @@ describe('POST /v1/chat/completions, streaming', () => {
       .slice(0, -1)
       .map((event) => JSON.parse(event))
       .flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? []);
-    expect(toolDeltas[0]).toMatchObject({ index: 0, id: 'call_mock_1', type: 'function', function: { name: 'get_weather' } });
+    expect(toolDeltas[0]).toMatchObject({
+      index: 0,
+      id: 'call_mock_1',
+      type: 'function',
+      function: { name: 'get_weather' },
+    });
     for (const delta of toolDeltas.slice(1)) {
       expect(delta.id).toBeUndefined();
       expect(delta.type).toBeUndefined();
@@ -166,7 +188,10 @@ describe('POST /v1/chat/completions, streaming', () => {
   });
 
   it('estimates usage for a stream without usage and still sends a usage chunk when asked', async () => {
-    const response = await postChat(gateway, chatBody('no-usage', { stream: true, stream_options: { include_usage: true } }));
+    const response = await postChat(
+      gateway,
+      chatBody('no-usage', { stream: true, stream_options: { include_usage: true } }),
+    );
     const events = await readSse(response);
     const usageChunk = JSON.parse(events.at(-2) as string);
     expect(usageChunk.choices).toEqual([]);
@@ -180,7 +205,7 @@ describe('GET /v1/models', () => {
   it('lists the models the key may call, in the OpenAI shape', async () => {
     const response = await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${gateway.key}` } });
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = await jsonOf(response);
     expect(body.object).toBe('list');
     expect(body.data.map((model: { id: string }) => model.id)).toContain('gpt-4o-mini');
     expect(body.data[0]).toEqual({ id: 'mock', object: 'model', created: expect.any(Number), owned_by: 'mock' });
@@ -189,20 +214,28 @@ describe('GET /v1/models', () => {
   it('retrieves one model and 404s the same way for unknown and forbidden ones', async () => {
     const narrow = await gateway.newKey({ models: ['mock'] });
     const ok = await fetch(`${gateway.baseUrl}/models/mock`, { headers: { authorization: `Bearer ${narrow.key}` } });
-    expect((await ok.json()).id).toBe('mock');
-    const listed = await (await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${narrow.key}` } })).json();
+    expect((await jsonOf(ok)).id).toBe('mock');
+    const listed = await jsonOf(
+      await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${narrow.key}` } }),
+    );
     expect(listed.data.map((model: { id: string }) => model.id)).toEqual(['mock']);
-    const forbidden = await fetch(`${gateway.baseUrl}/models/gpt-4o-mini`, { headers: { authorization: `Bearer ${narrow.key}` } });
-    const unknown = await fetch(`${gateway.baseUrl}/models/does-not-exist`, { headers: { authorization: `Bearer ${narrow.key}` } });
+    const forbidden = await fetch(`${gateway.baseUrl}/models/gpt-4o-mini`, {
+      headers: { authorization: `Bearer ${narrow.key}` },
+    });
+    const unknown = await fetch(`${gateway.baseUrl}/models/does-not-exist`, {
+      headers: { authorization: `Bearer ${narrow.key}` },
+    });
     expect(forbidden.status).toBe(404);
     expect(unknown.status).toBe(404);
-    const forbiddenBody = await forbidden.json();
-    const unknownBody = await unknown.json();
+    const forbiddenBody = await jsonOf(forbidden);
+    const unknownBody = await jsonOf(unknown);
     expect(forbiddenBody.error.code).toBe('model_not_found');
     expect(unknownBody.error.code).toBe('model_not_found');
-    expect(forbiddenBody.error.message.replace('gpt-4o-mini', 'X')).toBe(unknownBody.error.message.replace('does-not-exist', 'X'));
+    expect(forbiddenBody.error.message.replace('gpt-4o-mini', 'X')).toBe(
+      unknownBody.error.message.replace('does-not-exist', 'X'),
+    );
     const chat = await postChat(gateway, chatBody('gpt-4o-mini'), { authorization: `Bearer ${narrow.key}` });
     expect(chat.status).toBe(404);
-    expect((await chat.json()).error.code).toBe('model_not_found');
+    expect((await jsonOf(chat)).error.code).toBe('model_not_found');
   });
 });

@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { loadConfig } from '../config/loader.js';
-import { startGateway } from '../main.js';
 import { type CommonOptions, withCommonOptions } from './context.js';
 
 function portOption(text: string): number {
@@ -20,6 +19,8 @@ export function serveCommand(): Command {
       file: options.config,
       overrides: { host: options.host, port: options.port, dataDir: options.dataDir },
     });
+    // Loaded on demand: the server's modules (HTTP, metrics, upstream client) would slow every other command down.
+    const { startGateway } = await import('../main.js');
     const gateway = await startGateway(config);
     if (config.models.length === 0) {
       gateway.logger.warn(

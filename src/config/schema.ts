@@ -61,7 +61,11 @@ const databaseSchema = z
 const keysSchema = z
   .strictObject({
     /** HMAC secret for stored key hashes; when absent a random one is generated once in the data directory. */
-    secret: z.string().min(32, 'must be at least 32 characters').optional(),
+    // An empty value (e.g. `${SWITCHBOARD_KEY_SECRET:-}` with the variable unset) means "not configured".
+    secret: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.string().min(32, 'must be at least 32 characters').optional(),
+    ),
     /** Upper bound on how long a verified key is trusted from memory, on top of explicit invalidation. */
     cache_ttl: duration.default(60_000),
     /** How often the server looks for key and access changes made by other processes (the CLI, other nodes). */

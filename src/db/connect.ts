@@ -10,6 +10,8 @@ import type { Database } from './schema.js';
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** The embedded SQLite connection, for the few hot writes that use cached prepared statements directly. */
+  sqlite?: SqliteDatabase.Database;
   /** Where the data lives, for messages (never contains a password). */
   location: string;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ function openSqlite(config: Config): DatabaseHandle {
   return {
     db,
     dialect: 'sqlite',
+    sqlite,
     location: file,
     close: async () => {
       await db.destroy();

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { allowedModels, type ModelCatalog } from '../access/policy.js';
 import { latestAccessChangeId } from '../db/repositories/access-changes.js';
@@ -135,8 +136,9 @@ export class Authenticator {
         'invalid_api_key',
       );
     }
-    const hmac = hashKey(token, this.options.secret);
-    const known = await this.lookup(hmac);
+    // The cache is keyed by a one-shot SHA-256 (several times cheaper than an HMAC object per request); the HMAC
+    // that the database stores is computed only on a cache miss.
+    const known = await this.lookup(hash('sha256', token, 'base64'), token);
     const masked = maskPresentedKey(token);
     if (known === null) {
       throw unauthorized(
@@ -157,21 +159,21 @@ export class Authenticator {
     return known.principal;
   }
 
-  private async lookup(hmac: string): Promise<KnownKey | null> {
-    const cached = this.cache.get(hmac);
+  private async lookup(cacheKey: string, token: string): Promise<KnownKey | null> {
+    const cached = this.cache.get(cacheKey);
     const now = Date.now();
     if (cached && now - cached.loadedAt < this.options.cacheTtlMs) return cached.key;
-    const inFlight = this.pending.get(hmac);
+    const inFlight = this.pending.get(cacheKey);
     if (inFlight) return inFlight;
     const generation = this.generation;
-    const loading = this.load(hmac).finally(() => this.pending.delete(hmac));
-    this.pending.set(hmac, loading);
+    const loading = this.load(hashKey(token, this.options.secret)).finally(() => this.pending.delete(cacheKey));
+    this.pending.set(cacheKey, loading);
     const key = await loading;
-    if (generation === this.generation) this.remember(hmac, { key, loadedAt: now });
+    if (generation === this.generation) this.remember(cacheKey, { key, loadedAt: now });
     return key;
   }
 
-  private remember(hmac: string, entry: CacheEntry): void {
+  private remember(cacheKey: string, entry: CacheEntry): void {
     if (this.cache.size >= this.maxEntries) {
       // Maps iterate in insertion order: drop the oldest tenth rather than one entry per insert.
       let toDrop = Math.ceil(this.maxEntries / 10);
@@ -180,7 +182,7 @@ export class Authenticator {
         if (--toDrop === 0) break;
       }
     }
-    this.cache.set(hmac, entry);
+    this.cache.set(cacheKey, entry);
   }
 
   private async load(hmac: string): Promise<KnownKey | null> {

@@ -1,9 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
-import { touchLastUsed } from '../db/repositories/api-keys.js';
-import { insertRequestLogRows, type RequestLogInsert } from '../db/repositories/request-log.js';
-import type { Database } from '../db/schema.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import {
+  createRequestLogBatchWriter,
+  type RequestLogBatchWriter,
+  type RequestLogInsert,
+} from '../db/repositories/request-log.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -15,7 +17,7 @@ import type { Logger } from '../observability/logger.js';
  */
 
 export interface RequestLogWriterOptions {
-  db: Kysely<Database>;
+  database: DatabaseHandle;
   logger: Logger;
   batchSize: number;
   flushIntervalMs: number;
@@ -35,8 +37,11 @@ export class RequestLogWriter {
   private retryDelayMs = 0;
   private nextAttemptAt = 0;
   private closed = false;
+  private readonly writeRows: RequestLogBatchWriter;
 
-  constructor(private readonly options: RequestLogWriterOptions) {}
+  constructor(private readonly options: RequestLogWriterOptions) {
+    this.writeRows = createRequestLogBatchWriter(options.database);
+  }
 
   get depth(): number {
     return this.queue.length;
@@ -104,10 +109,7 @@ export class RequestLogWriter {
       const previous = lastUse.get(row.key_id) ?? 0;
       if (row.created_at > previous) lastUse.set(row.key_id, row.created_at);
     }
-    await this.options.db.transaction().execute(async (transaction) => {
-      await insertRequestLogRows(transaction, rows);
-      for (const [keyId, at] of lastUse) await touchLastUsed(transaction, keyId, at);
-    });
+    await this.writeRows(rows, lastUse);
   }
 
   /** Writes rows spilled by an earlier shutdown; files are removed only once their rows are in the database. */

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createAccount } from '../../src/accounts/service.js';
 import { parseConfig } from '../../src/config/loader.js';
-import { createKey } from '../../src/keys/service.js';
 import { loadKeySecret } from '../../src/keys/secret.js';
+import { createKey } from '../../src/keys/service.js';
 import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
@@ -51,7 +51,12 @@ export interface TestGateway {
   /** Every log line the gateway wrote. */
   logLines: string[];
   secret: Buffer;
-  newKey(options?: { account?: string; models?: string[]; expiresInMs?: number; name?: string }): Promise<{ key: string; id: string }>;
+  newKey(options?: {
+    account?: string;
+    models?: string[];
+    expiresInMs?: number;
+    name?: string;
+  }): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
 }
 
@@ -79,8 +84,18 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       },
     ],
     models: [
-      ...scenarioModels.map((name) => ({ name, provider: 'mock', upstream_model: name, pricing: { input: 1, output: 2 } })),
-      { name: 'gpt-4o-mini', provider: 'mock', upstream_model: 'mock', pricing: { input: 0.15, output: 0.6, cached_input: 0.075 } },
+      ...scenarioModels.map((name) => ({
+        name,
+        provider: 'mock',
+        upstream_model: name,
+        pricing: { input: 1, output: 2 },
+      })),
+      {
+        name: 'gpt-4o-mini',
+        provider: 'mock',
+        upstream_model: 'mock',
+        pricing: { input: 0.15, output: 0.6, cached_input: 0.075 },
+      },
       ...(options.models ?? []),
     ],
     ...options.config,
@@ -159,4 +174,10 @@ export async function readSse(response: Response): Promise<string[]> {
     .split('\n\n')
     .filter((event) => event.startsWith('data: '))
     .map((event) => event.slice('data: '.length));
+}
+
+/** A response body as JSON, loosely typed: tests assert on its shape. */
+// biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary response bodies
+export async function jsonOf(response: Response): Promise<any> {
+  return response.json();
 }

@@ -1,4 +1,4 @@
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -62,11 +62,15 @@ function usageFor(body: Record<string, unknown>, content: string) {
 
 function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   response.end(text);
 }
 
-function openAiError(status: number, message: string, type: string, code: string | null = null) {
+function openAiError(message: string, type: string, code: string | null = null) {
   return { error: { message, type, param: null, code } };
 }
 
@@ -76,7 +80,12 @@ const toolCall = {
   function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"celsius"}' },
 };
 
-function completion(model: string, content: string | null, body: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+function completion(
+  model: string,
+  content: string | null,
+  body: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
   return {
     id: 'chatcmpl-mock123',
     object: 'chat.completion',
@@ -109,7 +118,13 @@ interface StreamOptions {
 
 async function stream(response: ServerResponse, request: RecordedRequest, model: string, options: StreamOptions) {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const base = { id: 'chatcmpl-mockstream', object: 'chat.completion.chunk', created: 1_700_000_000, model, system_fingerprint: 'fp_mock' };
+  const base = {
+    id: 'chatcmpl-mockstream',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    system_fingerprint: 'fp_mock',
+  };
   const includeUsage = (request.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
   const send = (chunk: Record<string, unknown>) => {
     const usage = includeUsage && options.usage !== false ? { usage: null } : {};
@@ -124,7 +139,7 @@ async function stream(response: ServerResponse, request: RecordedRequest, model:
         return;
       }
       if (options.failure === 'error-event') {
-        response.write(`data: ${JSON.stringify(openAiError(500, 'The model crashed mid-stream', 'server_error'))}\n\n`);
+        response.write(`data: ${JSON.stringify(openAiError('The model crashed mid-stream', 'server_error'))}\n\n`);
         response.end();
         return;
       }
@@ -141,16 +156,53 @@ async function stream(response: ServerResponse, request: RecordedRequest, model:
   let finish = 'stop';
   if (options.tools) {
     const args = toolCall.function.arguments;
-    send({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.function.name, arguments: '' } }] }, logprobs: null, finish_reason: null }] });
+    send({
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {
+                index: 0,
+                id: toolCall.id,
+                type: 'function',
+                function: { name: toolCall.function.name, arguments: '' },
+              },
+            ],
+          },
+          logprobs: null,
+          finish_reason: null,
+        },
+      ],
+    });
     for (let offset = 0; offset < args.length; offset += 7) {
       // Some servers repeat id/name in every delta and omit `type`; the gateway must normalise that.
-      send({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: toolCall.id, function: { name: toolCall.function.name, arguments: args.slice(offset, offset + 7) } }] }, logprobs: null, finish_reason: null }] });
+      send({
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [
+                {
+                  index: 0,
+                  id: toolCall.id,
+                  function: { name: toolCall.function.name, arguments: args.slice(offset, offset + 7) },
+                },
+              ],
+            },
+            logprobs: null,
+            finish_reason: null,
+          },
+        ],
+      });
     }
     finish = 'tool_calls';
   }
   send({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] });
   if (includeUsage && options.usage !== false) {
-    response.write(`data: ${JSON.stringify({ ...base, choices: [], usage: usageFor(request.body, options.pieces.join('')) })}\n\n`);
+    response.write(
+      `data: ${JSON.stringify({ ...base, choices: [], usage: usageFor(request.body, options.pieces.join('')) })}\n\n`,
+    );
   }
   response.write('data: [DONE]\n\n');
   response.end();
@@ -171,7 +223,7 @@ async function defaultBehaviour(request: RecordedRequest, response: ServerRespon
     const headers: Record<string, string> = status === 429 ? { 'retry-after': '7' } : {};
     const type = status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error';
     const code = status === 429 ? 'rate_limit_exceeded' : status === 400 ? 'context_length_exceeded' : null;
-    return sendJson(response, status, openAiError(status, `mock upstream error ${status}`, type, code), headers);
+    return sendJson(response, status, openAiError(`mock upstream error ${status}`, type, code), headers);
   }
   switch (model) {
     case 'hang':
@@ -188,7 +240,7 @@ async function defaultBehaviour(request: RecordedRequest, response: ServerRespon
       response.end('<html><body>Bad Gateway</body></html>');
       return;
     case 'error-in-200':
-      return sendJson(response, 200, openAiError(500, 'upstream failed but said 200', 'server_error'));
+      return sendJson(response, 200, openAiError('upstream failed but said 200', 'server_error'));
     case 'no-usage': {
       if (streaming) return stream(response, request, model, { pieces: splitIntoPieces(content), usage: false });
       const { usage: _usage, ...rest } = completion(model, content, body);
@@ -198,21 +250,46 @@ async function defaultBehaviour(request: RecordedRequest, response: ServerRespon
       if (streaming) return stream(response, request, model, { pieces: [], tools: true });
       return sendJson(response, 200, {
         ...completion(model, null, body),
-        choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: null, tool_calls: [toolCall] }, logprobs: null, finish_reason: 'tool_calls' }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: null, refusal: null, tool_calls: [toolCall] },
+            logprobs: null,
+            finish_reason: 'tool_calls',
+          },
+        ],
       });
     case 'repeat-role':
       return stream(response, request, model, { pieces: splitIntoPieces(content), repeatRole: true });
     case 'json-for-stream':
       return sendJson(response, 200, completion(model, content, body));
     case 'midstream-reset':
-      return stream(response, request, model, { pieces: splitIntoPieces(content), failAfter: 2, failure: 'reset', delayMs: 30 });
+      return stream(response, request, model, {
+        pieces: splitIntoPieces(content),
+        failAfter: 2,
+        failure: 'reset',
+        delayMs: 30,
+      });
     case 'midstream-truncate':
-      return stream(response, request, model, { pieces: splitIntoPieces(content), failAfter: 2, failure: 'truncate', delayMs: 30 });
+      return stream(response, request, model, {
+        pieces: splitIntoPieces(content),
+        failAfter: 2,
+        failure: 'truncate',
+        delayMs: 30,
+      });
     case 'midstream-error':
-      return stream(response, request, model, { pieces: splitIntoPieces(content), failAfter: 2, failure: 'error-event', delayMs: 30 });
+      return stream(response, request, model, {
+        pieces: splitIntoPieces(content),
+        failAfter: 2,
+        failure: 'error-event',
+        delayMs: 30,
+      });
     case 'slow-stream':
       // 50 pieces, 100 ms apart: long enough for disconnect and shutdown tests.
-      return stream(response, request, model, { pieces: Array.from({ length: 50 }, (_, index) => `w${index} `), delayMs: 100 });
+      return stream(response, request, model, {
+        pieces: Array.from({ length: 50 }, (_, index) => `w${index} `),
+        delayMs: 100,
+      });
     case 'slow-json':
       await sleep(1500);
       return sendJson(response, 200, completion(model, content, body));

@@ -1,5 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { DatabaseHandle } from '../connect.js';
 import type { Database, RequestLogTable } from '../schema.js';
+import { touchLastUsed } from './api-keys.js';
 
 export type RequestLogInsert = Insertable<RequestLogTable>;
 export type RequestLogRow = Selectable<RequestLogTable>;
@@ -13,6 +15,79 @@ export async function insertRequestLogRows(db: Kysely<Database>, rows: readonly 
       .values(rows.slice(start, start + rowsPerStatement))
       .execute();
   }
+}
+
+/** Every column a row may set, in one fixed order (the prepared statement's parameters). */
+const requestLogColumns = [
+  'request_id',
+  'created_at',
+  'account_id',
+  'key_id',
+  'key_name',
+  'model',
+  'provider',
+  'upstream_model',
+  'status',
+  'outcome',
+  'error_type',
+  'error_code',
+  'error_message',
+  'stream',
+  'latency_ms',
+  'ttft_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'total_tokens',
+  'usage_estimated',
+  'cost_usd',
+  'user_agent',
+  'request_body',
+  'response_body',
+] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
+
+/** Writes a batch of rows and moves each key's last-used time forward, in one transaction. */
+export type RequestLogBatchWriter = (
+  rows: readonly RequestLogInsert[],
+  lastUse: ReadonlyMap<string, number>,
+) => Promise<void>;
+
+/**
+ * On SQLite the batch runs through two statements prepared once and reused (a fresh multi-row INSERT per batch
+ * made SQLite re-prepare a statement with thousands of parameters every time: ~10% of the gateway's CPU under
+ * load). Other engines use the Kysely multi-row insert.
+ */
+export function createRequestLogBatchWriter(handle: DatabaseHandle): RequestLogBatchWriter {
+  const sqlite = handle.sqlite;
+  if (sqlite) {
+    const insert = sqlite.prepare(
+      `insert into request_log (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')})`,
+    );
+    const touch = sqlite.prepare(
+      'update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)',
+    );
+    const writeAll = sqlite.transaction((rows: readonly RequestLogInsert[], lastUse: ReadonlyMap<string, number>) => {
+      const values: unknown[] = new Array(requestLogColumns.length);
+      for (const row of rows) {
+        for (let index = 0; index < requestLogColumns.length; index++) {
+          const value = row[requestLogColumns[index] as keyof RequestLogInsert];
+          values[index] = value === undefined ? (requestLogColumns[index] === 'usage_estimated' ? 0 : null) : value;
+        }
+        insert.run(values);
+      }
+      for (const [keyId, at] of lastUse) touch.run(at, keyId, at);
+    });
+    return async (rows, lastUse) => {
+      writeAll(rows, lastUse);
+    };
+  }
+  return async (rows, lastUse) => {
+    await handle.db.transaction().execute(async (transaction) => {
+      await insertRequestLogRows(transaction, rows);
+      for (const [keyId, at] of lastUse) await touchLastUsed(transaction, keyId, at);
+    });
+  };
 }
 
 export interface RequestLogCursor {

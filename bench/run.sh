@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# npm run bench: installs the rig's tools (nginx, wrk from Debian) if missing, builds Switchboard, and measures
+# its overhead against direct-to-upstream, writing docs/benchmarks.md. Usage: npm run bench [-- --quick]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]} from Debian" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+[ -d node_modules ] || npm install
+npm run --silent build
+ulimit -n 65536 2>/dev/null || true
+exec node bench/overhead.mjs "$@"

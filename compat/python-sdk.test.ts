@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../test/support/cli.js';
+import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
+import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+
+/** Runs compat/python (pytest + the official openai Python SDK, in the venv scripts/setup-python-compat.sh makes). */
+
+const python = path.join(projectRoot, '.venv-compat', 'bin', 'python');
+let mock: MockUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await mock.close();
+});
+
+describe('openai Python SDK', () => {
+  it('passes the pytest suite in compat/python', async () => {
+    expect(existsSync(python), 'run scripts/setup-python-compat.sh (npm test does) to create .venv-compat').toBe(true);
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(
+        python,
+        ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', path.join(projectRoot, 'compat', 'python')],
+        {
+          env: { ...process.env, SWITCHBOARD_BASE_URL: gateway.baseUrl, SWITCHBOARD_KEY: gateway.key },
+        },
+      );
+      let text = '';
+      child.stdout.on('data', (chunk) => {
+        text += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        text += chunk;
+      });
+      child.on('exit', (exitCode) => resolve({ code: exitCode, output: text }));
+    });
+    expect(code, output).toBe(0);
+    expect(output).toMatch(/\d+ passed/);
+  }, 120_000);
+});

@@ -1,0 +1,218 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setAccountFlags } from '../src/accounts/service.js';
+import { generateKey } from '../src/keys/format.js';
+import { revokeKey, rotateKey } from '../src/keys/service.js';
+import { runCliJson } from './support/cli.js';
+import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, upstreamSecret } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await mock.close();
+});
+
+async function modelsWith(headers: Record<string, string>) {
+  return fetch(`${gateway.baseUrl}/models`, { headers });
+}
+
+async function expect401(response: Response) {
+  expect(response.status).toBe(401);
+  expect(response.headers.get('content-type')).toBe('application/json');
+  expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+  const body = await jsonOf(response);
+  expect(body.error.type).toBe('invalid_request_error');
+  expect(body.error.param).toBeNull();
+  return body.error as { message: string; code: string | null };
+}
+
+describe('the Authorization header, exactly as the contract says', () => {
+  it('missing header -> 401 saying no key was provided', async () => {
+    const error = await expect401(await modelsWith({}));
+    expect(error.message).toContain("You didn't provide an API key");
+    expect(error.message).toContain('Authorization: Bearer');
+  });
+
+  it('only x-api-key -> 401 saying to use Bearer', async () => {
+    const error = await expect401(await modelsWith({ 'x-api-key': gateway.key }));
+    expect(error.message).toContain('x-api-key header is not accepted');
+    expect(error.message).toContain('Bearer');
+    expect(error.message).not.toContain(gateway.key);
+  });
+
+  it('other schemes -> 401 naming the scheme, never echoing the credential', async () => {
+    const basic = await expect401(
+      await modelsWith({ authorization: `Basic ${Buffer.from('user:pass').toString('base64')}` }),
+    );
+    expect(basic.message).toContain("'Basic' authorization scheme is not supported");
+    expect(basic.message).not.toContain('dXNlcjpwYXNz');
+    const lowercase = await expect401(await modelsWith({ authorization: `bearer ${gateway.key}` }));
+    expect(lowercase.message).toContain("'bearer'");
+    expect(lowercase.message).not.toContain(gateway.key.slice(6));
+    const bare = await expect401(await modelsWith({ authorization: gateway.key }));
+    expect(bare.message).not.toContain(gateway.key);
+  });
+
+  it('extra spaces or an empty key -> 401 explaining the exact form', async () => {
+    const doubleSpace = await expect401(await modelsWith({ authorization: `Bearer  ${gateway.key}` }));
+    expect(doubleSpace.message).toContain('exactly one space');
+    const trailing = await expect401(await modelsWith({ authorization: `Bearer ${gateway.key} extra` }));
+    expect(trailing.message).toContain('exactly one space');
+    const empty = await expect401(await modelsWith({ authorization: 'Bearer ' }));
+    expect(empty.message).toContain("You didn't provide an API key");
+  });
+
+  it('a malformed key (wrong checksum or shape) -> 401 invalid_api_key with a masked echo', async () => {
+    const typo = `${gateway.key.slice(0, 20)}${gateway.key[20] === 'a' ? 'b' : 'a'}${gateway.key.slice(21)}`;
+    const error = await expect401(await modelsWith({ authorization: `Bearer ${typo}` }));
+    expect(error.code).toBe('invalid_api_key');
+    expect(error.message).toContain(`sk-sb-…${typo.slice(-4)}`);
+    expect(error.message).toContain('not a well-formed');
+    expect(error.message).not.toContain(typo.slice(6, -4));
+    const openAiKey = await expect401(
+      await modelsWith({ authorization: 'Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123' }),
+    );
+    expect(openAiKey.message).toContain('…0123');
+    expect(openAiKey.message).not.toContain('abcdefghij');
+  });
+
+  it('an unknown key -> 401 invalid_api_key saying it does not exist', async () => {
+    const stranger = generateKey();
+    const error = await expect401(await modelsWith({ authorization: `Bearer ${stranger}` }));
+    expect(error.code).toBe('invalid_api_key');
+    expect(error.message).toContain('No such key exists');
+    expect(error.message).toContain(`sk-sb-…${stranger.slice(-4)}`);
+  });
+
+  it('a revoked key -> 401 saying revoked; an expired key -> 401 saying expired', async () => {
+    const revoked = await gateway.newKey({ name: 'to-revoke' });
+    await revokeKey(gateway.gateway.database.db, revoked.id);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const revokedError = await expect401(await modelsWith({ authorization: `Bearer ${revoked.key}` }));
+    expect(revokedError).toMatchObject({ code: 'invalid_api_key' });
+    expect(revokedError.message).toContain('has been revoked');
+
+    const expiring = await gateway.newKey({ name: 'short-lived', expiresInMs: 300 });
+    expect((await modelsWith({ authorization: `Bearer ${expiring.key}` })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const expiredError = await expect401(await modelsWith({ authorization: `Bearer ${expiring.key}` }));
+    expect(expiredError.message).toContain('expired at');
+  });
+
+  it('a disabled account -> 403 account_disabled', async () => {
+    const other = await gateway.newKey();
+    await setAccountFlags(gateway.gateway.database.db, 'acme', { disabled: true });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const response = await modelsWith({ authorization: `Bearer ${other.key}` });
+      expect(response.status).toBe(403);
+      expect((await jsonOf(response)).error.code).toBe('account_disabled');
+    } finally {
+      await setAccountFlags(gateway.gateway.database.db, 'acme', { disabled: false });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+    }
+  });
+});
+
+describe('revocation and rotation reach the running server', () => {
+  it('a key revoked by the CLI (another process) stops working within one second', async () => {
+    const victim = await gateway.newKey({ name: 'cli-revoke' });
+    expect((await postChat(gateway, chatBody('mock'), { authorization: `Bearer ${victim.key}` })).status).toBe(200);
+    await runCliJson(['keys', 'revoke', victim.id, '--data-dir', gateway.dataDir]);
+    const revokedAt = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - revokedAt < 3000) {
+      status = (await postChat(gateway, chatBody('mock'), { authorization: `Bearer ${victim.key}` })).status;
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - revokedAt).toBeLessThan(1000);
+  });
+
+  it('account model changes from the CLI apply within one second, to /v1/models and to requests alike', async () => {
+    const key = await gateway.newKey({ name: 'models-change' });
+    await runCliJson(['accounts', 'set-models', 'acme', 'mock,tools', '--data-dir', gateway.dataDir]);
+    try {
+      const changedAt = Date.now();
+      let ids: string[] = [];
+      while (Date.now() - changedAt < 2000) {
+        const body = await jsonOf(await modelsWith({ authorization: `Bearer ${key.key}` }));
+        ids = body.data.map((model: { id: string }) => model.id);
+        if (ids.length === 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(ids).toEqual(['mock', 'tools']);
+      expect(Date.now() - changedAt).toBeLessThan(1000);
+      expect((await postChat(gateway, chatBody('gpt-4o-mini'), { authorization: `Bearer ${key.key}` })).status).toBe(
+        404,
+      );
+    } finally {
+      await runCliJson(['accounts', 'set-models', 'acme', '*', '--data-dir', gateway.dataDir]);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+    }
+  });
+
+  it('rotation with a grace period: both keys work, then only the new one', async () => {
+    const old = await gateway.newKey({ name: 'rotating' });
+    const { created } = await rotateKey(gateway.gateway.database.db, gateway.secret, old.id, 800);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await modelsWith({ authorization: `Bearer ${old.key}` })).status).toBe(200);
+    expect((await modelsWith({ authorization: `Bearer ${created.key}` })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect((await modelsWith({ authorization: `Bearer ${old.key}` })).status).toBe(401);
+    expect((await modelsWith({ authorization: `Bearer ${created.key}` })).status).toBe(200);
+  });
+});
+
+describe('secrets stay secret', () => {
+  function filesUnder(directory: string): string[] {
+    return readdirSync(directory).flatMap((name) => {
+      const full = path.join(directory, name);
+      return statSync(full).isDirectory() ? filesUnder(full) : [full];
+    });
+  }
+
+  it('a used key (and the upstream key) appear nowhere in the data directory or the logs', async () => {
+    const key = await gateway.newKey({ name: 'needle' });
+    await postChat(gateway, chatBody('mock'), { authorization: `Bearer ${key.key}` });
+    await postChat(gateway, chatBody('mock', { stream: true }), { authorization: `Bearer ${key.key}` }).then(
+      (response) => response.text(),
+    );
+    await postChat(gateway, chatBody('error-500'), { authorization: `Bearer ${key.key}` });
+    await modelsWith({ authorization: `Basic ${key.key}` });
+    await modelsWith({ authorization: `Bearer  ${key.key}` });
+    await modelsWith({ 'x-api-key': key.key });
+    await gateway.gateway.dataPlane.idle();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const secretPart = key.key.slice(6, -4);
+    for (const file of filesUnder(gateway.dataDir)) {
+      const bytes = readFileSync(file);
+      expect(bytes.includes(secretPart), `${file} contains the key`).toBe(false);
+      expect(bytes.includes(upstreamSecret), `${file} contains the upstream key`).toBe(false);
+    }
+    const logs = gateway.logLines.join('');
+    expect(logs).not.toContain(secretPart);
+    expect(logs).not.toContain(upstreamSecret);
+  });
+
+  it('the database and the key secret are readable by their owner only', () => {
+    expect(statSync(path.join(gateway.dataDir, 'switchboard.db')).mode & 0o077).toBe(0);
+    expect(statSync(path.join(gateway.dataDir, 'key-secret')).mode & 0o077).toBe(0);
+  });
+
+  it('sends no CORS headers by default', async () => {
+    const response = await fetch(`${gateway.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${gateway.key}`, origin: 'https://evil.example' },
+    });
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

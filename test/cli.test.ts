@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isWellFormedKey } from '../src/keys/format.js';
+import { runCli, runCliJson } from './support/cli.js';
+
+let directory: string;
+let configFile: string;
+
+beforeAll(() => {
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-'));
+  configFile = path.join(directory, 'switchboard.yaml');
+  writeFileSync(
+    configFile,
+    [
+      'server:',
+      `  data_dir: ${path.join(directory, 'data')}`,
+      'providers:',
+      '  - name: local',
+      '    type: openai',
+      '    base_url: http://127.0.0.1:9/v1',
+      'models:',
+      '  - name: small',
+      '    provider: local',
+      '  - name: large',
+      '    provider: local',
+      '',
+    ].join('\n'),
+  );
+});
+
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+const withConfig = (...args: string[]) => [...args, '--config', configFile];
+
+describe('switchboard CLI', () => {
+  it('creates, lists and changes accounts', async () => {
+    const created = await runCliJson<{ name: string; models: string[] }>(
+      withConfig('accounts', 'create', 'acme', '--models', 'small'),
+    );
+    expect(created).toMatchObject({ name: 'acme', models: ['small'] });
+    const updated = await runCliJson<{ models: string[] }>(
+      withConfig('accounts', 'set-models', 'acme', 'small, large'),
+    );
+    expect(updated.models).toEqual(['small', 'large']);
+    const list = await runCliJson<Array<{ name: string }>>(withConfig('accounts', 'list'));
+    expect(list.map((account) => account.name)).toEqual(['acme']);
+    const duplicate = await runCli(withConfig('accounts', 'create', 'acme'));
+    expect(duplicate.code).not.toBe(0);
+    expect(duplicate.stderr).toContain('already exists');
+  });
+
+  it('creates a key once, lists it without the secret, rotates and revokes it', async () => {
+    const created = await runCliJson<{ key: string; id: string; expiresAt: string }>(
+      withConfig('keys', 'create', '--account', 'acme', '--name', 'web', '--expires-in', '30d', '--models', 'small'),
+    );
+    expect(isWellFormedKey(created.key)).toBe(true);
+    expect(Date.parse(created.expiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+
+    const human = await runCli(withConfig('keys', 'list', '--account', 'acme'));
+    expect(human.stdout).toContain(`sk-sb-…${created.key.slice(-4)}`);
+    expect(human.stdout).not.toContain(created.key);
+
+    const rotated = await runCliJson<{ key: string; id: string; previous: { expiresAt: string; status: string } }>(
+      withConfig('keys', 'rotate', created.id, '--grace', '24h'),
+    );
+    expect(rotated.key).not.toBe(created.key);
+    expect(Date.parse(rotated.previous.expiresAt) - Date.now()).toBeGreaterThan(23 * 3_600_000);
+
+    const revoked = await runCliJson<{ status: string }>(withConfig('keys', 'revoke', rotated.id));
+    expect(revoked.status).toBe('revoked');
+    const list = await runCliJson<Array<{ id: string; status: string; models: string[] }>>(
+      withConfig('keys', 'list', '--account', 'acme'),
+    );
+    expect(list.find((key) => key.id === rotated.id)?.status).toBe('revoked');
+    expect(list.find((key) => key.id === created.id)?.status).toBe('expiring');
+    expect(list.find((key) => key.id === rotated.id)?.models).toEqual(['small']);
+    expect(JSON.stringify(list)).not.toContain(created.key);
+  });
+
+  it('explains bad input instead of crashing', async () => {
+    const missingAccount = await runCli(withConfig('keys', 'create', '--account', 'ghost', '--name', 'x'));
+    expect(missingAccount.code).not.toBe(0);
+    expect(missingAccount.stderr).toContain('no account named "ghost"');
+    const badDuration = await runCli(
+      withConfig('keys', 'create', '--account', 'acme', '--name', 'x', '--expires-in', 'soon'),
+    );
+    expect(badDuration.stderr).toContain('--expires-in "soon" is not a duration');
+    const unknownKey = await runCli(withConfig('keys', 'revoke', 'key_nope'));
+    expect(unknownKey.stderr).toContain('no key with id "key_nope"');
+  });
+
+  it("shows an account's log (empty at first)", async () => {
+    expect(await runCliJson(withConfig('logs', '--account', 'acme', '--limit', '5'))).toEqual([]);
+    expect((await runCli(withConfig('logs', '--account', 'acme'))).stdout).toContain('(none)');
+  });
+
+  it('config check validates the file and names the bad field', async () => {
+    const ok = await runCliJson<{ ok: boolean; models: unknown[] }>(withConfig('config', 'check'));
+    expect(ok.ok).toBe(true);
+    expect(ok.models).toHaveLength(2);
+    const bad = path.join(directory, 'bad.yaml');
+    writeFileSync(
+      bad,
+      'server:\n  port: 99999\nproviders:\n  - name: x\n    type: openai\n    base_url: http://h/v1\n    api_key: ${NOT_SET_ANYWHERE_123}\n',
+    );
+    const result = await runCli(['config', 'check', '--config', bad], { env: { NOT_SET_ANYWHERE_123: '' } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('providers[0].api_key: environment variable NOT_SET_ANYWHERE_123 is not set');
+    const bad2 = path.join(directory, 'bad2.yaml');
+    writeFileSync(bad2, 'server:\n  port: 99999\n');
+    const result2 = await runCli(['config', 'check', '--config', bad2]);
+    expect(result2.stderr).toMatch(/server\.port: .*65535/);
+  });
+
+  it('serve refuses to start on a bad file, naming the field', async () => {
+    const bad = path.join(directory, 'bad3.yaml');
+    writeFileSync(bad, 'models:\n  - name: a\n    provider: nowhere\n');
+    const result = await runCli(['serve', '--config', bad]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('models[0].provider: unknown provider "nowhere"');
+  });
+});

@@ -1,0 +1,132 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAccount } from '../src/accounts/service.js';
+import { parseConfig } from '../src/config/loader.js';
+import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import { findKeyById } from '../src/db/repositories/api-keys.js';
+import type { RequestLogInsert } from '../src/db/repositories/request-log.js';
+import { createKey } from '../src/keys/service.js';
+import { createLogger } from '../src/observability/logger.js';
+import { RequestLogWriter } from '../src/request-log/writer.js';
+
+let directory: string;
+let database: DatabaseHandle;
+let keyId: string;
+let accountId: string;
+const logger = createLogger('silent');
+
+beforeEach(async () => {
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-log-'));
+  database = await openDatabase(parseConfig({ server: { data_dir: directory } }, 'test'));
+  const account = await createAccount(database.db, { name: 'acme' });
+  accountId = account.id;
+  keyId = (await createKey(database.db, Buffer.from('s'.repeat(32)), { account: 'acme', name: 'app' })).info.id;
+});
+
+afterEach(async () => {
+  await database.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function row(index: number, at = Date.now()): RequestLogInsert {
+  return {
+    request_id: `req_${index}`,
+    created_at: at,
+    account_id: accountId,
+    key_id: keyId,
+    key_name: 'app',
+    model: 'm',
+    status: 200,
+    outcome: 'success',
+    stream: 0,
+    latency_ms: 1,
+    usage_estimated: 0,
+  };
+}
+
+function writer(options: Partial<ConstructorParameters<typeof RequestLogWriter>[0]> = {}) {
+  return new RequestLogWriter({
+    database,
+    logger,
+    batchSize: 500,
+    flushIntervalMs: 60_000,
+    maxQueue: 100_000,
+    spillDir: path.join(directory, 'spill'),
+    ...options,
+  });
+}
+
+const count = async () =>
+  Number(
+    (
+      await database.db
+        .selectFrom('request_log')
+        .select((select) => select.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+/** Makes writes fail the way a briefly unavailable database does, then heals it. */
+const breakTable = () => sql`alter table request_log rename to request_log_away`.execute(database.db);
+const healTable = () => sql`alter table request_log_away rename to request_log`.execute(database.db);
+
+describe('request-log writer', () => {
+  it("writes in batches and records each key's last use", async () => {
+    const log = writer();
+    const lastUse = Date.now() - 5000;
+    for (let index = 0; index < 1234; index++) log.enqueue(row(index, lastUse - index));
+    await log.flush();
+    expect(await count()).toBe(1234);
+    expect(log.depth).toBe(0);
+    expect(Number((await findKeyById(database.db, keyId))?.last_used_at)).toBe(lastUse);
+  });
+
+  it('keeps rows when a write fails and writes them once the database is back', async () => {
+    const log = writer();
+    await breakTable();
+    for (let index = 0; index < 10; index++) log.enqueue(row(index));
+    await log.flush();
+    expect(log.depth).toBe(10);
+    await healTable();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await log.flush();
+    expect(log.depth).toBe(0);
+    expect(await count()).toBe(10);
+  });
+
+  it('applies backpressure when the queue is full instead of dropping rows', async () => {
+    const log = writer({ maxQueue: 100 });
+    await breakTable();
+    for (let index = 0; index < 100; index++) log.enqueue(row(index));
+    const wait = log.waitForCapacity();
+    expect(wait).toBeInstanceOf(Promise);
+    let released = false;
+    void wait?.then(() => {
+      released = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(released).toBe(false);
+    await healTable();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await log.flush();
+    await wait;
+    expect(released).toBe(true);
+    expect(await count()).toBe(100);
+  });
+
+  it('spills what it cannot write at shutdown and writes it at the next start', async () => {
+    const log = writer();
+    await breakTable();
+    for (let index = 0; index < 25; index++) log.enqueue(row(index));
+    await log.close(Date.now() + 300);
+    expect(readdirSync(path.join(directory, 'spill'))).toHaveLength(1);
+    await healTable();
+    const next = writer();
+    expect(await next.recoverSpills()).toBe(25);
+    expect(await count()).toBe(25);
+    expect(readdirSync(path.join(directory, 'spill'))).toHaveLength(0);
+  });
+});

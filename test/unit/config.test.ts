@@ -1,0 +1,128 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from '../../src/config/loader.js';
+import { parseDuration, parseSize } from '../../src/config/units.js';
+
+function problemsOf(raw: unknown, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfig(raw, 'test', { env });
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+const provider = {
+  name: 'openai',
+  type: 'openai',
+  base_url: 'https://api.openai.com/v1',
+  api_key: '${OPENAI_API_KEY}',
+};
+const model = { name: 'gpt-4o-mini', provider: 'openai', upstream_model: 'gpt-4o-mini' };
+
+describe('configuration', () => {
+  it('has embedded defaults: 127.0.0.1:8080, ./data, a 16 MB body limit', () => {
+    const config = parseConfig({}, 'test', { cwd: '/srv/app' });
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: '/srv/app/data' });
+    expect(config.limits.maxBodyBytes).toBe(16 * 1024 * 1024);
+    expect(config.providers).toEqual([]);
+  });
+
+  it('accepts the documented minimal shape and interpolates ${ENV} secrets', () => {
+    const config = parseConfig({ providers: [provider], models: [model] }, 'test', {
+      env: { OPENAI_API_KEY: 'sk-live' },
+    });
+    expect(config.providers[0]).toMatchObject({
+      name: 'openai',
+      baseUrl: 'https://api.openai.com/v1',
+      apiKey: 'sk-live',
+    });
+    expect(config.models[0]).toMatchObject({ name: 'gpt-4o-mini', upstreamModel: 'gpt-4o-mini', ownedBy: 'openai' });
+  });
+
+  it('supports ${VAR:-default} and $${literal}', () => {
+    const config = parseConfig(
+      { providers: [{ ...provider, api_key: '${MISSING:-fallback}', headers: { 'x-note': '$${NOT_A_VAR}' } }] },
+      'test',
+      { env: {} },
+    );
+    expect(config.providers[0]?.apiKey).toBe('fallback');
+    expect(config.providers[0]?.headers['x-note']).toBe('${NOT_A_VAR}');
+  });
+
+  it('names the field and the problem', () => {
+    expect(problemsOf({ providers: [provider] }, {})).toEqual([
+      'providers[0].api_key: environment variable OPENAI_API_KEY is not set',
+    ]);
+    expect(problemsOf({ server: { port: 'eighty' } })[0]).toMatch(/^server\.port: /);
+    expect(problemsOf({ server: { prot: 1 } })).toEqual(['server: unknown field "prot"']);
+    expect(problemsOf({ providers: [{ ...provider, base_url: 'ftp://x' }] }, { OPENAI_API_KEY: 'k' })[0]).toMatch(
+      /^providers\[0\]\.base_url: /,
+    );
+    expect(problemsOf({ providers: [{ ...provider, type: 'nope' }] }, { OPENAI_API_KEY: 'k' })[0]).toMatch(
+      /^providers\[0\]\.type: /,
+    );
+    expect(problemsOf({ models: [model] })).toEqual([
+      'models[0].provider: unknown provider "openai" (defined providers: none)',
+    ]);
+    expect(problemsOf({ limits: { max_body_size: 'huge' } })[0]).toContain(
+      'limits.max_body_size: "huge" is not a size',
+    );
+    expect(
+      problemsOf({ providers: [{ ...provider, timeouts: { connect: 'soon' } }] }, { OPENAI_API_KEY: 'k' })[0],
+    ).toContain('providers[0].timeouts.connect: "soon" is not a duration');
+    expect(problemsOf({ models: [{ provider: 'x' }] })).toContain('models[0].name: is required');
+  });
+
+  it('refuses duplicate names', () => {
+    const problems = problemsOf({ providers: [provider, provider], models: [model, model] }, { OPENAI_API_KEY: 'k' });
+    expect(problems).toContain('providers[1].name: duplicate provider name "openai"');
+    expect(problems).toContain('models[1].name: duplicate model name "gpt-4o-mini"');
+  });
+
+  it('loads YAML files, lets flags override them, and reports YAML syntax errors', () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'switchboard-config-'));
+    const file = path.join(directory, 'switchboard.yaml');
+    writeFileSync(file, 'server:\n  port: 9000\n  host: 0.0.0.0\n');
+    const loaded = loadConfig({ file, overrides: { port: 7000 }, cwd: directory, env: {} });
+    expect(loaded.config.server).toMatchObject({ port: 7000, host: '0.0.0.0', dataDir: path.join(directory, 'data') });
+    writeFileSync(file, 'server:\n  port: [1,\n');
+    expect(() => loadConfig({ file, env: {} })).toThrow(/YAML syntax/);
+    expect(() => loadConfig({ file: path.join(directory, 'missing.yaml'), env: {} })).toThrow(
+      /cannot read the file: ENOENT/,
+    );
+  });
+
+  it('picks ./switchboard.yaml up when no file is named', () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'switchboard-config-'));
+    expect(loadConfig({ cwd: directory, env: {} }).file).toBeUndefined();
+    writeFileSync(path.join(directory, 'switchboard.yaml'), 'server:\n  port: 9100\n');
+    const loaded = loadConfig({ cwd: directory, env: {} });
+    expect(loaded.file).toBe(path.join(directory, 'switchboard.yaml'));
+    expect(loaded.config.server.port).toBe(9100);
+  });
+
+  it('parses durations and sizes', () => {
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('30d')).toBe(2_592_000_000);
+    expect(parseDuration('250')).toBe(250);
+    expect(parseDuration('5 minutes')).toBeUndefined();
+    expect(parseSize('16mb')).toBe(16 * 1024 * 1024);
+    expect(parseSize('512kb')).toBe(512 * 1024);
+    expect(parseSize('lots')).toBeUndefined();
+  });
+});
+
+describe('switchboard.example.yaml', () => {
+  it('is a valid configuration (the documentation and the schema agree)', () => {
+    const file = path.resolve(import.meta.dirname, '../../switchboard.example.yaml');
+    const { config } = loadConfig({ file, env: { OPENAI_API_KEY: 'sk-test' } });
+    expect(config.providers.map((provider) => provider.name)).toEqual(['openai', 'ollama']);
+    expect(config.models[0]?.pricing?.cachedInputPerMillion).toBe(0.075);
+    expect(config.keys.secret).toBeUndefined();
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { costOf, estimateUsage, readUsage } from '../../src/usage/usage.js';
+
+const pricing = { inputPerMillion: 2.5, outputPerMillion: 10, cachedInputPerMillion: 1.25, reasoningPerMillion: 10 };
+
+describe('usage and cost', () => {
+  it('reads OpenAI usage including cached and reasoning tokens', () => {
+    expect(
+      readUsage({
+        prompt_tokens: 1000,
+        completion_tokens: 500,
+        total_tokens: 1500,
+        prompt_tokens_details: { cached_tokens: 400 },
+        completion_tokens_details: { reasoning_tokens: 200 },
+      }),
+    ).toEqual({
+      promptTokens: 1000,
+      completionTokens: 500,
+      totalTokens: 1500,
+      cachedTokens: 400,
+      reasoningTokens: 200,
+      estimated: false,
+    });
+    expect(readUsage(null)).toBeUndefined();
+  });
+
+  it('prices cached input and reasoning separately (they are inside prompt and completion counts)', () => {
+    const usage = readUsage({
+      prompt_tokens: 1_000_000,
+      completion_tokens: 1_000_000,
+      total_tokens: 2_000_000,
+      prompt_tokens_details: { cached_tokens: 400_000 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
+    if (!usage) throw new Error('usage expected');
+    // 600k * 2.5 + 400k * 1.25 + 1M * 10 = 1.5 + 0.5 + 10
+    expect(costOf(usage, pricing)).toBe(12);
+    expect(costOf(usage, { ...pricing, reasoningPerMillion: 60 })).toBe(12);
+    expect(costOf({ ...usage, reasoningTokens: 500_000 }, { ...pricing, reasoningPerMillion: 60 })).toBe(12 + 0.5 * 50);
+    expect(costOf(usage, undefined)).toBeNull();
+  });
+
+  it('never estimates a request as zero tokens', () => {
+    const estimate = estimateUsage(0, 0);
+    expect(estimate.promptTokens).toBeGreaterThan(0);
+    expect(estimate.estimated).toBe(true);
+    expect(estimateUsage(400, 40)).toMatchObject({ promptTokens: 100, completionTokens: 10, totalTokens: 110 });
+  });
+});
