@@ -98,8 +98,15 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       },
       ...(options.models ?? []),
     ],
-    ...options.config,
   };
+  // Sections given by the test are merged over the defaults, key by key.
+  for (const [section, value] of Object.entries(options.config ?? {})) {
+    const current = (raw as Record<string, unknown>)[section];
+    (raw as Record<string, unknown>)[section] =
+      current && typeof current === 'object' && !Array.isArray(current) && value && typeof value === 'object' && !Array.isArray(value)
+        ? { ...current, ...value }
+        : value;
+  }
   const config = parseConfig(raw, 'test');
   const logLines: string[] = [];
   const sink = new Writable({

@@ -291,7 +291,7 @@ async function defaultBehaviour(request: RecordedRequest, response: ServerRespon
         delayMs: 100,
       });
     case 'slow-json':
-      await sleep(1500);
+      await sleep(800);
       return sendJson(response, 200, completion(model, content, body));
     default:
       if (streaming) return stream(response, request, model, { pieces: splitIntoPieces(content) });
