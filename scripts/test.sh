@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: lint, typecheck, build, then unit, integration and compatibility tests
-# (vitest; the Python SDK tests run inside it from a virtualenv this script prepares). The last line printed is
-# the test runner's summary.
+# (vitest; the Python SDK tests run inside it from a virtualenv this script prepares), and the integration
+# tests a second time on PostgreSQL. The last line printed is the test runner's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,5 +15,7 @@ step 'build'
 npm run --silent build
 step 'python compatibility environment'
 bash scripts/setup-python-compat.sh
-step 'tests (vitest: unit, integration, compatibility)'
+step 'PostgreSQL and Redis servers'
+eval "$(bash scripts/test-services.sh)"
+step 'tests (vitest: unit, integration, compatibility; integration again on PostgreSQL)'
 npx vitest run

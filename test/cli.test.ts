@@ -4,16 +4,20 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isWellFormedKey } from '../src/keys/format.js';
 import { runCli, runCliJson } from './support/cli.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
 
 let directory: string;
 let configFile: string;
+let database: TestDatabase;
 
-beforeAll(() => {
+beforeAll(async () => {
   directory = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-'));
   configFile = path.join(directory, 'switchboard.yaml');
+  database = await createTestDatabase();
   writeFileSync(
     configFile,
     [
+      ...(database.url ? ['database:', `  url: ${database.url}`] : []),
       'server:',
       `  data_dir: ${path.join(directory, 'data')}`,
       'providers:',
@@ -30,7 +34,10 @@ beforeAll(() => {
   );
 });
 
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(directory, { recursive: true, force: true });
+  await database.drop();
+});
 
 const withConfig = (...args: string[]) => [...args, '--config', configFile];
 

@@ -11,8 +11,10 @@ import type { RequestLogInsert } from '../src/db/repositories/request-log.js';
 import { createKey } from '../src/keys/service.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
 
 let directory: string;
+let testDatabase: TestDatabase;
 let database: DatabaseHandle;
 let keyId: string;
 let accountId: string;
@@ -20,7 +22,9 @@ const logger = createLogger('silent');
 
 beforeEach(async () => {
   directory = mkdtempSync(path.join(tmpdir(), 'switchboard-log-'));
-  database = await openDatabase(parseConfig({ server: { data_dir: directory } }, 'test'));
+  testDatabase = await createTestDatabase();
+  const raw = { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) };
+  database = await openDatabase(parseConfig(raw, 'test'));
   const account = await createAccount(database.db, { name: 'acme' });
   accountId = account.id;
   keyId = (await createKey(database.db, Buffer.from('s'.repeat(32)), { account: 'acme', name: 'app' })).info.id;
@@ -28,6 +32,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await database.close();
+  await testDatabase.drop();
   rmSync(directory, { recursive: true, force: true });
 });
 

@@ -2,9 +2,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config/loader.js';
+import { openDatabase } from '../src/db/connect.js';
 import { runCliJson, switchboardBin } from './support/cli.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 /**
@@ -14,6 +16,7 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
 
 let mock: MockUpstream;
 const directories: string[] = [];
+const databases: TestDatabase[] = [];
 
 beforeAll(async () => {
   mock = await startMockUpstream();
@@ -22,6 +25,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await mock.close();
   for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+  for (const database of databases) await database.drop();
 });
 
 interface Server {
@@ -29,16 +33,20 @@ interface Server {
   url: string;
   key: string;
   dataDir: string;
+  databaseUrl: string | undefined;
   exited: Promise<number | null>;
 }
 
 async function startServer(extraYaml = ''): Promise<Server> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-shutdown-'));
   directories.push(dataDir);
+  const database = await createTestDatabase();
+  databases.push(database);
   const configFile = path.join(dataDir, 'switchboard.yaml');
+  const databaseYaml = database.url ? `database:\n  url: ${database.url}\n` : '';
   writeFileSync(
     configFile,
-    `server:\n  port: 0\n  data_dir: ${dataDir}\n${extraYaml}\nproviders:\n  - name: mock\n    type: openai\n    base_url: ${mock.baseUrl}\nmodels:\n  - name: slow\n    provider: mock\n    upstream_model: slow-stream\n  - name: fast\n    provider: mock\n    upstream_model: mock\n`,
+    `${databaseYaml}server:\n  port: 0\n  data_dir: ${dataDir}\n${extraYaml}\nproviders:\n  - name: mock\n    type: openai\n    base_url: ${mock.baseUrl}\nmodels:\n  - name: slow\n    provider: mock\n    upstream_model: slow-stream\n  - name: fast\n    provider: mock\n    upstream_model: mock\n`,
   );
   await runCliJson(['accounts', 'create', 'acme', '--config', configFile]);
   const created = await runCliJson<{ key: string }>([
@@ -65,7 +73,7 @@ async function startServer(extraYaml = ''): Promise<Server> {
     });
     child.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
   });
-  return { process: child, url, key: created.key, dataDir, exited };
+  return { process: child, url, key: created.key, dataDir, databaseUrl: database.url, exited };
 }
 
 function stream(server: Server, model: string) {
@@ -80,17 +88,19 @@ function stream(server: Server, model: string) {
   }));
 }
 
-function logRows(dataDir: string) {
-  const database = new Database(path.join(dataDir, 'switchboard.db'), { readonly: true });
+async function logRows(server: Server) {
+  const raw = {
+    server: { data_dir: server.dataDir },
+    ...(server.databaseUrl ? { database: { url: server.databaseUrl } } : {}),
+  };
+  const database = await openDatabase(parseConfig(raw, 'test'));
   try {
-    return database.prepare('select request_id, outcome, status, error_code from request_log').all() as Array<{
-      request_id: string;
-      outcome: string;
-      status: number;
-      error_code: string | null;
-    }>;
+    return await database.db
+      .selectFrom('request_log')
+      .select(['request_id', 'outcome', 'status', 'error_code'])
+      .execute();
   } finally {
-    database.close();
+    await database.close();
   }
 }
 
@@ -110,7 +120,7 @@ describe('graceful shutdown (SIGTERM)', () => {
       expect(result.text).not.toContain('"error"');
       expect(result.text).toContain('w49');
     }
-    const rows = logRows(server.dataDir);
+    const rows = await logRows(server);
     const ids = new Set(rows.map((row) => row.request_id));
     for (const result of [...quick, ...finished]) expect(ids.has(result.id)).toBe(true);
     expect(rows.every((row) => row.outcome === 'success')).toBe(true);
@@ -127,7 +137,7 @@ describe('graceful shutdown (SIGTERM)', () => {
       expect(result.text).toContain('server_shutting_down');
       expect(result.text.endsWith('data: [DONE]\n\n')).toBe(true);
     }
-    const rows = logRows(server.dataDir);
+    const rows = await logRows(server);
     for (const result of finished) {
       const row = rows.find((candidate) => candidate.request_id === result.id);
       expect(row).toMatchObject({ outcome: 'error', error_code: 'server_shutting_down' });

@@ -82,6 +82,13 @@ export function parseConfig(raw: unknown, source: string, options: LoadConfigOpt
   if (overrides.host !== undefined) config.server.host = overrides.host;
   if (overrides.port !== undefined) config.server.port = overrides.port;
   if (overrides.dataDir !== undefined) config.server.dataDir = overrides.dataDir;
+  // The one setting also taken from the environment without a reference in the file: deployments inject it.
+  if (env.SWITCHBOARD_DATABASE_URL) {
+    if (!/^postgres(ql)?:\/\//.test(env.SWITCHBOARD_DATABASE_URL)) {
+      throw new ConfigError(source, ['SWITCHBOARD_DATABASE_URL: must be a postgres:// or postgresql:// URL']);
+    }
+    config.database.url = env.SWITCHBOARD_DATABASE_URL;
+  }
   config.server.dataDir = path.resolve(options.cwd ?? process.cwd(), config.server.dataDir);
   return config;
 }

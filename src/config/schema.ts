@@ -53,10 +53,20 @@ const serverSchema = z
 
 const databaseSchema = z
   .strictObject({
-    /** SQLite file; relative paths are resolved against server.data_dir. */
+    /** SQLite file; relative paths are resolved against server.data_dir. Used when `url` is not set. */
     sqlite_path: z.string().min(1).default('switchboard.db'),
+    /** PostgreSQL connection URL (postgres://user:password@host:5432/db); when set, PostgreSQL is the database. */
+    url: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+        .optional(),
+    ),
+    /** Connections per gateway process (PostgreSQL only). */
+    pool_size: z.number().int().min(1).max(200).default(10),
   })
-  .transform((database) => ({ sqlitePath: database.sqlite_path }));
+  .transform((database) => ({ sqlitePath: database.sqlite_path, url: database.url, poolSize: database.pool_size }));
 
 const keysSchema = z
   .strictObject({

@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import type { Config } from '../config/schema.js';
 import type { Dialect } from './migrations/dialect.js';
 import { migrations } from './migrations/index.js';
@@ -43,6 +44,45 @@ function openSqlite(config: Config): DatabaseHandle {
   };
 }
 
+/** postgres://user:secret@host/db -> postgres://user@host/db, for log lines and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparseable url)';
+  }
+}
+
+function openPostgres(config: Config, url: string): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: config.database.poolSize,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    // Times are epoch milliseconds and ids are far below 2^53, so int8 columns are read as numbers (pg's default
+    // is strings). Set per pool, not on pg's global type registry.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === 20
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // A connection dropped while idle (server restart, network blip) must not crash the process; the pool reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    location: redactUrl(url),
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
 export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
   const migrator = new Migrator({
     db: handle.db,
@@ -66,13 +106,17 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
   }
 }
 
-/** Opens the configured database and brings its schema up to date. */
+/** Opens the configured database (PostgreSQL when database.url is set, else SQLite) and migrates it. */
 export async function openDatabase(config: Config): Promise<DatabaseHandle> {
-  const handle = openSqlite(config);
+  const handle = config.database.url ? openPostgres(config, config.database.url) : openSqlite(config);
   try {
     await migrateToLatest(handle);
   } catch (error) {
     await handle.close();
+    if (handle.dialect === 'postgres') {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`cannot use the PostgreSQL database at ${handle.location}: ${reason}`);
+    }
     throw error;
   }
   return handle;

@@ -8,6 +8,7 @@ import { loadKeySecret } from '../../src/keys/secret.js';
 import { createKey } from '../../src/keys/service.js';
 import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { createTestDatabase } from './database.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
 
 /** The secret the mock provider is configured with; it must reach the upstream and nothing else. */
@@ -51,6 +52,8 @@ export interface TestGateway {
   /** Every log line the gateway wrote. */
   logLines: string[];
   secret: Buffer;
+  /** Environment for CLI processes so they open this gateway's database (PostgreSQL runs need the URL). */
+  cliEnv: Record<string, string>;
   newKey(options?: {
     account?: string;
     models?: string[];
@@ -71,7 +74,9 @@ export interface TestGatewayOptions {
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'switchboard-test-'));
+  const database = await createTestDatabase();
   const raw = {
+    ...(database.url ? { database: { url: database.url } } : {}),
     server: { host: '127.0.0.1', port: 0, data_dir: dataDir, stream_keepalive: '10s', shutdown_timeout: '5s' },
     request_log: { flush_interval: '50ms' },
     providers: [
@@ -103,7 +108,12 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   for (const [section, value] of Object.entries(options.config ?? {})) {
     const current = (raw as Record<string, unknown>)[section];
     (raw as Record<string, unknown>)[section] =
-      current && typeof current === 'object' && !Array.isArray(current) && value && typeof value === 'object' && !Array.isArray(value)
+      current &&
+      typeof current === 'object' &&
+      !Array.isArray(current) &&
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value)
         ? { ...current, ...value }
         : value;
   }
@@ -140,9 +150,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     dataDir,
     logLines,
     secret,
+    cliEnv: database.env,
     newKey,
     close: async () => {
       await gateway.close();
+      await database.drop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
