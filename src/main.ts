@@ -1,14 +1,20 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { AccessChangeFeed } from './access/change-feed.js';
 import { buildModelCatalog } from './access/policy.js';
 import { createDataPlane, type DataPlane } from './api/v1/data-plane.js';
 import type { Config } from './config/schema.js';
 import { type DatabaseHandle, openDatabase } from './db/connect.js';
+import { sumSpend } from './db/repositories/request-log.js';
 import { Authenticator } from './keys/authenticate.js';
 import { loadKeySecret } from './keys/secret.js';
+import type { Limiter } from './limits/limiter.js';
+import { MemoryLimiter, type SpendLoader } from './limits/memory-limiter.js';
+import { RedisLimiter } from './limits/redis-limiter.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { ProviderRegistry } from './providers/registry.js';
+import { connectRedis } from './redis/connect.js';
 import { RequestLogWriter } from './request-log/writer.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
@@ -71,12 +77,50 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     catalog,
     logger,
     cacheTtlMs: config.keys.cacheTtlMs,
-    changePollIntervalMs: config.keys.changePollIntervalMs,
+    limitDefaults: { account: config.limits.accountDefaults, key: config.limits.keyDefaults },
   });
-  await authenticator.start();
 
-  dataPlane = createDataPlane({ config, catalog, authenticator, router, logWriter, metrics, logger });
-  const app = buildApp({ dataPlane, database, metrics, logger });
+  const redisUrl = config.redis.url;
+  const redisOptions = redisUrl
+    ? {
+        url: redisUrl,
+        commandTimeoutMs: config.redis.commandTimeoutMs,
+        logger,
+        onStatus: (up: boolean) => metrics.redisUp.set(up ? 1 : 0),
+      }
+    : undefined;
+  const redis = redisOptions ? connectRedis(redisOptions) : undefined;
+  const subscriber = redisOptions ? connectRedis(redisOptions, 'subscriber') : undefined;
+
+  const changeFeed = new AccessChangeFeed({
+    db: database.db,
+    logger,
+    pollIntervalMs: config.keys.changePollIntervalMs,
+    subscriber,
+    keyPrefix: config.redis.keyPrefix,
+    onChange: () => authenticator.invalidateAll(),
+  });
+  await changeFeed.start();
+
+  const loadSpend: SpendLoader = (subject, _period, since) => {
+    const [kind, id] = subject.id.split(':') as [string, string];
+    return sumSpend(database.db, kind === 'account' ? { accountId: id } : { keyId: id }, since);
+  };
+  const localLimiter = new MemoryLimiter(loadSpend);
+  const limiter: Limiter = redis
+    ? new RedisLimiter({
+        redis,
+        keyPrefix: config.redis.keyPrefix,
+        loadSpend,
+        local: localLimiter,
+        onUnavailable: config.redis.onUnavailable,
+        logger,
+        onFallback: (kind, policy) => metrics.limiterFallbacks.inc({ kind, policy }),
+      })
+    : localLimiter;
+
+  dataPlane = createDataPlane({ config, catalog, authenticator, router, logWriter, metrics, logger, limiter });
+  const app = buildApp({ dataPlane, database, metrics, logger, redis });
   await app.listen({ host: config.server.host, port: config.server.port });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -115,7 +159,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     }
     app.server.closeAllConnections();
     await app.close();
-    authenticator.close();
+    changeFeed.close();
+    await limiter.close();
+    redis?.disconnect();
+    subscriber?.disconnect();
     // The log gets its own few seconds after the requests, so rows of requests finished at the deadline are kept.
     await writer.close(Math.max(deadline, Date.now()) + 5000);
     await registry.close();

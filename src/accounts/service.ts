@@ -10,6 +10,7 @@ import {
 } from '../db/repositories/accounts.js';
 import type { Database } from '../db/schema.js';
 import { newId } from '../keys/format.js';
+import { parseStoredLimits, type StoredLimits, validateLimitChange } from '../limits/settings.js';
 import { conflict, invalidRequest, notFound } from '../server/errors.js';
 
 /** An account as the CLI and the management API present it. */
@@ -20,6 +21,8 @@ export interface Account {
   models: string[];
   disabled: boolean;
   logBodies: boolean;
+  /** Limits set on the account itself; limits not set here follow limits.account_defaults in the configuration. */
+  limits: StoredLimits;
   createdAt: string;
 }
 
@@ -30,6 +33,7 @@ export function toAccount(row: AccountRow): Account {
     models: JSON.parse(row.allowed_models) as string[],
     disabled: row.disabled === 1,
     logBodies: row.log_bodies === 1,
+    limits: parseStoredLimits(row.limits),
     createdAt: new Date(Number(row.created_at)).toISOString(),
   };
 }
@@ -66,6 +70,7 @@ export async function createAccount(
     disabled: 0,
     log_bodies: 0,
     created_at: Date.now(),
+    limits: null,
   };
   await insertAccount(db, row);
   return toAccount(row);
@@ -102,7 +107,7 @@ export async function setAccountFlags(
   flags: { disabled?: boolean | undefined; logBodies?: boolean | undefined },
 ): Promise<Account> {
   const row = await requireAccount(db, nameOrId);
-  const changes: Partial<Pick<AccountRow, 'disabled' | 'log_bodies'>> = {};
+  const changes: Partial<Pick<AccountRow, 'disabled' | 'log_bodies' | 'limits'>> = {};
   if (flags.disabled !== undefined) changes.disabled = flags.disabled ? 1 : 0;
   if (flags.logBodies !== undefined) changes.log_bodies = flags.logBodies ? 1 : 0;
   await db.transaction().execute(async (transaction) => {
@@ -110,4 +115,22 @@ export async function setAccountFlags(
     await recordAccessChange(transaction, 'account_changed', row.id);
   });
   return toAccount({ ...row, ...changes });
+}
+
+/**
+ * Changes some limits of an account: each field given replaces the stored one (null removes the limit, even a
+ * configured default); fields not given stay as they are.
+ */
+export async function setAccountLimits(
+  db: Kysely<Database>,
+  nameOrId: string,
+  change: Record<string, unknown>,
+): Promise<Account> {
+  const row = await requireAccount(db, nameOrId);
+  const limits = JSON.stringify({ ...parseStoredLimits(row.limits), ...validateLimitChange(change) });
+  await db.transaction().execute(async (transaction) => {
+    await updateAccount(transaction, row.id, { limits });
+    await recordAccessChange(transaction, 'account_changed', row.id);
+  });
+  return toAccount({ ...row, limits });
 }

@@ -4,9 +4,11 @@ import {
   createAccount,
   listAllAccounts,
   setAccountFlags,
+  setAccountLimits,
   setAccountModels,
 } from '../accounts/service.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
+import { describeLimits, type LimitFlags, limitChangeFromFlags, withLimitOptions } from './limit-options.js';
 import { type Output, printJson, printTable, splitList } from './output.js';
 
 function printAccount(output: Output, account: Account, verb: string): void {
@@ -43,12 +45,13 @@ export function accountsCommand(): Command {
       if (output.json) return printJson(output, list);
       printTable(
         output,
-        ['NAME', 'ID', 'MODELS', 'STATUS', 'BODY LOGGING', 'CREATED'],
+        ['NAME', 'ID', 'MODELS', 'STATUS', 'LIMITS', 'BODY LOGGING', 'CREATED'],
         list.map((account) => [
           account.name,
           account.id,
           account.models.join(','),
           account.disabled ? 'disabled' : 'active',
+          describeLimits(account.limits),
           account.logBodies ? 'on' : 'off',
           account.createdAt,
         ]),
@@ -90,6 +93,24 @@ export function accountsCommand(): Command {
       const account = await setAccountFlags(database.db, name, { logBodies: state === 'on' });
       if (output.json) return printJson(output, account);
       output.write(`Body logging for ${account.name} is ${account.logBodies ? 'on' : 'off'}.`);
+    });
+  });
+
+  withCommonOptions(
+    withLimitOptions(
+      accounts
+        .command('set-limits <name>')
+        .description('set rate limits and budgets of an account ("none" removes one; unset ones keep their value)'),
+    ),
+  ).action(async (name: string, options: CommonOptions & LimitFlags) => {
+    const change = limitChangeFromFlags(options);
+    await withContext(options, async ({ database, output }) => {
+      const account = await setAccountLimits(database.db, name, change);
+      if (output.json) {
+        printJson(output, account);
+        return;
+      }
+      output.write(`Limits of ${account.name}: ${describeLimits(account.limits)}.`);
     });
   });
 

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
+import { publishAccessChange } from '../access/change-feed.js';
 import { type LoadedConfig, loadConfig } from '../config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../db/connect.js';
+import { latestAccessChangeId } from '../db/repositories/access-changes.js';
 import { loadKeySecret } from '../keys/secret.js';
 import { consoleOutput, type Output } from './output.js';
 
@@ -37,9 +39,38 @@ export async function withContext<T>(options: CommonOptions, use: (context: CliC
     secret: () => loadKeySecret(loaded.config.server.dataDir, loaded.config.keys.secret),
     close: () => database.close(),
   };
+  const changesBefore = await latestAccessChangeId(database.db);
   try {
-    return await use(context);
+    const result = await use(context);
+    await announceChanges(loaded, database, changesBefore);
+    return result;
   } finally {
     await context.close();
+  }
+}
+
+/**
+ * Servers poll the database for access changes; with Redis configured they are also told at once. A failure to
+ * publish is only a warning: the poll still delivers the change within a second.
+ */
+async function announceChanges(loaded: LoadedConfig, database: DatabaseHandle, changesBefore: number): Promise<void> {
+  const url = loaded.config.redis.url;
+  if (!url || (await latestAccessChangeId(database.db)) === changesBefore) return;
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await redis.connect();
+    await publishAccessChange(redis, loaded.config.redis.keyPrefix);
+  } catch (error) {
+    process.stderr.write(
+      `warning: could not notify servers through Redis (${(error as Error).message}); they will see the change within a second\n`,
+    );
+  } finally {
+    redis.disconnect();
   }
 }

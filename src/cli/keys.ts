@@ -1,7 +1,16 @@
 import { Command } from 'commander';
 import { parseDuration } from '../config/units.js';
-import { type ApiKeyInfo, type CreatedKey, createKey, listKeys, revokeKey, rotateKey } from '../keys/service.js';
+import {
+  type ApiKeyInfo,
+  type CreatedKey,
+  createKey,
+  listKeys,
+  revokeKey,
+  rotateKey,
+  setKeyLimits,
+} from '../keys/service.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
+import { describeLimits, type LimitFlags, limitChangeFromFlags, withLimitOptions } from './limit-options.js';
 import { type Output, printJson, printTable, splitList } from './output.js';
 
 function durationOption(text: string, flag: string): number {
@@ -38,6 +47,7 @@ function keyRow(key: ApiKeyInfo): string[] {
     key.createdAt,
     key.lastUsedAt ?? 'never',
     key.expiresAt ?? 'never',
+    describeLimits(key.limits),
   ];
 }
 
@@ -86,7 +96,7 @@ export function keysCommand(): Command {
       if (output.json) return printJson(output, list);
       printTable(
         output,
-        ['ID', 'NAME', 'ENV', 'KEY', 'STATUS', 'MODELS', 'CREATED', 'LAST USED', 'EXPIRES'],
+        ['ID', 'NAME', 'ENV', 'KEY', 'STATUS', 'MODELS', 'CREATED', 'LAST USED', 'EXPIRES', 'LIMITS'],
         list.map(keyRow),
       );
     });
@@ -120,6 +130,24 @@ export function keysCommand(): Command {
           ? `The old key ${previous.id} (${previous.display}) keeps working until ${previous.expiresAt}.`
           : `The old key ${previous.id} (${previous.display}) no longer works.`,
       );
+    });
+  });
+
+  withCommonOptions(
+    withLimitOptions(
+      keys
+        .command('set-limits <keyId>')
+        .description('set rate limits and budgets of a key ("none" removes one; unset ones keep their value)'),
+    ),
+  ).action(async (keyId: string, options: CommonOptions & LimitFlags) => {
+    const change = limitChangeFromFlags(options);
+    await withContext(options, async ({ database, output }) => {
+      const key = await setKeyLimits(database.db, keyId, change);
+      if (output.json) {
+        printJson(output, key);
+        return;
+      }
+      output.write(`Limits of ${key.id} ("${key.name}"): ${describeLimits(key.limits)}.`);
     });
   });
 

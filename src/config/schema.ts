@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { limitSettingsSchema, noLimits } from '../limits/settings.js';
 import { parseDuration, parseSize } from './units.js';
 
 /**
@@ -100,8 +101,50 @@ const limitsSchema = z
   .strictObject({
     /** Largest accepted request body. Coding agents send 1-2 MB, so the default leaves room. */
     max_body_size: size.default(16 * 1024 * 1024),
+    /** Limits of every account unless set on the account itself (CLI or management API). */
+    account_defaults: limitSettingsSchema.default(noLimits),
+    /** Limits of every key unless set on the key itself. */
+    key_defaults: limitSettingsSchema.default(noLimits),
+    /** Tokens reserved for the answer when a request sets no max_tokens; settled to the real count afterwards. */
+    completion_token_reserve: z.number().int().min(0).default(1024),
   })
-  .transform((limits) => ({ maxBodyBytes: limits.max_body_size }));
+  .transform((limits) => ({
+    maxBodyBytes: limits.max_body_size,
+    accountDefaults: limits.account_defaults,
+    keyDefaults: limits.key_defaults,
+    completionTokenReserve: limits.completion_token_reserve,
+  }));
+
+const fallbackPolicy = z.enum(['local', 'allow', 'deny']);
+
+const redisSchema = z
+  .strictObject({
+    /** redis://[user:password@]host:6379[/db]; when set, limits and budgets are shared by every node. */
+    url: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+        .optional(),
+    ),
+    key_prefix: z.string().default('switchboard:'),
+    /** A Redis command slower than this counts as Redis being unavailable. */
+    command_timeout: duration.default(500),
+    on_unavailable: z
+      .strictObject({
+        /** local: this node's own counters; allow: no rate limits; deny: refuse with 503. */
+        rate_limits: fallbackPolicy.default('local'),
+        /** Budgets fail closed by default: spending unchecked is worse than refusing for a moment. */
+        budgets: fallbackPolicy.default('deny'),
+      })
+      .default({ rate_limits: 'local', budgets: 'deny' }),
+  })
+  .transform((redis) => ({
+    url: redis.url,
+    keyPrefix: redis.key_prefix,
+    commandTimeoutMs: redis.command_timeout,
+    onUnavailable: { rateLimits: redis.on_unavailable.rate_limits, budgets: redis.on_unavailable.budgets },
+  }));
 
 const loggingSchema = z
   .strictObject({
@@ -183,6 +226,7 @@ export const configSchema = z
     keys: keysSchema.default(keysSchema.parse({})),
     request_log: requestLogSchema.default(requestLogSchema.parse({})),
     limits: limitsSchema.default(limitsSchema.parse({})),
+    redis: redisSchema.default(redisSchema.parse({})),
     logging: loggingSchema.default(loggingSchema.parse({})),
     providers: z.array(providerSchema).default([]),
     models: z.array(modelSchema).default([]),
@@ -225,6 +269,7 @@ export const configSchema = z
     keys: config.keys,
     requestLog: config.request_log,
     limits: config.limits,
+    redis: config.redis,
     logging: config.logging,
     providers: config.providers,
     models: config.models,

@@ -86,6 +86,8 @@ function openPostgres(config: Config, url: string): DatabaseHandle {
 export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
   const migrator = new Migrator({
     db: handle.db,
+    // Migrations are developed on branches and numbered by feature; each is independent of the others.
+    allowUnorderedMigrations: true,
     provider: {
       getMigrations: async () => {
         const result: Record<string, Migration> = {};

@@ -14,6 +14,8 @@ export interface AccountsTable {
   /** Whether request and response bodies are kept in this account's request log. */
   log_bodies: number;
   created_at: number;
+  /** JSON of the limits set on this account (see limits/settings.ts); null = configured defaults. */
+  limits: string | null;
 }
 
 export interface ApiKeysTable {
@@ -32,6 +34,8 @@ export interface ApiKeysTable {
   revoked_at: number | null;
   /** Set when the key was rotated: the id of its successor. */
   replaced_by: string | null;
+  /** JSON of the limits set on this key; null = configured defaults. */
+  limits: string | null;
 }
 
 /** An append-only feed of "something about keys or access changed", polled by every server process. */

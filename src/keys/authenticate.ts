@@ -1,9 +1,10 @@
 import { hash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { allowedModels, type ModelCatalog } from '../access/policy.js';
-import { latestAccessChangeId } from '../db/repositories/access-changes.js';
 import { findKeyByHmac } from '../db/repositories/api-keys.js';
 import type { Database } from '../db/schema.js';
+import type { LimitSubject } from '../limits/limiter.js';
+import { effectiveLimits, hasAnyLimit, type LimitSettings, parseStoredLimits } from '../limits/settings.js';
 import type { Logger } from '../observability/logger.js';
 import { ApiError, forbidden, unauthorized } from '../server/errors.js';
 import { hashKey, isWellFormedKey, maskPresentedKey } from './format.js';
@@ -11,8 +12,8 @@ import { hashKey, isWellFormedKey, maskPresentedKey } from './format.js';
 /**
  * Where a data-plane request is authenticated: the Authorization header is parsed exactly (`Bearer`, one space, the
  * key), the key is HMAC-ed and looked up through a short-lived in-process cache, and the result is a Principal.
- * The cache is cleared whenever the access-change feed moves (a key revoked or rotated, an account's models changed),
- * which every process polls, so a revocation anywhere takes effect everywhere within the poll interval.
+ * The cache is cleared whenever the access-change feed (access/change-feed.ts) reports a change anywhere (a key
+ * revoked or rotated, an account's models changed), so a revocation takes effect on every node within a second.
  */
 
 export interface Principal {
@@ -24,6 +25,10 @@ export interface Principal {
   models: readonly string[];
   modelSet: ReadonlySet<string>;
   logBodies: boolean;
+  /** Effective limits: what is stored on the account and the key, over the configured defaults. */
+  limits: { account: LimitSettings; key: LimitSettings };
+  /** The account and key as limiter subjects; empty when neither has any limit (the limiter is skipped). */
+  limitSubjects: readonly LimitSubject[];
 }
 
 interface KnownKey {
@@ -75,7 +80,7 @@ export interface AuthenticatorOptions {
   catalog: ModelCatalog;
   logger: Logger;
   cacheTtlMs: number;
-  changePollIntervalMs: number;
+  limitDefaults: { account: LimitSettings; key: LimitSettings };
   maxCacheEntries?: number;
 }
 
@@ -84,47 +89,16 @@ export class Authenticator {
   private readonly pending = new Map<string, Promise<KnownKey | null>>();
   /** Bumped on every invalidation; a lookup that started before a bump must not repopulate the cache. */
   private generation = 0;
-  private lastChangeId = 0;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private polling = false;
   private readonly maxEntries: number;
 
   constructor(private readonly options: AuthenticatorOptions) {
     this.maxEntries = options.maxCacheEntries ?? 100_000;
   }
 
-  /** Starts following the access-change feed. */
-  async start(): Promise<void> {
-    this.lastChangeId = await latestAccessChangeId(this.options.db);
-    this.pollTimer = setInterval(() => void this.pollChanges(), this.options.changePollIntervalMs);
-    this.pollTimer.unref();
-  }
-
-  close(): void {
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = undefined;
-  }
-
   /** Forgets every cached key (after a local change, or when the feed says something changed elsewhere). */
   invalidateAll(): void {
     this.generation++;
     this.cache.clear();
-  }
-
-  private async pollChanges(): Promise<void> {
-    if (this.polling) return;
-    this.polling = true;
-    try {
-      const latest = await latestAccessChangeId(this.options.db);
-      if (latest !== this.lastChangeId) {
-        this.lastChangeId = latest;
-        this.invalidateAll();
-      }
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'could not poll access changes; keys stay cached until the next poll');
-    } finally {
-      this.polling = false;
-    }
   }
 
   /** Authenticates a request's headers; throws the 401/403 ApiError that says exactly what was wrong. */
@@ -205,6 +179,20 @@ export class Authenticator {
       JSON.parse(row.account_models) as string[],
       row.key_models === null ? null : (JSON.parse(row.key_models) as string[]),
     );
+    const limits = {
+      account: effectiveLimits(parseStoredLimits(row.account_limits), this.options.limitDefaults.account),
+      key: effectiveLimits(parseStoredLimits(row.key_limits), this.options.limitDefaults.key),
+    };
+    const limitSubjects: LimitSubject[] = [];
+    if (hasAnyLimit(limits.account)) {
+      limitSubjects.push({
+        id: `account:${row.account_id}`,
+        label: `account ${row.account_name}`,
+        limits: limits.account,
+      });
+    }
+    if (hasAnyLimit(limits.key))
+      limitSubjects.push({ id: `key:${row.id}`, label: `key "${row.name}"`, limits: limits.key });
     return {
       principal: {
         accountId: row.account_id,
@@ -214,6 +202,8 @@ export class Authenticator {
         models,
         modelSet: new Set(models),
         logBodies: row.account_log_bodies === 1,
+        limits,
+        limitSubjects,
       },
       expiresAt: row.expires_at === null ? null : Number(row.expires_at),
       revoked: row.revoked_at !== null,

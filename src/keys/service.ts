@@ -9,6 +9,7 @@ import {
   updateApiKey,
 } from '../db/repositories/api-keys.js';
 import type { Database } from '../db/schema.js';
+import { parseStoredLimits, type StoredLimits, validateLimitChange } from '../limits/settings.js';
 import { invalidRequest, notFound } from '../server/errors.js';
 import { displayForm, generateKey, hashKey, newId } from './format.js';
 
@@ -30,6 +31,8 @@ export interface ApiKeyInfo {
   expiresAt: string | null;
   revokedAt: string | null;
   replacedBy: string | null;
+  /** Limits set on the key itself; the rest follow limits.key_defaults in the configuration. */
+  limits: StoredLimits;
 }
 
 const isoOrNull = (time: number | null): string | null => (time === null ? null : new Date(Number(time)).toISOString());
@@ -55,6 +58,7 @@ export function toKeyInfo(row: ApiKeyRow, now = Date.now()): ApiKeyInfo {
     expiresAt: isoOrNull(row.expires_at),
     revokedAt: isoOrNull(row.revoked_at),
     replacedBy: row.replaced_by,
+    limits: parseStoredLimits(row.limits),
   };
 }
 
@@ -78,7 +82,12 @@ function validateKeyName(name: string): void {
   }
 }
 
-function buildKeyRow(secret: Buffer, accountId: string, input: Omit<CreateKeyInput, 'account'>, now: number) {
+function buildKeyRow(
+  secret: Buffer,
+  accountId: string,
+  input: Omit<CreateKeyInput, 'account'> & { limits?: string | null },
+  now: number,
+) {
   const key = generateKey();
   const row: ApiKeyRow = {
     id: newId('key'),
@@ -93,6 +102,7 @@ function buildKeyRow(secret: Buffer, accountId: string, input: Omit<CreateKeyInp
     expires_at: input.expiresInMs === undefined ? null : now + input.expiresInMs,
     revoked_at: null,
     replaced_by: null,
+    limits: input.limits ?? null,
   };
   return { key, row };
 }
@@ -162,6 +172,7 @@ export async function rotateKey(
       models: old.allowed_models === null ? undefined : (JSON.parse(old.allowed_models) as string[]),
       // Rotation replaces the secret, not the policy: a key that was going to expire still expires.
       expiresInMs: remainingLifetime,
+      limits: old.limits,
     },
     now,
   );
@@ -176,4 +187,19 @@ export async function rotateKey(
     created: { key, info: toKeyInfo(row, now) },
     previous: toKeyInfo({ ...old, expires_at: oldExpiry, replaced_by: row.id }, now),
   };
+}
+
+/** Changes some limits of a key (null removes one, even a configured default; fields not given stay). */
+export async function setKeyLimits(
+  db: Kysely<Database>,
+  keyId: string,
+  change: Record<string, unknown>,
+): Promise<ApiKeyInfo> {
+  const row = await requireKey(db, keyId);
+  const limits = JSON.stringify({ ...parseStoredLimits(row.limits), ...validateLimitChange(change) });
+  await db.transaction().execute(async (transaction) => {
+    await updateApiKey(transaction, row.id, { limits });
+    await recordAccessChange(transaction, 'key_changed', row.id);
+  });
+  return toKeyInfo({ ...row, limits });
 }

@@ -15,6 +15,9 @@ export interface Metrics {
   logFlushFailures: Counter;
   logQueueDepth: Gauge;
   inFlight: Gauge;
+  limiterDecisions: Counter<'decision' | 'limit'>;
+  limiterFallbacks: Counter<'kind' | 'policy'>;
+  redisUp: Gauge;
 }
 
 export function createMetrics(options: { queueDepth: () => number; inFlight: () => number }): Metrics {
@@ -65,6 +68,23 @@ export function createMetrics(options: { queueDepth: () => number; inFlight: () 
       collect() {
         this.set(options.queueDepth());
       },
+    }),
+    limiterDecisions: new Counter({
+      name: 'switchboard_limiter_decisions_total',
+      help: 'Admission decisions for requests with limits: admitted, or refused and by which limit',
+      labelNames: ['decision', 'limit'],
+      registers: [registry],
+    }),
+    limiterFallbacks: new Counter({
+      name: 'switchboard_limiter_fallbacks_total',
+      help: 'Requests whose limits were decided without Redis (unreachable), by kind and configured policy',
+      labelNames: ['kind', 'policy'],
+      registers: [registry],
+    }),
+    redisUp: new Gauge({
+      name: 'switchboard_redis_up',
+      help: '1 when the Redis connection is ready, 0 when it is not (absent when Redis is not configured)',
+      registers: [registry],
     }),
     inFlight: new Gauge({
       name: 'switchboard_in_flight_requests',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { DataPlane } from '../api/v1/data-plane.js';
 import type { DatabaseHandle } from '../db/connect.js';
@@ -18,6 +19,8 @@ export interface AppDependencies {
   database: DatabaseHandle;
   metrics: Metrics;
   logger: Logger;
+  /** Checked by /readyz when configured. */
+  redis?: Redis | undefined;
 }
 
 function isDataPlane(url: string | undefined): boolean {

@@ -5,10 +5,10 @@ import { Writable } from 'node:stream';
 import { createAccount } from '../../src/accounts/service.js';
 import { parseConfig } from '../../src/config/loader.js';
 import { loadKeySecret } from '../../src/keys/secret.js';
-import { createKey } from '../../src/keys/service.js';
+import { createKey, setKeyLimits } from '../../src/keys/service.js';
 import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createTestDatabase } from './database.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
 
 /** The secret the mock provider is configured with; it must reach the upstream and nothing else. */
@@ -54,11 +54,13 @@ export interface TestGateway {
   secret: Buffer;
   /** Environment for CLI processes so they open this gateway's database (PostgreSQL runs need the URL). */
   cliEnv: Record<string, string>;
+  database: TestDatabase;
   newKey(options?: {
     account?: string;
     models?: string[];
     expiresInMs?: number;
     name?: string;
+    limits?: Record<string, unknown>;
   }): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
 }
@@ -69,12 +71,15 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   /** Extra models besides the scenario models. */
   models?: Array<Record<string, unknown>>;
+  /** An existing data directory (kept on close). */
   dataDir?: string;
+  /** An existing database, e.g. to restart on the data of another test gateway (kept on close). */
+  database?: TestDatabase;
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'switchboard-test-'));
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const raw = {
     ...(database.url ? { database: { url: database.url } } : {}),
     server: { host: '127.0.0.1', port: 0, data_dir: dataDir, stream_keepalive: '10s', shutdown_timeout: '5s' },
@@ -138,6 +143,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       models: keyOptions.models,
       expiresInMs: keyOptions.expiresInMs,
     });
+    if (keyOptions.limits) await setKeyLimits(db, created.info.id, keyOptions.limits);
     return { key: created.key, id: created.info.id };
   };
   const first = await newKey();
@@ -151,10 +157,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     logLines,
     secret,
     cliEnv: database.env,
+    database,
     newKey,
     close: async () => {
       await gateway.close();
-      await database.drop();
+      if (!options.database) await database.drop();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Admission, admittedWithoutLimits } from '../../limits/limiter.js';
 import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../../openai/normalize-chunk.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../openai/types.js';
 import { validateChatRequest } from '../../openai/validate-chat-request.js';
@@ -38,9 +39,64 @@ export async function handleChatCompletions(
   const deployment = services.router.resolve(chatRequest.model);
   record.provider = deployment.provider.name;
   record.upstreamModel = deployment.model.upstreamModel;
+  const admission = await admit(chatRequest, record, services, deployment);
+  for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
   const call: ProviderCall = { request: chatRequest, model: deployment.model, signal };
-  if (record.stream) await streamChat(response, record, services, deployment, call);
-  else await completeChat(response, record, deployment, call);
+  try {
+    if (record.stream) await streamChat(response, record, services, deployment, call);
+    else await completeChat(response, record, deployment, call);
+  } finally {
+    // The reservation becomes what was really used (nothing, when the upstream refused the request).
+    admission.settle({ tokens: record.usage?.totalTokens ?? 0, costUsd: record.costUsd ?? 0 });
+  }
+}
+
+/**
+ * Rate limits and budgets of the key and its account: tokens and cost are reserved from an estimate (the prompt,
+ * plus max_tokens or the configured completion reserve for each choice) and settled from the real usage.
+ */
+async function admit(
+  request: ChatCompletionRequest,
+  record: RequestRecord,
+  services: DataPlaneServices,
+  deployment: Deployment,
+): Promise<Admission> {
+  const principal = record.principal as NonNullable<RequestRecord['principal']>;
+  if (principal.limitSubjects.length === 0) return admittedWithoutLimits;
+  const promptTokens = estimateUsage(estimatePromptCharacters(request), 0).promptTokens;
+  const completionLimit =
+    request.max_completion_tokens ?? request.max_tokens ?? services.config.limits.completionTokenReserve;
+  const choices = typeof request.n === 'number' && request.n > 1 ? request.n : 1;
+  const completionTokens = completionLimit * choices;
+  const estimatedCostUsd =
+    costOf(
+      {
+        promptTokens,
+        completionTokens,
+        totalTokens: promptTokens + completionTokens,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+        estimated: true,
+      },
+      deployment.model.pricing,
+    ) ?? 0;
+  try {
+    const admission = await services.limiter.admit({
+      partition: principal.accountId,
+      subjects: principal.limitSubjects,
+      estimatedTokens: promptTokens + completionTokens,
+      estimatedCostUsd,
+    });
+    services.metrics.limiterDecisions.inc({ decision: 'admitted', limit: 'none' });
+    return admission;
+  } catch (error) {
+    if (error instanceof ApiError) {
+      const decision =
+        error.status === 503 ? 'unavailable' : error.type === 'insufficient_quota' ? 'quota_exceeded' : 'rate_limited';
+      services.metrics.limiterDecisions.inc({ decision, limit: error.type });
+    }
+    throw error;
+  }
 }
 
 function settleUsage(

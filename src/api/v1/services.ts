@@ -1,6 +1,7 @@
 import type { ModelCatalog } from '../../access/policy.js';
 import type { Config } from '../../config/schema.js';
 import type { Authenticator } from '../../keys/authenticate.js';
+import type { Limiter } from '../../limits/limiter.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { RequestLogWriter } from '../../request-log/writer.js';
@@ -13,6 +14,7 @@ export interface DataPlaneServices {
   authenticator: Authenticator;
   router: Router;
   logWriter: RequestLogWriter;
+  limiter: Limiter;
   metrics: Metrics;
   logger: Logger;
 }

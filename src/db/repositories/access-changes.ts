@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 
-export type AccessChangeKind = 'key_created' | 'key_revoked' | 'key_rotated' | 'account_changed';
+export type AccessChangeKind = 'key_created' | 'key_revoked' | 'key_rotated' | 'key_changed' | 'account_changed';
 
 /** Appends to the feed every server polls, so a change made anywhere reaches every process's caches. */
 export async function recordAccessChange(db: Kysely<Database>, kind: AccessChangeKind, subject: string): Promise<void> {

@@ -22,7 +22,7 @@ export async function listAccounts(db: Kysely<Database>): Promise<AccountRow[]> 
 export async function updateAccount(
   db: Kysely<Database>,
   id: string,
-  changes: Partial<Pick<AccountRow, 'allowed_models' | 'disabled' | 'log_bodies'>>,
+  changes: Partial<Pick<AccountRow, 'allowed_models' | 'disabled' | 'log_bodies' | 'limits'>>,
 ): Promise<void> {
   await db.updateTable('accounts').set(changes).where('id', '=', id).execute();
 }

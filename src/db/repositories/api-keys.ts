@@ -15,6 +15,8 @@ export interface KeyWithAccount {
   key_models: string | null;
   expires_at: number | null;
   revoked_at: number | null;
+  account_limits: string | null;
+  key_limits: string | null;
 }
 
 export async function insertApiKey(db: Kysely<Database>, key: ApiKeyRow): Promise<void> {
@@ -36,6 +38,8 @@ export async function findKeyByHmac(db: Kysely<Database>, hmac: string): Promise
       'api_keys.allowed_models as key_models',
       'api_keys.expires_at',
       'api_keys.revoked_at',
+      'accounts.limits as account_limits',
+      'api_keys.limits as key_limits',
     ])
     .where('api_keys.hmac', '=', hmac)
     .executeTakeFirst();
@@ -58,7 +62,7 @@ export async function listKeysOfAccount(db: Kysely<Database>, accountId: string)
 export async function updateApiKey(
   db: Kysely<Database>,
   id: string,
-  changes: Partial<Pick<ApiKeyRow, 'revoked_at' | 'expires_at' | 'replaced_by' | 'allowed_models'>>,
+  changes: Partial<Pick<ApiKeyRow, 'revoked_at' | 'expires_at' | 'replaced_by' | 'allowed_models' | 'limits'>>,
 ): Promise<void> {
   await db.updateTable('api_keys').set(changes).where('id', '=', id).execute();
 }

@@ -123,3 +123,21 @@ export async function findRequestLogByRequestId(
 ): Promise<RequestLogRow | undefined> {
   return db.selectFrom('request_log').selectAll().where('request_id', '=', requestId).executeTakeFirst();
 }
+
+/** Dollars an account or a key has spent since `since` (for budgets), from the costs logged. */
+export async function sumSpend(
+  db: Kysely<Database>,
+  subject: { accountId: string } | { keyId: string },
+  since: number,
+): Promise<number> {
+  let query = db
+    .selectFrom('request_log')
+    .select((select) => select.fn.sum<number | string | null>('cost_usd').as('spent'))
+    .where('created_at', '>=', since);
+  query =
+    'accountId' in subject
+      ? query.where('account_id', '=', subject.accountId)
+      : query.where('key_id', '=', subject.keyId);
+  const row = await query.executeTakeFirst();
+  return Number(row?.spent ?? 0);
+}

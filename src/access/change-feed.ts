@@ -1,0 +1,75 @@
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { latestAccessChangeId } from '../db/repositories/access-changes.js';
+import type { Database } from '../db/schema.js';
+import type { Logger } from '../observability/logger.js';
+
+/**
+ * How every gateway process learns that keys or access changed somewhere (a key revoked by the CLI, an account's
+ * models changed on another node): it polls the `access_changes` table (cheap: one max(id) per interval) and,
+ * when Redis is configured, also listens on a channel that writers publish to, which makes the change effective
+ * in milliseconds instead of within the poll interval.
+ */
+
+export const accessChangesChannel = (keyPrefix: string): string => `${keyPrefix}access-changes`;
+
+export interface AccessChangeFeedOptions {
+  db: Kysely<Database>;
+  logger: Logger;
+  pollIntervalMs: number;
+  /** A dedicated subscriber connection (Redis forbids other commands on it). */
+  subscriber?: Redis;
+  keyPrefix?: string;
+  onChange: () => void;
+}
+
+export class AccessChangeFeed {
+  private lastChangeId = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+
+  constructor(private readonly options: AccessChangeFeedOptions) {}
+
+  async start(): Promise<void> {
+    this.lastChangeId = await latestAccessChangeId(this.options.db);
+    this.timer = setInterval(() => void this.poll(), this.options.pollIntervalMs);
+    this.timer.unref();
+    const subscriber = this.options.subscriber;
+    if (subscriber) {
+      const channel = accessChangesChannel(this.options.keyPrefix ?? '');
+      subscriber.on('message', (received: string) => {
+        if (received === channel) this.options.onChange();
+      });
+      // Subscribing waits for the connection; the poll covers the time until then, so start-up does not block.
+      subscriber.subscribe(channel).catch((error: unknown) => {
+        this.options.logger.warn({ err: error }, 'could not subscribe to access changes on Redis; polling only');
+      });
+    }
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const latest = await latestAccessChangeId(this.options.db);
+      if (latest !== this.lastChangeId) {
+        this.lastChangeId = latest;
+        this.options.onChange();
+      }
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not poll access changes; keys stay cached until the next poll');
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** Tells every node that something changed (after the change is committed to the database). */
+export async function publishAccessChange(redis: Redis, keyPrefix: string): Promise<void> {
+  await redis.publish(accessChangesChannel(keyPrefix), 'changed');
+}

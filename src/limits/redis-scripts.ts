@@ -1,0 +1,129 @@
+/**
+ * Lua scripts run atomically by Redis, so limits shared by many gateway nodes are checked and reserved as one
+ * step: no node can admit a request between another node's check and its increment. Time comes from Redis
+ * (`TIME`), not from the nodes, so clock skew between nodes cannot stretch a window.
+ *
+ * Per subject the keys are: requests window (hash second -> count), tokens window (hash second -> tokens),
+ * concurrency leases (sorted set lease -> expiry ms), daily spend and monthly spend (integers, micro-dollars).
+ */
+
+export const admitScript = `
+local time = redis.call('TIME')
+local second = tonumber(time[1])
+local nowMs = second * 1000 + math.floor(tonumber(time[2]) / 1000)
+local subjects = tonumber(ARGV[1])
+local tokens = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local lease = ARGV[4]
+local leaseTtl = tonumber(ARGV[5])
+
+local function window(key)
+  local raw = redis.call('HGETALL', key)
+  local total, buckets = 0, {}
+  for index = 1, #raw, 2 do
+    local bucket = tonumber(raw[index])
+    if bucket <= second - 60 then
+      redis.call('HDEL', key, raw[index])
+    else
+      local count = tonumber(raw[index + 1])
+      total = total + count
+      buckets[#buckets + 1] = { bucket, count }
+    end
+  end
+  table.sort(buckets, function(a, b) return a[1] < b[1] end)
+  return total, buckets
+end
+
+local function retryAfter(buckets, total, needed, limit)
+  local freed = 0
+  for _, bucket in ipairs(buckets) do
+    freed = freed + bucket[2]
+    if total - freed + needed <= limit then return math.max(1, (bucket[1] + 60) * 1000 - nowMs) end
+  end
+  return 60000
+end
+
+local totals = {}
+for index = 0, subjects - 1 do
+  local key = index * 5
+  local arg = 6 + index * 7
+  local rpm, tpm, concurrency = tonumber(ARGV[arg]), tonumber(ARGV[arg + 1]), tonumber(ARGV[arg + 2])
+  local dayBudget, monthBudget = tonumber(ARGV[arg + 3]), tonumber(ARGV[arg + 4])
+  local state = { 0, 0 }
+  if rpm > 0 then
+    local total, buckets = window(KEYS[key + 1])
+    if total + 1 > rpm then return { 'rejected', index, 'requests', rpm, retryAfter(buckets, total, 1, rpm), total } end
+    state[1] = total
+  end
+  if tpm > 0 then
+    local total, buckets = window(KEYS[key + 2])
+    if tokens > tpm then return { 'rejected', index, 'tokens_too_large', tpm, 0, total } end
+    if total + tokens > tpm then return { 'rejected', index, 'tokens', tpm, retryAfter(buckets, total, tokens, tpm), total } end
+    state[2] = total
+  end
+  if concurrency > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[key + 3], '-inf', nowMs)
+    if redis.call('ZCARD', KEYS[key + 3]) >= concurrency then return { 'rejected', index, 'concurrency', concurrency, 1000, 0 } end
+  end
+  if dayBudget >= 0 then
+    local spent = redis.call('GET', KEYS[key + 4])
+    if not spent then return { 'load', index, 'day' } end
+    if tonumber(spent) >= dayBudget then return { 'rejected', index, 'daily_budget', dayBudget, 0, 0 } end
+  end
+  if monthBudget >= 0 then
+    local spent = redis.call('GET', KEYS[key + 5])
+    if not spent then return { 'load', index, 'month' } end
+    if tonumber(spent) >= monthBudget then return { 'rejected', index, 'monthly_budget', monthBudget, 0, 0 } end
+  end
+  totals[index + 1] = state
+end
+
+local result = { 'admitted', second, nowMs }
+for index = 0, subjects - 1 do
+  local key = index * 5
+  local arg = 6 + index * 7
+  local rpm, tpm, concurrency = tonumber(ARGV[arg]), tonumber(ARGV[arg + 1]), tonumber(ARGV[arg + 2])
+  local dayBudget, monthBudget = tonumber(ARGV[arg + 3]), tonumber(ARGV[arg + 4])
+  if rpm > 0 then
+    redis.call('HINCRBY', KEYS[key + 1], second, 1)
+    redis.call('PEXPIRE', KEYS[key + 1], 61000)
+  end
+  if tpm > 0 then
+    redis.call('HINCRBY', KEYS[key + 2], second, tokens)
+    redis.call('PEXPIRE', KEYS[key + 2], 61000)
+  end
+  if concurrency > 0 then
+    redis.call('ZADD', KEYS[key + 3], nowMs + leaseTtl, lease)
+    redis.call('PEXPIRE', KEYS[key + 3], leaseTtl)
+  end
+  if dayBudget >= 0 then redis.call('INCRBY', KEYS[key + 4], cost) end
+  if monthBudget >= 0 then redis.call('INCRBY', KEYS[key + 5], cost) end
+  result[#result + 1] = totals[index + 1][1] + 1
+  result[#result + 1] = totals[index + 1][2] + tokens
+end
+return result
+`;
+
+/** Replaces a reservation with actual use: token and cost deltas, and the concurrency lease released. */
+export const settleScript = `
+local subjects = tonumber(ARGV[1])
+local second = ARGV[2]
+local tokenDelta = tonumber(ARGV[3])
+local costDelta = tonumber(ARGV[4])
+local lease = ARGV[5]
+for index = 0, subjects - 1 do
+  local key = index * 4
+  local flags = ARGV[6 + index]
+  if string.sub(flags, 1, 1) == '1' and tokenDelta ~= 0 and redis.call('HEXISTS', KEYS[key + 1], second) == 1 then
+    if redis.call('HINCRBY', KEYS[key + 1], second, tokenDelta) < 0 then redis.call('HSET', KEYS[key + 1], second, 0) end
+  end
+  if string.sub(flags, 2, 2) == '1' then redis.call('ZREM', KEYS[key + 2], lease) end
+  if string.sub(flags, 3, 3) == '1' and costDelta ~= 0 and redis.call('EXISTS', KEYS[key + 3]) == 1 then
+    redis.call('INCRBY', KEYS[key + 3], costDelta)
+  end
+  if string.sub(flags, 4, 4) == '1' and costDelta ~= 0 and redis.call('EXISTS', KEYS[key + 4]) == 1 then
+    redis.call('INCRBY', KEYS[key + 4], costDelta)
+  end
+end
+return 1
+`;

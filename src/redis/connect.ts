@@ -1,0 +1,44 @@
+import { Redis } from 'ioredis';
+import { redactUrl } from '../db/connect.js';
+import type { Logger } from '../observability/logger.js';
+
+export interface RedisOptions {
+  url: string;
+  commandTimeoutMs: number;
+  logger: Logger;
+  /** Called with true when the connection becomes ready, false when it is lost. */
+  onStatus?: (up: boolean) => void;
+}
+
+/**
+ * A Redis connection that fails fast: no offline queue (a command while disconnected rejects at once instead of
+ * waiting for a reconnect), a per-command timeout, and reconnects in the background. The limiter turns those
+ * failures into its configured fallback, so a Redis outage never hangs a request.
+ */
+export function connectRedis(options: RedisOptions, mode: 'commands' | 'subscriber' = 'commands'): Redis {
+  const redis = new Redis(options.url, {
+    enableOfflineQueue: mode === 'subscriber',
+    maxRetriesPerRequest: mode === 'subscriber' ? null : 0,
+    commandTimeout: mode === 'subscriber' ? undefined : options.commandTimeoutMs,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    lazyConnect: false,
+  });
+  let up: boolean | undefined;
+  const report = (next: boolean, error?: unknown) => {
+    if (up === next) return;
+    up = next;
+    options.onStatus?.(next);
+    if (next) options.logger.info({ redis: redactUrl(options.url), mode }, 'Redis connected');
+    else
+      options.logger.warn(
+        { redis: redactUrl(options.url), mode, err: error },
+        'Redis unreachable; reconnecting in the background',
+      );
+  };
+  redis.on('ready', () => report(true));
+  redis.on('error', (error: unknown) => report(false, error));
+  redis.on('end', () => report(false));
+  redis.on('close', () => report(false));
+  return redis;
+}

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, setAccountLimits } from '../src/accounts/service.js';
+import { runCliJson } from './support/cli.js';
+import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+/** Rate limits and budgets on one node (in-process counters; the Redis-backed limiter has its own tests). */
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await mock.close();
+});
+
+const as = (key: string) => ({ authorization: `Bearer ${key}` });
+
+async function expectError(response: Response, status: number) {
+  expect(response.status).toBe(status);
+  const body = await jsonOf(response);
+  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  return body.error as { message: string; type: string; code: string };
+}
+
+describe('requests per minute', () => {
+  it('admits the limit, then 429 rate_limit_exceeded with retry-after, retry-after-ms and x-ratelimit headers', async () => {
+    const { key } = await gateway.newKey({ name: 'rpm-3', limits: { requestsPerMinute: 3 } });
+    const remaining: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const response = await postChat(gateway, chatBody('mock'), as(key));
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-ratelimit-limit-requests')).toBe('3');
+      expect(response.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+m)?\d+(ms|s)$/);
+      remaining.push(response.headers.get('x-ratelimit-remaining-requests') as string);
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+    const refused = await postChat(gateway, chatBody('mock'), as(key));
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    const retryAfterMs = Number(refused.headers.get('retry-after-ms'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(retryAfterMs).toBeGreaterThan(0);
+    expect(retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    const error = await expectError(refused, 429);
+    expect(error).toMatchObject({ code: 'rate_limit_exceeded', type: 'requests' });
+    expect(error.message).toContain('requests per minute (limit 3)');
+    // Streams count too.
+    expect((await postChat(gateway, chatBody('mock', { stream: true }), as(key))).status).toBe(429);
+  });
+
+  it("shares an account limit between the account's keys", async () => {
+    await createAccount(gateway.gateway.database.db, { name: 'shared-rpm' });
+    await setAccountLimits(gateway.gateway.database.db, 'shared-rpm', { requestsPerMinute: 2 });
+    const first = await gateway.newKey({ account: 'shared-rpm', name: 'one' });
+    const second = await gateway.newKey({ account: 'shared-rpm', name: 'two' });
+    expect((await postChat(gateway, chatBody('mock'), as(first.key))).status).toBe(200);
+    expect((await postChat(gateway, chatBody('mock'), as(second.key))).status).toBe(200);
+    const error = await expectError(await postChat(gateway, chatBody('mock'), as(first.key)), 429);
+    expect(error.message).toContain('account shared-rpm');
+  });
+});
+
+describe('tokens per minute', () => {
+  it('reserves max_tokens on admission and settles to the real usage afterwards', async () => {
+    const { key } = await gateway.newKey({ name: 'tpm', limits: { tokensPerMinute: 1000 } });
+    // Each request reserves ~900 tokens; the mock answers with ~20, so after settlement the next one fits.
+    for (let index = 0; index < 4; index++) {
+      const response = await postChat(gateway, chatBody('mock', { max_tokens: 900 }), as(key));
+      expect(response.status).toBe(200);
+      expect(Number(response.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(1000);
+    }
+  });
+
+  it('refuses concurrent reservations beyond the limit', async () => {
+    const { key } = await gateway.newKey({ name: 'tpm-concurrent', limits: { tokensPerMinute: 1000 } });
+    const slow = postChat(gateway, chatBody('slow-json', { max_tokens: 900 }), as(key));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await postChat(gateway, chatBody('mock', { max_tokens: 900 }), as(key));
+    const error = await expectError(refused, 429);
+    expect(error).toMatchObject({ type: 'tokens', code: 'rate_limit_exceeded' });
+    expect((await slow).status).toBe(200);
+  });
+
+  it('says a request larger than the whole allowance is too large, and not to retry', async () => {
+    const { key } = await gateway.newKey({ name: 'tpm-small', limits: { tokensPerMinute: 100 } });
+    const response = await postChat(gateway, chatBody('mock', { max_tokens: 500 }), as(key));
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    const error = await expectError(response, 429);
+    expect(error.message).toContain('Request too large');
+  });
+});
+
+describe('concurrent requests', () => {
+  it('refuses a request beyond the concurrency limit and admits again once one finishes', async () => {
+    const { key } = await gateway.newKey({ name: 'one-at-a-time', limits: { concurrentRequests: 1 } });
+    const first = postChat(gateway, chatBody('slow-json'), as(key));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = await postChat(gateway, chatBody('mock'), as(key));
+    expect((await expectError(second, 429)).message).toContain('concurrent requests (limit 1)');
+    expect((await first).status).toBe(200);
+    expect((await postChat(gateway, chatBody('mock'), as(key))).status).toBe(200);
+  });
+});
+
+describe('budgets', () => {
+  it('stops at the daily budget with 429 insufficient_quota and x-should-retry: false, streams included', async () => {
+    // Prices are $1 / $2 per million tokens: one request costs a few hundredths of a cent.
+    const { key } = await gateway.newKey({ name: 'budget', limits: { dailyBudgetUsd: 0.00004 } });
+    const streamed = await postChat(gateway, chatBody('mock', { stream: true, max_tokens: 5 }), as(key));
+    await streamed.text();
+    let status = 200;
+    let response: Response | undefined;
+    for (let index = 0; index < 5 && status === 200; index++) {
+      response = await postChat(gateway, chatBody('mock', { max_tokens: 5 }), as(key));
+      status = response.status;
+      if (status === 200) await response.text();
+    }
+    expect(status).toBe(429);
+    expect(response?.headers.get('x-should-retry')).toBe('false');
+    expect(response?.headers.get('retry-after')).toBeNull();
+    const error = await expectError(response as Response, 429);
+    expect(error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+    expect(error.message).toContain('daily budget of $0.00');
+  });
+
+  it('remembers what was spent across a restart (budgets start from the request log)', async () => {
+    const other = await startTestGateway({ mock });
+    const { key, id } = await other.newKey({ name: 'restart-budget', limits: { monthlyBudgetUsd: 0.00001 } });
+    const response = await postChat(other, chatBody('mock'), as(key));
+    await waitForLogRows(other, [response.headers.get('x-request-id') as string]);
+    await other.gateway.close();
+    const restarted = await startTestGateway({ mock, dataDir: other.dataDir, database: other.database });
+    try {
+      const refused = await postChat(restarted, chatBody('mock'), as(key));
+      expect((await expectError(refused, 429)).code).toBe('insufficient_quota');
+      const rows = await restarted.gateway.database.db
+        .selectFrom('request_log')
+        .select('cost_usd')
+        .where('key_id', '=', id)
+        .execute();
+      expect(rows.reduce((sum, row) => sum + Number(row.cost_usd), 0)).toBeGreaterThan(0.00001);
+    } finally {
+      await restarted.close();
+      await other.database.drop();
+    }
+  });
+});
+
+describe('changing limits while the server runs', () => {
+  it('applies limits set with the CLI within a second', async () => {
+    const { key, id } = await gateway.newKey({ name: 'cli-limits' });
+    expect((await postChat(gateway, chatBody('mock'), as(key))).status).toBe(200);
+    await runCliJson(['keys', 'set-limits', id, '--rpm', '1', '--data-dir', gateway.dataDir], { env: gateway.cliEnv });
+    const changedAt = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - changedAt < 2000) {
+      status = (await postChat(gateway, chatBody('mock'), as(key))).status;
+    }
+    expect(status).toBe(429);
+    expect(Date.now() - changedAt).toBeLessThan(1000);
+  });
+});
