@@ -14,7 +14,7 @@ import { RedisLimiter } from './limits/redis-limiter.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { ProviderRegistry } from './providers/registry.js';
-import { connectRedis } from './redis/connect.js';
+import { connectRedis, waitUntilReady } from './redis/connect.js';
 import { RequestLogWriter } from './request-log/writer.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
@@ -91,6 +91,9 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     : undefined;
   const redis = redisOptions ? connectRedis(redisOptions) : undefined;
   const subscriber = redisOptions ? connectRedis(redisOptions, 'subscriber') : undefined;
+  if (redis && !(await waitUntilReady(redis, 3000))) {
+    logger.warn('Redis is not reachable at start-up; limits use the configured fallback until it is');
+  }
 
   const changeFeed = new AccessChangeFeed({
     db: database.db,

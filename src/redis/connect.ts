@@ -15,6 +15,24 @@ export interface RedisOptions {
  * waiting for a reconnect), a per-command timeout, and reconnects in the background. The limiter turns those
  * failures into its configured fallback, so a Redis outage never hangs a request.
  */
+/**
+ * Resolves once the connection is ready, or after `timeoutMs` (start-up then goes on: the limiter's fallback
+ * covers an unreachable Redis, and the connection keeps retrying in the background).
+ */
+export function waitUntilReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    redis.on('ready', onReady);
+  });
+}
+
 export function connectRedis(options: RedisOptions, mode: 'commands' | 'subscriber' = 'commands'): Redis {
   const redis = new Redis(options.url, {
     enableOfflineQueue: mode === 'subscriber',

@@ -71,20 +71,32 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
+    const checks: Record<string, 'ok' | 'unreachable'> = {};
     try {
       await sql`select 1`.execute(database.db);
-      return { status: 'ready', database: 'ok' };
+      checks.database = 'ok';
     } catch {
-      const rendered = renderError(
-        new ApiError({
-          status: 503,
-          type: 'server_error',
-          code: 'not_ready',
-          message: 'The database is not reachable.',
-        }),
-      );
-      return reply.code(503).headers(rendered.headers).send(rendered.body);
+      checks.database = 'unreachable';
     }
+    if (dependencies.redis) {
+      try {
+        await dependencies.redis.ping();
+        checks.redis = 'ok';
+      } catch {
+        checks.redis = 'unreachable';
+      }
+    }
+    const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
+    if (failing.length === 0) return { status: 'ready', ...checks };
+    const rendered = renderError(
+      new ApiError({
+        status: 503,
+        type: 'server_error',
+        code: 'not_ready',
+        message: `Not ready: ${failing.map(([name]) => name).join(' and ')} unreachable.`,
+      }),
+    );
+    return reply.code(503).headers(rendered.headers).send(rendered.body);
   });
 
   app.get('/metrics', async (_request, reply) => {
