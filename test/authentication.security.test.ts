@@ -6,7 +6,15 @@ import { generateKey } from '../src/keys/format.js';
 import { revokeKey, rotateKey } from '../src/keys/service.js';
 import { runCliJson } from './support/cli.js';
 import { testEngine } from './support/database.js';
-import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, upstreamSecret } from './support/gateway.js';
+import {
+  chatBody,
+  jsonOf,
+  postChat,
+  startTestGateway,
+  type TestGateway,
+  upstreamSecret,
+  waitForLogRows,
+} from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 let mock: MockUpstream;
@@ -98,9 +106,14 @@ describe('the Authorization header, exactly as the contract says', () => {
     const revoked = await gateway.newKey({ name: 'to-revoke' });
     await revokeKey(gateway.gateway.database.db, revoked.id);
     await new Promise((resolve) => setTimeout(resolve, 600));
-    const revokedError = await expect401(await modelsWith({ authorization: `Bearer ${revoked.key}` }));
+    const revokedResponse = await postChat(gateway, chatBody('mock'), { authorization: `Bearer ${revoked.key}` });
+    const refusalId = revokedResponse.headers.get('x-request-id') as string;
+    const revokedError = await expect401(revokedResponse);
     expect(revokedError).toMatchObject({ code: 'invalid_api_key' });
     expect(revokedError.message).toContain('has been revoked');
+    // The refusal is in the account's log: someone still using a revoked key is worth seeing.
+    const [refusal] = await waitForLogRows(gateway, [refusalId]);
+    expect(refusal).toMatchObject({ key_id: revoked.id, status: 401, outcome: 'error', error_code: 'invalid_api_key' });
 
     const expiring = await gateway.newKey({ name: 'short-lived', expiresInMs: 300 });
     expect((await modelsWith({ authorization: `Bearer ${expiring.key}` })).status).toBe(200);

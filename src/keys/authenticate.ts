@@ -74,6 +74,16 @@ export function parseAuthorizationHeader(authorization: string | undefined, hasX
   return token;
 }
 
+/** The refusal of a key that exists (revoked, expired, account disabled), carrying whose key it was. */
+export class KeyRefusedError extends ApiError {
+  constructor(
+    readonly principal: Principal,
+    refusal: ApiError,
+  ) {
+    super({ status: refusal.status, type: refusal.type, code: refusal.code, message: refusal.message });
+  }
+}
+
 export interface AuthenticatorOptions {
   db: Kysely<Database>;
   secret: Buffer;
@@ -120,15 +130,26 @@ export class Authenticator {
         'invalid_api_key',
       );
     }
-    if (known.revoked) throw unauthorized(`The API key ${masked} has been revoked.`, 'invalid_api_key');
+    // A refused key that exists still identifies its account: the refusal goes into that account's request log
+    // (someone still using a revoked key is worth seeing).
+    if (known.revoked) {
+      throw new KeyRefusedError(
+        known.principal,
+        unauthorized(`The API key ${masked} has been revoked.`, 'invalid_api_key'),
+      );
+    }
     if (known.expiresAt !== null && known.expiresAt <= Date.now()) {
-      throw unauthorized(
-        `The API key ${masked} expired at ${new Date(known.expiresAt).toISOString()}.`,
-        'invalid_api_key',
+      const expiredAt = new Date(known.expiresAt).toISOString();
+      throw new KeyRefusedError(
+        known.principal,
+        unauthorized(`The API key ${masked} expired at ${expiredAt}.`, 'invalid_api_key'),
       );
     }
     if (known.accountDisabled) {
-      throw forbidden(`The account of API key ${masked} is disabled; contact the operator.`, 'account_disabled');
+      throw new KeyRefusedError(
+        known.principal,
+        forbidden(`The account of API key ${masked} is disabled; contact the operator.`, 'account_disabled'),
+      );
     }
     return known.principal;
   }

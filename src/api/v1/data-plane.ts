@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { KeyRefusedError } from '../../keys/authenticate.js';
 import type { RequestRecord } from '../../request-log/record.js';
 import { toLogRow } from '../../request-log/record.js';
 import { ApiError, methodNotAllowed, renderError, routeNotFound, toApiError } from '../../server/errors.js';
@@ -66,10 +67,15 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     }
 
     const authenticate = async () => {
-      record.principal = await services.authenticator.authenticate(
-        request.headers.authorization,
-        request.headers['x-api-key'] !== undefined,
-      );
+      try {
+        record.principal = await services.authenticator.authenticate(
+          request.headers.authorization,
+          request.headers['x-api-key'] !== undefined,
+        );
+      } catch (error) {
+        if (error instanceof KeyRefusedError) record.principal = error.principal;
+        throw error;
+      }
       return record.principal;
     };
 
