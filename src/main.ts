@@ -15,6 +15,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { connectRedis, waitUntilReady } from './redis/connect.js';
+import { ensurePartitions, RetentionJob } from './request-log/retention.js';
 import { RequestLogWriter } from './request-log/writer.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
@@ -68,8 +69,18 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     onWritten: (rows) => metrics.logRowsWritten.inc(rows),
     onFlushFailure: () => metrics.logFlushFailures.inc(),
   });
+  // New rows must find their day's partition (PostgreSQL) before the first one is written.
+  if (database.dialect === 'postgres') await ensurePartitions(database.db, Date.now(), logger);
   await logWriter.recoverSpills();
   logWriter.start();
+  const retention = new RetentionJob({
+    database,
+    logger,
+    retentionMs: config.requestLog.retentionMs,
+    intervalMs: config.requestLog.retentionIntervalMs,
+    batchSize: config.requestLog.retentionBatchSize,
+  });
+  retention.start();
 
   const authenticator = new Authenticator({
     db: database.db,
@@ -163,6 +174,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     app.server.closeAllConnections();
     await app.close();
     changeFeed.close();
+    await retention.close();
     await limiter.close();
     redis?.disconnect();
     subscriber?.disconnect();

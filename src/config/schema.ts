@@ -94,8 +94,21 @@ const requestLogSchema = z
     flush_interval: duration.default(1000),
     /** Records held in memory before new requests wait for the writer (backpressure, never silent drops). */
     max_queue: z.number().int().min(100).default(50_000),
+    /** Rows older than this are deleted (and their disk space freed); 0 keeps everything. */
+    retention: duration.default(30 * 86_400_000),
+    /** How often the retention job runs (it also runs shortly after start-up). */
+    retention_interval: duration.default(3_600_000),
+    /** Rows deleted per statement; small batches keep every statement short so requests are never stalled. */
+    retention_batch_size: z.number().int().min(100).max(100_000).default(5000),
   })
-  .transform((log) => ({ batchSize: log.batch_size, flushIntervalMs: log.flush_interval, maxQueue: log.max_queue }));
+  .transform((log) => ({
+    batchSize: log.batch_size,
+    flushIntervalMs: log.flush_interval,
+    maxQueue: log.max_queue,
+    retentionMs: log.retention,
+    retentionIntervalMs: log.retention_interval,
+    retentionBatchSize: log.retention_batch_size,
+  }));
 
 const limitsSchema = z
   .strictObject({

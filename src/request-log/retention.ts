@@ -1,0 +1,158 @@
+import { type Kysely, sql } from 'kysely';
+import type { DatabaseHandle } from '../db/connect.js';
+import type { Database } from '../db/schema.js';
+import type { Logger } from '../observability/logger.js';
+
+/**
+ * Request-log retention that frees disk space and never stalls the gateway:
+ * - SQLite: delete old rows in small batches (each a short statement, with a pause between them so requests and
+ *   log writes interleave), then `PRAGMA incremental_vacuum` in steps, which hands freed pages back to the file
+ *   system (the database is created with auto_vacuum = INCREMENTAL).
+ * - PostgreSQL: the log is partitioned by day; partitions entirely older than the cutoff are dropped (their files
+ *   are removed at once), the rest of the old rows are deleted in batches, and partitions for the coming days are
+ *   created ahead so new rows never land in the default partition.
+ */
+
+const dayMs = 86_400_000;
+const pauseBetweenBatchesMs = 20;
+const vacuumPagesPerStep = 2000;
+const partitionsAhead = 7;
+
+export interface RetentionOptions {
+  database: DatabaseHandle;
+  logger: Logger;
+  retentionMs: number;
+  intervalMs: number;
+  batchSize: number;
+}
+
+export interface RetentionResult {
+  deletedRows: number;
+  droppedPartitions: number;
+  freedPages: number;
+}
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, pauseBetweenBatchesMs));
+
+function partitionName(dayStart: number): string {
+  return `request_log_p${new Date(dayStart).toISOString().slice(0, 10).replaceAll('-', '')}`;
+}
+
+/** Creates the daily partitions from yesterday to `partitionsAhead` days from now (PostgreSQL). */
+export async function ensurePartitions(db: Kysely<Database>, now: number, logger?: Logger): Promise<void> {
+  const today = Math.floor(now / dayMs) * dayMs;
+  for (let day = today - dayMs; day <= today + partitionsAhead * dayMs; day += dayMs) {
+    const name = partitionName(day);
+    try {
+      await sql
+        .raw(`create table if not exists ${name} partition of request_log for values from (${day}) to (${day + dayMs})`)
+        .execute(db);
+    } catch (error) {
+      // Rows for that day already sit in the default partition; they stay queryable there and age out with it.
+      logger?.warn({ err: error, partition: name }, 'could not create a request-log partition');
+    }
+  }
+}
+
+async function deleteInBatches(
+  db: Kysely<Database>,
+  table: string,
+  cutoff: number,
+  batchSize: number,
+  dialect: 'sqlite' | 'postgres',
+): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const statement =
+      dialect === 'sqlite'
+        ? sql`delete from request_log where id in (select id from request_log where created_at < ${cutoff} limit ${batchSize})`
+        : sql`delete from ${sql.table(table)} where ctid in (select ctid from ${sql.table(table)} where created_at < ${cutoff} limit ${batchSize})`;
+    const result = await statement.execute(db);
+    const count = Number(result.numAffectedRows ?? 0);
+    deleted += count;
+    if (count < batchSize) return deleted;
+    await pause();
+  }
+}
+
+export async function applyRetention(
+  options: Omit<RetentionOptions, 'intervalMs'>,
+  now = Date.now(),
+): Promise<RetentionResult> {
+  const { database, retentionMs, batchSize } = options;
+  const result: RetentionResult = { deletedRows: 0, droppedPartitions: 0, freedPages: 0 };
+  const db = database.db;
+  if (database.dialect === 'postgres') await ensurePartitions(db, now, options.logger);
+  if (retentionMs <= 0) return result;
+  const cutoff = now - retentionMs;
+
+  if (database.dialect === 'postgres') {
+    const partitions = await sql<{ name: string }>`
+      select child.relname as name
+      from pg_inherits
+      join pg_class parent on parent.oid = pg_inherits.inhparent
+      join pg_class child on child.oid = pg_inherits.inhrelid
+      where parent.relname = 'request_log' and child.relname like 'request_log_p%'`.execute(db);
+    for (const { name } of partitions.rows) {
+      const match = /^request_log_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+      if (!match) continue;
+      const dayEnd = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) + dayMs;
+      if (dayEnd <= cutoff) {
+        await sql.raw(`drop table ${name}`).execute(db);
+        result.droppedPartitions++;
+      } else if (dayEnd - dayMs < cutoff) {
+        result.deletedRows += await deleteInBatches(db, name, cutoff, batchSize, 'postgres');
+      }
+    }
+    result.deletedRows += await deleteInBatches(db, 'request_log_default', cutoff, batchSize, 'postgres');
+    return result;
+  }
+
+  result.deletedRows = await deleteInBatches(db, 'request_log', cutoff, batchSize, 'sqlite');
+  const sqlite = database.sqlite;
+  if (sqlite && result.deletedRows > 0) {
+    for (;;) {
+      const free = Number(sqlite.pragma('freelist_count', { simple: true }));
+      if (free === 0) break;
+      sqlite.pragma(`incremental_vacuum(${Math.min(free, vacuumPagesPerStep)})`);
+      result.freedPages += Math.min(free, vacuumPagesPerStep);
+      await pause();
+    }
+  }
+  return result;
+}
+
+/** Runs retention shortly after start-up and then every interval; one run at a time. */
+export class RetentionJob {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly options: RetentionOptions) {}
+
+  start(): void {
+    const run = () => {
+      this.running ??= this.runOnce().finally(() => {
+        this.running = undefined;
+      });
+    };
+    this.timer = setInterval(run, this.options.intervalMs);
+    this.timer.unref();
+    setTimeout(run, 5_000).unref();
+  }
+
+  private async runOnce(): Promise<void> {
+    try {
+      const result = await applyRetention(this.options);
+      if (result.deletedRows > 0 || result.droppedPartitions > 0) {
+        this.options.logger.info(result, 'request-log retention removed old rows');
+      }
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'request-log retention failed; it runs again at the next interval');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+}
