@@ -1,13 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/loader.js';
 import { openDatabase } from '../src/db/connect.js';
-import { runCliJson, switchboardBin } from './support/cli.js';
+import { runCliJson } from './support/cli.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { startServeProcess } from './support/serve-process.js';
 
 /**
  * SIGTERM against the real `switchboard serve` process: in-flight streams finish, queued log rows are written,
@@ -35,6 +36,7 @@ interface Server {
   dataDir: string;
   databaseUrl: string | undefined;
   exited: Promise<number | null>;
+  configFile: string;
 }
 
 async function startServer(extraYaml = ''): Promise<Server> {
@@ -59,21 +61,16 @@ async function startServer(extraYaml = ''): Promise<Server> {
     '--config',
     configFile,
   ]);
-  const child = spawn(process.execPath, [switchboardBin, 'serve', '--config', configFile, '--json'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      for (const line of buffered.split('\n')) {
-        if (line.includes('"event":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
-  });
-  return { process: child, url, key: created.key, dataDir, databaseUrl: database.url, exited };
+  const serve = await startServeProcess(configFile);
+  return {
+    process: serve.process,
+    url: serve.url,
+    key: created.key,
+    dataDir,
+    databaseUrl: database.url,
+    exited: serve.exited,
+    configFile,
+  };
 }
 
 function stream(server: Server, model: string) {
@@ -141,6 +138,37 @@ describe('graceful shutdown (SIGTERM)', () => {
     for (const result of finished) {
       const row = rows.find((candidate) => candidate.request_id === result.id);
       expect(row).toMatchObject({ outcome: 'error', error_code: 'server_shutting_down' });
+    }
+  });
+});
+
+describe('SIGKILL', () => {
+  it('leaves a database that opens cleanly, with every row flushed before the kill', async () => {
+    const server = await startServer('request_log:\n  flush_interval: 100ms\n');
+    const early = await Promise.all(Array.from({ length: 10 }, () => stream(server, 'fast')));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Load in flight at the moment of the kill.
+    const inFlight = Array.from({ length: 6 }, () => stream(server, 'slow').catch(() => undefined));
+    const quick = Array.from({ length: 20 }, () => stream(server, 'fast').catch(() => undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    server.process.kill('SIGKILL');
+    await server.exited;
+    await Promise.all([...inFlight, ...quick]);
+
+    if (!server.databaseUrl) {
+      const { default: Sqlite } = await import('better-sqlite3');
+      const file = new Sqlite(path.join(server.dataDir, 'switchboard.db'));
+      expect(file.pragma('integrity_check', { simple: true })).toBe('ok');
+      file.close();
+    }
+    const restarted = await startServeProcess(server.configFile);
+    try {
+      const after = await stream({ ...server, url: restarted.url }, 'fast');
+      expect(after.status).toBe(200);
+      const ids = new Set((await logRows(server)).map((row) => row.request_id));
+      for (const result of early) expect(ids.has(result.id)).toBe(true);
+    } finally {
+      expect(await restarted.stop()).toBe(0);
     }
   });
 });

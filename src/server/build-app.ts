@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -27,6 +28,31 @@ function isDataPlane(url: string | undefined): boolean {
   return url !== undefined && (url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?'));
 }
 
+/**
+ * Requests so malformed that Node's HTTP parser rejects them (bad header bytes, oversized headers, a body that
+ * never finishes) still get the OpenAI error body, with a JSON content type and a request id, instead of Node's
+ * bare "400 Bad Request".
+ */
+function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message =
+    status === 431
+      ? 'The request headers are too large.'
+      : status === 408
+        ? 'The request was not received in time.'
+        : `The HTTP request is malformed (${error.code ?? 'parse error'}).`;
+  const body = JSON.stringify({
+    error: { message, type: 'invalid_request_error', param: null, code: 'malformed_request' },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: req_${randomUUID().replaceAll('-', '')}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 export function buildApp(dependencies: AppDependencies): FastifyInstance<Server> {
   const { dataPlane, database, metrics } = dependencies;
   const app = Fastify<Server>({
@@ -37,6 +63,7 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
       });
       // Longer than the idle timeout of common load balancers (60 s), so they never reuse a connection we just closed.
       server.keepAliveTimeout = 65_000;
+      server.on('clientError', answerMalformedRequest);
       return server;
     },
     genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,

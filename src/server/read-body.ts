@@ -66,11 +66,37 @@ export function readBody(request: IncomingMessage, limitBytes: number): Promise<
   });
 }
 
+/** Deeper JSON than any real request needs; beyond it, serialising the body again would exhaust the stack. */
+export const maxJsonDepth = 128;
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped), scanning no further than needed. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const character = text.charCodeAt(index);
+    if (inString) {
+      if (character === 92 /* \\ */) index++;
+      else if (character === 34 /* " */) inString = false;
+    } else if (character === 34) {
+      inString = true;
+    } else if (character === 123 /* { */ || character === 91 /* [ */) {
+      if (++depth > limit) return true;
+    } else if (character === 125 /* } */ || character === 93 /* ] */) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 export async function readJsonBody(request: IncomingMessage, limitBytes: number): Promise<ParsedBody> {
   const bytes = await readBody(request, limitBytes);
   if (bytes.length === 0) throw invalidRequest(`${invalidJsonMessage} The body was empty.`);
   if (!isUtf8(bytes)) throw invalidRequest('The request body is not valid UTF-8.', null, 'invalid_encoding');
   const text = bytes.toString('utf8');
+  if (jsonDepthExceeds(text, maxJsonDepth)) {
+    throw invalidRequest(`The JSON body is nested more than ${maxJsonDepth} levels deep.`, null, 'invalid_value');
+  }
   try {
     return { value: JSON.parse(text), text };
   } catch {

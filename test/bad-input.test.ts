@@ -1,0 +1,209 @@
+import { connect } from 'node:net';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postChat, startTestGateway, type TestGateway } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+/**
+ * Bad input, generated (fast-check) and from a fixed corpus: whatever arrives, the answer is a 2xx or a 4xx with
+ * the OpenAI error body, never a 5xx, never a crash, never a hang.
+ */
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock, config: { limits: { max_body_size: '1mb' } } });
+});
+
+afterAll(async () => {
+  // Nothing reached the "unexpected error" path, and the server is still up.
+  expect(gateway.logLines.filter((line) => line.includes('unexpected error'))).toEqual([]);
+  expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+  await gateway.close();
+  await mock.close();
+});
+
+async function expectNoServerError(response: Response): Promise<void> {
+  const text = await response.text();
+  expect(response.status, text).toBeLessThan(500);
+  if (response.status >= 300) {
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = JSON.parse(text);
+    expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  }
+}
+
+const models = fc.constantFrom('mock', 'gpt-4o-mini', 'no-such-model', '', 'x'.repeat(300));
+const anyValue = fc.oneof(fc.jsonValue(), fc.constant(undefined));
+const message = fc.oneof(
+  fc.record(
+    {
+      role: fc.oneof(fc.constantFrom('system', 'developer', 'user', 'assistant', 'tool', 'function'), fc.string()),
+      content: fc.oneof(
+        fc.string(),
+        fc.array(fc.record({ type: fc.constantFrom('text', 'image_url', 'refusal', 'x'), text: anyValue })),
+        anyValue,
+      ),
+      tool_call_id: anyValue,
+      tool_calls: anyValue,
+      name: anyValue,
+    },
+    { requiredKeys: [] },
+  ),
+  fc.jsonValue(),
+);
+const chatRequest = fc.record(
+  {
+    model: fc.oneof(models, fc.jsonValue()),
+    messages: fc.oneof(fc.array(message, { maxLength: 4 }), fc.jsonValue()),
+    stream: fc.oneof(fc.boolean(), fc.jsonValue()),
+    stream_options: anyValue,
+    temperature: fc.oneof(fc.double(), fc.jsonValue()),
+    top_p: anyValue,
+    n: anyValue,
+    max_tokens: fc.oneof(fc.integer({ min: -5, max: 50 }), fc.jsonValue()),
+    stop: anyValue,
+    tools: anyValue,
+    tool_choice: anyValue,
+    response_format: anyValue,
+    logit_bias: anyValue,
+    unknown_field: anyValue,
+  },
+  { requiredKeys: [] },
+);
+
+describe('generated bad input (property-based)', () => {
+  it('arbitrary bytes as the body', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 2048 }), async (bytes) => {
+        await expectNoServerError(await postChat(gateway, Buffer.from(bytes).toString('latin1')));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('arbitrary JSON documents', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        await expectNoServerError(await postChat(gateway, JSON.stringify(value) ?? 'null'));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('requests with every field of the wrong shape, type or range', async () => {
+    await fc.assert(
+      fc.asyncProperty(chatRequest, async (request) => {
+        await expectNoServerError(await postChat(gateway, JSON.stringify(request)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('arbitrary Authorization headers', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), async (header) => {
+        const value = header.replace(/[\r\n\0]/g, '').trim();
+        const response = await fetch(`${gateway.baseUrl}/models`, { headers: value ? { authorization: value } : {} });
+        expect(response.status).toBe(401);
+        await expectNoServerError(response);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+/** Sends raw bytes on a fresh connection and returns what came back before the server closed it. */
+function rawExchange(bytes: string | Buffer, timeoutMs = 3000): Promise<string> {
+  return new Promise((resolve) => {
+    const url = new URL(gateway.url);
+    const socket = connect(Number(url.port), url.hostname);
+    let received = '';
+    const finish = () => {
+      socket.destroy();
+      resolve(received);
+    };
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('end', finish);
+    socket.on('error', finish);
+    socket.setTimeout(timeoutMs, finish);
+    socket.write(bytes);
+  });
+}
+
+function statusOf(raw: string): number {
+  return Number(/^HTTP\/1\.[01] (\d{3})/.exec(raw)?.[1] ?? 0);
+}
+
+function expectJsonErrorResponse(raw: string, status: number): void {
+  expect(statusOf(raw), raw.slice(0, 200)).toBe(status);
+  expect(raw.toLowerCase()).toContain('content-type: application/json');
+  const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+}
+
+describe('a fixed corpus of malformed HTTP and bodies', () => {
+  const auth = () => `Authorization: Bearer ${gateway.key}\r\n`;
+
+  it('a header with a forbidden byte, and a garbage request line -> 400 with the OpenAI body', async () => {
+    expectJsonErrorResponse(await rawExchange(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`), 400);
+    expectJsonErrorResponse(await rawExchange('THIS IS NOT HTTP\r\n\r\n'), 400);
+  });
+
+  it('oversized headers -> 431 with the OpenAI body', async () => {
+    expectJsonErrorResponse(
+      await rawExchange(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`),
+      431,
+    );
+  });
+
+  it('a malformed chunked body -> 400', async () => {
+    const raw = await rawExchange(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${auth()}Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nZZZ\r\n{}\r\n0\r\n\r\n`,
+    );
+    expectJsonErrorResponse(raw, 400);
+  });
+
+  it('deeply nested JSON -> 400, not a stack overflow', async () => {
+    await expectNoServerError(await postChat(gateway, `${'['.repeat(200_000)}${']'.repeat(200_000)}`));
+    await expectNoServerError(await postChat(gateway, `{"model":"mock","messages":${'['.repeat(100_000)}`));
+    const nested = `{"model":"mock","messages":[{"role":"user","content":"hi","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}]}`;
+    await expectNoServerError(await postChat(gateway, nested));
+  });
+
+  it('a body over the limit, declared or not -> 413', async () => {
+    const response = await postChat(
+      gateway,
+      `{"model":"mock","messages":[{"role":"user","content":"${'z'.repeat(1_200_000)}"}]}`,
+    );
+    expect(response.status).toBe(413);
+    await expectNoServerError(response);
+  });
+
+  it('odd but legal forms are accepted: HTTP/1.0, no content type, unknown fields', async () => {
+    const body = JSON.stringify({
+      model: 'mock',
+      messages: [{ role: 'user', content: 'hi' }],
+      some_future_field: { x: 1 },
+    });
+    const raw = await rawExchange(
+      `POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\n${auth()}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    expect(statusOf(raw)).toBe(200);
+    expect(mock.requests.at(-1)?.body.some_future_field).toEqual({ x: 1 });
+  });
+
+  it('a body that never finishes does not hold a request forever', async () => {
+    const raw = await rawExchange(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${auth()}Content-Length: 1000\r\n\r\n{"model":`,
+      1500,
+    );
+    // The client gave up first (no answer yet is fine); the server must still be healthy afterwards.
+    expect(raw === '' || statusOf(raw) < 500).toBe(true);
+    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+  });
+});
