@@ -124,5 +124,8 @@ describe('switchboard.example.yaml', () => {
     expect(config.providers.map((provider) => provider.name)).toEqual(['openai', 'ollama']);
     expect(config.models[0]?.pricing?.cachedInputPerMillion).toBe(0.075);
     expect(config.keys.secret).toBeUndefined();
+    expect(config.database.url).toBeUndefined();
+    expect(config.redis).toMatchObject({ url: undefined, onUnavailable: { rateLimits: 'local', budgets: 'deny' } });
+    expect(config.requestLog.retentionMs).toBe(30 * 86_400_000);
   });
 });
