@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeSection } from './report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
@@ -217,7 +218,7 @@ async function main() {
   );
 
   const today = new Date().toISOString().slice(0, 10);
-  const markdown = `# Benchmarks
+  const markdown = `## Gateway overhead
 
 Measured by \`npm run bench\` (${quick ? 'quick mode: 1 round of 4 s' : `${rounds} rounds of ${seconds} s per arm`}), on ${today}, on this machine:
 ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}. Method: \`../shared/reference/benchmark-method.md\`.
@@ -228,7 +229,7 @@ ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version
 - Direct and gateway runs alternate within each round, so each ratio compares the same time window. The machine is
   shared and noisy: compare ratios, not absolute numbers across days.
 
-## Overhead on the hot path (non-streaming)
+### Overhead on the hot path (non-streaming)
 
 | Measure | Median of ${rounds} | Range | Per round |
 |---|---|---|---|
@@ -248,7 +249,7 @@ shared 2-core machine the ceiling for a proxy is about 45-50% of direct-to-upstr
 
 Target from the core issue: added p50 under 250 µs.
 `;
-  writeFileSync(path.join(root, 'docs', 'benchmarks.md'), markdown);
+  writeSection('overhead', markdown);
   log('wrote docs/benchmarks.md');
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }

@@ -1,0 +1,175 @@
+// Soak test: sustained mixed load (streaming and non-streaming) against a real `switchboard serve` for several
+// minutes, sampling the gateway's RSS; then idle, to see memory come back down. Writes its section of
+// docs/benchmarks.md. Usage: node bench/soak.mjs [--minutes 5] [--concurrency 32] [--idle-seconds 30]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { writeSection } from './report.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const argument = (name, fallback) => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index === -1 ? fallback : Number(process.argv[index + 1]);
+};
+const minutes = argument('minutes', 5);
+const concurrency = argument('concurrency', 32);
+const idleSeconds = argument('idle-seconds', 30);
+const work = mkdtempSync(path.join(tmpdir(), 'switchboard-soak-'));
+const children = [];
+const log = (message) => process.stderr.write(`[soak] ${message}\n`);
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGTERM');
+  rmSync(work, { recursive: true, force: true });
+});
+process.on('SIGINT', () => process.exit(130));
+
+function startJsonProcess(args) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout.on('data', (data) => {
+      buffered += data;
+      for (const line of buffered.split('\n')) {
+        if (line.includes('"event":"listening"')) resolve({ child, info: JSON.parse(line) });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+async function main() {
+  const mock = await startJsonProcess([path.join(root, 'bench/mock-upstream.mjs'), '0']);
+  const config = path.join(work, 'switchboard.yaml');
+  writeFileSync(
+    config,
+    `server:\n  port: 0\n  data_dir: ${work}/data\nlogging:\n  level: warn\nproviders:\n  - name: mock\n    type: openai\n    base_url: http://127.0.0.1:${mock.info.port}/v1\nmodels:\n  - name: json\n    provider: mock\n    upstream_model: mock\n    pricing: { input: 0.15, output: 0.6 }\n  - name: stream\n    provider: mock\n    upstream_model: stream-16-5\n    pricing: { input: 0.15, output: 0.6 }\n`,
+  );
+  const cli = (...args) =>
+    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
+      encoding: 'utf8',
+    });
+  cli('accounts', 'create', 'soak');
+  const key = JSON.parse(cli('keys', 'create', '--account', 'soak', '--name', 'soak', '--json')).key;
+  const gateway = await startJsonProcess([
+    path.join(root, 'bin/switchboard.js'),
+    'serve',
+    '--config',
+    config,
+    '--json',
+  ]);
+  const pid = gateway.child.pid;
+  const dispatcher = new Agent({ connections: concurrency * 2, keepAliveTimeout: 60_000 });
+  await sleep(2000);
+  const idleBefore = rssOf(pid);
+  log(`gateway idle RSS ${idleBefore.toFixed(1)} MB; ${minutes} min of load at concurrency ${concurrency}`);
+
+  const counts = { json: 0, stream: 0, errors: 0 };
+  const samples = [];
+  const end = Date.now() + minutes * 60_000;
+  let sampler = setInterval(() => samples.push({ at: Date.now(), rss: rssOf(pid) }), 5000);
+  const worker = async (index) => {
+    let round = 0;
+    while (Date.now() < end) {
+      const streaming = (index + round++) % 2 === 0;
+      try {
+        const response = await request(`${gateway.info.url}/v1/chat/completions`, {
+          method: 'POST',
+          dispatcher,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: streaming ? 'stream' : 'json',
+            stream: streaming,
+            ...(streaming ? { stream_options: { include_usage: index % 4 === 0 } } : {}),
+            messages: [{ role: 'user', content: `soak ${index} ${round}` }],
+          }),
+        });
+        const text = await response.body.text();
+        if (response.statusCode !== 200 || (streaming && !text.endsWith('data: [DONE]\n\n'))) counts.errors++;
+        else counts[streaming ? 'stream' : 'json']++;
+      } catch {
+        counts.errors++;
+      }
+    }
+  };
+  const progress = setInterval(() => {
+    const last = samples.at(-1);
+    log(
+      `${Math.round((end - Date.now()) / 1000)} s left: ${counts.json} json, ${counts.stream} streams, ${counts.errors} errors, RSS ${last ? last.rss.toFixed(1) : '?'} MB`,
+    );
+  }, 30_000);
+  await Promise.all(Array.from({ length: concurrency }, (_, index) => worker(index)));
+  clearInterval(progress);
+  clearInterval(sampler);
+  await dispatcher.close();
+  log(`load done; idling ${idleSeconds} s`);
+  const idleSamples = [];
+  sampler = setInterval(() => idleSamples.push(rssOf(pid)), 1000);
+  await sleep(idleSeconds * 1000);
+  clearInterval(sampler);
+  const idleAfter = rssOf(pid);
+
+  const during = samples.map((sample) => sample.rss);
+  const half = samples.slice(Math.floor(samples.length / 2));
+  // Least-squares slope of RSS over the second half of the load, in MB per minute: growth would show here.
+  const meanT = half.reduce((sum, sample) => sum + sample.at, 0) / half.length;
+  const meanR = half.reduce((sum, sample) => sum + sample.rss, 0) / half.length;
+  const slope =
+    (half.reduce((sum, sample) => sum + (sample.at - meanT) * (sample.rss - meanR), 0) /
+      Math.max(
+        1,
+        half.reduce((sum, sample) => sum + (sample.at - meanT) ** 2, 0),
+      )) *
+    60_000;
+  const total = counts.json + counts.stream;
+  const summary = {
+    minutes,
+    concurrency,
+    requests: total,
+    ...counts,
+    idleBefore,
+    idleAfter,
+    median: median(during),
+    max: Math.max(...during),
+    slope,
+  };
+  log(JSON.stringify(summary));
+
+  writeSection(
+    'soak',
+    `## Soak: memory under sustained load
+
+Measured by \`node bench/soak.mjs --minutes ${minutes} --concurrency ${concurrency}\` on ${new Date().toISOString().slice(0, 10)}
+(${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}): a real \`switchboard serve\` with request
+logging on, behind it \`bench/mock-upstream.mjs\`; ${concurrency} clients in a closed loop alternating non-streaming
+requests and streams of 16 chunks 5 ms apart (a quarter of them with \`include_usage\`), for ${minutes} minutes, then
+${idleSeconds} s idle. RSS read from \`/proc/<pid>/status\` every 5 s.
+
+| Measure | Value |
+|---|---|
+| Requests completed (JSON / streams) | ${total} (${counts.json} / ${counts.stream}) |
+| Errors (non-200, or a stream without \`[DONE]\`) | ${counts.errors} |
+| RSS idle before the load | ${idleBefore.toFixed(1)} MB |
+| RSS during the load: median / max | ${median(during).toFixed(1)} / ${Math.max(...during).toFixed(1)} MB |
+| RSS trend over the second half of the load | ${slope >= 0 ? '+' : ''}${slope.toFixed(2)} MB/min |
+| RSS ${idleSeconds} s after the load | ${idleAfter.toFixed(1)} MB (${((idleAfter / idleBefore - 1) * 100).toFixed(0)}% vs idle before) |
+
+RSS samples during the load (MB): ${during.map((value) => value.toFixed(0)).join(', ')}.
+`,
+  );
+  log('wrote docs/benchmarks.md (soak section)');
+}
+
+main()
+  .then(() => process.exit(0))
+  .catch((error) => {
+    log(error.stack ?? String(error));
+    process.exit(1);
+  });
