@@ -100,8 +100,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
         onStatus: (up: boolean) => metrics.redisUp.set(up ? 1 : 0),
       }
     : undefined;
-  const redis = redisOptions ? connectRedis(redisOptions) : undefined;
-  const subscriber = redisOptions ? connectRedis(redisOptions, 'subscriber') : undefined;
+  const redis = redisOptions ? await connectRedis(redisOptions) : undefined;
+  const subscriber = redisOptions ? await connectRedis(redisOptions, 'subscriber') : undefined;
   if (redis && !(await waitUntilReady(redis, 3000))) {
     logger.warn('Redis is not reachable at start-up; limits use the configured fallback until it is');
   }

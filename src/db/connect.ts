@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Config } from '../config/schema.js';
 import type { Dialect } from './migrations/dialect.js';
 import { migrations } from './migrations/index.js';
@@ -55,8 +55,10 @@ export function redactUrl(url: string): string {
   }
 }
 
-function openPostgres(config: Config, url: string): DatabaseHandle {
-  const pool = new pg.Pool({
+async function openPostgres(config: Config, url: string): Promise<DatabaseHandle> {
+  // Loaded only when PostgreSQL is configured: a single SQLite node does not pay for the driver's memory.
+  const { default: postgres } = await import('pg');
+  const pool = new postgres.Pool({
     connectionString: url,
     max: config.database.poolSize,
     connectionTimeoutMillis: 5000,
@@ -67,7 +69,7 @@ function openPostgres(config: Config, url: string): DatabaseHandle {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === 20
           ? (value: string) => Number(value)
-          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+          : postgres.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
   // A connection dropped while idle (server restart, network blip) must not crash the process; the pool reconnects.
@@ -110,7 +112,7 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
 
 /** Opens the configured database (PostgreSQL when database.url is set, else SQLite) and migrates it. */
 export async function openDatabase(config: Config): Promise<DatabaseHandle> {
-  const handle = config.database.url ? openPostgres(config, config.database.url) : openSqlite(config);
+  const handle = config.database.url ? await openPostgres(config, config.database.url) : openSqlite(config);
   try {
     await migrateToLatest(handle);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { redactUrl } from '../db/connect.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -33,8 +33,13 @@ export function waitUntilReady(redis: Redis, timeoutMs: number): Promise<boolean
   });
 }
 
-export function connectRedis(options: RedisOptions, mode: 'commands' | 'subscriber' = 'commands'): Redis {
-  const redis = new Redis(options.url, {
+export async function connectRedis(
+  options: RedisOptions,
+  mode: 'commands' | 'subscriber' = 'commands',
+): Promise<Redis> {
+  // Loaded only when Redis is configured.
+  const { Redis: RedisClient } = await import('ioredis');
+  const redis = new RedisClient(options.url, {
     enableOfflineQueue: mode === 'subscriber',
     maxRetriesPerRequest: mode === 'subscriber' ? null : 0,
     commandTimeout: mode === 'subscriber' ? undefined : options.commandTimeoutMs,
