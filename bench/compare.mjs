@@ -1,0 +1,588 @@
+// npm run bench: Switchboard side by side with the direct upstream, a bare Node proxy (the floor), nginx as a
+// reverse proxy (the physical limit of this box), the Portkey gateway and the LiteLLM proxy, measured in the same
+// run, alternating arms, following ../shared/reference/benchmark-method.md. Writes its section of
+// docs/benchmarks.md and docs/benchmarks-chart.svg.
+//   node bench/compare.mjs [--quick] [--no-peers] [--rounds N]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import {
+  installLitellm,
+  installPortkey,
+  litellmVersion,
+  portkeyVersion,
+  startLitellm,
+  startPortkey,
+} from './peers.mjs';
+import { writeSection } from './report.mjs';
+import { holdStreams, measureStreams } from './stream-client.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const quick = process.argv.includes('--quick');
+const withPeers = !quick && !process.argv.includes('--no-peers');
+const roundsIndex = process.argv.indexOf('--rounds');
+const rounds = roundsIndex !== -1 ? Number(process.argv[roundsIndex + 1]) : quick ? 1 : 3;
+const latencySeconds = quick ? 4 : 12;
+const saturationSeconds = quick ? 4 : 8;
+const work = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-'));
+const children = [];
+const started = Date.now();
+const log = (message) => process.stderr.write(`[bench ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
+
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+process.on('SIGINT', () => process.exit(130));
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length === 0 ? 0 : sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+const cpuMicrosOf = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime, in clock ticks (100 per second on Linux)
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+let nextPort = 21_000 + Math.floor(Math.random() * 2000);
+const port = () => nextPort++;
+
+function spawnTracked(command, args, options = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  children.push(child);
+  return child;
+}
+
+function listeningPort(child) {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout.on('data', (data) => {
+      buffered += data;
+      for (const line of buffered.split('\n')) {
+        if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
+  });
+}
+
+// ---------------------------------------------------------------- upstreams
+const answer = 'Switchboard benchmark answer. '.repeat(30).trim();
+const fixture = JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 1_700_000_000,
+  model: 'mock',
+  system_fingerprint: 'fp_bench',
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', content: answer, refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: 'stop',
+    },
+  ],
+  usage: {
+    prompt_tokens: 12,
+    completion_tokens: 180,
+    total_tokens: 192,
+    prompt_tokens_details: { cached_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  },
+});
+const nginxBinary = ['/usr/sbin/nginx', 'nginx'].find((candidate) => {
+  try {
+    execFileSync(candidate, ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+function startNginx(name, cpu, serverBlock) {
+  const directory = path.join(work, name);
+  execFileSync('mkdir', ['-p', directory]);
+  const conf = path.join(directory, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `daemon off;\nworker_processes 1;\nerror_log ${directory}/error.log error;\npid ${directory}/nginx.pid;\nevents { worker_connections 8192; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n  keepalive_timeout 300s;\n  client_body_temp_path ${directory}/body;\n  proxy_temp_path ${directory}/proxy;\n  fastcgi_temp_path ${directory}/fastcgi;\n  uwsgi_temp_path ${directory}/uwsgi;\n  scgi_temp_path ${directory}/scgi;\n${serverBlock}\n}\n`,
+  );
+  spawnTracked('taskset', ['-c', cpu, nginxBinary, '-c', conf, '-p', directory], { stdio: 'ignore' });
+}
+
+async function waitFor(url) {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await sleep(100);
+    }
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+// ---------------------------------------------------------------- load
+const requestBody = JSON.stringify({ model: 'MODEL', messages: [{ role: 'user', content: 'Hello! '.repeat(120) }] });
+
+function wrkScript(name, model, headers) {
+  const file = path.join(work, `${name}.lua`);
+  const lines = Object.entries(headers).map(
+    ([header, value]) => `wrk.headers[${JSON.stringify(header)}] = ${JSON.stringify(value)}`,
+  );
+  writeFileSync(
+    file,
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(requestBody.replace('MODEL', model))}\nwrk.headers["Content-Type"] = "application/json"\n${lines.join('\n')}\n` +
+      `done = function(summary, latency, requests)\n  local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout\n` +
+      `  io.write(string.format('RESULT {"requests":%d,"duration_us":%d,"p50":%d,"p99":%d,"errors":%d,"non2xx":%d}\\n', summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), errors, summary.errors.status))\nend\n`,
+  );
+  return file;
+}
+
+function runWrk(arm, connections, seconds, pinned = true) {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', arm.script, arm.url];
+  const output = pinned
+    ? execFileSync('taskset', ['-c', '1', 'wrk', ...args], { encoding: 'utf8' })
+    : execFileSync('wrk', args, { encoding: 'utf8' });
+  const line = output.split('\n').find((text) => text.startsWith('RESULT '));
+  if (!line) throw new Error(`wrk printed no result for ${arm.name}:\n${output}`);
+  const result = JSON.parse(line.slice('RESULT '.length));
+  return { ...result, rps: result.requests / (result.duration_us / 1e6), failed: result.errors + result.non2xx };
+}
+
+/** CPU microseconds per request at a fixed, sub-saturation rate (open loop). */
+async function cpuPerRequest(arm, pid, rate, seconds) {
+  const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
+  const body = requestBody.replace('MODEL', arm.model);
+  const before = cpuMicrosOf(pid);
+  const end = Date.now() + seconds * 1000;
+  const pending = [];
+  let sent = 0;
+  while (Date.now() < end) {
+    const tickStart = Date.now();
+    for (let index = 0; index < rate / 100; index++) {
+      sent++;
+      pending.push(
+        request(arm.url, {
+          method: 'POST',
+          dispatcher,
+          headers: { 'content-type': 'application/json', ...arm.headers },
+          body,
+        }).then((response) => response.body.dump()),
+      );
+    }
+    await sleep(Math.max(0, 10 - (Date.now() - tickStart)));
+  }
+  await Promise.allSettled(pending);
+  const used = cpuMicrosOf(pid) - before;
+  await dispatcher.close();
+  return used / sent;
+}
+
+// ---------------------------------------------------------------- main
+async function main() {
+  if (!nginxBinary) throw new Error('nginx is not installed (bench/run.sh installs it)');
+  const upstreamPort = port();
+  startNginx(
+    'upstream',
+    '1',
+    `  server {\n    listen 127.0.0.1:${upstreamPort};\n    location / {\n      default_type application/json;\n      return 200 '${fixture}';\n    }\n  }`,
+  );
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  await waitFor(`${upstreamUrl}/`);
+  const streamMock = spawnTracked('taskset', [
+    '-c',
+    '1',
+    process.execPath,
+    path.join(root, 'bench/mock-upstream.mjs'),
+    '0',
+  ]);
+  const streamPort = (await listeningPort(streamMock)).port;
+  const streamUrl = `http://127.0.0.1:${streamPort}`;
+
+  const arms = [];
+  arms.push({
+    name: 'direct',
+    url: `${upstreamUrl}/v1/chat/completions`,
+    headers: {},
+    model: 'mock',
+    stream: { url: `${streamUrl}/v1/chat/completions`, headers: {}, model: 'stream-32-5' },
+  });
+
+  const floorPort = port();
+  const floor = spawnTracked('taskset', [
+    '-c',
+    '0',
+    process.execPath,
+    path.join(root, 'bench/floor/server.mjs'),
+    String(floorPort),
+    upstreamUrl,
+  ]);
+  await listeningPort(floor);
+  const floorStream = spawnTracked('taskset', [
+    '-c',
+    '0',
+    process.execPath,
+    path.join(root, 'bench/floor/server.mjs'),
+    '0',
+    streamUrl,
+  ]);
+  const floorStreamPort = (await listeningPort(floorStream)).port;
+  arms.push({
+    name: 'floor',
+    pid: floor.pid,
+    url: `http://127.0.0.1:${floorPort}/v1/chat/completions`,
+    headers: {},
+    model: 'mock',
+    stream: { url: `http://127.0.0.1:${floorStreamPort}/v1/chat/completions`, headers: {}, model: 'stream-32-5' },
+  });
+
+  if (!quick) {
+    const proxyPort = port();
+    startNginx(
+      'proxy',
+      '0',
+      `  upstream backend {\n    server 127.0.0.1:${upstreamPort};\n    keepalive 256;\n  }\n  server {\n    listen 127.0.0.1:${proxyPort};\n    location / {\n      proxy_pass http://backend;\n      proxy_http_version 1.1;\n      proxy_set_header Connection "";\n      proxy_buffering off;\n    }\n  }`,
+    );
+    await waitFor(`http://127.0.0.1:${proxyPort}/`);
+    arms.push({
+      name: 'nginx proxy',
+      url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`,
+      headers: {},
+      model: 'mock',
+    });
+  }
+
+  // Switchboard as shipped: a real key, request logging and metrics on, default settings.
+  const dataDir = path.join(work, 'switchboard');
+  const config = path.join(work, 'switchboard.yaml');
+  const gatewayPort = port();
+  writeFileSync(
+    config,
+    `server:\n  port: ${gatewayPort}\n  data_dir: ${dataDir}\nlogging:\n  level: warn\nproviders:\n  - name: nginx\n    type: openai\n    base_url: ${upstreamUrl}/v1\n    api_key: sk-upstream\n  - name: streams\n    type: openai\n    base_url: ${streamUrl}/v1\nmodels:\n  - name: mock\n    provider: nginx\n    pricing: { input: 0.15, output: 0.6 }\n  - name: stream-32-5\n    provider: streams\n  - name: stream-64-100\n    provider: streams\n`,
+  );
+  const cli = (...args) =>
+    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
+      encoding: 'utf8',
+    });
+  cli('accounts', 'create', 'bench');
+  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'wrk', '--json')).key;
+  const startSwitchboard = async (workers, pinned) => {
+    const args = [
+      path.join(root, 'bin/switchboard.js'),
+      'serve',
+      '--config',
+      config,
+      '--json',
+      ...(workers > 1 ? ['--workers', String(workers)] : []),
+    ];
+    const child = pinned
+      ? spawnTracked('taskset', ['-c', '0', process.execPath, ...args])
+      : spawnTracked(process.execPath, args);
+    await listeningPort(child);
+    return child;
+  };
+  const switchboard = await startSwitchboard(1, true);
+  const auth = { authorization: `Bearer ${key}` };
+  const switchboardArm = {
+    name: 'switchboard',
+    pid: switchboard.pid,
+    url: `http://127.0.0.1:${gatewayPort}/v1/chat/completions`,
+    headers: auth,
+    model: 'mock',
+    stream: { url: `http://127.0.0.1:${gatewayPort}/v1/chat/completions`, headers: auth, model: 'stream-32-5' },
+  };
+  arms.push(switchboardArm);
+
+  if (withPeers) {
+    try {
+      const entry = installPortkey(log);
+      const portkeyPort = port();
+      const portkey = await startPortkey({ entry, port: portkeyPort, upstreamBaseUrl: `${upstreamUrl}/v1`, cpu: '0' });
+      children.push(portkey.child);
+      arms.push({
+        name: `Portkey ${portkeyVersion}`,
+        url: portkey.url,
+        headers: portkey.headers,
+        model: 'mock',
+        stream: {
+          url: portkey.url,
+          headers: { ...portkey.headers, 'x-portkey-custom-host': `${streamUrl}/v1` },
+          model: 'stream-32-5',
+        },
+      });
+    } catch (error) {
+      log(`Portkey could not run: ${error.message}`);
+    }
+    try {
+      const binary = installLitellm(log);
+      const litellm = await startLitellm({
+        binary,
+        port: port(),
+        upstreamBaseUrl: `${upstreamUrl}/v1`,
+        cpu: '0',
+        workDir: work,
+      });
+      children.push(litellm.child);
+      const litellmStream = await startLitellm({
+        binary,
+        port: port(),
+        upstreamBaseUrl: `${streamUrl}/v1`,
+        cpu: '0',
+        workDir: path.join(work),
+      });
+      children.push(litellmStream.child);
+      arms.push({
+        name: `LiteLLM ${litellmVersion}`,
+        url: litellm.url,
+        headers: litellm.headers,
+        model: 'mock',
+        stream: { url: litellmStream.url, headers: litellmStream.headers, model: 'mock' },
+      });
+    } catch (error) {
+      log(`LiteLLM could not run: ${error.message}`);
+    }
+  }
+  for (const arm of arms) arm.script = wrkScript(arm.name.replace(/\W+/g, '-'), arm.model, arm.headers);
+
+  log(`arms: ${arms.map((arm) => arm.name).join(', ')}; warming up`);
+  for (const arm of arms) runWrk(arm, 16, 2);
+
+  // Non-streaming: latency at c=1 and saturation at c=64, arms alternating within each round.
+  const results = Object.fromEntries(arms.map((arm) => [arm.name, { c1: [], c64: [] }]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const arm of arms) {
+      log(`round ${round}/${rounds}: ${arm.name} latency at c=1`);
+      results[arm.name].c1.push(runWrk(arm, 1, latencySeconds));
+    }
+    for (const arm of arms) {
+      log(`round ${round}/${rounds}: ${arm.name} throughput at c=64`);
+      results[arm.name].c64.push(runWrk(arm, 64, saturationSeconds));
+    }
+  }
+  const direct = results.direct;
+  const summary = {};
+  for (const arm of arms) {
+    const result = results[arm.name];
+    const added50 = result.c1.map((run, index) => run.p50 - direct.c1[index].p50);
+    const added99 = result.c1.map((run, index) => run.p99 - direct.c1[index].p99);
+    summary[arm.name] = {
+      added50,
+      added99,
+      rps: result.c64.map((run) => run.rps),
+      failed: [...result.c1, ...result.c64].reduce((sum, run) => sum + run.failed, 0),
+    };
+  }
+
+  // Streaming: time to first token and gaps between chunks, one stream at a time.
+  const streaming = {};
+  for (const arm of arms.filter((candidate) => candidate.stream)) {
+    log(`${arm.name}: ${quick ? 20 : 100} streams of 32 chunks 5 ms apart`);
+    streaming[arm.name] = await measureStreams({
+      url: arm.stream.url,
+      headers: arm.stream.headers,
+      body: { model: arm.stream.model, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      count: quick ? 20 : 100,
+    });
+  }
+
+  // Memory: idle, 1,000 concurrent streams, 30 s after.
+  const memory = {};
+  if (!quick) {
+    await sleep(3000);
+    memory.idle = rssOf(switchboard.pid);
+    log('1,000 concurrent streams of 64 chunks 100 ms apart through Switchboard');
+    const held = await holdStreams({
+      url: switchboardArm.url,
+      headers: auth,
+      body: { model: 'stream-64-100', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      count: 1000,
+      onAllOpen: async () => {
+        await sleep(2000);
+        return rssOf(switchboard.pid);
+      },
+    });
+    memory.atPeak = held.sample;
+    memory.failures = held.failures;
+    await sleep(30_000);
+    memory.after = rssOf(switchboard.pid);
+    log(
+      `RSS idle ${memory.idle.toFixed(0)} MB, 1,000 streams ${memory.atPeak.toFixed(0)} MB, 30 s after ${memory.after.toFixed(0)} MB`,
+    );
+  }
+
+  // CPU per request at 300 requests/s.
+  const cpu = {};
+  for (const arm of arms.filter((candidate) => candidate.pid)) {
+    cpu[arm.name] = await cpuPerRequest(arm, arm.pid, 300, quick ? 4 : 10);
+  }
+
+  // Workers: 1 vs 2 processes, unpinned.
+  const workers = {};
+  if (!quick) {
+    for (const child of [switchboard]) child.kill('SIGTERM');
+    await sleep(1500);
+    for (const count of [1, 2]) {
+      const child = await startSwitchboard(count, false);
+      await sleep(1000);
+      runWrk(switchboardArm, 16, 2, false);
+      workers[count] = runWrk(switchboardArm, 64, saturationSeconds, false).rps;
+      child.kill('SIGTERM');
+      await sleep(1500);
+    }
+  }
+
+  writeReport({ arms, summary, streaming, memory, cpu, workers });
+}
+
+function writeReport({ arms, summary, streaming, memory, cpu, workers }) {
+  const sb = summary.switchboard;
+  const fl = summary.floor;
+  const rpsOf = (name) => median(summary[name].rps);
+  const lines = [];
+  lines.push('## Switchboard and its peers, side by side', '');
+  lines.push(
+    `Measured by \`npm run bench\`${quick ? ' (quick mode)' : ''} on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version};`,
+    `${rounds} round${rounds > 1 ? 's' : ''}, arms alternating within each round; medians, with the range over rounds. Method: \`../shared/reference/benchmark-method.md\`.`,
+    'Every gateway is pinned to CPU 0; the upstream (nginx returning a 1.4 KB `chat.completion`), the streaming mock',
+    '(`bench/mock-upstream.mjs`) and wrk are pinned to CPU 1. Switchboard runs as shipped: a real key, request logging to',
+    'SQLite and metrics on. The floor (`bench/floor/server.mjs`) is node:http + undici with no features at all.',
+    '',
+    '| System | added p50 @c=1 | added p99 @c=1 | RPS @c=64 | vs floor | Switchboard ÷ it | errors |',
+    '|---|---|---|---|---|---|---|',
+  );
+  for (const arm of arms) {
+    const row = summary[arm.name];
+    const rps = rpsOf(arm.name);
+    lines.push(
+      `| ${arm.name} | ${arm.name === 'direct' ? '—' : `${median(row.added50).toFixed(0)} µs (${range(row.added50)})`} | ${arm.name === 'direct' ? '—' : `${median(row.added99).toFixed(0)} µs`} | ${rps.toFixed(0)} (${range(row.rps)}) | ${((100 * rps) / rpsOf('floor')).toFixed(0)}% | ${arm.name === 'switchboard' ? '—' : `${(rpsOf('switchboard') / rps).toFixed(2)}×`} | ${row.failed} |`,
+    );
+  }
+  lines.push('', '### Streaming (one stream at a time, 32 chunks 5 ms apart)', '');
+  lines.push(
+    '| System | TTFT p50 | TTFT p99 | added TTFT p50 / p99 | inter-chunk gap p50 / p99 | reads carrying >1 chunk |',
+    '|---|---|---|---|---|---|',
+  );
+  const directStream = streaming.direct;
+  for (const [name, result] of Object.entries(streaming)) {
+    lines.push(
+      `| ${name} | ${(result.ttft.p50 / 1000).toFixed(2)} ms | ${(result.ttft.p99 / 1000).toFixed(2)} ms | ${name === 'direct' ? '—' : `${((result.ttft.p50 - directStream.ttft.p50) / 1000).toFixed(2)} / ${((result.ttft.p99 - directStream.ttft.p99) / 1000).toFixed(2)} ms`} | ${(result.gap.p50 / 1000).toFixed(2)} / ${(result.gap.p99 / 1000).toFixed(2)} ms | ${result.batchedReads} of ${result.reads} |`,
+    );
+  }
+  if (memory.idle) {
+    lines.push('', '### Memory and CPU', '');
+    lines.push('| Measure | Value |', '|---|---|');
+    lines.push(`| Switchboard RSS idle | ${memory.idle.toFixed(0)} MB |`);
+    lines.push(
+      `| Switchboard RSS with 1,000 concurrent streams open | ${memory.atPeak.toFixed(0)} MB (${memory.failures} failed streams) |`,
+    );
+    lines.push(
+      `| Switchboard RSS 30 s after the streams ended | ${memory.after.toFixed(0)} MB (${(((memory.after - memory.idle) / memory.idle) * 100).toFixed(0)}% over idle) |`,
+    );
+  }
+  for (const [name, micros] of Object.entries(cpu))
+    lines.push(`| CPU per request at 300 req/s, ${name} | ${micros.toFixed(0)} µs |`);
+  if (workers[1]) {
+    lines.push(
+      `| RPS @c=64 unpinned, 1 worker / 2 workers | ${workers[1].toFixed(0)} / ${workers[2].toFixed(0)} (${(workers[2] / workers[1]).toFixed(2)}×) |`,
+    );
+  }
+  const targets = [
+    [
+      'throughput ≥ 80% of the floor',
+      rpsOf('switchboard') >= 0.8 * rpsOf('floor'),
+      `${((100 * rpsOf('switchboard')) / rpsOf('floor')).toFixed(0)}%`,
+    ],
+    [
+      "added p50 ≤ 1.25 × the floor's",
+      median(sb.added50) <= 1.25 * median(fl.added50),
+      `${(median(sb.added50) / median(fl.added50)).toFixed(2)}×`,
+    ],
+  ];
+  for (const arm of arms.filter((candidate) => /Portkey|LiteLLM/.test(candidate.name))) {
+    targets.push([
+      `≥ 15× ${arm.name}'s throughput`,
+      rpsOf('switchboard') >= 15 * rpsOf(arm.name),
+      `${(rpsOf('switchboard') / rpsOf(arm.name)).toFixed(1)}×`,
+    ]);
+    targets.push([
+      `lower added p50 and p99 than ${arm.name}`,
+      median(sb.added50) < median(summary[arm.name].added50) && median(sb.added99) < median(summary[arm.name].added99),
+      `${median(sb.added50).toFixed(0)} / ${median(sb.added99).toFixed(0)} µs vs ${median(summary[arm.name].added50).toFixed(0)} / ${median(summary[arm.name].added99).toFixed(0)} µs`,
+    ]);
+  }
+  if (streaming.switchboard && directStream) {
+    const addedP99 = (streaming.switchboard.ttft.p99 - directStream.ttft.p99) / 1000;
+    targets.push(['added TTFT p99 ≤ 1 ms', addedP99 <= 1, `${addedP99.toFixed(2)} ms`]);
+    targets.push([
+      'chunks forwarded one by one',
+      streaming.switchboard.batchedReads <= Math.max(1, streaming.direct.batchedReads),
+      `${streaming.switchboard.batchedReads} batched reads`,
+    ]);
+  }
+  if (memory.idle) {
+    targets.push(['RSS ≤ 150 MB at 1,000 streams', memory.atPeak <= 150, `${memory.atPeak.toFixed(0)} MB`]);
+    targets.push([
+      'RSS back within 10% of idle 30 s later',
+      memory.after <= memory.idle * 1.1,
+      `${memory.after.toFixed(0)} vs ${memory.idle.toFixed(0)} MB`,
+    ]);
+  }
+  if (workers[1])
+    targets.push([
+      '2 workers ≥ 1.6 × 1 worker',
+      workers[2] >= 1.6 * workers[1],
+      `${(workers[2] / workers[1]).toFixed(2)}×`,
+    ]);
+  lines.push('', '### Targets', '', '| Target | Met | Measured |', '|---|---|---|');
+  for (const [target, met, measured] of targets) lines.push(`| ${target} | ${met ? 'yes' : '**no**'} | ${measured} |`);
+  lines.push('', '![Added latency and throughput per system](benchmarks-chart.svg)');
+  writeSection(quick ? 'compare-quick' : 'compare', lines.join('\n'));
+  if (!quick) writeChart(arms, summary);
+  log('wrote docs/benchmarks.md');
+  process.stdout.write(
+    `${JSON.stringify({ floorShare: rpsOf('switchboard') / rpsOf('floor'), addedP50: median(sb.added50), floorAddedP50: median(fl.added50) })}\n`,
+  );
+}
+
+/** Two horizontal bar charts (added p50 latency, RPS at c=64) as a dependency-free SVG. */
+function writeChart(arms, summary) {
+  const systems = arms.filter((arm) => arm.name !== 'direct').map((arm) => arm.name);
+  const width = 760;
+  const rowHeight = 26;
+  const panelHeight = 40 + systems.length * rowHeight;
+  const bar = (values, title, unit, offsetY) => {
+    const max = Math.max(...values, 1);
+    const rows = systems.map((name, index) => {
+      const value = values[index];
+      const length = Math.max(2, (value / max) * 420);
+      const y = offsetY + 30 + index * rowHeight;
+      const color = name === 'switchboard' ? '#2563eb' : name === 'floor' ? '#64748b' : '#94a3b8';
+      return `<text x="150" y="${y + 14}" text-anchor="end" font-size="13">${name}</text><rect x="160" y="${y}" width="${length.toFixed(1)}" height="18" fill="${color}"/><text x="${(166 + length).toFixed(1)}" y="${y + 14}" font-size="12">${value.toFixed(0)} ${unit}</text>`;
+    });
+    return `<text x="10" y="${offsetY + 18}" font-size="15" font-weight="bold">${title}</text>${rows.join('')}`;
+  };
+  const latency = systems.map((name) => Math.max(0, median(summary[name].added50)));
+  const throughput = systems.map((name) => median(summary[name].rps));
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${panelHeight * 2 + 10}" font-family="sans-serif">
+<rect width="100%" height="100%" fill="white"/>
+${bar(latency, 'Added latency p50 at c=1 (lower is better)', 'µs', 0)}
+${bar(throughput, 'Requests per second at c=64 (higher is better)', 'rps', panelHeight)}
+</svg>
+`;
+  writeFileSync(path.join(root, 'docs', 'benchmarks-chart.svg'), svg);
+}
+
+main()
+  .then(() => process.exit(0))
+  .catch((error) => {
+    log(error.stack ?? String(error));
+    process.exit(1);
+  });

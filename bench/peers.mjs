@@ -1,0 +1,90 @@
+// The peer gateways the benchmark runs side by side with Switchboard, installed on first use into bench/.peers/
+// (never committed): the Portkey gateway from npm, the LiteLLM proxy from PyPI in a virtualenv, each with the
+// settings their own docs recommend for speed (../shared/reference/benchmark-method.md).
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const peersDir = path.join(root, 'bench', '.peers');
+export const portkeyVersion = '1.15.2';
+export const litellmVersion = '1.109.1';
+
+function run(command, args, options = {}) {
+  execFileSync(command, args, { stdio: ['ignore', 'ignore', 'inherit'], ...options });
+}
+
+export function installPortkey(log) {
+  const directory = path.join(peersDir, 'portkey');
+  const entry = path.join(directory, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
+  if (existsSync(entry)) return entry;
+  log(`installing the Portkey gateway ${portkeyVersion} from npm`);
+  mkdirSync(directory, { recursive: true });
+  writeFileSync(path.join(directory, 'package.json'), '{"private":true}\n');
+  run('npm', ['install', '--no-audit', '--no-fund', `@portkey-ai/gateway@${portkeyVersion}`], { cwd: directory });
+  return entry;
+}
+
+export function installLitellm(log) {
+  const venv = path.join(peersDir, 'litellm-venv');
+  const binary = path.join(venv, 'bin', 'litellm');
+  if (existsSync(binary)) return binary;
+  log(`installing the LiteLLM proxy ${litellmVersion} from PyPI (a few minutes)`);
+  mkdirSync(peersDir, { recursive: true });
+  run('python3', ['-m', 'venv', venv]);
+  run(path.join(venv, 'bin', 'pip'), [
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    `litellm[proxy]==${litellmVersion}`,
+  ]);
+  return binary;
+}
+
+async function waitForHttp(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs / 1000} s`);
+}
+
+/** Starts Portkey pinned to `cpu`; requests need its routing headers. */
+export async function startPortkey({ entry, port, upstreamBaseUrl, cpu }) {
+  const child = spawn('taskset', ['-c', cpu, process.execPath, entry, `--port=${port}`], { stdio: 'ignore' });
+  await waitForHttp(`http://127.0.0.1:${port}/`, 60_000);
+  return {
+    child,
+    url: `http://127.0.0.1:${port}/v1/chat/completions`,
+    headers: {
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': upstreamBaseUrl,
+      authorization: 'Bearer sk-mock',
+    },
+  };
+}
+
+/** Starts the LiteLLM proxy pinned to `cpu`, with no database and LITELLM_LOG=ERROR. */
+export async function startLitellm({ binary, port, upstreamBaseUrl, cpu, workDir }) {
+  const config = path.join(workDir, 'litellm.yaml');
+  writeFileSync(
+    config,
+    `model_list:\n  - model_name: mock\n    litellm_params:\n      model: openai/mock\n      api_base: ${upstreamBaseUrl}\n      api_key: sk-mock\n`,
+  );
+  const child = spawn(
+    'taskset',
+    ['-c', cpu, binary, '--config', config, '--port', String(port), '--num_workers', '2'],
+    {
+      stdio: 'ignore',
+      env: { ...process.env, LITELLM_LOG: 'ERROR' },
+    },
+  );
+  await waitForHttp(`http://127.0.0.1:${port}/health/liveliness`, 240_000);
+  return { child, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: { authorization: 'Bearer sk-mock' } };
+}
