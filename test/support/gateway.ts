@@ -66,6 +66,8 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   /** Extra models besides the scenario models. */
   models?: Array<Record<string, unknown>>;
+  /** Extra providers besides `mock` (the OpenAI-compatible mock upstream). */
+  providers?: Array<Record<string, unknown>>;
   dataDir?: string;
 }
 
@@ -74,6 +76,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const raw = {
     server: { host: '127.0.0.1', port: 0, data_dir: dataDir, stream_keepalive: '10s', shutdown_timeout: '5s' },
     request_log: { flush_interval: '50ms' },
+    // Retries keep their logic but not their waits; breakers stay closed unless a test turns them on.
+    routing: { retry: { initial_backoff: '10ms', max_backoff: '40ms' }, circuit_breaker: { failure_threshold: 1000 } },
     providers: [
       {
         name: 'mock',
@@ -82,6 +86,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         api_key: upstreamSecret,
         timeouts: { connect: '1s', first_byte: '1s', idle: '1s' },
       },
+      ...(options.providers ?? []),
     ],
     models: [
       ...scenarioModels.map((name) => ({
@@ -103,7 +108,12 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   for (const [section, value] of Object.entries(options.config ?? {})) {
     const current = (raw as Record<string, unknown>)[section];
     (raw as Record<string, unknown>)[section] =
-      current && typeof current === 'object' && !Array.isArray(current) && value && typeof value === 'object' && !Array.isArray(value)
+      current &&
+      typeof current === 'object' &&
+      !Array.isArray(current) &&
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value)
         ? { ...current, ...value }
         : value;
   }
@@ -160,6 +170,16 @@ export async function waitForLogRows(gateway: TestGateway, requestIds: string[],
     if (rows.length >= requestIds.length || Date.now() > deadline) return rows;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Models named `<prefix><scenario>` served by `provider` with upstream model `<scenario>` (the mocks' behaviours). */
+export function scenarioModelsFor(provider: string, prefix: string, scenarios: readonly string[]) {
+  return scenarios.map((scenario) => ({
+    name: `${prefix}${scenario}`,
+    provider,
+    upstream_model: scenario,
+    pricing: { input: 3, output: 15, cached_input: 0.3, cache_write: 3.75 },
+  }));
 }
 
 export function chatBody(model: string, extra: Record<string, unknown> = {}) {

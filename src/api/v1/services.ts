@@ -4,6 +4,7 @@ import type { Authenticator } from '../../keys/authenticate.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { RequestLogWriter } from '../../request-log/writer.js';
+import type { Dispatcher } from '../../routing/dispatch.js';
 import type { Router } from '../../routing/router.js';
 
 /** Everything the data plane needs, built once in main.ts and passed down. */
@@ -12,6 +13,7 @@ export interface DataPlaneServices {
   catalog: ModelCatalog;
   authenticator: Authenticator;
   router: Router;
+  dispatcher: Dispatcher;
   logWriter: RequestLogWriter;
   metrics: Metrics;
   logger: Logger;
