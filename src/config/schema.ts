@@ -376,7 +376,8 @@ export const configSchema = z
       modelNames.add(model.name);
       const known = [...providerNames].join(', ') || 'none';
       const deploymentIds = new Set<string>();
-      model.deployments.forEach((deployment, deploymentIndex) => {
+      // A model whose own checks failed arrives here untransformed.
+      (model.deployments ?? []).forEach((deployment, deploymentIndex) => {
         // The short form has one implicit deployment; its problems are reported on the model's own field.
         const path = model.shortForm
           ? ['models', index, 'provider']
@@ -399,7 +400,7 @@ export const configSchema = z
       });
     });
     config.models.forEach((model, index) => {
-      model.fallbacks.forEach((fallback, fallbackIndex) => {
+      (model.fallbacks ?? []).forEach((fallback, fallbackIndex) => {
         const path = ['models', index, 'fallbacks', fallbackIndex];
         if (fallback === model.name) {
           context.addIssue({ code: 'custom', path, message: 'a model cannot be its own fallback' });

@@ -139,7 +139,8 @@ export class Dispatcher {
   ): Promise<AsyncIterable<StreamItem>> {
     const stream = await this.run(request, signal, trace, async (deployment, call) => {
       if (!deployment.model.streaming) {
-        const { completion } = await deployment.provider.complete(call);
+        const { stream: _stream, stream_options: _options, ...whole } = call.request;
+        const { completion } = await deployment.provider.complete({ ...call, request: whole as ChatCompletionRequest });
         return primeStream(synthesizeChunks(completion).map((chunk): StreamItem => ({ chunk })));
       }
       return primeStream(await deployment.provider.stream(call));

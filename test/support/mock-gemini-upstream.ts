@@ -11,7 +11,8 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * issued with (Gemini 3's check), function responses that do not answer the preceding calls one for one.
  *
  * Behaviour is chosen by the model in the path: `mock` echoes; `tools` calls get_weather, then answers from the
- * function response; `error-NNN`, `hang`, `reset`, `midstream-error`, `midstream-reset` misbehave on purpose.
+ * function response; `no-usage` answers without usageMetadata; `error-NNN`, `hang`, `reset`, `midstream-error`,
+ * `midstream-reset` misbehave on purpose.
  */
 
 export interface MockGeminiUpstream {
@@ -239,6 +240,11 @@ export async function startMockGeminiUpstream(): Promise<MockGeminiUpstream> {
       case 'reset':
         out.socket?.destroy();
         return;
+      case 'no-usage': {
+        const body = response(model, request.body, answer) as Record<string, unknown>;
+        delete body.usageMetadata;
+        return sendJson(out, 200, body);
+      }
       case 'midstream-error':
         return stream(out, model, request.body, answer, { failAfter: 2, failure: 'error-event', delayMs: 20 });
       case 'midstream-reset':
