@@ -227,8 +227,22 @@ describe('providers and routing configuration', () => {
 describe('switchboard.example.yaml', () => {
   it('is a valid configuration (the documentation and the schema agree)', () => {
     const file = path.resolve(import.meta.dirname, '../../switchboard.example.yaml');
-    const { config } = loadConfig({ file, env: { OPENAI_API_KEY: 'sk-test' } });
-    expect(config.providers.map((provider) => provider.name)).toEqual(['openai', 'ollama']);
+    const { config } = loadConfig({
+      file,
+      env: { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test', GEMINI_API_KEY: 'gemini-test' },
+    });
+    expect(config.providers.map((provider) => `${provider.name}:${provider.type}`)).toEqual([
+      'openai:openai',
+      'ollama:openai',
+      'anthropic:anthropic',
+      'anthropic-backup:anthropic',
+      'gemini:gemini',
+    ]);
+    expect(config.models.find((model) => model.name === 'claude-sonnet')?.deployments.map((item) => item.id)).toEqual([
+      'anthropic/claude-sonnet-4-5',
+      'anthropic-backup/claude-sonnet-4-5',
+      'gemini/gemini-2.5-pro',
+    ]);
     expect(config.models[0]?.pricing?.cachedInputPerMillion).toBe(0.075);
     expect(config.keys.secret).toBeUndefined();
   });
