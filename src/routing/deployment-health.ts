@@ -96,6 +96,12 @@ export class DeploymentHealth {
     this.states.delete(deployment);
   }
 
+  /** An attempt that says nothing about the deployment (the client left): give the probe back, if it was one. */
+  released(deployment: string): void {
+    const state = this.states.get(deployment);
+    if (state) state.probeStartedAt = undefined;
+  }
+
   /** Records a failure; `pauseMs` (an upstream's retry-after) keeps the deployment out for at least that long. */
   failed(deployment: string, pauseMs?: number): void {
     const state = this.stateOf(deployment);

@@ -260,12 +260,17 @@ export class Dispatcher {
         } catch (error) {
           const apiError = toApiError(error);
           this.record(trace, route, deployment, 'error', apiError, waitMs, performance.now() - started);
-          if (signal.aborted) throw apiError.status === 499 ? apiError : cancelled();
+          if (signal.aborted) {
+            health.released(deployment.id);
+            throw apiError.status === 499 ? apiError : cancelled();
+          }
           const kind = classifyFailure(apiError);
-          if (kind === 'fatal') throw apiError;
           const requested = retryAfterMs(apiError);
           const tooLong = requested !== undefined && requested > route.model.retry.maxRetryAfterMs;
+          // A deployment that answers "your request is wrong" is up: only upstream trouble counts against it.
           if (countsAgainstDeployment(kind)) health.failed(deployment.id, tooLong ? requested : undefined);
+          else health.succeeded(deployment.id);
+          if (kind === 'fatal') throw apiError;
           lastError = apiError;
           // A wait longer than the model accepts is not waited for: other deployments and fallbacks go first.
           previous = { error: apiError, kind: tooLong ? 'next-deployment' : kind };

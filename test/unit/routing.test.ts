@@ -386,6 +386,32 @@ describe('dispatcher', () => {
     await expect(dispatcher.complete(request(), controller.signal, newTrace())).rejects.toMatchObject({ status: 499 });
   });
 
+  it('a deployment that answers a client error is up: its half-open probe closes the circuit', async () => {
+    const time = clock();
+    const health = new DeploymentHealth({ failureThreshold: 1, cooldownMs: 1000, maxCooldownMs: 1000 }, time.now);
+    let answer: ApiError = overloaded();
+    const provider = fakeProvider('p', async () => {
+      throw answer;
+    });
+    const route = routeOf('m', [{ provider }], { retry: { ...model().retry, attempts: 0 } });
+    const dispatcher = new Dispatcher({
+      router: { chain: () => [route] } as unknown as Router,
+      health,
+      sleep: async () => {},
+    });
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toMatchObject({
+      status: 503,
+    });
+    expect(health.isAvailable('p/u')).toBe(false);
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toMatchObject({
+      code: 'no_healthy_deployment',
+    });
+    time.advance(1000);
+    answer = new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'bad' });
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toBe(answer);
+    expect(health.entries()).toEqual([]);
+  });
+
   it('hands a primed stream back with every chunk, first content included', async () => {
     const provider = fakeProvider('p', async () => completion);
     const { dispatcher } = dispatcherFor([routeOf('m', [{ provider }])]);
