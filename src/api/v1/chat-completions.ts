@@ -189,7 +189,8 @@ async function streamChat(
     response.end();
     record.outcome = 'success';
   } catch (error) {
-    if (started) settleUsage(record, dispatch, reported, completionCharacters);
+    // Tokens were spent only if something was generated; otherwise the row costs 0 (see above).
+    if (reported || completionCharacters > 0) settleUsage(record, dispatch, reported, completionCharacters);
     // Before the first byte, errors are ordinary HTTP errors; a client that left cannot be told anything.
     if (!started || response.destroyed) throw error;
     const apiError = dispatch.signal.aborted ? abortedError(dispatch.signal.reason) : toApiError(error);
