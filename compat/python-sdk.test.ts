@@ -5,20 +5,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../test/support/cli.js';
 import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
 import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { type ProviderMocks, startProviderMocks } from '../test/support/provider-mocks.js';
 
 /** Runs compat/python (pytest + the official openai Python SDK, in the venv scripts/setup-python-compat.sh makes). */
 
 const python = path.join(projectRoot, '.venv-compat', 'bin', 'python');
 let mock: MockUpstream;
+let mocks: ProviderMocks;
 let gateway: TestGateway;
 
 beforeAll(async () => {
   mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
+  // Anthropic and Gemini mock upstreams too, for compat/python/test_providers.py.
+  mocks = await startProviderMocks();
+  gateway = await startTestGateway({ mock, providers: mocks.providers, models: mocks.models });
 });
 
 afterAll(async () => {
   await gateway.close();
+  await mocks.close();
   await mock.close();
 });
 
@@ -44,5 +49,7 @@ describe('openai Python SDK', () => {
     });
     expect(code, output).toBe(0);
     expect(output).toMatch(/\d+ passed/);
+    // compat/python/test_providers.py runs every provider type.
+    expect(Number(/(\d+) passed/.exec(output)?.[1])).toBeGreaterThanOrEqual(18);
   }, 120_000);
 });

@@ -17,6 +17,8 @@ import { ProviderRegistry } from './providers/registry.js';
 import { connectRedis, waitUntilReady } from './redis/connect.js';
 import { ensurePartitions, RetentionJob } from './request-log/retention.js';
 import { RequestLogWriter } from './request-log/writer.js';
+import { DeploymentHealth } from './routing/deployment-health.js';
+import { Dispatcher } from './routing/dispatch.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
 import { ApiError } from './server/errors.js';
@@ -51,14 +53,18 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const catalog = buildModelCatalog(config.models);
   const upstream = new UpstreamClient();
   const registry = new ProviderRegistry(config, { upstream });
-  const router = new Router(catalog, registry);
+  const router = new Router(catalog, registry, config.providers);
+  const health = new DeploymentHealth(config.routing.circuitBreaker);
 
   let dataPlane: DataPlane | undefined;
   let logWriter: RequestLogWriter | undefined;
   const metrics = createMetrics({
     queueDepth: () => logWriter?.depth ?? 0,
     inFlight: () => dataPlane?.inFlight ?? 0,
+    deploymentStates: () =>
+      health.entries().map((entry) => ({ deployment: entry.deployment, unavailable: entry.availableInMs > 0 })),
   });
+  const dispatcher = new Dispatcher({ router, health, metrics });
   logWriter = new RequestLogWriter({
     database,
     logger,
@@ -133,7 +139,17 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       })
     : localLimiter;
 
-  dataPlane = createDataPlane({ config, catalog, authenticator, router, logWriter, metrics, logger, limiter });
+  dataPlane = createDataPlane({
+    config,
+    catalog,
+    authenticator,
+    router,
+    dispatcher,
+    logWriter,
+    metrics,
+    logger,
+    limiter,
+  });
   const app = buildApp({ dataPlane, database, metrics, logger, redis });
   await app.listen({ host: config.server.host, port: config.server.port });
   const address = app.server.address() as AddressInfo;

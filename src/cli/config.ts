@@ -25,6 +25,8 @@ export function configCommand(): Command {
         name: model.name,
         provider: model.provider,
         upstreamModel: model.upstreamModel,
+        deployments: model.deployments.map((deployment) => ({ id: deployment.id, weight: deployment.weight })),
+        fallbacks: model.fallbacks,
       })),
     };
     if (output.json) return printJson(output, summary);
@@ -35,6 +37,10 @@ export function configCommand(): Command {
         `  data dir:  ${summary.dataDir}`,
         `  providers: ${summary.providers.map((provider) => `${provider.name} (${provider.type})`).join(', ') || '(none)'}`,
         `  models:    ${summary.models.map((model) => model.name).join(', ') || '(none)'}`,
+        ...summary.models.map(
+          (model) =>
+            `    ${model.name} -> ${model.deployments.map((deployment) => `${deployment.id} (weight ${deployment.weight})`).join(', ')}${model.fallbacks.length > 0 ? `; fallbacks: ${model.fallbacks.join(', ')}` : ''}`,
+        ),
       ].join('\n'),
     );
   });

@@ -1,13 +1,21 @@
 import { Command } from 'commander';
 import { requireAccount } from '../accounts/service.js';
 import { listRequestLog } from '../db/repositories/request-log.js';
-import { toLogEntry } from '../request-log/entry.js';
+import { type LogEntry, toLogEntry } from '../request-log/entry.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
 import { printJson, printTable } from './output.js';
 
 function formatTokens(prompt: number | null, completion: number | null, estimated: boolean): string {
   if (prompt === null && completion === null) return '-';
   return `${prompt ?? 0}/${completion ?? 0}${estimated ? ' (est.)' : ''}`;
+}
+
+/** The deployment that answered, with the fallback model and the number of attempts when they say something. */
+function servedBy(entry: LogEntry): string {
+  if (!entry.deployment) return '-';
+  const fallback = entry.servedModel && entry.servedModel !== entry.model ? ` via ${entry.servedModel}` : '';
+  const attempts = (entry.attemptCount ?? 0) > 1 ? ` (${entry.attemptCount} attempts)` : '';
+  return `${entry.deployment}${fallback}${attempts}`;
 }
 
 export function logsCommand(): Command {
@@ -26,12 +34,25 @@ export function logsCommand(): Command {
       if (output.json) return printJson(output, entries);
       printTable(
         output,
-        ['TIME', 'REQUEST ID', 'KEY', 'MODEL', 'STATUS', 'LATENCY', 'TTFT', 'TOKENS IN/OUT', 'COST $', 'ERROR'],
+        [
+          'TIME',
+          'REQUEST ID',
+          'KEY',
+          'MODEL',
+          'SERVED BY',
+          'STATUS',
+          'LATENCY',
+          'TTFT',
+          'TOKENS IN/OUT',
+          'COST $',
+          'ERROR',
+        ],
         entries.map((entry) => [
           entry.time,
           entry.requestId,
           entry.keyName,
           entry.model || '-',
+          servedBy(entry),
           `${entry.status}${entry.stream ? ' (stream)' : ''}`,
           `${entry.latencyMs}ms`,
           entry.ttftMs === null ? '-' : `${entry.ttftMs}ms`,

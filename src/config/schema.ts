@@ -179,25 +179,71 @@ const timeoutsSchema = z
     idleMs: timeouts.idle,
   }));
 
-const providerSchema = z
+/** Settings every provider type shares: its name, credential, extra headers, timeouts and connection pool. */
+const providerCommon = {
+  name,
+  api_key: z.string().optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+  timeouts: timeoutsSchema.default(timeoutsSchema.parse({})),
+  max_connections: z.number().int().min(1).max(10_000).default(256),
+};
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+const commonProviderFields = (provider: {
+  name: string;
+  api_key?: string | undefined;
+  base_url: string;
+  headers: Record<string, string>;
+  timeouts: z.output<typeof timeoutsSchema>;
+  max_connections: number;
+}) => ({
+  name: provider.name,
+  baseUrl: provider.base_url.replace(/\/+$/, ''),
+  apiKey: provider.api_key,
+  headers: provider.headers,
+  timeouts: provider.timeouts,
+  maxConnections: provider.max_connections,
+});
+
+/** Any OpenAI-compatible server. */
+const openAiProviderSchema = z
+  .strictObject({ ...providerCommon, type: z.literal('openai'), base_url: httpUrl })
+  .transform((provider) => ({ type: provider.type, ...commonProviderFields(provider) }));
+
+/** Anthropic's Messages API. */
+const anthropicProviderSchema = z
   .strictObject({
-    name,
-    type: z.enum(['openai']),
-    base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
-    api_key: z.string().optional(),
-    headers: z.record(z.string(), z.string()).default({}),
-    timeouts: timeoutsSchema.default(timeoutsSchema.parse({})),
-    max_connections: z.number().int().min(1).max(10_000).default(256),
+    ...providerCommon,
+    type: z.literal('anthropic'),
+    base_url: httpUrl.default('https://api.anthropic.com/v1'),
+    /** Sent as `anthropic-version`. */
+    version: z.string().min(1).default('2023-06-01'),
+    /** Sent as `anthropic-beta` (comma-separated) when not empty. */
+    beta: z.array(z.string().min(1)).default([]),
   })
   .transform((provider) => ({
-    name: provider.name,
     type: provider.type,
-    baseUrl: provider.base_url.replace(/\/+$/, ''),
-    apiKey: provider.api_key,
-    headers: provider.headers,
-    timeouts: provider.timeouts,
-    maxConnections: provider.max_connections,
+    ...commonProviderFields(provider),
+    version: provider.version,
+    beta: provider.beta,
   }));
+
+/** Google's Gemini API (generativelanguage.googleapis.com). */
+const geminiProviderSchema = z
+  .strictObject({
+    ...providerCommon,
+    type: z.literal('gemini'),
+    base_url: httpUrl.default('https://generativelanguage.googleapis.com/v1beta'),
+  })
+  .transform((provider) => ({ type: provider.type, ...commonProviderFields(provider) }));
+
+/** Discriminated on `type`; a new provider type is one more schema in this list. */
+const providerSchema = z.discriminatedUnion('type', [
+  openAiProviderSchema,
+  anthropicProviderSchema,
+  geminiProviderSchema,
+]);
 
 /** Prices in US dollars per million tokens. */
 const pricingSchema = z
@@ -205,32 +251,160 @@ const pricingSchema = z
     input: z.number().min(0),
     output: z.number().min(0),
     cached_input: z.number().min(0).optional(),
+    /** Prompt tokens written to a provider's prompt cache (Anthropic bills them above the input price). */
+    cache_write: z.number().min(0).optional(),
     reasoning: z.number().min(0).optional(),
   })
   .transform((pricing) => ({
     inputPerMillion: pricing.input,
     outputPerMillion: pricing.output,
     cachedInputPerMillion: pricing.cached_input ?? pricing.input,
+    cacheWritePerMillion: pricing.cache_write ?? pricing.input,
     reasoningPerMillion: pricing.reasoning ?? pricing.output,
   }));
+
+/** Timeouts that override some of a provider's for one deployment. */
+const timeoutOverridesSchema = z
+  .strictObject({ connect: duration.optional(), first_byte: duration.optional(), idle: duration.optional() })
+  .transform((timeouts) => ({
+    connectMs: timeouts.connect,
+    firstByteMs: timeouts.first_byte,
+    idleMs: timeouts.idle,
+  }));
+
+const retryFields = {
+  /** Further attempts after the first one, on the same model (another deployment when it has several). */
+  attempts: z.number().int().min(0).max(10),
+  initial_backoff: duration,
+  max_backoff: duration,
+  /** An upstream asking to wait longer than this is not waited for: the gateway fails over instead. */
+  max_retry_after: duration,
+};
+
+const retrySchema = z.strictObject({
+  attempts: retryFields.attempts.default(2),
+  initial_backoff: retryFields.initial_backoff.default(250),
+  max_backoff: retryFields.max_backoff.default(4000),
+  max_retry_after: retryFields.max_retry_after.default(5000),
+});
+
+const retryOverridesSchema = z.strictObject({
+  attempts: retryFields.attempts.optional(),
+  initial_backoff: retryFields.initial_backoff.optional(),
+  max_backoff: retryFields.max_backoff.optional(),
+  max_retry_after: retryFields.max_retry_after.optional(),
+});
+
+const routingSchema = z
+  .strictObject({
+    retry: retrySchema.default(retrySchema.parse({})),
+    circuit_breaker: z
+      .strictObject({
+        /** Consecutive failures after which a deployment is taken out of rotation. */
+        failure_threshold: z.number().int().min(1).max(1000).default(5),
+        /** How long it stays out before one probe request is let through; doubles while probes fail. */
+        cooldown: duration.default(30_000),
+        max_cooldown: duration.default(300_000),
+      })
+      .default({ failure_threshold: 5, cooldown: 30_000, max_cooldown: 300_000 }),
+  })
+  .transform((routing) => ({
+    retry: {
+      attempts: routing.retry.attempts,
+      initialBackoffMs: routing.retry.initial_backoff,
+      maxBackoffMs: routing.retry.max_backoff,
+      maxRetryAfterMs: routing.retry.max_retry_after,
+    },
+    circuitBreaker: {
+      failureThreshold: routing.circuit_breaker.failure_threshold,
+      cooldownMs: routing.circuit_breaker.cooldown,
+      maxCooldownMs: routing.circuit_breaker.max_cooldown,
+    },
+  }));
+
+const deploymentSchema = z.strictObject({
+  provider: z.string().min(1),
+  upstream_model: z.string().min(1).optional(),
+  /** Share of traffic relative to the model's other deployments; 0 = standby, used only when the others cannot serve. */
+  weight: z.number().min(0).max(1_000_000).default(1),
+  timeouts: timeoutOverridesSchema.optional(),
+  /** This deployment's prices, when they differ from the model's. */
+  pricing: pricingSchema.optional(),
+});
+
+const parametersSchema = z
+  .strictObject({
+    /** Request parameters this model cannot honour, on top of those its provider cannot translate. */
+    unsupported: z.array(z.string().min(1)).default([]),
+    /** drop: remove sampling-only parameters (and refuse those whose absence changes the answer's shape); refuse: 400. */
+    on_unsupported: z.enum(['drop', 'refuse']).default('drop'),
+  })
+  .transform((parameters) => ({ unsupported: parameters.unsupported, onUnsupported: parameters.on_unsupported }));
 
 const modelSchema = z
   .strictObject({
     name,
-    provider: z.string().min(1),
+    /** Short form for a single deployment: `provider` (+ `upstream_model`). */
+    provider: z.string().min(1).optional(),
     upstream_model: z.string().min(1).optional(),
+    deployments: z.array(deploymentSchema).min(1).optional(),
+    /** Other public models tried, in order, when every deployment of this one failed. */
+    fallbacks: z.array(z.string().min(1)).default([]),
+    retry: retryOverridesSchema.optional(),
     owned_by: z.string().min(1).optional(),
     context_window: z.number().int().min(1).optional(),
+    /** The model's output limit; also the max_tokens sent to providers that require one when the client gave none. */
+    max_output_tokens: z.number().int().min(1).optional(),
+    /** false: the gateway asks for a complete answer and streams it to the client itself. */
+    streaming: z.boolean().default(true),
+    parameters: parametersSchema.default(parametersSchema.parse({})),
     pricing: pricingSchema.optional(),
   })
-  .transform((model) => ({
-    name: model.name,
-    provider: model.provider,
-    upstreamModel: model.upstream_model ?? model.name,
-    ownedBy: model.owned_by ?? model.provider,
-    contextWindow: model.context_window,
-    pricing: model.pricing,
-  }));
+  .superRefine((model, context) => {
+    if (model.deployments && (model.provider !== undefined || model.upstream_model !== undefined)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['deployments'],
+        message: 'use either provider/upstream_model (one deployment) or deployments, not both',
+      });
+    }
+    if (!model.deployments && model.provider === undefined) {
+      context.addIssue({ code: 'custom', path: ['provider'], message: 'is required (or list deployments)' });
+    }
+  })
+  .transform((model) => {
+    const deployments = (
+      model.deployments ?? [{ provider: model.provider ?? '', upstream_model: model.upstream_model, weight: 1 }]
+    ).map((deployment) => {
+      const upstreamModel = deployment.upstream_model ?? model.name;
+      return {
+        /** Identifies the deployment in logs, metrics and health state. */
+        id: `${deployment.provider}/${upstreamModel}`,
+        provider: deployment.provider,
+        upstreamModel,
+        weight: deployment.weight,
+        timeouts: 'timeouts' in deployment ? deployment.timeouts : undefined,
+        pricing: ('pricing' in deployment ? deployment.pricing : undefined) ?? model.pricing,
+      };
+    });
+    const primary = deployments[0] as (typeof deployments)[number];
+    return {
+      name: model.name,
+      /** The first deployment's provider and upstream model (what a single-deployment model is served by). */
+      provider: primary.provider,
+      upstreamModel: primary.upstreamModel,
+      deployments,
+      fallbacks: model.fallbacks,
+      retryOverrides: model.retry,
+      shortForm: model.deployments === undefined,
+      ownedBy: model.owned_by ?? primary.provider,
+      contextWindow: model.context_window,
+      maxOutputTokens: model.max_output_tokens,
+      streaming: model.streaming,
+      parameters: model.parameters,
+      pricing: model.pricing,
+    };
+  });
 
 export const configSchema = z
   .strictObject({
@@ -241,6 +415,7 @@ export const configSchema = z
     limits: limitsSchema.default(limitsSchema.parse({})),
     redis: redisSchema.default(redisSchema.parse({})),
     logging: loggingSchema.default(loggingSchema.parse({})),
+    routing: routingSchema.default(routingSchema.parse({})),
     providers: z.array(providerSchema).default([]),
     models: z.array(modelSchema).default([]),
   })
@@ -266,14 +441,40 @@ export const configSchema = z
         });
       }
       modelNames.add(model.name);
-      if (!providerNames.has(model.provider)) {
-        const known = [...providerNames].join(', ') || 'none';
-        context.addIssue({
-          code: 'custom',
-          path: ['models', index, 'provider'],
-          message: `unknown provider "${model.provider}" (defined providers: ${known})`,
-        });
-      }
+      const known = [...providerNames].join(', ') || 'none';
+      const deploymentIds = new Set<string>();
+      // A model whose own checks failed arrives here untransformed.
+      (model.deployments ?? []).forEach((deployment, deploymentIndex) => {
+        // The short form has one implicit deployment; its problems are reported on the model's own field.
+        const path = model.shortForm
+          ? ['models', index, 'provider']
+          : ['models', index, 'deployments', deploymentIndex, 'provider'];
+        if (!providerNames.has(deployment.provider)) {
+          context.addIssue({
+            code: 'custom',
+            path,
+            message: `unknown provider "${deployment.provider}" (defined providers: ${known})`,
+          });
+        }
+        if (deploymentIds.has(deployment.id)) {
+          context.addIssue({
+            code: 'custom',
+            path: ['models', index, 'deployments', deploymentIndex],
+            message: `duplicate deployment "${deployment.id}" (the same provider and upstream model twice)`,
+          });
+        }
+        deploymentIds.add(deployment.id);
+      });
+    });
+    config.models.forEach((model, index) => {
+      (model.fallbacks ?? []).forEach((fallback, fallbackIndex) => {
+        const path = ['models', index, 'fallbacks', fallbackIndex];
+        if (fallback === model.name) {
+          context.addIssue({ code: 'custom', path, message: 'a model cannot be its own fallback' });
+        } else if (!modelNames.has(fallback)) {
+          context.addIssue({ code: 'custom', path, message: `unknown model "${fallback}"` });
+        }
+      });
     });
   })
   .transform((config) => ({
@@ -284,11 +485,25 @@ export const configSchema = z
     limits: config.limits,
     redis: config.redis,
     logging: config.logging,
+    routing: config.routing,
     providers: config.providers,
-    models: config.models,
+    // Each model's retry policy is the routing default with the model's own overrides applied.
+    models: config.models.map(({ retryOverrides, shortForm: _shortForm, ...model }) => ({
+      ...model,
+      retry: {
+        attempts: retryOverrides?.attempts ?? config.routing.retry.attempts,
+        initialBackoffMs: retryOverrides?.initial_backoff ?? config.routing.retry.initialBackoffMs,
+        maxBackoffMs: retryOverrides?.max_backoff ?? config.routing.retry.maxBackoffMs,
+        maxRetryAfterMs: retryOverrides?.max_retry_after ?? config.routing.retry.maxRetryAfterMs,
+      },
+    })),
   }));
 
 export type Config = z.output<typeof configSchema>;
 export type ProviderConfig = Config['providers'][number];
 export type ModelConfig = Config['models'][number];
 export type ModelPricing = NonNullable<ModelConfig['pricing']>;
+export type DeploymentConfig = ModelConfig['deployments'][number];
+export type RoutingConfig = Config['routing'];
+export type ProviderType = ProviderConfig['type'];
+export type ProviderConfigOf<Type extends ProviderType> = Extract<ProviderConfig, { type: Type }>;

@@ -76,6 +76,15 @@ export interface RequestLogTable {
   user_agent: string | null;
   request_body: string | null;
   response_body: string | null;
+  /** The public model that answered: the requested one, or a fallback. */
+  served_model: string | null;
+  /** The deployment (`provider/upstream_model`) that answered, or the last one tried. */
+  deployment: string | null;
+  /** Upstream attempts made (retries and failovers included). */
+  attempt_count: number | null;
+  /** JSON array of the attempts: model, deployment, outcome, status, code, wait and latency of each. */
+  attempts: string | null;
+  cache_write_tokens: number | null;
 }
 
 export interface Database {

@@ -11,6 +11,10 @@ export interface Metrics {
   requestDuration: Histogram<'route' | 'stream'>;
   timeToFirstToken: Histogram<'model'>;
   upstreamErrors: Counter<'provider' | 'code'>;
+  /** Every upstream attempt the router made (several per request when it retried or failed over). */
+  upstreamAttempts: Counter<'deployment' | 'outcome'>;
+  /** 1 while a deployment is out of rotation (circuit open, or paused by an upstream's retry-after). */
+  deploymentUnavailable: Gauge<'deployment'>;
   logRowsWritten: Counter;
   logFlushFailures: Counter;
   logQueueDepth: Gauge;
@@ -20,7 +24,14 @@ export interface Metrics {
   redisUp: Gauge;
 }
 
-export function createMetrics(options: { queueDepth: () => number; inFlight: () => number }): Metrics {
+export interface MetricsSources {
+  queueDepth: () => number;
+  inFlight: () => number;
+  /** Deployments with recorded failures and whether each is out of rotation now. */
+  deploymentStates?: () => Array<{ deployment: string; unavailable: boolean }>;
+}
+
+export function createMetrics(options: MetricsSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
   return {
@@ -50,6 +61,24 @@ export function createMetrics(options: { queueDepth: () => number; inFlight: () 
       help: 'Failed upstream calls by provider and error code',
       labelNames: ['provider', 'code'],
       registers: [registry],
+    }),
+    upstreamAttempts: new Counter({
+      name: 'switchboard_upstream_attempts_total',
+      help: 'Upstream attempts by deployment and outcome (success, error, skipped)',
+      labelNames: ['deployment', 'outcome'],
+      registers: [registry],
+    }),
+    deploymentUnavailable: new Gauge({
+      name: 'switchboard_deployment_unavailable',
+      help: 'Deployments out of rotation: circuit open or paused by an upstream retry-after (1), back in (0)',
+      labelNames: ['deployment'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const state of options.deploymentStates?.() ?? []) {
+          this.set({ deployment: state.deployment }, state.unavailable ? 1 : 0);
+        }
+      },
     }),
     logRowsWritten: new Counter({
       name: 'switchboard_request_log_rows_written_total',

@@ -34,7 +34,11 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number | null; [field: string]: unknown } | null;
+  prompt_tokens_details?: {
+    cached_tokens?: number | null;
+    cache_write_tokens?: number | null;
+    [field: string]: unknown;
+  } | null;
   completion_tokens_details?: { reasoning_tokens?: number | null; [field: string]: unknown } | null;
   [field: string]: unknown;
 }

@@ -1,6 +1,6 @@
-import type { ModelConfig, ProviderConfig } from '../config/schema.js';
+import type { ModelConfig, ProviderConfigOf, ProviderType } from '../config/schema.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../openai/types.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { UpstreamClient, UpstreamTimeouts } from '../upstream/client.js';
 
 /**
  * What every provider adapter offers the gateway. Adapters speak OpenAI on one side and their upstream's wire format
@@ -8,10 +8,15 @@ import type { UpstreamClient } from '../upstream/client.js';
  */
 
 export interface ProviderCall {
-  /** The validated client request (its `model` is the public name). */
+  /** The client request as this attempt sends it (its `model` is the public name; unsupported parameters removed). */
   request: ChatCompletionRequest;
-  /** The configured model being served (upstream model name, pricing, …). */
+  /**
+   * The configured model being served, seen from the deployment serving this attempt: `provider`, `upstreamModel`
+   * and `pricing` are the deployment's.
+   */
   model: ModelConfig;
+  /** Timeouts for this attempt: the provider's, with the deployment's overrides applied. */
+  timeouts: UpstreamTimeouts;
   /** Aborted when the client disconnects or the server gives up. */
   signal: AbortSignal;
 }
@@ -33,7 +38,7 @@ export type StreamItems = AsyncIterable<StreamItem> | Iterable<StreamItem>;
 
 export interface Provider {
   readonly name: string;
-  readonly type: ProviderConfig['type'];
+  readonly type: ProviderType;
   /** A non-streaming completion. Throws ApiError for upstream errors (already in OpenAI shape). */
   complete(call: ProviderCall): Promise<CompletionResult>;
   /**
@@ -41,6 +46,11 @@ export interface Provider {
    * first byte are ordinary HTTP errors; failures while iterating are mid-stream failures.
    */
   stream(call: ProviderCall): Promise<StreamItems>;
+  /**
+   * The request parameters (top-level field names) this adapter cannot translate for its upstream. The router drops
+   * or refuses them per the model's configuration; parameters set to their neutral value never reach this question.
+   */
+  unsupportedParameters?(request: ChatCompletionRequest): string[];
   close?(): Promise<void>;
 }
 
@@ -48,4 +58,7 @@ export interface ProviderDependencies {
   upstream: UpstreamClient;
 }
 
-export type ProviderFactory = (config: ProviderConfig, dependencies: ProviderDependencies) => Provider;
+export type ProviderFactory<Type extends ProviderType = ProviderType> = (
+  config: ProviderConfigOf<Type>,
+  dependencies: ProviderDependencies,
+) => Provider;

@@ -1,18 +1,28 @@
-import type { Config, ProviderConfig } from '../config/schema.js';
+import type { Config, ProviderConfig, ProviderType } from '../config/schema.js';
+import { createAnthropicProvider } from './anthropic/index.js';
+import { createGeminiProvider } from './gemini/index.js';
 import { createOpenAiProvider } from './openai/index.js';
 import type { Provider, ProviderDependencies, ProviderFactory } from './provider.js';
 
 /** Provider types and their adapters. A new provider is one folder plus one line here. */
 const factories = {
   openai: createOpenAiProvider,
-} satisfies Record<ProviderConfig['type'], ProviderFactory>;
+  anthropic: createAnthropicProvider,
+  gemini: createGeminiProvider,
+} satisfies { [Type in ProviderType]: ProviderFactory<Type> };
+
+function createProvider(config: ProviderConfig, dependencies: ProviderDependencies): Provider {
+  // `factories` pairs each type with the factory for that type's configuration, so the cast is exact.
+  const factory = factories[config.type] as ProviderFactory;
+  return factory(config as never, dependencies);
+}
 
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
   constructor(config: Config, dependencies: ProviderDependencies) {
     for (const providerConfig of config.providers) {
-      this.providers.set(providerConfig.name, factories[providerConfig.type](providerConfig, dependencies));
+      this.providers.set(providerConfig.name, createProvider(providerConfig, dependencies));
     }
   }
 

@@ -4,8 +4,8 @@ import { UpstreamFailure } from '../upstream/client.js';
 /**
  * One policy, shared by every provider, for turning an upstream's HTTP error into what our client sees:
  * - errors about the client's request (400, 409, 413, 422, 429, …) pass through in OpenAI shape;
- * - errors about the gateway's own setup (401/403: our upstream credentials; 404: our upstream model name) become
- *   502, because telling the client "invalid API key" would send them hunting for a problem that is not theirs;
+ * - errors about the gateway's own setup (401/403: our upstream credentials; 402: our account's billing; 404: our
+ *   upstream model name) become 502, because telling the client "invalid API key" would send them hunting for a problem that is not theirs;
  * - upstream 5xx become 502, overload (503, Anthropic's 529) becomes 503, upstream 504 stays 504.
  */
 
@@ -32,6 +32,14 @@ export function mapUpstreamError(providerName: string, details: UpstreamErrorDet
       type: 'server_error',
       code: 'upstream_auth_failed',
       message: `The upstream provider "${providerName}" rejected the gateway's credentials (HTTP ${status}). This is a gateway configuration problem, not your API key.`,
+    });
+  }
+  if (status === 402) {
+    return new ApiError({
+      status: 502,
+      type: 'server_error',
+      code: 'upstream_payment_required',
+      message: `The upstream provider "${providerName}" refused the gateway's account for billing reasons (HTTP 402): ${upstreamMessage}`,
     });
   }
   if (status === 404) {

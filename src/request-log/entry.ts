@@ -1,4 +1,5 @@
 import type { RequestLogRow } from '../db/repositories/request-log.js';
+import type { AttemptRecord } from '../routing/dispatch.js';
 
 /** A request-log row as the CLI and the management API present it. */
 export interface LogEntry {
@@ -11,6 +12,11 @@ export interface LogEntry {
   model: string;
   provider: string | null;
   upstreamModel: string | null;
+  /** The model that answered when a fallback did (otherwise the requested model). */
+  servedModel: string | null;
+  deployment: string | null;
+  attemptCount: number | null;
+  attempts: AttemptRecord[];
   status: number;
   outcome: string;
   error: { type: string | null; code: string | null; message: string | null } | null;
@@ -22,11 +28,22 @@ export interface LogEntry {
     completionTokens: number | null;
     totalTokens: number | null;
     cachedTokens: number | null;
+    cacheWriteTokens: number | null;
     reasoningTokens: number | null;
     estimated: boolean;
   };
   costUsd: number | null;
   userAgent: string | null;
+}
+
+function parseAttempts(text: string | null): AttemptRecord[] {
+  if (!text) return [];
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? (value as AttemptRecord[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 export function toLogEntry(row: RequestLogRow): LogEntry {
@@ -40,6 +57,10 @@ export function toLogEntry(row: RequestLogRow): LogEntry {
     model: row.model,
     provider: row.provider,
     upstreamModel: row.upstream_model,
+    servedModel: row.served_model,
+    deployment: row.deployment,
+    attemptCount: row.attempt_count,
+    attempts: parseAttempts(row.attempts),
     status: row.status,
     outcome: row.outcome,
     error:
@@ -54,6 +75,7 @@ export function toLogEntry(row: RequestLogRow): LogEntry {
       completionTokens: row.completion_tokens,
       totalTokens: row.total_tokens,
       cachedTokens: row.cached_tokens,
+      cacheWriteTokens: row.cache_write_tokens,
       reasoningTokens: row.reasoning_tokens,
       estimated: row.usage_estimated === 1,
     },

@@ -1,5 +1,6 @@
 import type { RequestLogInsert } from '../db/repositories/request-log.js';
 import type { Principal } from '../keys/authenticate.js';
+import type { DispatchTrace } from '../routing/dispatch.js';
 import type { ApiError } from '../server/errors.js';
 import type { TokenUsage } from '../usage/usage.js';
 
@@ -25,6 +26,8 @@ export interface RequestRecord {
   userAgent: string | undefined;
   requestBody?: string;
   responseBody?: string;
+  /** Which deployments were tried and which one served (data-plane requests that reached the router). */
+  routing?: DispatchTrace;
 }
 
 const cut = (text: string | undefined): string | null =>
@@ -35,6 +38,8 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
   const principal = record.principal;
   if (!principal) return undefined;
   const usage = record.usage;
+  const routing = record.routing;
+  const lastAttempt = routing?.attempts.findLast((attempt) => attempt.deployment !== '');
   return {
     request_id: record.requestId,
     created_at: record.startedAt,
@@ -62,5 +67,10 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
     user_agent: record.userAgent?.slice(0, 300) ?? null,
     request_body: principal.logBodies ? cut(record.requestBody) : null,
     response_body: principal.logBodies ? cut(record.responseBody) : null,
+    served_model: routing?.served?.model ?? null,
+    deployment: routing?.served?.deployment ?? lastAttempt?.deployment ?? null,
+    attempt_count: routing ? routing.attempts.filter((attempt) => attempt.outcome !== 'skipped').length : null,
+    attempts: routing && routing.attempts.length > 0 ? JSON.stringify(routing.attempts) : null,
+    cache_write_tokens: usage?.cacheWriteTokens ?? null,
   };
 }

@@ -1,30 +1,95 @@
 import type { ModelCatalog } from '../access/policy.js';
-import type { ModelConfig } from '../config/schema.js';
+import type { DeploymentConfig, ModelConfig, ModelPricing, ProviderConfig } from '../config/schema.js';
 import type { Provider } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { modelNotFound } from '../server/errors.js';
+import type { UpstreamTimeouts } from '../upstream/client.js';
 
-/** One place a public model can be served: a provider and the model configuration for it. */
+/**
+ * The routing table: each public model name -> its deployments (provider + upstream model + the provider entry's
+ * credential), weights and timeouts, and the ordered chain of models that serve it (itself, then its fallbacks).
+ */
+
+/** One place a public model can be served. */
 export interface Deployment {
-  model: ModelConfig;
+  /** `provider/upstream_model`: the key of its health state, log rows and metrics. */
+  id: string;
+  weight: number;
   provider: Provider;
+  /** The model's configuration as seen from this deployment (its provider, upstream model and prices). */
+  model: ModelConfig;
+  timeouts: UpstreamTimeouts;
+  pricing: ModelPricing | undefined;
 }
 
-/** Maps a public model name to the deployment that serves it. */
-export class Router {
-  private readonly deployments = new Map<string, Deployment>();
+export interface Route {
+  model: ModelConfig;
+  deployments: Deployment[];
+}
 
-  constructor(catalog: ModelCatalog, registry: ProviderRegistry) {
+function deploymentOf(
+  model: ModelConfig,
+  deployment: DeploymentConfig,
+  provider: Provider,
+  providerConfig: ProviderConfig,
+): Deployment {
+  const overrides = deployment.timeouts;
+  return {
+    id: deployment.id,
+    weight: deployment.weight,
+    provider,
+    model: {
+      ...model,
+      provider: deployment.provider,
+      upstreamModel: deployment.upstreamModel,
+      pricing: deployment.pricing,
+    },
+    timeouts: {
+      connectMs: overrides?.connectMs ?? providerConfig.timeouts.connectMs,
+      firstByteMs: overrides?.firstByteMs ?? providerConfig.timeouts.firstByteMs,
+      idleMs: overrides?.idleMs ?? providerConfig.timeouts.idleMs,
+    },
+    pricing: deployment.pricing,
+  };
+}
+
+export class Router {
+  private readonly routes = new Map<string, Route>();
+
+  constructor(catalog: ModelCatalog, registry: ProviderRegistry, providers: readonly ProviderConfig[]) {
+    const providerConfigs = new Map(providers.map((provider) => [provider.name, provider]));
     for (const [name, model] of catalog.byName) {
-      const provider = registry.get(model.provider);
-      // The config schema guarantees every model names a defined provider.
-      if (provider) this.deployments.set(name, { model, provider });
+      const deployments: Deployment[] = [];
+      for (const deployment of model.deployments) {
+        const provider = registry.get(deployment.provider);
+        const providerConfig = providerConfigs.get(deployment.provider);
+        // The config schema guarantees every deployment names a defined provider.
+        if (provider && providerConfig) deployments.push(deploymentOf(model, deployment, provider, providerConfig));
+      }
+      this.routes.set(name, { model, deployments });
     }
   }
 
-  resolve(model: string): Deployment {
-    const deployment = this.deployments.get(model);
-    if (!deployment) throw modelNotFound(model);
-    return deployment;
+  /** The route of a public model name; 404 model_not_found when there is none. */
+  resolve(model: string): Route {
+    const route = this.routes.get(model);
+    if (!route) throw modelNotFound(model);
+    return route;
+  }
+
+  /** The routes to try, in order: the model itself, then its fallbacks (their own fallbacks are not followed). */
+  chain(model: string): Route[] {
+    const route = this.resolve(model);
+    const chain = [route];
+    for (const fallback of route.model.fallbacks) {
+      const next = this.routes.get(fallback);
+      if (next && !chain.includes(next)) chain.push(next);
+    }
+    return chain;
+  }
+
+  /** Every deployment id, for metrics. */
+  deploymentIds(): string[] {
+    return [...new Set([...this.routes.values()].flatMap((route) => route.deployments.map((item) => item.id)))];
   }
 }

@@ -1,12 +1,17 @@
 import type { ModelPricing } from '../config/schema.js';
 import type { ChatCompletionRequest, Usage } from '../openai/types.js';
 
-/** Token counts as the request log keeps them. Cached tokens are part of prompt; reasoning part of completion. */
+/**
+ * Token counts as the request log keeps them. Cached (read from a prompt cache) and cache-write tokens are part of
+ * prompt; reasoning tokens part of completion.
+ */
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
   cachedTokens: number;
+  /** Prompt tokens written to the provider's prompt cache (Anthropic bills them above the input price). */
+  cacheWriteTokens: number;
   reasoningTokens: number;
   /** True when the upstream reported nothing and these are estimates; never reported as 0. */
   estimated: boolean;
@@ -26,6 +31,7 @@ export function readUsage(usage: Usage | null | undefined): TokenUsage | undefin
     completionTokens,
     totalTokens: nonNegative(usage.total_tokens) || promptTokens + completionTokens,
     cachedTokens: nonNegative(usage.prompt_tokens_details?.cached_tokens),
+    cacheWriteTokens: nonNegative(usage.prompt_tokens_details?.cache_write_tokens),
     reasoningTokens: nonNegative(usage.completion_tokens_details?.reasoning_tokens),
     estimated: false,
   };
@@ -37,7 +43,7 @@ export function toWireUsage(usage: TokenUsage): Usage {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.totalTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens, cache_write_tokens: usage.cacheWriteTokens },
     completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
   };
 }
@@ -84,22 +90,25 @@ export function estimateUsage(promptCharacters: number, completionCharacters: nu
     completionTokens,
     totalTokens: promptTokens + completionTokens,
     cachedTokens: 0,
+    cacheWriteTokens: 0,
     reasoningTokens: 0,
     estimated: true,
   };
 }
 
 /**
- * Cost in US dollars. Cached prompt tokens and reasoning tokens are priced separately (they are included in
- * prompt_tokens and completion_tokens respectively, so they are subtracted from the base counts first).
+ * Cost in US dollars. Cached prompt tokens, cache writes and reasoning tokens are priced separately (they are
+ * included in prompt_tokens and completion_tokens respectively, so they are subtracted from the base counts first).
  */
 export function costOf(usage: TokenUsage, pricing: ModelPricing | undefined): number | null {
   if (!pricing) return null;
   const cached = Math.min(usage.cachedTokens, usage.promptTokens);
+  const cacheWrite = Math.min(usage.cacheWriteTokens, usage.promptTokens - cached);
   const reasoning = Math.min(usage.reasoningTokens, usage.completionTokens);
   const dollars =
-    (usage.promptTokens - cached) * pricing.inputPerMillion +
+    (usage.promptTokens - cached - cacheWrite) * pricing.inputPerMillion +
     cached * pricing.cachedInputPerMillion +
+    cacheWrite * pricing.cacheWritePerMillion +
     (usage.completionTokens - reasoning) * pricing.outputPerMillion +
     reasoning * pricing.reasoningPerMillion;
   // toPrecision drops binary floating-point noise (0.30000000000000004) without losing micro-cent amounts.

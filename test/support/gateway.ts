@@ -71,6 +71,8 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   /** Extra models besides the scenario models. */
   models?: Array<Record<string, unknown>>;
+  /** Extra providers besides `mock` (the OpenAI-compatible mock upstream). */
+  providers?: Array<Record<string, unknown>>;
   /** An existing data directory (kept on close). */
   dataDir?: string;
   /** An existing database, e.g. to restart on the data of another test gateway (kept on close). */
@@ -84,6 +86,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...(database.url ? { database: { url: database.url } } : {}),
     server: { host: '127.0.0.1', port: 0, data_dir: dataDir, stream_keepalive: '10s', shutdown_timeout: '5s' },
     request_log: { flush_interval: '50ms' },
+    // Retries keep their logic but not their waits; breakers stay closed unless a test turns them on.
+    routing: { retry: { initial_backoff: '10ms', max_backoff: '40ms' }, circuit_breaker: { failure_threshold: 1000 } },
     providers: [
       {
         name: 'mock',
@@ -92,6 +96,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         api_key: upstreamSecret,
         timeouts: { connect: '1s', first_byte: '1s', idle: '1s' },
       },
+      ...(options.providers ?? []),
     ],
     models: [
       ...scenarioModels.map((name) => ({
@@ -179,6 +184,16 @@ export async function waitForLogRows(gateway: TestGateway, requestIds: string[],
     if (rows.length >= requestIds.length || Date.now() > deadline) return rows;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Models named `<prefix><scenario>` served by `provider` with upstream model `<scenario>` (the mocks' behaviours). */
+export function scenarioModelsFor(provider: string, prefix: string, scenarios: readonly string[]) {
+  return scenarios.map((scenario) => ({
+    name: `${prefix}${scenario}`,
+    provider,
+    upstream_model: scenario,
+    pricing: { input: 3, output: 15, cached_input: 0.3, cache_write: 3.75 },
+  }));
 }
 
 export function chatBody(model: string, extra: Record<string, unknown> = {}) {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A real HTTP server speaking the OpenAI chat-completions wire format, for integration tests. It records every
  * request it receives (so tests assert exactly what the gateway sent upstream) and picks its behaviour from the
- * upstream model name: `mock` answers normally; names like `error-429`, `hang`, `midstream-reset` misbehave on
+ * upstream model name: `mock` answers normally; `tools` calls get_weather, then answers from the tool's result; names like `error-429`, `hang`, `midstream-reset` misbehave on
  * purpose. Tests can also install a handler for a model name.
  */
 
@@ -212,7 +212,8 @@ function splitIntoPieces(text: string): string[] {
   return text.match(/.{1,6}/gs) ?? [];
 }
 
-async function defaultBehaviour(request: RecordedRequest, response: ServerResponse): Promise<void> {
+/** The standard behaviour for a model name, for handlers that misbehave only sometimes. */
+export async function defaultBehaviour(request: RecordedRequest, response: ServerResponse): Promise<void> {
   const body = request.body;
   const model = String(body.model ?? 'mock');
   const streaming = body.stream === true;
@@ -246,7 +247,14 @@ async function defaultBehaviour(request: RecordedRequest, response: ServerRespon
       const { usage: _usage, ...rest } = completion(model, content, body);
       return sendJson(response, 200, rest);
     }
-    case 'tools':
+    case 'tools': {
+      // After the tool ran, the model answers from its result.
+      const last = (body.messages as Array<{ role: string; content: unknown }> | undefined)?.at(-1);
+      if (last?.role === 'tool') {
+        const text = `The weather: ${String(last.content)}`;
+        if (streaming) return stream(response, request, model, { pieces: splitIntoPieces(text) });
+        return sendJson(response, 200, completion(model, text, body));
+      }
       if (streaming) return stream(response, request, model, { pieces: [], tools: true });
       return sendJson(response, 200, {
         ...completion(model, null, body),
@@ -259,6 +267,7 @@ async function defaultBehaviour(request: RecordedRequest, response: ServerRespon
           },
         ],
       });
+    }
     case 'repeat-role':
       return stream(response, request, model, { pieces: splitIntoPieces(content), repeatRole: true });
     case 'json-for-stream':

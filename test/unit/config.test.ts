@@ -117,11 +117,132 @@ describe('configuration', () => {
   });
 });
 
+describe('providers and routing configuration', () => {
+  const anthropic = { name: 'claude', type: 'anthropic', api_key: 'k' };
+  const gemini = { name: 'google', type: 'gemini', api_key: 'k' };
+
+  it('gives each provider type its own fields and defaults', () => {
+    const config = parseConfig({ providers: [anthropic, gemini, { ...provider, api_key: 'k' }] }, 'test', { env: {} });
+    expect(config.providers[0]).toMatchObject({
+      type: 'anthropic',
+      baseUrl: 'https://api.anthropic.com/v1',
+      version: '2023-06-01',
+      beta: [],
+    });
+    expect(config.providers[1]).toMatchObject({
+      type: 'gemini',
+      baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+    });
+    expect(problemsOf({ providers: [{ ...gemini, version: 'x' }] })).toEqual(['providers[0]: unknown field "version"']);
+    expect(problemsOf({ providers: [{ name: 'x', type: 'bedrock' }] })[0]).toMatch(
+      /^providers\[0\]\.type: .*'openai' \| 'anthropic' \| 'gemini'/,
+    );
+    expect(problemsOf({ providers: [{ name: 'x', type: 'openai' }] })).toEqual(['providers[0].base_url: is required']);
+  });
+
+  it('expands the short form into one deployment and merges retry settings', () => {
+    const config = parseConfig(
+      {
+        routing: { retry: { attempts: 4 } },
+        providers: [anthropic, gemini],
+        models: [
+          {
+            name: 'claude',
+            provider: 'claude',
+            upstream_model: 'claude-sonnet-4-5',
+            pricing: { input: 3, output: 15 },
+          },
+          {
+            name: 'mixed',
+            deployments: [
+              { provider: 'claude', upstream_model: 'claude-haiku-4-5', weight: 3, timeouts: { first_byte: '20s' } },
+              { provider: 'google', upstream_model: 'gemini-2.5-flash', pricing: { input: 0.3, output: 2.5 } },
+            ],
+            fallbacks: ['claude'],
+            retry: { attempts: 0 },
+            streaming: false,
+            parameters: { unsupported: ['seed'], on_unsupported: 'refuse' },
+            pricing: { input: 1, output: 5 },
+          },
+        ],
+      },
+      'test',
+      { env: {} },
+    );
+    const [claude, mixed] = config.models;
+    expect(claude?.deployments).toEqual([
+      {
+        id: 'claude/claude-sonnet-4-5',
+        provider: 'claude',
+        upstreamModel: 'claude-sonnet-4-5',
+        weight: 1,
+        timeouts: undefined,
+        pricing: claude?.pricing,
+      },
+    ]);
+    expect(claude?.retry).toMatchObject({ attempts: 4, initialBackoffMs: 250, maxRetryAfterMs: 5000 });
+    expect(mixed).toMatchObject({
+      provider: 'claude',
+      upstreamModel: 'claude-haiku-4-5',
+      streaming: false,
+      fallbacks: ['claude'],
+    });
+    expect(mixed?.retry.attempts).toBe(0);
+    expect(mixed?.parameters).toEqual({ unsupported: ['seed'], onUnsupported: 'refuse' });
+    expect(mixed?.deployments[0]?.timeouts).toEqual({ connectMs: undefined, firstByteMs: 20_000, idleMs: undefined });
+    expect(mixed?.deployments[0]?.pricing?.inputPerMillion).toBe(1);
+    expect(mixed?.deployments[1]?.pricing?.inputPerMillion).toBe(0.3);
+    expect(config.routing.circuitBreaker).toEqual({ failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 });
+  });
+
+  it('names the bad field in deployments and fallbacks', () => {
+    const problems = problemsOf({
+      providers: [anthropic],
+      models: [
+        { name: 'a', deployments: [{ provider: 'claude' }, { provider: 'nope' }], fallbacks: ['a', 'ghost'] },
+        { name: 'b', provider: 'claude', deployments: [{ provider: 'claude' }] },
+        { name: 'c' },
+        {
+          name: 'd',
+          deployments: [
+            { provider: 'claude', upstream_model: 'x' },
+            { provider: 'claude', upstream_model: 'x' },
+          ],
+        },
+      ],
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'models[0].deployments[1].provider: unknown provider "nope" (defined providers: claude)',
+        'models[0].fallbacks[0]: a model cannot be its own fallback',
+        'models[0].fallbacks[1]: unknown model "ghost"',
+        'models[1].deployments: use either provider/upstream_model (one deployment) or deployments, not both',
+        'models[2].provider: is required (or list deployments)',
+        'models[3].deployments[1]: duplicate deployment "claude/x" (the same provider and upstream model twice)',
+      ]),
+    );
+  });
+});
+
 describe('switchboard.example.yaml', () => {
   it('is a valid configuration (the documentation and the schema agree)', () => {
     const file = path.resolve(import.meta.dirname, '../../switchboard.example.yaml');
-    const { config } = loadConfig({ file, env: { OPENAI_API_KEY: 'sk-test' } });
-    expect(config.providers.map((provider) => provider.name)).toEqual(['openai', 'ollama']);
+    const { config } = loadConfig({
+      file,
+      env: { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test', GEMINI_API_KEY: 'gemini-test' },
+    });
+    expect(config.providers.map((provider) => `${provider.name}:${provider.type}`)).toEqual([
+      'openai:openai',
+      'ollama:openai',
+      'anthropic:anthropic',
+      'anthropic-backup:anthropic',
+      'gemini:gemini',
+    ]);
+    expect(config.models.find((model) => model.name === 'claude-sonnet')?.deployments.map((item) => item.id)).toEqual([
+      'anthropic/claude-sonnet-4-5',
+      'anthropic-backup/claude-sonnet-4-5',
+      'gemini/gemini-2.5-pro',
+    ]);
     expect(config.models[0]?.pricing?.cachedInputPerMillion).toBe(0.075);
     expect(config.keys.secret).toBeUndefined();
     expect(config.database.url).toBeUndefined();

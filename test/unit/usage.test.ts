@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { costOf, estimateUsage, readUsage } from '../../src/usage/usage.js';
 
-const pricing = { inputPerMillion: 2.5, outputPerMillion: 10, cachedInputPerMillion: 1.25, reasoningPerMillion: 10 };
+const pricing = {
+  inputPerMillion: 2.5,
+  outputPerMillion: 10,
+  cachedInputPerMillion: 1.25,
+  cacheWritePerMillion: 2.5,
+  reasoningPerMillion: 10,
+};
 
 describe('usage and cost', () => {
   it('reads OpenAI usage including cached and reasoning tokens', () => {
@@ -18,6 +24,7 @@ describe('usage and cost', () => {
       completionTokens: 500,
       totalTokens: 1500,
       cachedTokens: 400,
+      cacheWriteTokens: 0,
       reasoningTokens: 200,
       estimated: false,
     });

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ModelPricing } from '../../config/schema.js';
 import { type Admission, admittedWithoutLimits } from '../../limits/limiter.js';
 import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../../openai/normalize-chunk.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../openai/types.js';
 import { validateChatRequest } from '../../openai/validate-chat-request.js';
-import type { ProviderCall } from '../../providers/provider.js';
 import type { RequestRecord } from '../../request-log/record.js';
-import type { Deployment } from '../../routing/router.js';
+import { type DispatchTrace, newTrace } from '../../routing/dispatch.js';
 import { ApiError, modelNotFound, renderStreamError, toApiError } from '../../server/errors.js';
 import { readJsonBody } from '../../server/read-body.js';
 import { sseData, sseDone, sseHeaders, sseKeepalive } from '../../upstream/sse.js';
@@ -36,16 +36,28 @@ export async function handleChatCompletions(
   record.stream = chatRequest.stream === true;
   // The same policy that produced /v1/models; unknown and forbidden models get the same 404.
   if (!principal.modelSet.has(chatRequest.model)) throw modelNotFound(chatRequest.model);
-  const deployment = services.router.resolve(chatRequest.model);
-  record.provider = deployment.provider.name;
-  record.upstreamModel = deployment.model.upstreamModel;
-  const admission = await admit(chatRequest, record, services, deployment);
+  const route = services.router.resolve(chatRequest.model);
+  // Dispatch (src/routing/) picks deployments, retries and fails over; the trace records every attempt for the log.
+  const trace = newTrace();
+  record.routing = trace;
+  const dispatch: Dispatch = {
+    request: chatRequest,
+    trace,
+    signal,
+    pricing: () => trace.served?.pricing ?? route.model.pricing,
+  };
+  const admission = await admit(chatRequest, record, services, route.model.pricing);
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
-  const call: ProviderCall = { request: chatRequest, model: deployment.model, signal };
   try {
-    if (record.stream) await streamChat(response, record, services, deployment, call);
-    else await completeChat(response, record, deployment, call);
+    if (record.stream) await streamChat(response, record, services, dispatch);
+    else await completeChat(response, record, services, dispatch);
   } finally {
+    const lastAttempt = trace.attempts.findLast((attempt) => attempt.deployment !== '');
+    record.provider = trace.served?.provider ?? lastAttempt?.provider;
+    record.upstreamModel = trace.served?.upstreamModel ?? lastAttempt?.upstreamModel;
+    // Nothing generated, nothing billed: a failed request with known prices costs 0, not "unknown".
+    const pricing = dispatch.pricing();
+    if (record.costUsd === undefined && record.usage === undefined && pricing) record.costUsd = 0;
     // The reservation becomes what was really used (nothing, when the upstream refused the request).
     admission.settle({ tokens: record.usage?.totalTokens ?? 0, costUsd: record.costUsd ?? 0 });
   }
@@ -59,7 +71,7 @@ async function admit(
   request: ChatCompletionRequest,
   record: RequestRecord,
   services: DataPlaneServices,
-  deployment: Deployment,
+  pricing: ModelPricing | undefined,
 ): Promise<Admission> {
   const principal = record.principal as NonNullable<RequestRecord['principal']>;
   if (principal.limitSubjects.length === 0) return admittedWithoutLimits;
@@ -75,10 +87,11 @@ async function admit(
         completionTokens,
         totalTokens: promptTokens + completionTokens,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
         reasoningTokens: 0,
         estimated: true,
       },
-      deployment.model.pricing,
+      pricing,
     ) ?? 0;
   try {
     const admission = await services.limiter.admit({
@@ -99,35 +112,50 @@ async function admit(
   }
 }
 
+/** One request on its way through dispatch. */
+interface Dispatch {
+  request: ChatCompletionRequest;
+  trace: DispatchTrace;
+  signal: AbortSignal;
+  /** The prices of whatever served the request (a deployment or fallback may have its own). */
+  pricing: () => ModelPricing | undefined;
+}
+
 function settleUsage(
   record: RequestRecord,
-  deployment: Deployment,
-  request: ChatCompletionRequest,
+  dispatch: Dispatch,
   reported: TokenUsage | undefined,
   completionCharacters: number,
 ): TokenUsage {
   // An upstream that reports no usage is logged with an estimate, marked as such, never as zero.
-  const usage = reported ?? estimateUsage(estimatePromptCharacters(request), completionCharacters);
+  const usage = reported ?? estimateUsage(estimatePromptCharacters(dispatch.request), completionCharacters);
   record.usage = usage;
-  record.costUsd = costOf(usage, deployment.model.pricing);
+  record.costUsd = costOf(usage, dispatch.pricing());
   return usage;
+}
+
+function announceDroppedParameters(response: ServerResponse, trace: DispatchTrace): void {
+  if (trace.droppedParameters.length > 0 && !response.headersSent) {
+    response.setHeader('x-switchboard-dropped-parameters', trace.droppedParameters.join(', '));
+  }
 }
 
 async function completeChat(
   response: ServerResponse,
   record: RequestRecord,
-  deployment: Deployment,
-  call: ProviderCall,
+  services: DataPlaneServices,
+  dispatch: Dispatch,
 ): Promise<void> {
-  const result = await deployment.provider.complete(call);
+  const result = await services.dispatcher.complete(dispatch.request, dispatch.signal, dispatch.trace);
   const reported = readUsage(result.completion.usage);
   let text = result.raw;
-  const usage = settleUsage(record, deployment, call.request, reported, generatedCharacters(result.completion));
+  const usage = settleUsage(record, dispatch, reported, generatedCharacters(result.completion));
   if (!reported) {
     result.completion.usage = toWireUsage(usage);
     text = undefined;
   }
   text ??= JSON.stringify(result.completion);
+  announceDroppedParameters(response, dispatch.trace);
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
   record.status = 200;
@@ -152,10 +180,9 @@ async function streamChat(
   response: ServerResponse,
   record: RequestRecord,
   services: DataPlaneServices,
-  deployment: Deployment,
-  call: ProviderCall,
+  dispatch: Dispatch,
 ): Promise<void> {
-  const includeUsage = call.request.stream_options?.include_usage === true;
+  const includeUsage = dispatch.request.stream_options?.include_usage === true;
   const keepBody = record.principal?.logBodies === true;
   const loggedEvents: string[] = [];
   let started = false;
@@ -185,7 +212,9 @@ async function streamChat(
   let reported: TokenUsage | undefined;
   let lastChunk: ChatCompletion | undefined;
   try {
-    const items = await deployment.provider.stream(call);
+    // Resolves once the stream has produced content (or ended): until then, failures fail over.
+    const items = await services.dispatcher.stream(dispatch.request, dispatch.signal, dispatch.trace);
+    announceDroppedParameters(response, dispatch.trace);
     start();
     const normalize = createChunkNormalizer();
     for await (const item of items) {
@@ -206,7 +235,7 @@ async function streamChat(
       }
       await write(sseData(raw ?? JSON.stringify(chunk)));
     }
-    const usage = settleUsage(record, deployment, call.request, reported, completionCharacters);
+    const usage = settleUsage(record, dispatch, reported, completionCharacters);
     if (includeUsage && !reported && lastChunk) {
       await write(sseData(JSON.stringify({ ...lastChunk, choices: [], usage: toWireUsage(usage) })));
     }
@@ -214,10 +243,11 @@ async function streamChat(
     response.end();
     record.outcome = 'success';
   } catch (error) {
-    settleUsage(record, deployment, call.request, reported, completionCharacters);
+    // Tokens were spent only if something was generated; otherwise the row costs 0 (see above).
+    if (reported || completionCharacters > 0) settleUsage(record, dispatch, reported, completionCharacters);
     // Before the first byte, errors are ordinary HTTP errors; a client that left cannot be told anything.
     if (!started || response.destroyed) throw error;
-    const apiError = call.signal.aborted ? abortedError(call.signal.reason) : toApiError(error);
+    const apiError = dispatch.signal.aborted ? abortedError(dispatch.signal.reason) : toApiError(error);
     // Mid-stream failure: an in-band error, then [DONE]; never a clean-looking finish.
     await write(renderStreamError(apiError));
     await write(sseDone);

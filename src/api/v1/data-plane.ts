@@ -40,7 +40,10 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     const origin = request.headers.origin;
     if (origin === undefined || !(allowAnyOrigin || allowedOrigins.has(origin))) return;
     response.setHeader('access-control-allow-origin', allowAnyOrigin ? '*' : origin);
-    response.setHeader('access-control-expose-headers', 'x-request-id, retry-after, retry-after-ms, x-should-retry');
+    response.setHeader(
+      'access-control-expose-headers',
+      'x-request-id, retry-after, retry-after-ms, x-should-retry, x-switchboard-dropped-parameters',
+    );
     if (!allowAnyOrigin) response.setHeader('vary', 'origin');
   }
 

@@ -5,6 +5,7 @@ import type { Limiter } from '../../limits/limiter.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { RequestLogWriter } from '../../request-log/writer.js';
+import type { Dispatcher } from '../../routing/dispatch.js';
 import type { Router } from '../../routing/router.js';
 
 /** Everything the data plane needs, built once in main.ts and passed down. */
@@ -13,6 +14,7 @@ export interface DataPlaneServices {
   catalog: ModelCatalog;
   authenticator: Authenticator;
   router: Router;
+  dispatcher: Dispatcher;
   logWriter: RequestLogWriter;
   limiter: Limiter;
   metrics: Metrics;

@@ -45,6 +45,11 @@ const requestLogColumns = [
   'user_agent',
   'request_body',
   'response_body',
+  'served_model',
+  'deployment',
+  'attempt_count',
+  'attempts',
+  'cache_write_tokens',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 /** Writes a batch of rows and moves each key's last-used time forward, in one transaction. */

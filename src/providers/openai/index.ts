@@ -1,9 +1,9 @@
-import type { ProviderConfig } from '../../config/schema.js';
+import type { ProviderConfigOf } from '../../config/schema.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion } from '../../openai/types.js';
-import { ApiError } from '../../server/errors.js';
-import { classifyUpstreamError, type UpstreamClient, type UpstreamResponse } from '../../upstream/client.js';
-import { SseParser } from '../../upstream/sse.js';
+import type { ApiError } from '../../server/errors.js';
+import type { UpstreamResponse } from '../../upstream/client.js';
+import { isEventStream, malformed, parseJsonObject, postUpstream, readBody, sseEvents } from '../http.js';
 import type {
   CompletionResult,
   Provider,
@@ -12,35 +12,8 @@ import type {
   StreamItem,
   StreamItems,
 } from '../provider.js';
-import { toProviderError } from '../upstream-error.js';
 import { buildOpenAiChatRequest } from './build-request.js';
 import { parseOpenAiError } from './parse-error.js';
-
-/** Bodies of error responses are read up to this size; the rest is not worth holding in memory. */
-const maxErrorBodyBytes = 64 * 1024;
-
-async function readText(response: UpstreamResponse, limit = Number.POSITIVE_INFINITY): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      response.body.destroy();
-      break;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function malformed(providerName: string, what: string): ApiError {
-  return new ApiError({
-    status: 502,
-    type: 'server_error',
-    code: 'upstream_malformed_response',
-    message: `The upstream provider "${providerName}" sent ${what}.`,
-  });
-}
 
 /** An `{"error":…}` object inside a 200 response or a stream: an error, never passed off as success. */
 function errorInsideSuccess(providerName: string, body: Record<string, unknown>): ApiError {
@@ -50,14 +23,7 @@ function errorInsideSuccess(providerName: string, body: Record<string, unknown>)
 }
 
 function parseCompletion(providerName: string, text: string): ChatCompletion {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw malformed(providerName, 'a response that is not JSON');
-  }
-  if (body === null || typeof body !== 'object') throw malformed(providerName, 'a response that is not a JSON object');
-  const object = body as Record<string, unknown>;
+  const object = parseJsonObject(providerName, text);
   if (!Array.isArray(object.choices)) {
     if (object.error !== undefined) throw errorInsideSuccess(providerName, object);
     throw malformed(providerName, 'a response without choices');
@@ -65,49 +31,26 @@ function parseCompletion(providerName: string, text: string): ChatCompletion {
   return object as unknown as ChatCompletion;
 }
 
-function isEventStream(response: UpstreamResponse): boolean {
-  const type = response.headers['content-type'];
-  return typeof type === 'string' && type.includes('text/event-stream');
-}
-
 async function* translateStream(
   providerName: string,
   response: UpstreamResponse,
   signal: AbortSignal,
 ): AsyncGenerator<StreamItem> {
-  const parser = new SseParser();
   let done = false;
   let sawFinish = false;
-  try {
-    for await (const bytes of response.body) {
-      for (const event of parser.push(bytes as Buffer)) {
-        if (event.data === '[DONE]') {
-          done = true;
-          continue;
-        }
-        let chunk: ChatCompletion;
-        try {
-          chunk = JSON.parse(event.data) as ChatCompletion;
-        } catch {
-          throw malformed(providerName, 'stream data that is not JSON');
-        }
-        if (chunk === null || typeof chunk !== 'object')
-          throw malformed(providerName, 'stream data that is not an object');
-        if (!Array.isArray(chunk.choices)) {
-          if ((chunk as Record<string, unknown>).error !== undefined)
-            throw errorInsideSuccess(providerName, chunk as Record<string, unknown>);
-          throw malformed(providerName, 'a stream chunk without choices');
-        }
-        for (const choice of chunk.choices) if (choice?.finish_reason) sawFinish = true;
-        yield { chunk, raw: event.data };
-      }
-      if (done) break;
+  for await (const event of sseEvents(providerName, response, signal)) {
+    if (event.data === '[DONE]') {
+      done = true;
+      break;
     }
-  } catch (error) {
-    if (error instanceof ApiError) throw error;
-    throw toProviderError(providerName, classifyUpstreamError(error, signal));
-  } finally {
-    if (!response.body.destroyed) response.body.destroy();
+    const chunk = parseJsonObject(providerName, event.data, 'stream data') as unknown as ChatCompletion;
+    if (!Array.isArray(chunk.choices)) {
+      if ((chunk as Record<string, unknown>).error !== undefined)
+        throw errorInsideSuccess(providerName, chunk as Record<string, unknown>);
+      throw malformed(providerName, 'a stream chunk without choices');
+    }
+    for (const choice of chunk.choices) if (choice?.finish_reason) sawFinish = true;
+    yield { chunk, raw: event.data };
   }
   if (!done && !sawFinish) {
     throw malformed(providerName, 'a stream that ended before it was finished');
@@ -115,34 +58,29 @@ async function* translateStream(
 }
 
 /** Any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp server, Groq, Together, Mistral, DeepSeek, … */
-export function createOpenAiProvider(config: ProviderConfig, dependencies: ProviderDependencies): Provider {
+export function createOpenAiProvider(config: ProviderConfigOf<'openai'>, dependencies: ProviderDependencies): Provider {
   const url = new URL(config.baseUrl);
   const origin = url.origin;
   const basePath = url.pathname.replace(/\/+$/, '');
-  const upstream: UpstreamClient = dependencies.upstream;
+  const parseError = (status: number, headers: Record<string, string | string[] | undefined>, text: string) =>
+    parseOpenAiError(config.name, status, headers, text);
 
-  async function send(call: ProviderCall): Promise<UpstreamResponse> {
+  function send(call: ProviderCall): Promise<UpstreamResponse> {
     const request = buildOpenAiChatRequest(call, config, basePath);
-    let response: UpstreamResponse;
-    try {
-      response = await upstream.send({
+    return postUpstream(
+      dependencies.upstream,
+      config.name,
+      {
         origin,
         path: request.path,
-        method: 'POST',
         headers: request.headers,
         body: request.body,
         signal: call.signal,
-        timeouts: config.timeouts,
+        timeouts: call.timeouts,
         maxConnections: config.maxConnections,
-      });
-    } catch (error) {
-      throw toProviderError(config.name, error);
-    }
-    if (response.statusCode >= 400 || response.statusCode < 200) {
-      const text = await readText(response, maxErrorBodyBytes).catch(() => '');
-      throw parseOpenAiError(config.name, response.statusCode, response.headers, text);
-    }
-    return response;
+      },
+      parseError,
+    );
   }
 
   return {
@@ -151,12 +89,7 @@ export function createOpenAiProvider(config: ProviderConfig, dependencies: Provi
 
     async complete(call: ProviderCall): Promise<CompletionResult> {
       const response = await send(call);
-      let text: string;
-      try {
-        text = await readText(response);
-      } catch (error) {
-        throw toProviderError(config.name, classifyUpstreamError(error, call.signal));
-      }
+      const text = await readBody(config.name, response, call.signal);
       return { completion: parseCompletion(config.name, text), raw: text };
     },
 
@@ -164,12 +97,7 @@ export function createOpenAiProvider(config: ProviderConfig, dependencies: Provi
       const response = await send(call);
       if (isEventStream(response)) return translateStream(config.name, response, call.signal);
       // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
-      let text: string;
-      try {
-        text = await readText(response);
-      } catch (error) {
-        throw toProviderError(config.name, classifyUpstreamError(error, call.signal));
-      }
+      const text = await readBody(config.name, response, call.signal);
       return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));
     },
   };

@@ -1,0 +1,90 @@
+import type { ChatCompletionRequest } from '../../openai/types.js';
+import { convertMessages } from './convert-messages.js';
+import { convertTools } from './convert-tools.js';
+import type { AnthropicRequest } from './wire-types.js';
+
+/**
+ * The body of `POST /v1/messages` for an OpenAI chat request. Parameters Anthropic cannot take (logprobs, n > 1,
+ * penalties, seed, …) were already dropped or refused by the router (see `unsupportedParameters`).
+ */
+
+/** Anthropic requires max_tokens; 4096 is what every Claude model accepts when the model's limit is not configured. */
+export const defaultMaxTokens = 4096;
+
+export interface RequestDefaults {
+  upstreamModel: string;
+  /** The configured model's output limit, used when the client sets none. */
+  maxOutputTokens?: number | undefined;
+  stream: boolean;
+}
+
+const number = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+
+export function convertRequest(request: ChatCompletionRequest, defaults: RequestDefaults): AnthropicRequest {
+  const { system, messages } = convertMessages(request.messages);
+  const body: AnthropicRequest = {
+    model: defaults.upstreamModel,
+    max_tokens:
+      number(request.max_completion_tokens) ??
+      number(request.max_tokens) ??
+      defaults.maxOutputTokens ??
+      defaultMaxTokens,
+    messages,
+  };
+  if (system.length > 0) body.system = system;
+  const temperature = number(request.temperature);
+  // OpenAI's range is 0-2, Anthropic's 0-1 (with the same default, 1): values above 1 are clamped, not rescaled.
+  if (temperature !== undefined) body.temperature = Math.min(temperature, 1);
+  const topP = number(request.top_p);
+  if (topP !== undefined) body.top_p = topP;
+  // Not an OpenAI field, but clients written for Anthropic-backed gateways send it.
+  const topK = number(request.top_k);
+  if (topK !== undefined) body.top_k = topK;
+  const stop = request.stop;
+  if (typeof stop === 'string') body.stop_sequences = [stop];
+  else if (Array.isArray(stop) && stop.length > 0) body.stop_sequences = stop as string[];
+  if (typeof request.user === 'string' && request.user) body.metadata = { user_id: request.user };
+  const { tools, toolChoice } = convertTools(request.tools, request.tool_choice, request.parallel_tool_calls);
+  if (tools) body.tools = tools;
+  if (toolChoice) body.tool_choice = toolChoice;
+  const format = request.response_format as
+    | { type?: unknown; json_schema?: { schema?: Record<string, unknown> } }
+    | null
+    | undefined;
+  if (format?.type === 'json_schema') {
+    body.output_config = { format: { type: 'json_schema', schema: format.json_schema?.schema ?? { type: 'object' } } };
+  }
+  // Extended thinking, for clients that ask for it in Anthropic's own terms.
+  if (request.thinking && typeof request.thinking === 'object') body.thinking = request.thinking;
+  if (defaults.stream) body.stream = true;
+  return body;
+}
+
+/** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
+export function unsupportedParameters(request: ChatCompletionRequest): string[] {
+  const unsupported: string[] = [];
+  for (const name of [
+    'n',
+    'logprobs',
+    'top_logprobs',
+    'logit_bias',
+    'presence_penalty',
+    'frequency_penalty',
+    'seed',
+    'audio',
+    'modalities',
+    'prediction',
+    'web_search_options',
+    'reasoning_effort',
+    'verbosity',
+    'service_tier',
+    'functions',
+    'function_call',
+  ]) {
+    if (request[name] !== undefined && request[name] !== null) unsupported.push(name);
+  }
+  const format = request.response_format as { type?: unknown } | null | undefined;
+  if (format && format.type === 'json_object') unsupported.push('response_format');
+  return unsupported;
+}

@@ -1,0 +1,87 @@
+import type { ProviderConfigOf } from '../../config/schema.js';
+import type { UpstreamResponse } from '../../upstream/client.js';
+import { malformed, parseJsonObject, postUpstream, readBody, sseEvents } from '../http.js';
+import type { CompletionResult, Provider, ProviderCall, ProviderDependencies, StreamItem } from '../provider.js';
+import { stripSignatures } from '../tool-call-id.js';
+import { convertRequest, unsupportedParameters } from './convert-request.js';
+import { convertResponse } from './convert-response.js';
+import { anthropicStreamError, parseAnthropicError } from './parse-error.js';
+import { type AnthropicStreamEvent, createAnthropicStreamTranslator } from './translate-stream.js';
+import type { AnthropicResponse } from './wire-types.js';
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+async function* translateStream(
+  providerName: string,
+  upstreamModel: string,
+  response: UpstreamResponse,
+  signal: AbortSignal,
+): AsyncGenerator<StreamItem> {
+  const translator = createAnthropicStreamTranslator(providerName, upstreamModel, nowSeconds());
+  for await (const event of sseEvents(providerName, response, signal)) {
+    const data = parseJsonObject(providerName, event.data, 'stream data') as AnthropicStreamEvent;
+    for (const chunk of translator.push(data)) yield { chunk };
+  }
+  translator.end();
+}
+
+/** Anthropic's Messages API (`POST {base_url}/messages`). */
+export function createAnthropicProvider(
+  config: ProviderConfigOf<'anthropic'>,
+  dependencies: ProviderDependencies,
+): Provider {
+  const url = new URL(config.baseUrl);
+  const origin = url.origin;
+  const path = `${url.pathname.replace(/\/+$/, '')}/messages`;
+  const parseError = (status: number, headers: Record<string, string | string[] | undefined>, text: string) =>
+    parseAnthropicError(config.name, status, headers, text);
+
+  function send(call: ProviderCall, stream: boolean): Promise<UpstreamResponse> {
+    const body = convertRequest(stripSignatures(call.request), {
+      upstreamModel: call.model.upstreamModel,
+      maxOutputTokens: call.model.maxOutputTokens,
+      stream,
+    });
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+      'anthropic-version': config.version,
+      ...config.headers,
+    };
+    if (config.beta.length > 0) headers['anthropic-beta'] = config.beta.join(',');
+    if (config.apiKey) headers['x-api-key'] = config.apiKey;
+    return postUpstream(
+      dependencies.upstream,
+      config.name,
+      {
+        origin,
+        path,
+        headers,
+        body: JSON.stringify(body),
+        signal: call.signal,
+        timeouts: call.timeouts,
+        maxConnections: config.maxConnections,
+      },
+      parseError,
+    );
+  }
+
+  return {
+    name: config.name,
+    type: config.type,
+    unsupportedParameters,
+
+    async complete(call: ProviderCall): Promise<CompletionResult> {
+      const response = await send(call, false);
+      const body = parseJsonObject(config.name, await readBody(config.name, response, call.signal));
+      if (body.type === 'error') throw anthropicStreamError(config.name, body);
+      if (!Array.isArray(body.content)) throw malformed(config.name, 'a response without content');
+      return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
+    },
+
+    async stream(call: ProviderCall) {
+      const response = await send(call, true);
+      return translateStream(config.name, call.model.upstreamModel, response, call.signal);
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import type { ChatCompletion, Usage } from '../../openai/types.js';
+import { malformed } from '../http.js';
+import { convertUsage } from './convert-usage.js';
+import { mapStopReason } from './map-stop-reason.js';
+import { anthropicStreamError } from './parse-error.js';
+import type { AnthropicUsage } from './wire-types.js';
+
+/**
+ * Anthropic stream events -> OpenAI chunks, one translator per stream (its state lives in this closure):
+ * - message_start: the role delta;
+ * - text_delta -> `content`; thinking_delta -> `reasoning_content`;
+ * - a tool_use block start -> the tool call's first delta (id, type, name, `arguments: ""`), numbered over tool
+ *   blocks only; its input_json_delta fragments -> `function.arguments` deltas; a tool whose input never streamed
+ *   gets `"{}"` so the arguments are valid JSON;
+ * - message_delta: stop reason and the cumulative usage; message_stop: the finish chunk, then the usage chunk;
+ * - ping and unknown events are ignored (Anthropic may add event types); an `error` event throws.
+ */
+
+export interface AnthropicStreamEvent {
+  type?: string;
+  [field: string]: unknown;
+}
+
+export interface AnthropicStreamTranslator {
+  /** The chunks one event produces; throws an ApiError for `error` events. */
+  push(event: AnthropicStreamEvent): ChatCompletion[];
+  /** At the end of the body: throws when the stream stopped before `message_stop`. */
+  end(): void;
+}
+
+interface ToolBlock {
+  index: number;
+  sentArguments: boolean;
+}
+
+export function createAnthropicStreamTranslator(
+  providerName: string,
+  fallbackModel: string,
+  created: number,
+): AnthropicStreamTranslator {
+  let id = '';
+  let model = fallbackModel;
+  let usage: AnthropicUsage = {};
+  let finishReason = 'stop';
+  let stopped = false;
+  const toolBlocks = new Map<number, ToolBlock>();
+
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): ChatCompletion => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+  const toolDelta = (index: number, fields: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...fields }] });
+  const mergeUsage = (next: unknown) => {
+    if (!next || typeof next !== 'object') return;
+    for (const [key, value] of Object.entries(next as Record<string, unknown>)) {
+      if (typeof value === 'number') (usage as Record<string, number>)[key] = value;
+    }
+  };
+
+  return {
+    push(event) {
+      switch (event.type) {
+        case 'message_start': {
+          const message = (event.message ?? {}) as { id?: unknown; model?: unknown; usage?: unknown };
+          if (typeof message.id === 'string') id = message.id;
+          if (typeof message.model === 'string') model = message.model;
+          usage = {};
+          mergeUsage(message.usage);
+          return [chunk({ role: 'assistant', content: '' })];
+        }
+        case 'content_block_start': {
+          const index = Number(event.index);
+          const block = (event.content_block ?? {}) as Record<string, unknown>;
+          if (block.type === 'text') {
+            return typeof block.text === 'string' && block.text ? [chunk({ content: block.text })] : [];
+          }
+          if (block.type === 'thinking') {
+            return typeof block.thinking === 'string' && block.thinking
+              ? [chunk({ reasoning_content: block.thinking })]
+              : [];
+          }
+          if (block.type === 'tool_use') {
+            const tool: ToolBlock = { index: toolBlocks.size, sentArguments: false };
+            toolBlocks.set(index, tool);
+            const input = block.input;
+            const initial =
+              input && typeof input === 'object' && Object.keys(input).length > 0 ? JSON.stringify(input) : '';
+            if (initial) tool.sentArguments = true;
+            return [
+              toolDelta(tool.index, {
+                id: String(block.id),
+                type: 'function',
+                function: { name: String(block.name), arguments: initial },
+              }),
+            ];
+          }
+          return [];
+        }
+        case 'content_block_delta': {
+          const delta = (event.delta ?? {}) as Record<string, unknown>;
+          if (delta.type === 'text_delta') {
+            return typeof delta.text === 'string' && delta.text ? [chunk({ content: delta.text })] : [];
+          }
+          if (delta.type === 'thinking_delta') {
+            return typeof delta.thinking === 'string' && delta.thinking
+              ? [chunk({ reasoning_content: delta.thinking })]
+              : [];
+          }
+          if (delta.type === 'input_json_delta') {
+            const tool = toolBlocks.get(Number(event.index));
+            if (!tool || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];
+            tool.sentArguments = true;
+            return [toolDelta(tool.index, { function: { arguments: delta.partial_json } })];
+          }
+          return [];
+        }
+        case 'content_block_stop': {
+          const tool = toolBlocks.get(Number(event.index));
+          if (!tool || tool.sentArguments) return [];
+          tool.sentArguments = true;
+          return [toolDelta(tool.index, { function: { arguments: '{}' } })];
+        }
+        case 'message_delta': {
+          const delta = (event.delta ?? {}) as { stop_reason?: unknown };
+          if (typeof delta.stop_reason === 'string') finishReason = mapStopReason(delta.stop_reason);
+          mergeUsage(event.usage);
+          return [];
+        }
+        case 'message_stop': {
+          stopped = true;
+          const final: Usage = convertUsage(usage);
+          return [chunk({}, finishReason), { ...chunk({}), choices: [], usage: final }];
+        }
+        case 'error':
+          throw anthropicStreamError(providerName, event);
+        default:
+          return [];
+      }
+    },
+    end() {
+      if (!stopped) throw malformed(providerName, 'a stream that ended before message_stop');
+    },
+  };
+}

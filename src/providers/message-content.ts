@@ -1,0 +1,75 @@
+import { ApiError } from '../server/errors.js';
+
+/** Reading OpenAI message content, for adapters that translate it into another provider's shape. */
+
+export interface ContentPart {
+  type?: unknown;
+  text?: unknown;
+  image_url?: { url?: unknown; detail?: unknown };
+  file?: { file_data?: unknown; file_id?: unknown; filename?: unknown };
+  input_audio?: { data?: unknown; format?: unknown };
+  [field: string]: unknown;
+}
+
+/** The text of a string or of an array of text (and refusal) parts, joined without separators as OpenAI does. */
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const part of content as ContentPart[]) {
+    if (typeof part?.text === 'string') text += part.text;
+    else if (typeof part?.refusal === 'string') text += part.refusal;
+  }
+  return text;
+}
+
+/** Content as a list of parts: a string becomes one text part. */
+export function partsOf(content: unknown): ContentPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (Array.isArray(content)) return content as ContentPart[];
+  return [];
+}
+
+export interface DataUrl {
+  mediaType: string;
+  data: string;
+}
+
+/** `data:<media type>;base64,<data>`; undefined for anything else (http URLs, malformed data URLs). */
+export function parseDataUrl(url: string): DataUrl | undefined {
+  const match = /^data:([^;,]+)((?:;[^;,]+)*);base64,/i.exec(url);
+  if (!match) return undefined;
+  return { mediaType: (match[1] as string).toLowerCase(), data: url.slice(match[0].length) };
+}
+
+/** Content the target provider has no way to represent: a 400 naming the part, never silently dropped. */
+export function untranslatable(param: string, providerType: string, what: string): ApiError {
+  return new ApiError({
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'unsupported_value',
+    param,
+    message: `Invalid '${param}': ${what} cannot be sent to this model (served by a ${providerType} provider).`,
+  });
+}
+
+/** Tool-call arguments as an object: they are a JSON-encoded string on the OpenAI wire. */
+export function parseToolArguments(argumentsText: string, param: string): Record<string, unknown> {
+  if (argumentsText.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(argumentsText);
+  } catch {
+    value = undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ApiError({
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_value',
+      param,
+      message: `Invalid '${param}': expected a JSON object encoded as a string.`,
+    });
+  }
+  return value as Record<string, unknown>;
+}

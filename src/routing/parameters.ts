@@ -1,0 +1,89 @@
+import type { ModelConfig } from '../config/schema.js';
+import type { ChatCompletionRequest } from '../openai/types.js';
+import type { Provider } from '../providers/provider.js';
+import { ApiError } from '../server/errors.js';
+
+/**
+ * Per-model parameter support. A parameter is unsupported when the provider's adapter cannot translate it or the
+ * model's configuration lists it. What happens then follows the model's `parameters.on_unsupported`:
+ * - `drop` (default): parameters that only steer sampling (seed, penalties, logit_bias, …) are removed and named in
+ *   the `x-switchboard-dropped-parameters` response header; parameters whose absence would change the shape of the
+ *   answer (n > 1, logprobs, response_format, tools, audio, …) are still refused, since the client would break on
+ *   what came back;
+ * - `refuse`: every unsupported parameter is a 400 `unsupported_parameter`, as OpenAI answers for its own models.
+ * A parameter set to its neutral value (n: 1, logprobs: false, presence_penalty: 0, …) asks for nothing and is
+ * simply removed.
+ */
+
+const shapeChanging = new Set([
+  'n',
+  'logprobs',
+  'top_logprobs',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'audio',
+  'modalities',
+  'prediction',
+  'functions',
+  'function_call',
+]);
+
+const neutralValues: Record<string, unknown> = {
+  n: 1,
+  logprobs: false,
+  top_logprobs: 0,
+  presence_penalty: 0,
+  frequency_penalty: 0,
+  parallel_tool_calls: true,
+};
+
+export function isNeutral(name: string, value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (name in neutralValues) return neutralValues[name] === value;
+  if (name === 'logit_bias') return typeof value === 'object' && Object.keys(value as object).length === 0;
+  if (name === 'response_format') return (value as { type?: unknown }).type === 'text';
+  if (name === 'modalities') return Array.isArray(value) && value.length === 1 && value[0] === 'text';
+  if (name === 'tools' || name === 'stop') return Array.isArray(value) && value.length === 0;
+  return false;
+}
+
+export interface PreparedRequest {
+  request: ChatCompletionRequest;
+  dropped: string[];
+}
+
+export function unsupportedParameter(name: string, model: string): ApiError {
+  return new ApiError({
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'unsupported_parameter',
+    param: name,
+    message: `Unsupported parameter: '${name}' is not supported with this model (${model}).`,
+  });
+}
+
+/** The request as this deployment should receive it; throws 400 unsupported_parameter when policy says refuse. */
+export function applyParameterSupport(
+  request: ChatCompletionRequest,
+  model: ModelConfig,
+  provider: Provider,
+): PreparedRequest {
+  const unsupported = new Set(provider.unsupportedParameters?.(request) ?? []);
+  for (const name of model.parameters.unsupported) if (request[name] !== undefined) unsupported.add(name);
+  if (unsupported.size === 0) return { request, dropped: [] };
+  const prepared: ChatCompletionRequest = { ...request };
+  const dropped: string[] = [];
+  for (const name of unsupported) {
+    const value = request[name];
+    delete prepared[name];
+    if (isNeutral(name, value)) continue;
+    if (model.parameters.onUnsupported === 'refuse' || shapeChanging.has(name)) {
+      throw unsupportedParameter(name, model.name);
+    }
+    dropped.push(name);
+  }
+  // Without tools, a tool choice means nothing (and some providers reject it).
+  if (!('tools' in prepared)) delete prepared.tool_choice;
+  return { request: prepared, dropped };
+}

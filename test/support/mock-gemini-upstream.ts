@@ -1,0 +1,258 @@
+import type { ServerResponse } from 'node:http';
+import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer, weatherCall } from './mock-server.js';
+
+/**
+ * A real HTTP server speaking the Gemini API (v1beta `models/{model}:generateContent` and
+ * `:streamGenerateContent?alt=sse`) as googleapis/python-genai and the API reference describe it: camelCase
+ * GenerateContentResponse objects, `data:` events with CRLF framing and no [DONE], functionCall parts with a
+ * thoughtSignature (Gemini 3), usageMetadata with thoughts counted apart from candidates, and Google's error body
+ * `{"error":{code,message,status,details}}` (a 429 carries RetryInfo.retryDelay). Like the real API it refuses what it
+ * would refuse: roles other than user/model, empty parts, a function call sent back without the signature it was
+ * issued with (Gemini 3's check), function responses that do not answer the preceding calls one for one.
+ *
+ * Behaviour is chosen by the model in the path: `mock` echoes; `tools` calls get_weather, then answers from the
+ * function response; `no-usage` answers without usageMetadata; `error-NNN`, `hang`, `reset`, `midstream-error`,
+ * `midstream-reset` misbehave on purpose.
+ */
+
+export interface MockGeminiUpstream {
+  url: string;
+  /** base_url for a provider of type gemini. */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+/** The signature the mock issues with its function call, base64 as Gemini sends them. */
+export const mockThoughtSignature = Buffer.from('mock-thought-signature/+=').toString('base64');
+
+const statuses: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+function googleError(code: number, message: string, details?: unknown[]) {
+  return { error: { code, message, status: statuses[code] ?? 'UNKNOWN', ...(details ? { details } : {}) } };
+}
+
+type Part = Record<string, unknown>;
+type Content = { role?: string; parts?: Part[] };
+
+function validate(body: Record<string, unknown>): string | undefined {
+  const contents = body.contents as Content[] | undefined;
+  if (!Array.isArray(contents) || contents.length === 0)
+    return '* GenerateContentRequest.contents: contents is not specified';
+  let pendingCalls = 0;
+  for (const [index, content] of contents.entries()) {
+    if (content.role !== 'user' && content.role !== 'model') {
+      return `Please use a valid role: user, model. (contents[${index}].role: ${String(content.role)})`;
+    }
+    const parts = content.parts ?? [];
+    if (parts.length === 0)
+      return `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.`;
+    const responses = parts.filter((part) => part.functionResponse).length;
+    if (pendingCalls > 0 && responses !== pendingCalls) {
+      return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
+    }
+    pendingCalls = 0;
+    for (const part of parts) {
+      if (part.functionResponse) {
+        const response = part.functionResponse as { name?: unknown; response?: unknown };
+        if (typeof response.name !== 'string' || !response.name) {
+          return `* GenerateContentRequest.contents[${index}].parts.function_response.name: Name cannot be empty.`;
+        }
+        if (!response.response || typeof response.response !== 'object') {
+          return `* GenerateContentRequest.contents[${index}].parts.function_response.response: must be an object.`;
+        }
+      }
+      if (part.functionCall) {
+        pendingCalls++;
+        const signature = part.thoughtSignature;
+        const firstCall = parts.find((candidate) => candidate.functionCall) === part;
+        if (firstCall && signature !== mockThoughtSignature && signature !== 'skip_thought_signature_validator') {
+          return 'Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly.';
+        }
+      }
+    }
+  }
+  const config = (body.generationConfig ?? {}) as Record<string, unknown>;
+  if (config.responseJsonSchema && config.responseMimeType !== 'application/json') {
+    return 'responseMimeType must be application/json when responseJsonSchema is set.';
+  }
+  return undefined;
+}
+
+function lastUserText(body: Record<string, unknown>): string {
+  const contents = (body.contents ?? []) as Content[];
+  const last = [...contents]
+    .reverse()
+    .find((content) => content.role === 'user' && content.parts?.some((part) => 'text' in part));
+  return (last?.parts ?? [])
+    .filter((part) => typeof part.text === 'string')
+    .map((part) => part.text)
+    .join(' ');
+}
+
+function lastFunctionResponse(body: Record<string, unknown>): unknown {
+  const contents = (body.contents ?? []) as Content[];
+  const last = contents.at(-1);
+  return last?.parts?.find((part) => part.functionResponse)?.functionResponse;
+}
+
+function usageFor(body: Record<string, unknown>, output: string) {
+  const prompt = Math.max(1, Math.ceil(JSON.stringify(body.contents ?? []).length / 4));
+  const candidates = Math.max(1, Math.ceil(output.length / 4));
+  return {
+    promptTokenCount: prompt,
+    candidatesTokenCount: candidates,
+    totalTokenCount: prompt + candidates + 3,
+    thoughtsTokenCount: 3,
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: prompt }],
+  };
+}
+
+interface Answer {
+  texts: string[];
+  call?: boolean;
+}
+
+function answerFor(model: string, body: Record<string, unknown>): Answer {
+  if (model === 'tools' && Array.isArray(body.tools)) {
+    const response = lastFunctionResponse(body) as { response?: unknown } | undefined;
+    if (response) return { texts: [`The weather: ${JSON.stringify(response.response)}`] };
+    return { texts: [], call: true };
+  }
+  const count = Number((body.generationConfig as { candidateCount?: unknown } | undefined)?.candidateCount ?? 1);
+  return {
+    texts: Array.from({ length: count }, (_, index) => `${index > 0 ? `(${index}) ` : ''}Echo: ${lastUserText(body)}`),
+  };
+}
+
+const callPart = () => ({
+  functionCall: { name: weatherCall.name, args: weatherCall.arguments },
+  thoughtSignature: mockThoughtSignature,
+});
+
+function response(model: string, body: Record<string, unknown>, answer: Answer) {
+  const candidates = answer.call
+    ? [{ content: { role: 'model', parts: [callPart()] }, finishReason: 'STOP', index: 0 }]
+    : answer.texts.map((text, index) => ({
+        content: { role: 'model', parts: [{ text }] },
+        finishReason: 'STOP',
+        index,
+      }));
+  return {
+    candidates,
+    usageMetadata: usageFor(body, answer.texts.join('')),
+    modelVersion: model,
+    responseId: 'mockresponse123',
+  };
+}
+
+interface StreamOptions {
+  delayMs?: number;
+  failAfter?: number;
+  failure?: 'reset' | 'error-event';
+}
+
+async function stream(
+  out: ServerResponse,
+  model: string,
+  body: Record<string, unknown>,
+  answer: Answer,
+  options: StreamOptions = {},
+) {
+  out.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (event: Record<string, unknown>) => out.write(`data: ${JSON.stringify(event)}\r\n\r\n`);
+  const usage = usageFor(body, answer.texts.join(''));
+  const base = { modelVersion: model, responseId: 'mockstream123' };
+  if (answer.call) {
+    send({
+      candidates: [{ content: { role: 'model', parts: [callPart()] }, index: 0 }],
+      usageMetadata: usage,
+      ...base,
+    });
+  } else {
+    const text = answer.texts[0] ?? '';
+    let sent = 0;
+    for (const piece of splitIntoPieces(text)) {
+      if (options.failAfter !== undefined && sent >= options.failAfter) {
+        if (options.failure === 'reset') {
+          out.socket?.destroy();
+          return;
+        }
+        send(googleError(503, 'The model is overloaded. Please try again later.'));
+        out.end();
+        return;
+      }
+      if (options.delayMs) await sleep(options.delayMs);
+      if (out.destroyed) return;
+      send({
+        candidates: [{ content: { role: 'model', parts: [{ text: piece }] }, index: 0 }],
+        usageMetadata: usage,
+        ...base,
+      });
+      sent++;
+    }
+  }
+  send({
+    candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: usage,
+    ...base,
+  });
+  out.end();
+}
+
+export async function startMockGeminiUpstream(): Promise<MockGeminiUpstream> {
+  const server = await startMockServer(async (request, out) => {
+    const match = /^\/v1beta\/models\/([^:/]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(request.path);
+    if (request.method !== 'POST' || !match) return sendJson(out, 404, googleError(404, `Not found: ${request.path}`));
+    if (typeof request.headers['x-goog-api-key'] !== 'string') {
+      return sendJson(
+        out,
+        400,
+        googleError(400, 'API key not valid. Please pass a valid API key.', [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' },
+        ]),
+      );
+    }
+    const model = decodeURIComponent(match[1] as string);
+    const streaming = match[2] === 'streamGenerateContent';
+    if (streaming && !match[3]) return sendJson(out, 400, googleError(400, 'this mock only streams with alt=sse'));
+    const statusMatch = /^error-(\d{3})$/.exec(model);
+    if (statusMatch) {
+      const status = Number(statusMatch[1]);
+      const details =
+        status === 429 ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }] : undefined;
+      return sendJson(out, status, googleError(status, `mock upstream error ${status}`, details));
+    }
+    const invalid = validate(request.body);
+    if (invalid) return sendJson(out, 400, googleError(400, invalid));
+    const answer = answerFor(model, request.body);
+    switch (model) {
+      case 'hang':
+        return;
+      case 'reset':
+        out.socket?.destroy();
+        return;
+      case 'no-usage': {
+        const body = response(model, request.body, answer) as Record<string, unknown>;
+        delete body.usageMetadata;
+        return sendJson(out, 200, body);
+      }
+      case 'midstream-error':
+        return stream(out, model, request.body, answer, { failAfter: 2, failure: 'error-event', delayMs: 20 });
+      case 'midstream-reset':
+        return stream(out, model, request.body, answer, { failAfter: 2, failure: 'reset', delayMs: 20 });
+      default:
+        if (streaming) return stream(out, model, request.body, answer);
+        return sendJson(out, 200, response(model, request.body, answer));
+    }
+  });
+  return { url: server.url, baseUrl: `${server.url}/v1beta`, requests: server.requests, close: server.close };
+}

@@ -1,0 +1,423 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelConfig } from '../../src/config/schema.js';
+import type { ChatCompletion, ChatCompletionRequest } from '../../src/openai/types.js';
+import type { Provider, ProviderCall, StreamItem } from '../../src/providers/provider.js';
+import { contextWindowError } from '../../src/routing/context-window.js';
+import { DeploymentHealth } from '../../src/routing/deployment-health.js';
+import { Dispatcher, newTrace } from '../../src/routing/dispatch.js';
+import { applyParameterSupport, isNeutral } from '../../src/routing/parameters.js';
+import { backoffMs, classifyFailure, retryAfterMs } from '../../src/routing/retry-policy.js';
+import type { Deployment, Route, Router } from '../../src/routing/router.js';
+import { pickWeighted } from '../../src/routing/select-deployment.js';
+import { ApiError } from '../../src/server/errors.js';
+
+const settings = { failureThreshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
+
+function clock() {
+  let now = 1_000_000;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe('deployment health (circuit breaker)', () => {
+  it('opens after consecutive failures, admits one probe after the cooldown, doubles the cooldown on failure', () => {
+    const time = clock();
+    const health = new DeploymentHealth(settings, time.now);
+    health.failed('a');
+    health.failed('a');
+    expect(health.isAvailable('a')).toBe(true);
+    health.failed('a');
+    expect(health.isAvailable('a')).toBe(false);
+    expect(health.availableInMs('a')).toBe(1000);
+    time.advance(1000);
+    expect(health.tryAcquire('a')).toBe(true);
+    // One probe at a time.
+    expect(health.tryAcquire('a')).toBe(false);
+    health.failed('a');
+    expect(health.availableInMs('a')).toBe(2000);
+    time.advance(2000);
+    expect(health.tryAcquire('a')).toBe(true);
+    health.failed('a');
+    time.advance(4000);
+    expect(health.tryAcquire('a')).toBe(true);
+    health.failed('a');
+    expect(health.availableInMs('a')).toBe(4000); // capped at max_cooldown
+    time.advance(4000);
+    expect(health.tryAcquire('a')).toBe(true);
+    health.succeeded('a');
+    expect(health.entries()).toEqual([]);
+    expect(health.isAvailable('a')).toBe(true);
+  });
+
+  it('a success resets the count of consecutive failures', () => {
+    const health = new DeploymentHealth(settings, clock().now);
+    health.failed('a');
+    health.failed('a');
+    health.succeeded('a');
+    health.failed('a');
+    health.failed('a');
+    expect(health.isAvailable('a')).toBe(true);
+  });
+
+  it('pauses a deployment for an upstream retry-after without opening its circuit', () => {
+    const time = clock();
+    const health = new DeploymentHealth(settings, time.now);
+    health.failed('a', 5000);
+    expect(health.isAvailable('a')).toBe(false);
+    expect(health.isPaused('a')).toBe(true);
+    expect(health.entries()[0]).toMatchObject({ state: 'closed', availableInMs: 5000 });
+    time.advance(5000);
+    expect(health.isAvailable('a')).toBe(true);
+  });
+
+  it('lets another probe through when one never reported back within a cooldown', () => {
+    const time = clock();
+    const health = new DeploymentHealth(settings, time.now);
+    for (let count = 0; count < 3; count++) health.failed('a');
+    time.advance(1000);
+    expect(health.tryAcquire('a')).toBe(true);
+    time.advance(999);
+    expect(health.tryAcquire('a')).toBe(false);
+    time.advance(1);
+    expect(health.tryAcquire('a')).toBe(true);
+  });
+});
+
+describe('deployment choice and retry policy', () => {
+  it('picks by weight, and uses weight-0 standbys only when nothing weighted is left', () => {
+    const a = { id: 'a', weight: 3 };
+    const b = { id: 'b', weight: 1 };
+    const standby = { id: 's', weight: 0 };
+    expect(pickWeighted([a, b, standby], () => 0)).toBe(a);
+    expect(pickWeighted([a, b, standby], () => 0.74)).toBe(a);
+    expect(pickWeighted([a, b, standby], () => 0.76)).toBe(b);
+    expect(pickWeighted([standby], () => 0.5)).toBe(standby);
+    expect(pickWeighted([], () => 0.5)).toBeUndefined();
+  });
+
+  it('classifies failures', () => {
+    const error = (status: number, code: string | null) =>
+      new ApiError({ status, type: 'server_error', code, message: 'x' });
+    expect(classifyFailure(error(429, 'rate_limit_exceeded'))).toBe('retry');
+    expect(classifyFailure(error(503, 'upstream_overloaded'))).toBe('retry');
+    expect(classifyFailure(error(502, 'upstream_unreachable'))).toBe('retry');
+    expect(classifyFailure(error(502, 'upstream_auth_failed'))).toBe('next-deployment');
+    expect(classifyFailure(error(504, 'upstream_timeout'))).toBe('next-deployment');
+    expect(classifyFailure(error(400, 'context_length_exceeded'))).toBe('next-model');
+    expect(classifyFailure(error(400, 'invalid_value'))).toBe('fatal');
+    expect(classifyFailure(error(422, null))).toBe('fatal');
+    expect(classifyFailure(error(499, 'client_closed_request'))).toBe('fatal');
+  });
+
+  it('backs off exponentially with jitter, capped, and reads retry-after', () => {
+    const policy = { initialBackoffMs: 100, maxBackoffMs: 350 };
+    expect(backoffMs(1, policy, () => 1)).toBe(100);
+    expect(backoffMs(2, policy, () => 1)).toBe(200);
+    expect(backoffMs(3, policy, () => 1)).toBe(350);
+    expect(backoffMs(2, policy, () => 0)).toBe(150);
+    const limited = new ApiError({
+      status: 429,
+      type: 'rate_limit_error',
+      message: 'x',
+      headers: { 'retry-after': '2', 'retry-after-ms': '1500' },
+    });
+    expect(retryAfterMs(limited)).toBe(1500);
+    expect(retryAfterMs(new ApiError({ status: 429, type: 'x', message: 'x', headers: { 'retry-after': '2' } }))).toBe(
+      2000,
+    );
+  });
+});
+
+function model(overrides: Partial<ModelConfig> = {}): ModelConfig {
+  return {
+    name: 'm',
+    provider: 'p',
+    upstreamModel: 'u',
+    deployments: [],
+    fallbacks: [],
+    ownedBy: 'p',
+    contextWindow: undefined,
+    maxOutputTokens: undefined,
+    streaming: true,
+    parameters: { unsupported: [], onUnsupported: 'drop' },
+    pricing: undefined,
+    retry: { attempts: 2, initialBackoffMs: 100, maxBackoffMs: 1000, maxRetryAfterMs: 5000 },
+    ...overrides,
+  };
+}
+
+const request = (extra: Record<string, unknown> = {}): ChatCompletionRequest => ({
+  model: 'm',
+  messages: [{ role: 'user', content: 'hi' }],
+  ...extra,
+});
+
+describe('parameter support', () => {
+  const provider = (unsupported: string[]): Provider => ({
+    name: 'p',
+    type: 'anthropic',
+    complete: async () => {
+      throw new Error('unused');
+    },
+    stream: async () => [],
+    unsupportedParameters: (body) => unsupported.filter((name) => body[name] !== undefined),
+  });
+
+  it('drops sampling-only parameters, refuses shape-changing ones, ignores neutral values', () => {
+    const prepared = applyParameterSupport(
+      request({ seed: 1, presence_penalty: 0, frequency_penalty: 0.5 }),
+      model(),
+      provider(['seed', 'presence_penalty', 'frequency_penalty']),
+    );
+    expect(prepared.dropped).toEqual(['seed', 'frequency_penalty']);
+    expect(prepared.request).not.toHaveProperty('seed');
+    expect(prepared.request).not.toHaveProperty('presence_penalty');
+    expect(() => applyParameterSupport(request({ n: 3 }), model(), provider(['n']))).toThrow(/'n' is not supported/);
+    expect(applyParameterSupport(request({ n: 1 }), model(), provider(['n'])).dropped).toEqual([]);
+  });
+
+  it('refuses everything unsupported when the model says refuse, including its own list', () => {
+    const strict = model({ parameters: { unsupported: ['temperature'], onUnsupported: 'refuse' } });
+    try {
+      applyParameterSupport(request({ temperature: 0.5 }), strict, provider([]));
+      throw new Error('expected a refusal');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).toBody().error).toMatchObject({
+        code: 'unsupported_parameter',
+        param: 'temperature',
+        type: 'invalid_request_error',
+      });
+    }
+  });
+
+  it('knows the neutral values', () => {
+    expect(isNeutral('n', 1)).toBe(true);
+    expect(isNeutral('logit_bias', {})).toBe(true);
+    expect(isNeutral('response_format', { type: 'text' })).toBe(true);
+    expect(isNeutral('response_format', { type: 'json_object' })).toBe(false);
+    expect(isNeutral('seed', 0)).toBe(false);
+  });
+
+  it('refuses a prompt that cannot fit the context window, estimating low', () => {
+    expect(
+      contextWindowError(
+        request({ messages: [{ role: 'user', content: 'x'.repeat(590) }] }),
+        model({ contextWindow: 100 }),
+      ),
+    ).toBeUndefined();
+    const error = contextWindowError(
+      request({ messages: [{ role: 'user', content: 'x'.repeat(700) }] }),
+      model({ contextWindow: 100 }),
+    );
+    expect(error?.code).toBe('context_length_exceeded');
+  });
+});
+
+describe('dispatcher', () => {
+  const completion: ChatCompletion = {
+    id: 'c',
+    object: 'chat.completion',
+    created: 1,
+    model: 'u',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  };
+  type Behaviour = (call: ProviderCall) => Promise<ChatCompletion>;
+
+  function fakeProvider(name: string, behaviour: Behaviour): Provider & { calls: ProviderCall[] } {
+    const calls: ProviderCall[] = [];
+    return {
+      name,
+      type: 'openai',
+      calls,
+      complete: async (call) => {
+        calls.push(call);
+        return { completion: await behaviour(call) };
+      },
+      stream: async (call) => {
+        calls.push(call);
+        const answer = await behaviour(call);
+        const chunk = (delta: Record<string, unknown>): StreamItem => ({
+          chunk: { ...answer, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] },
+        });
+        return [chunk({ role: 'assistant' }), chunk({ content: 'ok' })];
+      },
+    };
+  }
+
+  function routeOf(
+    name: string,
+    providers: Array<{ provider: Provider; weight?: number }>,
+    extra: Partial<ModelConfig> = {},
+  ): Route {
+    const config = model({ name, ...extra });
+    return {
+      model: config,
+      deployments: providers.map(
+        ({ provider, weight }): Deployment => ({
+          id: `${provider.name}/u`,
+          weight: weight ?? 1,
+          provider,
+          model: config,
+          timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 1000 },
+          pricing: undefined,
+        }),
+      ),
+    };
+  }
+
+  function dispatcherFor(routes: Route[]) {
+    const byName = new Map(routes.map((route) => [route.model.name, route]));
+    const router = {
+      chain: (name: string) => {
+        const first = byName.get(name) as Route;
+        return [first, ...first.model.fallbacks.map((fallback) => byName.get(fallback) as Route)];
+      },
+    } as unknown as Router;
+    const waits: number[] = [];
+    const dispatcher = new Dispatcher({
+      router,
+      health: new DeploymentHealth({ failureThreshold: 100, cooldownMs: 1000, maxCooldownMs: 1000 }),
+      random: () => 0,
+      sleep: async (milliseconds) => {
+        waits.push(milliseconds);
+      },
+    });
+    return { dispatcher, waits };
+  }
+
+  const overloaded = () =>
+    new ApiError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: 'busy' });
+
+  it('retries with backoff, then succeeds; the trace has every attempt', async () => {
+    let failures = 2;
+    const provider = fakeProvider('p', async () => {
+      if (failures-- > 0) throw overloaded();
+      return completion;
+    });
+    const { dispatcher, waits } = dispatcherFor([routeOf('m', [{ provider }])]);
+    const trace = newTrace();
+    const result = await dispatcher.complete(request(), new AbortController().signal, trace);
+    expect(result.completion.choices[0]?.message?.content).toBe('ok');
+    expect(waits).toEqual([75, 150]);
+    expect(trace.attempts.map((attempt) => attempt.outcome)).toEqual(['error', 'error', 'success']);
+    expect(trace.served).toMatchObject({ model: 'm', deployment: 'p/u' });
+  });
+
+  it('gives up after the retry budget and goes down the fallback chain in order', async () => {
+    const down = fakeProvider('down', async () => {
+      throw overloaded();
+    });
+    const alsoDown = fakeProvider('also-down', async () => {
+      throw overloaded();
+    });
+    const up = fakeProvider('up', async () => completion);
+    const { dispatcher } = dispatcherFor([
+      routeOf('m', [{ provider: down }], { fallbacks: ['f1', 'f2'], retry: { ...model().retry, attempts: 1 } }),
+      routeOf('f1', [{ provider: alsoDown }], { retry: { ...model().retry, attempts: 0 } }),
+      routeOf('f2', [{ provider: up }]),
+    ]);
+    const trace = newTrace();
+    await dispatcher.complete(request(), new AbortController().signal, trace);
+    expect(trace.attempts.map((attempt) => `${attempt.model}:${attempt.outcome}`)).toEqual([
+      'm:error',
+      'm:error',
+      'f1:error',
+      'f2:success',
+    ]);
+    expect(trace.served?.model).toBe('f2');
+  });
+
+  it('tries another deployment before retrying the failed one', async () => {
+    const a = fakeProvider('a', async () => {
+      throw overloaded();
+    });
+    const b = fakeProvider('b', async () => completion);
+    const { dispatcher, waits } = dispatcherFor([routeOf('m', [{ provider: a, weight: 5 }, { provider: b }])]);
+    await dispatcher.complete(request(), new AbortController().signal, newTrace());
+    expect(a.calls).toHaveLength(1);
+    expect(b.calls).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
+  it('stops at once on a client error and reports it unchanged', async () => {
+    const bad = new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'no' });
+    const provider = fakeProvider('p', async () => {
+      throw bad;
+    });
+    const fallback = fakeProvider('f', async () => completion);
+    const { dispatcher } = dispatcherFor([
+      routeOf('m', [{ provider }], { fallbacks: ['f'] }),
+      routeOf('f', [{ provider: fallback }]),
+    ]);
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toBe(bad);
+    expect(fallback.calls).toHaveLength(0);
+  });
+
+  it('honours a short retry-after and reports a long one without waiting', async () => {
+    let calls = 0;
+    const limited = (ms: number) =>
+      new ApiError({
+        status: 429,
+        type: 'rate_limit_error',
+        code: 'rate_limit_exceeded',
+        message: 'slow down',
+        headers: { 'retry-after-ms': String(ms) },
+      });
+    const provider = fakeProvider('p', async () => {
+      calls++;
+      if (calls === 1) throw limited(1200);
+      throw limited(60_000);
+    });
+    const { dispatcher, waits } = dispatcherFor([routeOf('m', [{ provider }])]);
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toMatchObject({
+      status: 429,
+    });
+    expect(waits).toEqual([1200]);
+    expect(calls).toBe(2);
+  });
+
+  it('a request cancelled while waiting stops with 499', async () => {
+    const controller = new AbortController();
+    const provider = fakeProvider('p', async () => {
+      controller.abort();
+      throw overloaded();
+    });
+    const { dispatcher } = dispatcherFor([routeOf('m', [{ provider }])]);
+    await expect(dispatcher.complete(request(), controller.signal, newTrace())).rejects.toMatchObject({ status: 499 });
+  });
+
+  it('a deployment that answers a client error is up: its half-open probe closes the circuit', async () => {
+    const time = clock();
+    const health = new DeploymentHealth({ failureThreshold: 1, cooldownMs: 1000, maxCooldownMs: 1000 }, time.now);
+    let answer: ApiError = overloaded();
+    const provider = fakeProvider('p', async () => {
+      throw answer;
+    });
+    const route = routeOf('m', [{ provider }], { retry: { ...model().retry, attempts: 0 } });
+    const dispatcher = new Dispatcher({
+      router: { chain: () => [route] } as unknown as Router,
+      health,
+      sleep: async () => {},
+    });
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toMatchObject({
+      status: 503,
+    });
+    expect(health.isAvailable('p/u')).toBe(false);
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toMatchObject({
+      code: 'no_healthy_deployment',
+    });
+    time.advance(1000);
+    answer = new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'bad' });
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toBe(answer);
+    expect(health.entries()).toEqual([]);
+  });
+
+  it('hands a primed stream back with every chunk, first content included', async () => {
+    const provider = fakeProvider('p', async () => completion);
+    const { dispatcher } = dispatcherFor([routeOf('m', [{ provider }])]);
+    const stream = await dispatcher.stream(request({ stream: true }), new AbortController().signal, newTrace());
+    const deltas: unknown[] = [];
+    for await (const item of stream) deltas.push(item.chunk.choices[0]?.delta);
+    expect(deltas).toEqual([{ role: 'assistant' }, { content: 'ok' }]);
+  });
+});
