@@ -84,7 +84,7 @@ describe('request-log retention', () => {
       }
     })();
     const result = await applyRetention(
-      { database, logger: createLogger('silent'), retentionMs: 30 * day, batchSize: 5000 },
+      { database, logger: createLogger('silent'), retentionMs: 30 * day, batchSize: 2000 },
       now,
     );
     running = false;
@@ -101,8 +101,10 @@ describe('request-log retention', () => {
     expect(Number(remaining.n)).toBe(2000);
     const after = await databaseBytes();
     expect(after).toBeLessThan(before * 0.6);
-    expect(latencies.length).toBeGreaterThan(0);
-    expect(Math.max(...latencies)).toBeLessThan(1000);
+    // Deleting in short batches lets requests through between them: many complete while retention runs, and none
+    // waits for the whole deletion (one statement over every row would hold the single thread for all of it).
+    expect(latencies.length).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...latencies)).toBeLessThan(2000);
   });
 
   it.skipIf(testEngine !== 'postgres')(

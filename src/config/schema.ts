@@ -99,7 +99,7 @@ const requestLogSchema = z
     /** How often the retention job runs (it also runs shortly after start-up). */
     retention_interval: duration.default(3_600_000),
     /** Rows deleted per statement; small batches keep every statement short so requests are never stalled. */
-    retention_batch_size: z.number().int().min(100).max(100_000).default(5000),
+    retention_batch_size: z.number().int().min(100).max(100_000).default(2000),
   })
   .transform((log) => ({
     batchSize: log.batch_size,
