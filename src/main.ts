@@ -43,7 +43,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const database = await openDatabase(config);
   const catalog = buildModelCatalog(config.models);
   const upstream = new UpstreamClient();
-  const registry = new ProviderRegistry(config, { upstream });
+  const registry = new ProviderRegistry(config, { upstream, logger });
   const router = new Router(catalog, registry);
 
   let dataPlane: DataPlane | undefined;
@@ -75,6 +75,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   });
   await authenticator.start();
 
+  // Local models load before the server listens, so the first request does not wait for them.
+  await registry.warmUp();
   dataPlane = createDataPlane({ config, catalog, authenticator, router, logWriter, metrics, logger });
   const app = buildApp({ dataPlane, database, metrics, logger });
   await app.listen({ host: config.server.host, port: config.server.port });

@@ -1,4 +1,5 @@
-import type { ModelConfig, ProviderConfig } from '../config/schema.js';
+import type { ModelConfig, ProviderConfigOf, ProviderType } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../openai/types.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
@@ -33,7 +34,7 @@ export type StreamItems = AsyncIterable<StreamItem> | Iterable<StreamItem>;
 
 export interface Provider {
   readonly name: string;
-  readonly type: ProviderConfig['type'];
+  readonly type: ProviderType;
   /** A non-streaming completion. Throws ApiError for upstream errors (already in OpenAI shape). */
   complete(call: ProviderCall): Promise<CompletionResult>;
   /**
@@ -41,11 +42,17 @@ export interface Provider {
    * first byte are ordinary HTTP errors; failures while iterating are mid-stream failures.
    */
   stream(call: ProviderCall): Promise<StreamItems>;
+  /** Prepares what the first request would otherwise wait for (e.g. loading a local model); never throws. */
+  warmUp?(): Promise<void>;
   close?(): Promise<void>;
 }
 
 export interface ProviderDependencies {
   upstream: UpstreamClient;
+  logger: Logger;
 }
 
-export type ProviderFactory = (config: ProviderConfig, dependencies: ProviderDependencies) => Provider;
+export type ProviderFactory<Type extends ProviderType = ProviderType> = (
+  config: ProviderConfigOf<Type>,
+  dependencies: ProviderDependencies,
+) => Provider;

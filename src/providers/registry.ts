@@ -1,23 +1,37 @@
-import type { Config, ProviderConfig } from '../config/schema.js';
+import type { Config, ProviderConfig, ProviderType } from '../config/schema.js';
+import { createLocalProvider } from './local/index.js';
 import { createOpenAiProvider } from './openai/index.js';
 import type { Provider, ProviderDependencies, ProviderFactory } from './provider.js';
 
 /** Provider types and their adapters. A new provider is one folder plus one line here. */
 const factories = {
   openai: createOpenAiProvider,
-} satisfies Record<ProviderConfig['type'], ProviderFactory>;
+  local: createLocalProvider,
+} satisfies { [Type in ProviderType]: ProviderFactory<Type> };
+
+function createProvider(config: ProviderConfig, dependencies: ProviderDependencies): Provider {
+  // The map above guarantees each factory takes its own type's configuration; TypeScript cannot follow the
+  // correlation through an indexed access, hence the one widening here.
+  const factory = factories[config.type] as ProviderFactory;
+  return factory(config, dependencies);
+}
 
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
   constructor(config: Config, dependencies: ProviderDependencies) {
     for (const providerConfig of config.providers) {
-      this.providers.set(providerConfig.name, factories[providerConfig.type](providerConfig, dependencies));
+      this.providers.set(providerConfig.name, createProvider(providerConfig, dependencies));
     }
   }
 
   get(name: string): Provider | undefined {
     return this.providers.get(name);
+  }
+
+  /** Lets every provider prepare (load local models) before the server accepts requests. */
+  async warmUp(): Promise<void> {
+    await Promise.all([...this.providers.values()].map((provider) => provider.warmUp?.()));
   }
 
   async close(): Promise<void> {

@@ -66,6 +66,8 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   /** Extra models besides the scenario models. */
   models?: Array<Record<string, unknown>>;
+  /** Extra providers besides the mock upstream (e.g. local models). */
+  providers?: Array<Record<string, unknown>>;
   dataDir?: string;
 }
 
@@ -82,6 +84,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         api_key: upstreamSecret,
         timeouts: { connect: '1s', first_byte: '1s', idle: '1s' },
       },
+      ...(options.providers ?? []),
     ],
     models: [
       ...scenarioModels.map((name) => ({
@@ -103,7 +106,12 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   for (const [section, value] of Object.entries(options.config ?? {})) {
     const current = (raw as Record<string, unknown>)[section];
     (raw as Record<string, unknown>)[section] =
-      current && typeof current === 'object' && !Array.isArray(current) && value && typeof value === 'object' && !Array.isArray(value)
+      current &&
+      typeof current === 'object' &&
+      !Array.isArray(current) &&
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value)
         ? { ...current, ...value }
         : value;
   }

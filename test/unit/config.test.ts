@@ -49,8 +49,10 @@ describe('configuration', () => {
       'test',
       { env: {} },
     );
-    expect(config.providers[0]?.apiKey).toBe('fallback');
-    expect(config.providers[0]?.headers['x-note']).toBe('${NOT_A_VAR}');
+    const parsed = config.providers[0];
+    if (parsed?.type !== 'openai') throw new Error('expected an openai provider');
+    expect(parsed.apiKey).toBe('fallback');
+    expect(parsed.headers['x-note']).toBe('${NOT_A_VAR}');
   });
 
   it('names the field and the problem', () => {

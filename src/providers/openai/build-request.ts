@@ -1,4 +1,4 @@
-import type { ProviderConfig } from '../../config/schema.js';
+import type { OpenAiProviderConfig } from '../../config/schema.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import type { ProviderCall } from '../provider.js';
 
@@ -15,7 +15,7 @@ export interface OpenAiHttpRequest {
  */
 export function buildOpenAiChatRequest(
   call: ProviderCall,
-  config: ProviderConfig,
+  config: OpenAiProviderConfig,
   basePath: string,
 ): OpenAiHttpRequest {
   const stream = call.request.stream === true;

@@ -1,4 +1,4 @@
-import type { ProviderConfig } from '../../config/schema.js';
+import type { OpenAiProviderConfig } from '../../config/schema.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion } from '../../openai/types.js';
 import { ApiError } from '../../server/errors.js';
@@ -115,7 +115,7 @@ async function* translateStream(
 }
 
 /** Any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp server, Groq, Together, Mistral, DeepSeek, … */
-export function createOpenAiProvider(config: ProviderConfig, dependencies: ProviderDependencies): Provider {
+export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies: ProviderDependencies): Provider {
   const url = new URL(config.baseUrl);
   const origin = url.origin;
   const basePath = url.pathname.replace(/\/+$/, '');
