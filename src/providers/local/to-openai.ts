@@ -44,8 +44,10 @@ export function toCompletion(
   };
   if (output.reasoning) message.reasoning_content = output.reasoning;
   return {
-    ...identity,
+    id: identity.id,
     object: 'chat.completion',
+    created: identity.created,
+    model: identity.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: output.finishReason }],
     usage: toWireUsage(output.usage),
   };
@@ -53,8 +55,10 @@ export function toCompletion(
 
 function chunk(identity: CompletionIdentity, delta: Record<string, unknown>, finishReason: FinishReason | null) {
   return {
-    ...identity,
+    id: identity.id,
     object: 'chat.completion.chunk' as const,
+    created: identity.created,
+    model: identity.model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
   };
 }
@@ -73,8 +77,10 @@ export const finishChunk = (identity: CompletionIdentity, finishReason: FinishRe
 
 /** The stream's last chunk: no choices, the usage (wire contract §3.1). */
 export const usageChunk = (identity: CompletionIdentity, usage: LocalUsage): ChatCompletion => ({
-  ...identity,
+  id: identity.id,
   object: 'chat.completion.chunk',
+  created: identity.created,
+  model: identity.model,
   choices: [],
   usage: toWireUsage(usage),
 });
