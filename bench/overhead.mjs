@@ -248,7 +248,16 @@ shared 2-core machine the ceiling for a proxy is about 45-50% of direct-to-upstr
 
 Target from the core issue: added p50 under 250 µs.
 `;
-  writeFileSync(path.join(root, 'docs', 'benchmarks.md'), markdown);
+  // Sections other benchmarks own (between <!-- BEGIN name --> and <!-- END name --> markers) are kept as they are.
+  const file = path.join(root, 'docs', 'benchmarks.md');
+  let previous = '';
+  try {
+    previous = readFileSync(file, 'utf8');
+  } catch {
+    // No file yet.
+  }
+  const kept = previous.match(/<!-- BEGIN [\w-]+ -->[\s\S]*?<!-- END [\w-]+ -->/g) ?? [];
+  writeFileSync(file, kept.length > 0 ? `${markdown.trimEnd()}\n\n${kept.join('\n\n')}\n` : markdown);
   log('wrote docs/benchmarks.md');
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }

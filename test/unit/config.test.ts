@@ -123,7 +123,7 @@ describe('switchboard.example.yaml', () => {
   it('is a valid configuration (the documentation and the schema agree)', () => {
     const file = path.resolve(import.meta.dirname, '../../switchboard.example.yaml');
     const { config } = loadConfig({ file, env: { OPENAI_API_KEY: 'sk-test' } });
-    expect(config.providers.map((provider) => provider.name)).toEqual(['openai', 'ollama']);
+    expect(config.providers.map((provider) => provider.name)).toEqual(['openai', 'ollama', 'local']);
     expect(config.models[0]?.pricing?.cachedInputPerMillion).toBe(0.075);
     expect(config.keys.secret).toBeUndefined();
   });
