@@ -7,7 +7,7 @@
 // Usage: npm run bench:local [-- --rounds N --max-tokens N]   (needs the model: npx switchboard models fetch)
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -222,6 +222,7 @@ async function promptProcessing(target) {
 
 async function main() {
   log(`model ${modelPath}; ${rounds} rounds; ${maxTokens} tokens per stream; streams: ${concurrencies.join(', ')}`);
+  const loadBefore = loadavg()[0];
   const direct = await startDirect();
   const gateway = await startGateway();
   // Warm-up: first evaluations allocate buffers; not measured.
@@ -264,7 +265,14 @@ async function main() {
     perStream: median(runs.map((run) => run.perStream)),
     aggregate: median(runs.map((run) => run.aggregate)),
   });
-  const summary = { rounds, maxTokens, threads: direct.threads, gpu: direct.gpu, rssMb: Math.round(rss) };
+  const summary = {
+    rounds,
+    maxTokens,
+    threads: direct.threads,
+    gpu: direct.gpu,
+    rssMb: Math.round(rss),
+    loadAverage: [loadBefore, loadavg()[0]].map((value) => Number(value.toFixed(1))),
+  };
   for (const concurrency of concurrencies) {
     summary[`direct${concurrency}`] = summarize(results.direct[concurrency]);
     summary[`gateway${concurrency}`] = summarize(results.gateway[concurrency]);
@@ -308,7 +316,8 @@ wall time.
 |---|---|---|---|
 ${lines.join('\n')}
 
-Gateway RSS with the model loaded, after the runs: ${summary.rssMb} MB. The machine is shared and noisy: compare the
+Gateway RSS with the model loaded, after the runs: ${summary.rssMb} MB. The machine is shared and noisy (1-minute load
+average ${summary.loadAverage[0]} before the runs, ${summary.loadAverage[1]} after, on ${cpus().length} cores): compare the
 two columns of one run, not numbers across days.
 <!-- END local-model -->`;
   const file = path.join(root, 'docs', 'benchmarks.md');

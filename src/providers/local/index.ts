@@ -115,6 +115,10 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
 
     async stream(call: ProviderCall): Promise<StreamItems> {
       const { events, lease } = await start(call);
+      if (call.signal.aborted) {
+        lease.release();
+        throw cancelled();
+      }
       const identity = newIdentity(call.request.model);
       let state: 'accepted' | 'reading' | 'abandoned' = 'accepted';
       // Should the stream never be read (the client left between acceptance and the first read), the slot must
