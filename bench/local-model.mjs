@@ -50,10 +50,11 @@ const median = (values) => {
 };
 
 /** One stream's figures: time to first token, completion tokens, generation rate after the first token. */
-function figures(startedAt, firstAt, endedAt, tokens) {
+function figures(startedAt, firstAt, endedAt, tokens, promptTokens) {
   return {
     ttftMs: firstAt - startedAt,
     tokens,
+    promptTokens,
     tokensPerSecond: tokens > 1 ? ((tokens - 1) * 1000) / (endedAt - firstAt) : 0,
     endedAt,
   };
@@ -172,6 +173,7 @@ async function startGateway() {
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
     let firstAt;
     let tokens = 0;
+    let promptTokens = 0;
     let buffered = '';
     const decoder = new TextDecoder();
     for await (const bytes of response.body) {
@@ -184,11 +186,14 @@ async function startGateway() {
         if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
         const chunk = JSON.parse(event.slice(6));
         if (chunk.choices[0]?.delta?.content) firstAt ??= performance.now();
-        if (chunk.usage) tokens = chunk.usage.completion_tokens;
+        if (chunk.usage) {
+          tokens = chunk.usage.completion_tokens;
+          promptTokens = chunk.usage.prompt_tokens;
+        }
       }
     }
     const endedAt = performance.now();
-    return figures(startedAt, firstAt ?? endedAt, endedAt, tokens);
+    return figures(startedAt, firstAt ?? endedAt, endedAt, tokens, promptTokens);
   }
   const rss = () => {
     try {
@@ -216,8 +221,7 @@ async function measure(target, concurrency) {
 }
 
 async function promptProcessing(target) {
-  const result = await target.stream(0, `${nextPrompt()}\n${longPrompt}`, 1);
-  return result.ttftMs;
+  return target.stream(0, `${nextPrompt()}\n${longPrompt}`, 1);
 }
 
 async function main() {
@@ -252,7 +256,9 @@ async function main() {
       ['direct', direct],
       ['gateway', gateway],
     ]) {
-      results[name].pp.push(await promptProcessing(target));
+      const result = await promptProcessing(target);
+      results[name].pp.push(result.ttftMs);
+      if (result.promptTokens) results.longPromptTokens = result.promptTokens;
     }
   }
   const rss = gateway.rss();
@@ -278,6 +284,7 @@ async function main() {
     summary[`gateway${concurrency}`] = summarize(results.gateway[concurrency]);
   }
   summary.longPromptTtftMs = { direct: median(results.direct.pp), gateway: median(results.gateway.pp) };
+  summary.longPromptTokens = results.longPromptTokens;
 
   const row = (label, direct, gateway, unit, digits = 0) =>
     `| ${label} | ${direct.toFixed(digits)} ${unit} | ${gateway.toFixed(digits)} ${unit} | ${(gateway - direct >= 0 ? '+' : '') + (gateway - direct).toFixed(digits)} ${unit} |`;
@@ -290,12 +297,20 @@ async function main() {
     lines.push(row(`Generation per stream, ${streams}`, d.perStream, g.perStream, 'tok/s', 1));
     lines.push(row(`Generation in total, ${streams}`, d.aggregate, g.aggregate, 'tok/s', 1));
   }
+  const promptRate = (milliseconds) => (summary.longPromptTokens * 1000) / milliseconds;
   lines.push(
     row(
-      'Time to first token, ~420-token prompt',
+      `Time to first token, ${summary.longPromptTokens}-token prompt`,
       summary.longPromptTtftMs.direct,
       summary.longPromptTtftMs.gateway,
       'ms',
+    ),
+    row(
+      'Prompt processing (that prompt ÷ its time to first token)',
+      promptRate(summary.longPromptTtftMs.direct),
+      promptRate(summary.longPromptTtftMs.gateway),
+      'tok/s',
+      1,
     ),
   );
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
@@ -308,8 +323,8 @@ ${summary.threads} llama.cpp thread(s) (the provider's default: all cores but on
 Each stream asks for a story with greedy decoding and \`max_tokens: ${maxTokens}\`; medians of ${rounds} rounds, direct and
 gateway alternating. **Direct** runs node-llama-cpp in the benchmark process with the provider's settings;
 **gateway** is \`switchboard serve\` with a real key, the request log on, streaming SSE over HTTP. Time to first
-token includes the prompt (the template's system prompt plus the question, about 40 tokens; the long prompt is about
-420 tokens). "Per stream" is each stream's rate after its first token; "in total" is all streams' tokens over the
+token includes reading the prompt (the template's system prompt plus the question, about 40 tokens, or the long
+prompt). "Per stream" is each stream's rate after its first token; "in total" is all streams' tokens over the
 wall time.
 
 | Measure | Direct (node-llama-cpp) | Through the gateway | Gateway − direct |
