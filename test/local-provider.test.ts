@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../src/accounts/service.js';
 import {
   chatBody,
   jsonOf,
@@ -242,6 +243,26 @@ describe('local provider: completions', () => {
       completion_tokens: 2,
       cached_tokens: body.usage.prompt_tokens - 1,
     });
+  });
+});
+
+describe('local provider: isolation between accounts', () => {
+  it('never reuses (or reports as cached) prompt state left by another account', async () => {
+    await createAccount(gateway.gateway.database.db, { name: 'rival' });
+    const rival = await gateway.newKey({ account: 'rival', name: 'rival-app' });
+    const request = {
+      model: 'tiny-custom', // one slot: every request lands on the state the previous one left
+      messages: [{ role: 'user', content: 'Confidential: the merger closes on Friday.' }],
+      max_tokens: 1,
+      temperature: 0,
+    };
+    await postChat(gateway, request);
+    const asRival = async () => jsonOf(await postChat(gateway, request, { authorization: `Bearer ${rival.key}` }));
+    const first = await asRival();
+    expect(first.usage.prompt_tokens_details.cached_tokens).toBe(0);
+    // Within one account the cache works as before.
+    const second = await asRival();
+    expect(second.usage.prompt_tokens_details.cached_tokens).toBe(second.usage.prompt_tokens - 1);
   });
 });
 

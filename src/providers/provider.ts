@@ -15,6 +15,8 @@ export interface ProviderCall {
   model: ModelConfig;
   /** Aborted when the client disconnects or the server gives up. */
   signal: AbortSignal;
+  /** The calling account: state a provider keeps between requests (a local model's prompt cache) stays within it. */
+  accountId?: string;
 }
 
 export interface CompletionResult {

@@ -44,6 +44,18 @@ describe('SlotPool', () => {
     expect(slots.busy).toBe(2);
   });
 
+  it('prefers a slot the same owner used last, and says whose state a slot holds', async () => {
+    const slots = pool(['a', 'b', 'c'], 0);
+    const leases = await Promise.all([slots.acquire(never, 'x'), slots.acquire(never, 'y'), slots.acquire(never, 'z')]);
+    expect(leases.map((lease) => lease.previousOwner)).toEqual([undefined, undefined, undefined]);
+    for (const lease of leases) lease.release();
+    const again = await slots.acquire(never, 'y');
+    expect(again.slot).toBe(leases[1]?.slot);
+    expect(again.previousOwner).toBe('y');
+    const stranger = await slots.acquire(never, 'w');
+    expect(stranger.previousOwner).not.toBe('w');
+  });
+
   it('answers 503 model_overloaded with retry-after when the queue is full', async () => {
     const slots = pool(['a'], 1);
     await slots.acquire(never);

@@ -38,7 +38,7 @@ export async function handleChatCompletions(
   const deployment = services.router.resolve(chatRequest.model);
   record.provider = deployment.provider.name;
   record.upstreamModel = deployment.model.upstreamModel;
-  const call: ProviderCall = { request: chatRequest, model: deployment.model, signal };
+  const call: ProviderCall = { request: chatRequest, model: deployment.model, signal, accountId: principal.accountId };
   if (record.stream) await streamChat(response, record, services, deployment, call);
   else await completeChat(response, record, deployment, call);
 }

@@ -110,9 +110,20 @@ export async function* generate(
   runtime: LocalRuntime,
   lease: SlotLease<LocalSlot>,
   prepared: PreparedGeneration,
-  signal: AbortSignal,
+  call: ProviderCall,
 ): AsyncGenerator<GenerationEvent> {
+  const { signal } = call;
   const { sequence, chat } = lease.slot;
+  // The slot's state came from another account's prompt: reusing it would let this account measure (by speed, or by
+  // cached_tokens) whether its prompt starts like someone else's. Prompt caching stays within an account.
+  if (lease.previousOwner !== call.accountId && sequence.contextTokens.length > 0) {
+    try {
+      await sequence.clearHistory();
+    } catch (error) {
+      lease.release();
+      throw generationFailed(error);
+    }
+  }
   const { options } = prepared;
   const abort = new AbortController();
   const forwardAbort = () => abort.abort(signal.reason);

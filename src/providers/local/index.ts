@@ -86,8 +86,8 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
   async function start(call: ProviderCall) {
     const loaded = await runtime();
     const prepared = await prepareGeneration(loaded, config, call);
-    const lease = await loaded.slots.acquire(call.signal);
-    return { events: generate(loaded, lease, prepared, call.signal), lease };
+    const lease = await loaded.slots.acquire(call.signal, call.accountId);
+    return { events: generate(loaded, lease, prepared, call), lease };
   }
 
   return {

@@ -9,6 +9,8 @@ import { ApiError } from '../../server/errors.js';
 
 export interface SlotLease<Slot> {
   readonly slot: Slot;
+  /** Whose request used the slot last (undefined: nobody, or a caller without an owner). */
+  readonly previousOwner: string | undefined;
   /** Returns the slot to the pool (idempotent). */
   release(): void;
 }
@@ -22,6 +24,7 @@ export interface SlotPoolOptions {
 }
 
 interface Waiter<Slot> {
+  owner: string | undefined;
   resolve(lease: SlotLease<Slot>): void;
   reject(error: unknown): void;
   cleanup(): void;
@@ -34,6 +37,7 @@ const maxRetryAfterSeconds = 60;
 export class SlotPool<Slot> {
   private readonly free: Slot[];
   private readonly waiters: Waiter<Slot>[] = [];
+  private readonly owners = new Map<Slot, string | undefined>();
   private averageHoldMs = 2000;
   private closedWith: ApiError | undefined;
 
@@ -62,11 +66,18 @@ export class SlotPool<Slot> {
     return Math.min(maxRetryAfterSeconds, Math.max(1, Math.ceil((rounds * this.averageHoldMs) / 1000)));
   }
 
-  acquire(signal: AbortSignal): Promise<SlotLease<Slot>> {
+  /**
+   * A free slot, preferring one the same owner used last (its prompt state can be reused), else the one free the
+   * longest; or a place in the queue.
+   */
+  acquire(signal: AbortSignal, owner?: string): Promise<SlotLease<Slot>> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     if (signal.aborted) return Promise.reject(cancelled());
-    const slot = this.free.pop();
-    if (slot !== undefined) return Promise.resolve(this.lease(slot));
+    if (this.free.length > 0) {
+      const own = owner === undefined ? -1 : this.free.findIndex((slot) => this.owners.get(slot) === owner);
+      const [slot] = this.free.splice(own === -1 ? 0 : own, 1);
+      if (slot !== undefined) return Promise.resolve(this.lease(slot, owner));
+    }
     if (this.waiters.length >= this.options.queueSize) return Promise.reject(this.overloaded('queue_full'));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -78,6 +89,7 @@ export class SlotPool<Slot> {
         reject(cancelled());
       };
       const waiter: Waiter<Slot> = {
+        owner,
         resolve,
         reject,
         cleanup: () => {
@@ -104,11 +116,14 @@ export class SlotPool<Slot> {
     }
   }
 
-  private lease(slot: Slot): SlotLease<Slot> {
+  private lease(slot: Slot, owner: string | undefined): SlotLease<Slot> {
     const startedAt = performance.now();
+    const previousOwner = this.owners.get(slot);
+    this.owners.set(slot, owner);
     let released = false;
     return {
       slot,
+      previousOwner,
       release: () => {
         if (released) return;
         released = true;
@@ -117,7 +132,7 @@ export class SlotPool<Slot> {
         const next = this.waiters.shift();
         if (next) {
           next.cleanup();
-          next.resolve(this.lease(slot));
+          next.resolve(this.lease(slot, next.owner));
         } else {
           this.free.push(slot);
         }
