@@ -51,6 +51,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const metrics = createMetrics({
     queueDepth: () => logWriter?.depth ?? 0,
     inFlight: () => dataPlane?.inFlight ?? 0,
+    providerLoad: () => registry.load(),
   });
   logWriter = new RequestLogWriter({
     database,

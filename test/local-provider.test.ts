@@ -433,6 +433,10 @@ describe('local provider: cancellation and the queue', () => {
     // The slot is busy: this one waits in the queue (queue_size 1)...
     const queued = postChat(gateway, { ...long, stream: false, max_tokens: 3 });
     await new Promise((resolve) => setTimeout(resolve, 100));
+    // Operators see it: one slot busy, one request waiting.
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(metrics).toContain('switchboard_provider_slots_busy{provider="tiny-single"} 1');
+    expect(metrics).toContain('switchboard_provider_queue_waiting{provider="tiny-single"} 1');
     // ...and this one finds the queue full.
     const refused = await postChat(gateway, { ...long, stream: false, max_tokens: 3 });
     expect(refused.status).toBe(503);

@@ -15,9 +15,23 @@ export interface Metrics {
   logFlushFailures: Counter;
   logQueueDepth: Gauge;
   inFlight: Gauge;
+  providerSlotsBusy: Gauge<'provider'>;
+  providerQueueWaiting: Gauge<'provider'>;
 }
 
-export function createMetrics(options: { queueDepth: () => number; inFlight: () => number }): Metrics {
+/** How busy a provider with a fixed capacity (a local model's slots) is right now. */
+export interface ProviderLoad {
+  provider: string;
+  slots: number;
+  busy: number;
+  waiting: number;
+}
+
+export function createMetrics(options: {
+  queueDepth: () => number;
+  inFlight: () => number;
+  providerLoad?: () => ProviderLoad[];
+}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
   return {
@@ -72,6 +86,24 @@ export function createMetrics(options: { queueDepth: () => number; inFlight: () 
       registers: [registry],
       collect() {
         this.set(options.inFlight());
+      },
+    }),
+    providerSlotsBusy: new Gauge({
+      name: 'switchboard_provider_slots_busy',
+      help: 'Generation slots in use, per provider with a fixed capacity (local models)',
+      labelNames: ['provider'],
+      registers: [registry],
+      collect() {
+        for (const load of options.providerLoad?.() ?? []) this.set({ provider: load.provider }, load.busy);
+      },
+    }),
+    providerQueueWaiting: new Gauge({
+      name: 'switchboard_provider_queue_waiting',
+      help: 'Requests waiting for a generation slot, per provider with a fixed capacity (local models)',
+      labelNames: ['provider'],
+      registers: [registry],
+      collect() {
+        for (const load of options.providerLoad?.() ?? []) this.set({ provider: load.provider }, load.waiting);
       },
     }),
   };

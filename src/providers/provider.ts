@@ -44,6 +44,8 @@ export interface Provider {
    * first byte are ordinary HTTP errors; failures while iterating are mid-stream failures.
    */
   stream(call: ProviderCall): Promise<StreamItems>;
+  /** Slots in use and requests waiting, for providers with a fixed capacity (local models); absent otherwise. */
+  load?(): { slots: number; busy: number; waiting: number } | undefined;
   /** Prepares what the first request would otherwise wait for (e.g. loading a local model); never throws. */
   warmUp?(): Promise<void>;
   close?(): Promise<void>;

@@ -1,4 +1,5 @@
 import type { Config, ProviderConfig, ProviderType } from '../config/schema.js';
+import type { ProviderLoad } from '../observability/metrics.js';
 import { createLocalProvider } from './local/index.js';
 import { createOpenAiProvider } from './openai/index.js';
 import type { Provider, ProviderDependencies, ProviderFactory } from './provider.js';
@@ -27,6 +28,16 @@ export class ProviderRegistry {
 
   get(name: string): Provider | undefined {
     return this.providers.get(name);
+  }
+
+  /** Current load of the providers that have a fixed capacity (for metrics). */
+  load(): ProviderLoad[] {
+    const loads: ProviderLoad[] = [];
+    for (const provider of this.providers.values()) {
+      const load = provider.load?.();
+      if (load) loads.push({ provider: provider.name, ...load });
+    }
+    return loads;
   }
 
   /** Lets every provider prepare (load local models) before the server accepts requests. */

@@ -34,6 +34,7 @@ const reloadBackoffMs = 10_000;
 export function createLocalProvider(config: LocalProviderConfig, dependencies: ProviderDependencies): Provider {
   const logger = dependencies.logger;
   let loading: Promise<LocalRuntime> | undefined;
+  let loaded: LocalRuntime | undefined;
   let lastFailure: { error: ApiError; at: number } | undefined;
   let closed = false;
 
@@ -42,6 +43,7 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
     logger.info({ provider: config.name, modelPath: config.modelPath }, 'loading local model');
     try {
       const runtime = await loadLocalRuntime(config, logger);
+      loaded = runtime;
       logger.info(
         {
           provider: config.name,
@@ -84,15 +86,20 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
   }
 
   async function start(call: ProviderCall) {
-    const loaded = await runtime();
-    const prepared = await prepareGeneration(loaded, config, call);
-    const lease = await loaded.slots.acquire(call.signal, call.accountId);
-    return { events: generate(loaded, lease, prepared, call), lease };
+    const current = await runtime();
+    const prepared = await prepareGeneration(current, config, call);
+    const lease = await current.slots.acquire(call.signal, call.accountId);
+    return { events: generate(current, lease, prepared, call), lease };
   }
 
   return {
     name: config.name,
     type: config.type,
+
+    load() {
+      if (!loaded) return { slots: config.maxConcurrent, busy: 0, waiting: 0 };
+      return { slots: loaded.slots.size, busy: loaded.slots.busy, waiting: loaded.slots.waiting };
+    },
 
     async warmUp(): Promise<void> {
       await runtime().catch(() => undefined);
@@ -152,8 +159,9 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
       closed = true;
       const current = loading;
       loading = undefined;
-      const loaded = await current?.catch(() => undefined);
-      await loaded?.close();
+      loaded = undefined;
+      const runtime = await current?.catch(() => undefined);
+      await runtime?.close();
     },
   };
 }
