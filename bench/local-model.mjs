@@ -5,7 +5,7 @@
 // gateway so both see the same machine state. Results go to docs/benchmarks.md between the local-model markers.
 //
 // Usage: npm run bench:local [-- --rounds N --max-tokens N]   (needs the model: npx switchboard models fetch)
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -319,7 +319,7 @@ async function main() {
 
 Measured on ${new Date().toISOString().slice(0, 10)}, on this machine: ${cpus().length} × ${cpu}, Node ${process.version},
 ${defaultModel.name} (${defaultModel.fileName}), node-llama-cpp on the ${summary.gpu === 'cpu' ? 'CPU' : summary.gpu},
-${summary.threads} llama.cpp thread(s) (the provider's default: all cores but one), 4 slots of 4096 tokens.
+${summary.threads} llama.cpp thread${summary.threads === 1 ? '' : 's'} (the provider's default: all cores but one), 4 slots of 4096 tokens.
 Each stream asks for a story with greedy decoding and \`max_tokens: ${maxTokens}\`; medians of ${rounds} rounds, direct and
 gateway alternating. **Direct** runs node-llama-cpp in the benchmark process with the provider's settings;
 **gateway** is \`switchboard serve\` with a real key, the request log on, streaming SSE over HTTP. Time to first
@@ -331,9 +331,11 @@ wall time.
 |---|---|---|---|
 ${lines.join('\n')}
 
-Gateway RSS with the model loaded, after the runs: ${summary.rssMb} MB. The machine is shared and noisy (1-minute load
-average ${summary.loadAverage[0]} before the runs, ${summary.loadAverage[1]} after, on ${cpus().length} cores): compare the
-two columns of one run, not numbers across days.
+With ${summary.threads === 1 ? 'one llama.cpp thread' : `${summary.threads} llama.cpp threads`} the CPU is the limit: concurrent streams are evaluated
+together, one batch per step, and share about the same total rate a single stream gets. Gateway RSS with the model
+loaded (4 slots × 4096 tokens of KV cache), after the runs: ${summary.rssMb} MB. The machine is shared and noisy
+(1-minute load average ${summary.loadAverage[0]} before the runs, ${summary.loadAverage[1]} after, on ${cpus().length} cores):
+compare the two columns of one run, not numbers across days.
 <!-- END local-model -->`;
   const file = path.join(root, 'docs', 'benchmarks.md');
   const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
@@ -344,6 +346,8 @@ two columns of one run, not numbers across days.
       ? `${current.slice(0, begin)}${section}${current.slice(end + '<!-- END local-model -->'.length)}`
       : `${current.trimEnd()}\n\n${section}\n`;
   writeFileSync(file, updated);
+  // The repository's formatter aligns the table, so `npm test` (which lints docs too) stays green after a run.
+  spawnSync(path.join(root, 'node_modules', '.bin', 'biome'), ['format', '--write', file], { stdio: 'ignore' });
   log('wrote the local-model section of docs/benchmarks.md');
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }
