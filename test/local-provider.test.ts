@@ -3,6 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
+import { parseConfig } from '../src/config/loader.js';
+import { createLogger } from '../src/observability/logger.js';
+import { createLocalProvider } from '../src/providers/local/index.js';
+import type { ProviderCall, StreamItem } from '../src/providers/provider.js';
+import { UpstreamClient } from '../src/upstream/client.js';
 import {
   chatBody,
   jsonOf,
@@ -449,4 +454,57 @@ describe('local provider: cancellation and the queue', () => {
     expect(served.status).toBe(200);
     expect((await jsonOf(served)).usage.completion_tokens).toBe(3);
   }, 60_000);
+});
+
+describe('local provider: the slot always comes back', () => {
+  it('when a reader stops after the first chunk, or mid-stream, or never reads at all', async () => {
+    const config = parseConfig(
+      {
+        providers: [
+          { name: 'direct', type: 'local', model_path: path.join(directory, 'tiny.gguf'), max_concurrent: 1 },
+        ],
+        models: [{ name: 'direct-model', provider: 'direct' }],
+      },
+      'test',
+      { env: {} },
+    );
+    const providerConfig = config.providers[0];
+    const model = config.models[0];
+    if (providerConfig?.type !== 'local' || !model) throw new Error('unexpected configuration');
+    const upstream = new UpstreamClient();
+    const provider = createLocalProvider(providerConfig, { upstream, logger: createLogger('silent') });
+    try {
+      await provider.warmUp?.();
+      const call = (signal = new AbortController().signal): ProviderCall => ({
+        request: {
+          model: 'direct-model',
+          messages: [{ role: 'user', content: 'Say hello' }],
+          max_tokens: 50,
+          stream: true,
+        },
+        model,
+        signal,
+        accountId: 'acct_test',
+      });
+      const readThenStop = async (count: number) => {
+        const items = (await provider.stream(call())) as AsyncGenerator<StreamItem>;
+        for (let index = 0; index < count; index++) await items.next();
+        expect(provider.load?.()?.busy).toBe(1);
+        await items.return(undefined);
+        expect(provider.load?.()?.busy).toBe(0);
+      };
+      await readThenStop(1); // only the role chunk: the generation never started
+      await readThenStop(5); // mid-generation
+      const controller = new AbortController();
+      await provider.stream(call(controller.signal)); // accepted, never read, then the client leaves
+      expect(provider.load?.()?.busy).toBe(1);
+      controller.abort();
+      expect(provider.load?.()?.busy).toBe(0);
+      const completion = await provider.complete({ ...call(), request: { ...call().request, stream: false } });
+      expect(completion.completion.usage?.completion_tokens).toBe(50);
+    } finally {
+      await provider.close?.();
+      await upstream.close();
+    }
+  });
 });

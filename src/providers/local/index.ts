@@ -142,14 +142,21 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
       async function* chunks(): AsyncGenerator<StreamItem> {
         if (state === 'abandoned') throw cancelled();
         state = 'reading';
-        yield { chunk: roleChunk(identity) };
-        for await (const event of events as AsyncIterable<GenerationEvent>) {
-          if (event.type === 'content') yield { chunk: contentChunk(identity, event.text) };
-          else if (event.type === 'reasoning') yield { chunk: reasoningChunk(identity, event.text) };
-          else {
-            yield { chunk: finishChunk(identity, event.finishReason) };
-            yield { chunk: usageChunk(identity, event.usage) };
+        let generating = false;
+        try {
+          yield { chunk: roleChunk(identity) };
+          generating = true;
+          for await (const event of events as AsyncIterable<GenerationEvent>) {
+            if (event.type === 'content') yield { chunk: contentChunk(identity, event.text) };
+            else if (event.type === 'reasoning') yield { chunk: reasoningChunk(identity, event.text) };
+            else {
+              yield { chunk: finishChunk(identity, event.finishReason) };
+              yield { chunk: usageChunk(identity, event.usage) };
+            }
           }
+        } finally {
+          // A reader that stopped after the role chunk never started the generation, which would have released it.
+          if (!generating) lease.release();
         }
       }
       return chunks();
