@@ -52,7 +52,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const database = await openDatabase(config);
   const catalog = buildModelCatalog(config.models);
   const upstream = new UpstreamClient();
-  const registry = new ProviderRegistry(config, { upstream });
+  const registry = new ProviderRegistry(config, { upstream, logger });
   const router = new Router(catalog, registry, config.providers);
   const health = new DeploymentHealth(config.routing.circuitBreaker);
 
@@ -63,6 +63,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     inFlight: () => dataPlane?.inFlight ?? 0,
     deploymentStates: () =>
       health.entries().map((entry) => ({ deployment: entry.deployment, unavailable: entry.availableInMs > 0 })),
+    providerLoad: () => registry.load(),
   });
   const dispatcher = new Dispatcher({ router, health, metrics });
   logWriter = new RequestLogWriter({
@@ -139,6 +140,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       })
     : localLimiter;
 
+  // Local models load before the server listens, so the first request does not wait for them.
+  await registry.warmUp();
   dataPlane = createDataPlane({
     config,
     catalog,

@@ -19,7 +19,7 @@ export function configCommand(): Command {
       providers: loaded.providers.map((provider) => ({
         name: provider.name,
         type: provider.type,
-        baseUrl: provider.baseUrl,
+        ...(provider.type === 'local' ? { modelPath: provider.modelPath } : { baseUrl: provider.baseUrl }),
       })),
       models: loaded.models.map((model) => ({
         name: model.name,

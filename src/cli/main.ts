@@ -4,6 +4,7 @@ import { accountsCommand } from './accounts.js';
 import { configCommand } from './config.js';
 import { keysCommand } from './keys.js';
 import { logsCommand } from './logs.js';
+import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
 
 function packageVersion(): string {
@@ -24,7 +25,8 @@ export function buildProgram(): Command {
     .addCommand(accountsCommand())
     .addCommand(keysCommand())
     .addCommand(logsCommand())
-    .addCommand(configCommand());
+    .addCommand(configCommand())
+    .addCommand(modelsCommand());
 }
 
 export async function runCli(argv: readonly string[]): Promise<void> {

@@ -1,6 +1,10 @@
 import { Command } from 'commander';
 import { loadConfig } from '../config/loader.js';
+import { loadKeySecret } from '../keys/secret.js';
+import { defaultModel } from '../providers/local/default-model.js';
+import { howToSupplyModel } from '../providers/local/runtime.js';
 import { type CommonOptions, withCommonOptions } from './context.js';
+import { bootstrapFirstRun, clientBaseUrl, firstRunBanner } from './first-run.js';
 
 function portOption(text: string): number {
   const port = Number(text);
@@ -25,8 +29,23 @@ export function serveCommand(): Command {
     if (config.models.length === 0) {
       gateway.logger.warn(
         { config: file ?? 'built-in defaults' },
-        'no models are configured: add providers and models to the configuration file (see switchboard.example.yaml)',
+        `no models are configured: add providers and models to the configuration file (see switchboard.example.yaml). ${howToSupplyModel}`,
       );
+    }
+    // A fresh installation gets an account and a key to try it with, printed once (never logged).
+    const firstRun = await bootstrapFirstRun(
+      gateway.database.db,
+      loadKeySecret(config.server.dataDir, config.keys.secret),
+    );
+    if (firstRun) {
+      const names = config.models.map((model) => model.name);
+      const model = names.includes(defaultModel.name) ? defaultModel.name : names[0];
+      const baseUrl = clientBaseUrl(gateway.url);
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify({ event: 'first_run', ...firstRun, baseUrl, model: model ?? null })}\n`);
+      } else {
+        process.stdout.write(firstRunBanner({ baseUrl, key: firstRun.key, account: firstRun.account, model }));
+      }
     }
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ event: 'listening', url: gateway.url, port: gateway.port })}\n`);

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { builtInConfig } from './defaults.js';
 import { InterpolationError, interpolate } from './interpolate.js';
 import { type Config, configSchema } from './schema.js';
 
@@ -90,13 +91,23 @@ export function parseConfig(raw: unknown, source: string, options: LoadConfigOpt
     config.database.url = env.SWITCHBOARD_DATABASE_URL;
   }
   config.server.dataDir = path.resolve(options.cwd ?? process.cwd(), config.server.dataDir);
+  // Like the SQLite file, a local model's relative path is relative to the data directory.
+  for (const provider of config.providers) {
+    if (provider.type === 'local') provider.modelPath = path.resolve(config.server.dataDir, provider.modelPath);
+  }
   return config;
 }
 
 /** Loads the configuration once at start-up: file (if any) + environment + command-line overrides. */
 export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const file = resolveConfigFile(options);
-  if (!file) return { config: parseConfig({}, 'built-in defaults', options), file: undefined };
+  if (!file) {
+    const dataDir = path.resolve(
+      options.cwd ?? process.cwd(),
+      options.overrides?.dataDir ?? configSchema.parse({}).server.dataDir,
+    );
+    return { config: parseConfig(builtInConfig(dataDir), 'built-in defaults', options), file: undefined };
+  }
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

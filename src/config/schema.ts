@@ -239,10 +239,52 @@ const geminiProviderSchema = z
   .transform((provider) => ({ type: provider.type, ...commonProviderFields(provider) }));
 
 /** Discriminated on `type`; a new provider type is one more schema in this list. */
+/** A GGUF model run in-process by node-llama-cpp (see docs/local-model.md). */
+const localProviderSchema = z
+  .strictObject({
+    name,
+    type: z.literal('local'),
+    /** The GGUF file; relative paths are resolved against server.data_dir. */
+    model_path: z.string().min(1),
+    /** Tokens one request may hold (prompt + completion). Default: the model's training context, at most 4096. */
+    context_size: z.number().int().min(64).max(1_048_576).optional(),
+    /** CPU threads for evaluation. Default: one fewer than the machine's cores (the other serves HTTP), at least 1. */
+    threads: z.number().int().min(1).max(1024).optional(),
+    /** Requests generated at the same time, batched together (each holds its own context of context_size tokens). */
+    max_concurrent: z.number().int().min(1).max(256).default(4),
+    /** Requests waiting for a free slot; beyond that the provider answers 503 with retry-after. */
+    queue_size: z.number().int().min(0).max(100_000).default(64),
+    /** Longest wait in the queue before a request is answered 503. */
+    queue_timeout: duration.default(60_000),
+    /** Tokens evaluated per batch (prompt processing). */
+    batch_size: z.number().int().min(1).max(65_536).optional(),
+    /** "auto" uses a GPU when node-llama-cpp finds one (CUDA, Vulkan, Metal), else the CPU. */
+    gpu: z.enum(['auto', 'cpu', 'cuda', 'vulkan', 'metal']).default('auto'),
+    /** A Jinja chat template that replaces the one in the GGUF metadata. */
+    chat_template: z.string().min(1).optional(),
+    /** max_tokens applied when a request sets none (default: up to the end of the context). */
+    default_max_tokens: z.number().int().min(1).optional(),
+  })
+  .transform((provider) => ({
+    name: provider.name,
+    type: provider.type,
+    modelPath: provider.model_path,
+    contextSize: provider.context_size,
+    threads: provider.threads,
+    maxConcurrent: provider.max_concurrent,
+    queueSize: provider.queue_size,
+    queueTimeoutMs: provider.queue_timeout,
+    batchSize: provider.batch_size,
+    gpu: provider.gpu,
+    chatTemplate: provider.chat_template,
+    defaultMaxTokens: provider.default_max_tokens,
+  }));
+
 const providerSchema = z.discriminatedUnion('type', [
   openAiProviderSchema,
   anthropicProviderSchema,
   geminiProviderSchema,
+  localProviderSchema,
 ]);
 
 /** Prices in US dollars per million tokens. */
@@ -501,9 +543,11 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 export type ProviderConfig = Config['providers'][number];
+export type ProviderType = ProviderConfig['type'];
+export type ProviderConfigOf<Type extends ProviderType> = Extract<ProviderConfig, { type: Type }>;
+export type OpenAiProviderConfig = ProviderConfigOf<'openai'>;
+export type LocalProviderConfig = ProviderConfigOf<'local'>;
 export type ModelConfig = Config['models'][number];
 export type ModelPricing = NonNullable<ModelConfig['pricing']>;
 export type DeploymentConfig = ModelConfig['deployments'][number];
 export type RoutingConfig = Config['routing'];
-export type ProviderType = ProviderConfig['type'];
-export type ProviderConfigOf<Type extends ProviderType> = Extract<ProviderConfig, { type: Type }>;

@@ -22,6 +22,16 @@ export interface Metrics {
   limiterDecisions: Counter<'decision' | 'limit'>;
   limiterFallbacks: Counter<'kind' | 'policy'>;
   redisUp: Gauge;
+  providerSlotsBusy: Gauge<'provider'>;
+  providerQueueWaiting: Gauge<'provider'>;
+}
+
+/** How busy a provider with a fixed capacity (a local model's slots) is right now. */
+export interface ProviderLoad {
+  provider: string;
+  slots: number;
+  busy: number;
+  waiting: number;
 }
 
 export interface MetricsSources {
@@ -29,6 +39,7 @@ export interface MetricsSources {
   inFlight: () => number;
   /** Deployments with recorded failures and whether each is out of rotation now. */
   deploymentStates?: () => Array<{ deployment: string; unavailable: boolean }>;
+  providerLoad?: () => ProviderLoad[];
 }
 
 export function createMetrics(options: MetricsSources): Metrics {
@@ -121,6 +132,24 @@ export function createMetrics(options: MetricsSources): Metrics {
       registers: [registry],
       collect() {
         this.set(options.inFlight());
+      },
+    }),
+    providerSlotsBusy: new Gauge({
+      name: 'switchboard_provider_slots_busy',
+      help: 'Generation slots in use, per provider with a fixed capacity (local models)',
+      labelNames: ['provider'],
+      registers: [registry],
+      collect() {
+        for (const load of options.providerLoad?.() ?? []) this.set({ provider: load.provider }, load.busy);
+      },
+    }),
+    providerQueueWaiting: new Gauge({
+      name: 'switchboard_provider_queue_waiting',
+      help: 'Requests waiting for a generation slot, per provider with a fixed capacity (local models)',
+      labelNames: ['provider'],
+      registers: [registry],
+      collect() {
+        for (const load of options.providerLoad?.() ?? []) this.set({ provider: load.provider }, load.waiting);
       },
     }),
   };

@@ -1,4 +1,5 @@
 import type { ModelConfig, ProviderConfigOf, ProviderType } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../openai/types.js';
 import type { UpstreamClient, UpstreamTimeouts } from '../upstream/client.js';
 
@@ -19,6 +20,8 @@ export interface ProviderCall {
   timeouts: UpstreamTimeouts;
   /** Aborted when the client disconnects or the server gives up. */
   signal: AbortSignal;
+  /** The calling account: state a provider keeps between requests (a local model's prompt cache) stays within it. */
+  accountId?: string;
 }
 
 export interface CompletionResult {
@@ -51,11 +54,16 @@ export interface Provider {
    * or refuses them per the model's configuration; parameters set to their neutral value never reach this question.
    */
   unsupportedParameters?(request: ChatCompletionRequest): string[];
+  /** Slots in use and requests waiting, for providers with a fixed capacity (local models); absent otherwise. */
+  load?(): { slots: number; busy: number; waiting: number } | undefined;
+  /** Prepares what the first request would otherwise wait for (e.g. loading a local model); never throws. */
+  warmUp?(): Promise<void>;
   close?(): Promise<void>;
 }
 
 export interface ProviderDependencies {
   upstream: UpstreamClient;
+  logger: Logger;
 }
 
 export type ProviderFactory<Type extends ProviderType = ProviderType> = (

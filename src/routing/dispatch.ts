@@ -124,8 +124,13 @@ export class Dispatcher {
   }
 
   /** A non-streaming completion from the first deployment in the chain that can give one. */
-  complete(request: ChatCompletionRequest, signal: AbortSignal, trace: DispatchTrace): Promise<CompletionResult> {
-    return this.run(request, signal, trace, (deployment, call) => deployment.provider.complete(call));
+  complete(
+    request: ChatCompletionRequest,
+    signal: AbortSignal,
+    trace: DispatchTrace,
+    accountId?: string,
+  ): Promise<CompletionResult> {
+    return this.run(request, signal, trace, accountId, (deployment, call) => deployment.provider.complete(call));
   }
 
   /**
@@ -136,8 +141,9 @@ export class Dispatcher {
     request: ChatCompletionRequest,
     signal: AbortSignal,
     trace: DispatchTrace,
+    accountId?: string,
   ): Promise<AsyncIterable<StreamItem>> {
-    const stream = await this.run(request, signal, trace, async (deployment, call) => {
+    const stream = await this.run(request, signal, trace, accountId, async (deployment, call) => {
       if (!deployment.model.streaming) {
         const { stream: _stream, stream_options: _options, ...whole } = call.request;
         const { completion } = await deployment.provider.complete({ ...call, request: whole as ChatCompletionRequest });
@@ -172,6 +178,8 @@ export class Dispatcher {
     request: ChatCompletionRequest,
     signal: AbortSignal,
     trace: DispatchTrace,
+    /** Passed to providers that keep per-account state (the local model's prompt cache). */
+    accountId: string | undefined,
     attempt: Attempt<Result>,
   ): Promise<Result> {
     const { health } = this.options;
@@ -245,6 +253,7 @@ export class Dispatcher {
             model: deployment.model,
             timeouts: deployment.timeouts,
             signal,
+            accountId,
           });
           health.succeeded(deployment.id);
           this.record(trace, route, deployment, 'success', undefined, waitMs, performance.now() - started);

@@ -34,6 +34,9 @@ function deploymentOf(
   providerConfig: ProviderConfig,
 ): Deployment {
   const overrides = deployment.timeouts;
+  // In-process providers (local models) have no network phases; their queue has its own timeout.
+  const providerTimeouts =
+    'timeouts' in providerConfig ? providerConfig.timeouts : { connectMs: 0, firstByteMs: 0, idleMs: 0 };
   return {
     id: deployment.id,
     weight: deployment.weight,
@@ -45,9 +48,9 @@ function deploymentOf(
       pricing: deployment.pricing,
     },
     timeouts: {
-      connectMs: overrides?.connectMs ?? providerConfig.timeouts.connectMs,
-      firstByteMs: overrides?.firstByteMs ?? providerConfig.timeouts.firstByteMs,
-      idleMs: overrides?.idleMs ?? providerConfig.timeouts.idleMs,
+      connectMs: overrides?.connectMs ?? providerTimeouts.connectMs,
+      firstByteMs: overrides?.firstByteMs ?? providerTimeouts.firstByteMs,
+      idleMs: overrides?.idleMs ?? providerTimeouts.idleMs,
     },
     pricing: deployment.pricing,
   };

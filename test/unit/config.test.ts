@@ -49,8 +49,10 @@ describe('configuration', () => {
       'test',
       { env: {} },
     );
-    expect(config.providers[0]?.apiKey).toBe('fallback');
-    expect(config.providers[0]?.headers['x-note']).toBe('${NOT_A_VAR}');
+    const parsed = config.providers[0];
+    if (parsed?.type !== 'openai') throw new Error('expected an openai provider');
+    expect(parsed.apiKey).toBe('fallback');
+    expect(parsed.headers['x-note']).toBe('${NOT_A_VAR}');
   });
 
   it('names the field and the problem', () => {
@@ -237,6 +239,7 @@ describe('switchboard.example.yaml', () => {
       'anthropic:anthropic',
       'anthropic-backup:anthropic',
       'gemini:gemini',
+      'local:local',
     ]);
     expect(config.models.find((model) => model.name === 'claude-sonnet')?.deployments.map((item) => item.id)).toEqual([
       'anthropic/claude-sonnet-4-5',

@@ -146,7 +146,12 @@ async function completeChat(
   services: DataPlaneServices,
   dispatch: Dispatch,
 ): Promise<void> {
-  const result = await services.dispatcher.complete(dispatch.request, dispatch.signal, dispatch.trace);
+  const result = await services.dispatcher.complete(
+    dispatch.request,
+    dispatch.signal,
+    dispatch.trace,
+    record.principal?.accountId,
+  );
   const reported = readUsage(result.completion.usage);
   let text = result.raw;
   const usage = settleUsage(record, dispatch, reported, generatedCharacters(result.completion));
@@ -213,7 +218,12 @@ async function streamChat(
   let lastChunk: ChatCompletion | undefined;
   try {
     // Resolves once the stream has produced content (or ended): until then, failures fail over.
-    const items = await services.dispatcher.stream(dispatch.request, dispatch.signal, dispatch.trace);
+    const items = await services.dispatcher.stream(
+      dispatch.request,
+      dispatch.signal,
+      dispatch.trace,
+      record.principal?.accountId,
+    );
     announceDroppedParameters(response, dispatch.trace);
     start();
     const normalize = createChunkNormalizer();

@@ -1,4 +1,4 @@
-import type { ProviderConfigOf } from '../../config/schema.js';
+import type { OpenAiProviderConfig } from '../../config/schema.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import type { ProviderCall } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
@@ -17,7 +17,7 @@ export interface OpenAiHttpRequest {
  */
 export function buildOpenAiChatRequest(
   call: ProviderCall,
-  config: ProviderConfigOf<'openai'>,
+  config: OpenAiProviderConfig,
   basePath: string,
 ): OpenAiHttpRequest {
   const stream = call.request.stream === true;

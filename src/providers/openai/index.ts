@@ -1,4 +1,4 @@
-import type { ProviderConfigOf } from '../../config/schema.js';
+import type { OpenAiProviderConfig } from '../../config/schema.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion } from '../../openai/types.js';
 import type { ApiError } from '../../server/errors.js';
@@ -58,7 +58,7 @@ async function* translateStream(
 }
 
 /** Any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp server, Groq, Together, Mistral, DeepSeek, … */
-export function createOpenAiProvider(config: ProviderConfigOf<'openai'>, dependencies: ProviderDependencies): Provider {
+export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies: ProviderDependencies): Provider {
   const url = new URL(config.baseUrl);
   const origin = url.origin;
   const basePath = url.pathname.replace(/\/+$/, '');

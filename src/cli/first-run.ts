@@ -1,0 +1,109 @@
+import type { Kysely } from 'kysely';
+import { createAccount, listAllAccounts } from '../accounts/service.js';
+import type { Database } from '../db/schema.js';
+import { createKey } from '../keys/service.js';
+import { ApiError } from '../server/errors.js';
+
+/**
+ * The first start of a fresh installation: with no account in the database yet, `serve` creates the account
+ * "default" and its first API key, and prints the key once together with commands that work exactly as printed.
+ * From then on nothing is created: every later account and key is the operator's decision.
+ */
+
+export const firstAccountName = 'default';
+export const firstKeyName = 'first-key';
+
+export interface FirstRun {
+  account: string;
+  key: string;
+  keyId: string;
+}
+
+/** Creates the first account and key when the database has no account at all; otherwise does nothing. */
+export async function bootstrapFirstRun(db: Kysely<Database>, secret: Buffer): Promise<FirstRun | undefined> {
+  if ((await listAllAccounts(db)).length > 0) return undefined;
+  try {
+    await createAccount(db, { name: firstAccountName });
+  } catch (error) {
+    // Another process (a second server, the CLI) created it in the meantime: theirs to announce.
+    if (error instanceof ApiError && error.status === 409) return undefined;
+    throw error;
+  }
+  const created = await createKey(db, secret, { account: firstAccountName, name: firstKeyName });
+  return { account: firstAccountName, key: created.key, keyId: created.info.id };
+}
+
+/** The address a client on this machine should use: a wildcard listen address is not one to connect to. */
+export function clientBaseUrl(listeningUrl: string): string {
+  const url = new URL(listeningUrl);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  if (url.hostname === '[::]') url.hostname = 'localhost';
+  return `${url.origin}/v1`;
+}
+
+export interface BannerInput {
+  baseUrl: string;
+  key: string;
+  account: string;
+  /** The model the examples call; undefined when no model is configured yet. */
+  model: string | undefined;
+}
+
+/** Marks the start and end of each runnable example, so a test can run them exactly as a person would copy them. */
+export const exampleMarkers = {
+  curl: '--- curl ---',
+  python: '--- Python (pip install openai) ---',
+  javascript: '--- JavaScript (npm install openai; save as hello.mjs, run with node hello.mjs) ---',
+  end: '---',
+} as const;
+
+export function firstRunBanner(input: BannerInput): string {
+  const model = input.model ?? 'YOUR-MODEL';
+  const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }] });
+  const lines = [
+    '',
+    '========================================================================================================',
+    `First run: created the account "${input.account}" and its first API key. It is shown only this once:`,
+    '',
+    `    ${input.key}`,
+    '',
+    `Base URL: ${input.baseUrl}`,
+    input.model
+      ? `Model:    ${input.model}`
+      : 'No model is configured yet: add providers and models to switchboard.yaml (see switchboard.example.yaml).',
+    '',
+    exampleMarkers.curl,
+    `curl ${input.baseUrl}/chat/completions \\`,
+    `  -H "Authorization: Bearer ${input.key}" \\`,
+    '  -H "Content-Type: application/json" \\',
+    `  -d '${body}'`,
+    exampleMarkers.end,
+    '',
+    exampleMarkers.python,
+    'from openai import OpenAI',
+    '',
+    `client = OpenAI(base_url="${input.baseUrl}", api_key="${input.key}")`,
+    'completion = client.chat.completions.create(',
+    `    model="${model}",`,
+    '    messages=[{"role": "user", "content": "Say hello in one short sentence."}],',
+    ')',
+    'print(completion.choices[0].message.content)',
+    exampleMarkers.end,
+    '',
+    exampleMarkers.javascript,
+    "import OpenAI from 'openai';",
+    '',
+    `const client = new OpenAI({ baseURL: '${input.baseUrl}', apiKey: '${input.key}' });`,
+    'const completion = await client.chat.completions.create({',
+    `  model: '${model}',`,
+    "  messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],",
+    '});',
+    'console.log(completion.choices[0].message.content);',
+    exampleMarkers.end,
+    '',
+    'More keys and accounts: npx switchboard keys create --account default --name my-app (see README.md).',
+    '========================================================================================================',
+    '',
+  ];
+  return lines.join('\n');
+}

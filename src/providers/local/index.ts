@@ -1,0 +1,174 @@
+import type { LocalProviderConfig } from '../../config/schema.js';
+import { ApiError } from '../../server/errors.js';
+import type {
+  CompletionResult,
+  Provider,
+  ProviderCall,
+  ProviderDependencies,
+  StreamItem,
+  StreamItems,
+} from '../provider.js';
+import { type GenerationEvent, generate, prepareGeneration } from './generate.js';
+import type { FinishReason } from './map-stop-reason.js';
+import { type LocalRuntime, loadLocalRuntime, modelUnavailable } from './runtime.js';
+import { cancelled } from './slot-pool.js';
+import {
+  contentChunk,
+  finishChunk,
+  type LocalUsage,
+  newIdentity,
+  reasoningChunk,
+  roleChunk,
+  toCompletion,
+  usageChunk,
+} from './to-openai.js';
+
+/** After a failed load, requests get the same error for this long before loading is tried again. */
+const reloadBackoffMs = 10_000;
+
+/**
+ * A GGUF model run in-process by node-llama-cpp: no upstream, no network. The model loads once (at start-up via
+ * warmUp, or on first use) and answers with the same OpenAI objects an upstream would, so authentication, the request
+ * log, usage and the SSE writer work unchanged.
+ */
+export function createLocalProvider(config: LocalProviderConfig, dependencies: ProviderDependencies): Provider {
+  const logger = dependencies.logger;
+  let loading: Promise<LocalRuntime> | undefined;
+  let loaded: LocalRuntime | undefined;
+  let lastFailure: { error: ApiError; at: number } | undefined;
+  let closed = false;
+
+  async function load(): Promise<LocalRuntime> {
+    const startedAt = performance.now();
+    logger.info({ provider: config.name, modelPath: config.modelPath }, 'loading local model');
+    try {
+      const runtime = await loadLocalRuntime(config, logger);
+      loaded = runtime;
+      logger.info(
+        {
+          provider: config.name,
+          modelPath: config.modelPath,
+          contextSize: runtime.contextSize,
+          maxConcurrent: config.maxConcurrent,
+          threads: runtime.threads,
+          gpu: runtime.llama.gpu || 'cpu',
+          chatTemplate: runtime.template.description,
+          loadMs: Math.round(performance.now() - startedAt),
+        },
+        'local model loaded',
+      );
+      return runtime;
+    } catch (error) {
+      const apiError =
+        error instanceof ApiError
+          ? error
+          : modelUnavailable(
+              config.name,
+              `loading ${config.modelPath} failed: ${error instanceof Error ? error.message : String(error)}`,
+            );
+      logger.error({ provider: config.name, modelPath: config.modelPath }, apiError.message);
+      throw apiError;
+    }
+  }
+
+  function runtime(): Promise<LocalRuntime> {
+    if (closed) return Promise.reject(modelUnavailable(config.name, 'the server is shutting down.'));
+    if (loading) return loading;
+    if (lastFailure && Date.now() - lastFailure.at < reloadBackoffMs) return Promise.reject(lastFailure.error);
+    const attempt = load();
+    loading = attempt;
+    attempt.catch((error: ApiError) => {
+      // A model file supplied after start-up is picked up by a later request, without a restart.
+      lastFailure = { error, at: Date.now() };
+      if (loading === attempt) loading = undefined;
+    });
+    return attempt;
+  }
+
+  async function start(call: ProviderCall) {
+    const current = await runtime();
+    const prepared = await prepareGeneration(current, config, call);
+    const lease = await current.slots.acquire(call.signal, call.accountId);
+    return { events: generate(current, lease, prepared, call), lease };
+  }
+
+  return {
+    name: config.name,
+    type: config.type,
+
+    load() {
+      if (!loaded) return { slots: config.maxConcurrent, busy: 0, waiting: 0 };
+      return { slots: loaded.slots.size, busy: loaded.slots.busy, waiting: loaded.slots.waiting };
+    },
+
+    async warmUp(): Promise<void> {
+      await runtime().catch(() => undefined);
+    },
+
+    async complete(call: ProviderCall): Promise<CompletionResult> {
+      const { events } = await start(call);
+      const identity = newIdentity(call.request.model);
+      let content = '';
+      let reasoning = '';
+      let finish: { finishReason: FinishReason; usage: LocalUsage } | undefined;
+      for await (const event of events) {
+        if (event.type === 'content') content += event.text;
+        else if (event.type === 'reasoning') reasoning += event.text;
+        else finish = event;
+      }
+      if (!finish) throw new Error('the local generation ended without finishing');
+      return { completion: toCompletion(identity, { content, reasoning, ...finish }) };
+    },
+
+    async stream(call: ProviderCall): Promise<StreamItems> {
+      const { events, lease } = await start(call);
+      if (call.signal.aborted) {
+        lease.release();
+        throw cancelled();
+      }
+      const identity = newIdentity(call.request.model);
+      let state: 'accepted' | 'reading' | 'abandoned' = 'accepted';
+      // Should the stream never be read (the client left between acceptance and the first read), the slot must
+      // still come back; a stream being read releases it itself, once its generation has stopped.
+      call.signal.addEventListener(
+        'abort',
+        () => {
+          if (state !== 'accepted') return;
+          state = 'abandoned';
+          lease.release();
+        },
+        { once: true },
+      );
+      async function* chunks(): AsyncGenerator<StreamItem> {
+        if (state === 'abandoned') throw cancelled();
+        state = 'reading';
+        let generating = false;
+        try {
+          yield { chunk: roleChunk(identity) };
+          generating = true;
+          for await (const event of events as AsyncIterable<GenerationEvent>) {
+            if (event.type === 'content') yield { chunk: contentChunk(identity, event.text) };
+            else if (event.type === 'reasoning') yield { chunk: reasoningChunk(identity, event.text) };
+            else {
+              yield { chunk: finishChunk(identity, event.finishReason) };
+              yield { chunk: usageChunk(identity, event.usage) };
+            }
+          }
+        } finally {
+          // A reader that stopped after the role chunk never started the generation, which would have released it.
+          if (!generating) lease.release();
+        }
+      }
+      return chunks();
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      const current = loading;
+      loading = undefined;
+      loaded = undefined;
+      const runtime = await current?.catch(() => undefined);
+      await runtime?.close();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import { existsSync } from 'node:fs';
+import type { Llama, LlamaChat, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
+import type { LocalProviderConfig } from '../../config/schema.js';
+import type { Logger } from '../../observability/logger.js';
+import { ApiError } from '../../server/errors.js';
+import { type ChosenTemplate, chooseChatTemplate } from './chat-template.js';
+import { SlotPool } from './slot-pool.js';
+
+/**
+ * Everything a local model needs in memory: the llama.cpp runtime, the model weights, one context with a sequence
+ * per concurrent request (node-llama-cpp batches their evaluation together), the chat template, and the pool that
+ * hands sequences to requests. Built once, closed once.
+ */
+
+export type Library = typeof import('node-llama-cpp');
+
+export interface LocalSlot {
+  sequence: LlamaContextSequence;
+  chat: LlamaChat;
+}
+
+export interface LocalRuntime {
+  library: Library;
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  template: ChosenTemplate;
+  /** Tokens one request may hold: prompt plus completion. */
+  contextSize: number;
+  vocabularySize: number;
+  threads: number;
+  slots: SlotPool<LocalSlot>;
+  close(): Promise<void>;
+}
+
+/** Without a context_size setting: the model's training context, capped so memory stays modest per slot. */
+const defaultContextCap = 4096;
+
+export const howToSupplyModel =
+  'Fetch the built-in model with `npx switchboard models fetch` (`npm start` does it), or serve any GGUF chat model ' +
+  'by configuring it: `providers: [{name: local, type: local, model_path: /path/to/model.gguf}]` and ' +
+  '`models: [{name: my-model, provider: local}]` (see docs/local-model.md).';
+
+/** 503 for every request while the model cannot be served; retrying will not help, so SDKs are told not to. */
+export function modelUnavailable(providerName: string, reason: string): ApiError {
+  return new ApiError({
+    status: 503,
+    type: 'server_error',
+    code: 'model_unavailable',
+    message: `The local model of provider "${providerName}" is not available: ${reason}`,
+    headers: { 'x-should-retry': 'false' },
+  });
+}
+
+function gpuOption(gpu: LocalProviderConfig['gpu']): 'auto' | false | 'cuda' | 'vulkan' | 'metal' {
+  return gpu === 'cpu' ? false : gpu;
+}
+
+export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logger): Promise<LocalRuntime> {
+  if (!existsSync(config.modelPath)) {
+    throw modelUnavailable(config.name, `the model file ${config.modelPath} does not exist. ${howToSupplyModel}`);
+  }
+  // Loaded on demand: configurations without a local model never pay for the native module.
+  const library = await import('node-llama-cpp');
+  const llama = await library.getLlama({
+    // Prebuilt binaries from npm only: never download or compile llama.cpp at run time.
+    build: 'never',
+    gpu: gpuOption(config.gpu),
+    progressLogs: false,
+    logLevel: library.LlamaLogLevel.warn,
+    logger: (level, message) => {
+      const text = message.trim();
+      if (!text) return;
+      if (level === library.LlamaLogLevel.error || level === library.LlamaLogLevel.fatal) {
+        logger.error({ provider: config.name }, `llama.cpp: ${text}`);
+      } else {
+        logger.warn({ provider: config.name }, `llama.cpp: ${text}`);
+      }
+    },
+  });
+  let model: LlamaModel | undefined;
+  let context: LlamaContext | undefined;
+  try {
+    model = await llama.loadModel({ modelPath: config.modelPath });
+    const contextSize = config.contextSize ?? Math.min(model.trainContextSize, defaultContextCap);
+    // One core is left to the gateway itself (HTTP, JSON, the request log): llama.cpp's threads spin while they
+    // wait, and a generation that competes with the event loop for the last core slows both down badly.
+    const threads = config.threads ?? Math.max(1, llama.cpuMathCores - 1);
+    context = await model.createContext({
+      contextSize,
+      sequences: config.maxConcurrent,
+      threads,
+      ...(config.batchSize === undefined ? {} : { batchSize: config.batchSize }),
+      failedCreationRemedy: false,
+    });
+    const template = chooseChatTemplate(library, model, config.chatTemplate, (message) =>
+      logger.warn({ provider: config.name }, message),
+    );
+    const slots: LocalSlot[] = [];
+    for (let index = 0; index < config.maxConcurrent; index++) {
+      const sequence = context.getSequence();
+      slots.push({
+        sequence,
+        chat: new library.LlamaChat({ contextSequence: sequence, chatWrapper: template.wrapper }),
+      });
+    }
+    const pool = new SlotPool(slots, {
+      queueSize: config.queueSize,
+      queueTimeoutMs: config.queueTimeoutMs,
+      modelName: config.name,
+    });
+    const loadedModel = model;
+    const loadedContext = context;
+    return {
+      library,
+      llama,
+      model: loadedModel,
+      context: loadedContext,
+      template,
+      contextSize: loadedContext.contextSize,
+      vocabularySize: vocabularySizeOf(loadedModel),
+      threads,
+      slots: pool,
+      async close() {
+        pool.close(modelUnavailable(config.name, 'the server is shutting down.'));
+        for (const slot of slots) slot.chat.dispose();
+        await loadedContext.dispose();
+        await loadedModel.dispose();
+        await llama.dispose();
+      },
+    };
+  } catch (error) {
+    await context?.dispose().catch(() => undefined);
+    await model?.dispose().catch(() => undefined);
+    await llama.dispose().catch(() => undefined);
+    throw error;
+  }
+}
+
+function vocabularySizeOf(model: LlamaModel): number {
+  const tokens = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
+  return Array.isArray(tokens) ? tokens.length : 0;
+}
