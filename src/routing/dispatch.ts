@@ -282,7 +282,8 @@ export class Dispatcher {
           if (kind === 'fatal') throw apiError;
           lastError = apiError;
           // A wait longer than the model accepts is not waited for: other deployments and fallbacks go first.
-          previous = { error: apiError, kind: tooLong ? 'next-deployment' : kind };
+          // A busy in-process provider is not retried in place (its queue is the bound), only its alternatives.
+          previous = { error: apiError, kind: tooLong || kind === 'busy' ? 'next-deployment' : kind };
           if (kind === 'next-model') break;
         }
       }

@@ -8,10 +8,12 @@ import type { ApiError } from '../server/errors.js';
  *   the model's other deployments, then the fallbacks, but not this one again;
  * - `next-model`: no deployment of this model can serve this request (its context window is too small, or it cannot
  *   take a parameter): go to the next fallback model;
+ * - `busy`: an in-process provider (the local model) is at capacity: its queue is the bound, so the request is not
+ *   parked in the gateway to retry it; other deployments and fallbacks may serve it, else the client gets the 503;
  * - `fatal`: the request itself is wrong (other 4xx), or the client has gone: stop and report.
  */
 
-export type FailureKind = 'retry' | 'next-deployment' | 'next-model' | 'fatal';
+export type FailureKind = 'retry' | 'next-deployment' | 'next-model' | 'busy' | 'fatal';
 
 const retryableCodes = new Set([
   'upstream_error',
@@ -30,6 +32,7 @@ export function classifyFailure(error: ApiError): FailureKind {
   if (error.status === 499) return 'fatal';
   if (error.status === 429) return 'retry';
   if (error.code === 'context_length_exceeded' || error.code === 'unsupported_parameter') return 'next-model';
+  if (error.code === 'model_overloaded' || error.code === 'model_unavailable') return 'busy';
   if (error.code && deploymentCodes.has(error.code)) return 'next-deployment';
   if (error.code && retryableCodes.has(error.code)) return 'retry';
   if (error.status === 502 || error.status === 503) return 'retry';

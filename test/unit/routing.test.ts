@@ -99,6 +99,8 @@ describe('deployment choice and retry policy', () => {
       new ApiError({ status, type: 'server_error', code, message: 'x' });
     expect(classifyFailure(error(429, 'rate_limit_exceeded'))).toBe('retry');
     expect(classifyFailure(error(503, 'upstream_overloaded'))).toBe('retry');
+    // The local model's full queue is its bound: try alternatives, never park the request to retry it.
+    expect(classifyFailure(error(503, 'model_overloaded'))).toBe('busy');
     expect(classifyFailure(error(502, 'upstream_unreachable'))).toBe('retry');
     expect(classifyFailure(error(502, 'upstream_auth_failed'))).toBe('next-deployment');
     expect(classifyFailure(error(504, 'upstream_timeout'))).toBe('next-deployment');
