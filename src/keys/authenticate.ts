@@ -114,15 +114,10 @@ export class Authenticator {
   /** Authenticates a request's headers; throws the 401/403 ApiError that says exactly what was wrong. */
   async authenticate(authorization: string | undefined, hasXApiKey: boolean): Promise<Principal> {
     const token = parseAuthorizationHeader(authorization, hasXApiKey);
-    if (!isWellFormedKey(token)) {
-      throw unauthorized(
-        `Incorrect API key provided: ${maskPresentedKey(token)}. It is not a well-formed Switchboard key (sk-sb-…); check that it was copied whole.`,
-        'invalid_api_key',
-      );
-    }
-    // The cache is keyed by a one-shot SHA-256 (several times cheaper than an HMAC object per request); the HMAC
-    // that the database stores is computed only on a cache miss.
-    const known = await this.lookup(hash('sha256', token, 'base64'), token);
+    // The cache is keyed by a one-shot SHA-256 (several times cheaper than an HMAC object per request); the shape
+    // and checksum of the key, and the HMAC the database stores, are looked at only on a cache miss.
+    const cacheKey = hash('sha256', token, 'base64');
+    const known = this.cached(cacheKey) ?? (await this.lookup(cacheKey, token));
     const masked = maskPresentedKey(token);
     if (known === null) {
       throw unauthorized(
@@ -154,10 +149,20 @@ export class Authenticator {
     return known.principal;
   }
 
+  /** A fresh cache entry; undefined when there is none (null is a cached "no such key"). */
+  private cached(cacheKey: string): KnownKey | null | undefined {
+    const entry = this.cache.get(cacheKey);
+    return entry && Date.now() - entry.loadedAt < this.options.cacheTtlMs ? entry.key : undefined;
+  }
+
   private async lookup(cacheKey: string, token: string): Promise<KnownKey | null> {
-    const cached = this.cache.get(cacheKey);
+    if (!isWellFormedKey(token)) {
+      throw unauthorized(
+        `Incorrect API key provided: ${maskPresentedKey(token)}. It is not a well-formed Switchboard key (sk-sb-…); check that it was copied whole.`,
+        'invalid_api_key',
+      );
+    }
     const now = Date.now();
-    if (cached && now - cached.loadedAt < this.options.cacheTtlMs) return cached.key;
     const inFlight = this.pending.get(cacheKey);
     if (inFlight) return inFlight;
     const generation = this.generation;

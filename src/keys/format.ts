@@ -24,10 +24,15 @@ function toBase62(bytes: Buffer, length: number): string {
   return text.padStart(length, '0');
 }
 
+/** Base62 of the CRC32 (a 32-bit number fits six base62 digits exactly, so plain arithmetic suffices). */
 function checksumOf(text: string): string {
-  const buffer = Buffer.alloc(4);
-  buffer.writeUInt32BE(crc32(text) >>> 0);
-  return toBase62(buffer, checksumLength);
+  let value = crc32(text) >>> 0;
+  let digits = '';
+  for (let index = 0; index < checksumLength; index++) {
+    digits = alphabet[value % 62] + digits;
+    value = Math.floor(value / 62);
+  }
+  return digits;
 }
 
 /** A new random API key in the Switchboard format. */
