@@ -7,6 +7,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  */
 export interface Metrics {
   registry: Registry;
+  /** One finished data-plane request: counted by route, status and model, timed by route and stream. */
+  recordRequest(route: string, status: number, model: string, stream: boolean, seconds: number): void;
   requests: Counter<'route' | 'status' | 'model'>;
   requestDuration: Histogram<'route' | 'stream'>;
   timeToFirstToken: Histogram<'model'>;
@@ -45,8 +47,34 @@ export interface MetricsSources {
 export function createMetrics(options: MetricsSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
+  const metrics = buildMetrics(registry, options);
+  // prom-client hashes the label object on every call; the hot path reuses each label combination's child instead
+  // (combinations are bounded: routes, status codes, configured model names).
+  const counted = new Map<string, { inc(): void }>();
+  const timed = new Map<string, { observe(value: number): void }>();
+  metrics.recordRequest = (route, status, model, stream, seconds) => {
+    const countKey = `${route}\u0000${status}\u0000${model}`;
+    let counter = counted.get(countKey);
+    if (!counter) {
+      counter = metrics.requests.labels(route, String(status), model);
+      counted.set(countKey, counter);
+    }
+    counter.inc();
+    const timeKey = stream ? `${route}\u0000true` : `${route}\u0000false`;
+    let timer = timed.get(timeKey);
+    if (!timer) {
+      timer = metrics.requestDuration.labels(route, stream ? 'true' : 'false');
+      timed.set(timeKey, timer);
+    }
+    timer.observe(seconds);
+  };
+  return metrics;
+}
+
+function buildMetrics(registry: Registry, options: MetricsSources): Metrics {
   return {
     registry,
+    recordRequest: () => {},
     requests: new Counter({
       name: 'switchboard_requests_total',
       help: 'Data-plane requests by route, HTTP status and model',

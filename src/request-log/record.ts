@@ -10,6 +10,8 @@ const maxLoggedBodyCharacters = 1_000_000;
 /** What the data plane learns about one request while serving it; becomes one request-log row. */
 export interface RequestRecord {
   requestId: string;
+  /** The data-plane route, for metrics ("unknown" until the path is recognised). */
+  route: string;
   startedAt: number;
   startedAtPrecise: number;
   principal?: Principal;

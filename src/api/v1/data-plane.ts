@@ -52,7 +52,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     response: ServerResponse,
     record: RequestRecord,
     abort: AbortController,
-  ): Promise<string> {
+  ): Promise<void> {
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
@@ -65,8 +65,9 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         'access-control-max-age': '600',
       });
       response.end();
+      record.route = 'preflight';
       record.status = 204;
-      return 'preflight';
+      return;
     }
 
     const authenticate = async () => {
@@ -83,18 +84,21 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     };
 
     if (path === '/v1/chat/completions') {
+      record.route = 'chat_completions';
       if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
       await authenticate();
       await handleChatCompletions(request, response, record, services, abort.signal);
-      return 'chat_completions';
+      return;
     }
     if (path === '/v1/models') {
+      record.route = 'models';
       if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
       listModels(response, await authenticate(), services.catalog, modelsCreated);
       record.status = 200;
-      return 'models';
+      return;
     }
     if (path.startsWith('/v1/models/')) {
+      record.route = 'model';
       if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
       const principal = await authenticate();
       let id: string;
@@ -106,7 +110,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       record.model = id.slice(0, 256);
       retrieveModel(response, principal, services.catalog, modelsCreated, id);
       record.status = 200;
-      return 'model';
+      return;
     }
     throw routeNotFound(method, path);
   }
@@ -116,6 +120,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       requestId: `req_${randomUUID().replaceAll('-', '')}`,
       startedAt: Date.now(),
       startedAtPrecise: performance.now(),
+      route: 'unknown',
       stream: false,
       status: 0,
       outcome: 'success',
@@ -129,11 +134,10 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       // The client went away before we finished: stop the upstream work at once.
       if (!response.writableFinished) abort.abort('client_closed');
     });
-    let routeName = 'unknown';
     try {
       const wait = services.logWriter.waitForCapacity();
       if (wait) await wait;
-      routeName = await route(request, response, record, abort);
+      await route(request, response, record, abort);
     } catch (error) {
       // A request cut short by the server (shutdown deadline) reports why, not a generic cancellation.
       const reason = abort.signal.aborted ? abort.signal.reason : undefined;
@@ -163,9 +167,11 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       active.delete(abort);
       const finishedAt = performance.now();
       const model = record.model && services.catalog.byName.has(record.model) ? record.model : 'other';
-      metrics.requests.inc({ route: routeName, status: String(record.status), model });
-      metrics.requestDuration.observe(
-        { route: routeName, stream: record.stream ? 'true' : 'false' },
+      metrics.recordRequest(
+        record.route,
+        record.status,
+        model,
+        record.stream,
         (finishedAt - record.startedAtPrecise) / 1000,
       );
       if (record.firstTokenAt !== undefined) {
