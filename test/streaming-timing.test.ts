@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestGateway, chatBody, postChat, startTestGateway } from './support/gateway.js';
+import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 /** Chunks are forwarded as they arrive, and silence is filled with SSE comments. */

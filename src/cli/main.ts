@@ -5,6 +5,7 @@ import { configCommand } from './config.js';
 import { keysCommand } from './keys.js';
 import { logsCommand } from './logs.js';
 import { serveCommand } from './serve.js';
+import { usersCommand } from './users.js';
 
 function packageVersion(): string {
   try {
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
     .addCommand(accountsCommand())
     .addCommand(keysCommand())
     .addCommand(logsCommand())
+    .addCommand(usersCommand())
     .addCommand(configCommand());
 }
 

@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { registerManagementApi } from '../api/manage/index.js';
+import type { ManagementServices } from '../api/manage/services.js';
 import type { DataPlane } from '../api/v1/data-plane.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { type ConsoleAssets, registerConsole } from './console-assets.js';
 import { ApiError, renderError, routeNotFound } from './errors.js';
 
 /**
@@ -18,6 +21,8 @@ export interface AppDependencies {
   database: DatabaseHandle;
   metrics: Metrics;
   logger: Logger;
+  /** The management API (/api) and the web console (/console); absent when console.enabled is false. */
+  management?: { services: ManagementServices; consoleAssets: ConsoleAssets; version: string };
 }
 
 function isDataPlane(url: string | undefined): boolean {
@@ -88,6 +93,11 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });
+
+  if (dependencies.management) {
+    registerManagementApi(app, dependencies.management.services, dependencies.management.version);
+    registerConsole(app, dependencies.management.consoleAssets);
+  }
 
   return app;
 }

@@ -103,7 +103,12 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   for (const [section, value] of Object.entries(options.config ?? {})) {
     const current = (raw as Record<string, unknown>)[section];
     (raw as Record<string, unknown>)[section] =
-      current && typeof current === 'object' && !Array.isArray(current) && value && typeof value === 'object' && !Array.isArray(value)
+      current &&
+      typeof current === 'object' &&
+      !Array.isArray(current) &&
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value)
         ? { ...current, ...value }
         : value;
   }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import * as initial from './0001-initial.js';
+import * as consoleUsers from './0002-console-users.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -10,4 +11,5 @@ export interface MigrationModule {
 /** Every migration, in order. Names are recorded in the database, so never rename or reorder them. */
 export const migrations: Record<string, MigrationModule> = {
   '0001-initial': initial,
+  '0002-console-users': consoleUsers,
 };
