@@ -68,7 +68,10 @@ export async function resolveSession(
   }
   const user = await findUserById(db, session.user_id);
   if (!user || user.disabled === 1) return undefined;
-  if (now - Number(session.last_seen_at) >= touchIntervalMs) await touchSession(db, id, now);
+  // Touch often enough that an active session never idles out between two touches.
+  if (now - Number(session.last_seen_at) >= Math.min(touchIntervalMs, policy.idleTimeoutMs / 4)) {
+    await touchSession(db, id, now);
+  }
   return { id, user, expiresAt: Math.min(Number(session.expires_at), now + policy.idleTimeoutMs) };
 }
 

@@ -9,7 +9,11 @@ import { formatDay, formatHour, formatShortTime } from '../format.js';
 export interface ChartSeries {
   name: string;
   values: Array<number | null>;
+  /** Fixed colour for series with a meaning (errors are red everywhere); otherwise taken from the palette. */
+  color?: string;
 }
+
+export const meaningColors = { success: '#2f5bd3', error: '#c8413b', cancelled: '#8a93a3' };
 
 export const palette = ['#2f5bd3', '#e07b24', '#2a9d6f', '#c2407a', '#7d5bd6', '#8a8a2a', '#2b95b8', '#b5522b'];
 
@@ -17,14 +21,19 @@ const width = 720;
 const height = 220;
 const margin = { top: 12, right: 12, bottom: 28, left: 56 };
 
-/** A round number at or above value, for the top of the y axis. */
-function niceCeiling(value: number): number {
-  if (value <= 0) return 1;
-  const magnitude = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 2.5, 5, 10]) {
-    if (step * magnitude >= value) return step * magnitude;
+const gridLines = 4;
+
+/** The top of the y axis: four round steps at or above the largest value (whole steps for counts). */
+function niceMaximum(value: number, wholeNumbers: boolean): number {
+  const rawStep = Math.max(value, wholeNumbers ? gridLines : 0) / gridLines;
+  if (rawStep <= 0) return 1;
+  const magnitude = 10 ** Math.floor(Math.log10(rawStep));
+  for (const factor of [1, 2, 2.5, 5, 10]) {
+    const step = factor * magnitude;
+    if (wholeNumbers && !Number.isInteger(step)) continue;
+    if (step >= rawStep) return step * gridLines;
   }
-  return 10 * magnitude;
+  return 10 * magnitude * gridLines;
 }
 
 export function TimeChart(props: {
@@ -43,7 +52,8 @@ export function TimeChart(props: {
     series.reduce((sum, entry) => sum + (kind === 'bar' ? (entry.values[index] ?? 0) : 0), 0),
   );
   const lineMaximum = Math.max(0, ...series.flatMap((entry) => entry.values.map((value) => value ?? 0)));
-  const maximum = niceCeiling(kind === 'bar' ? Math.max(0, ...stackTotals) : lineMaximum);
+  const maximum = niceMaximum(kind === 'bar' ? Math.max(0, ...stackTotals) : lineMaximum, kind === 'bar');
+  const colorOf = (index: number) => series[index]?.color ?? palette[index % palette.length];
   const x = (index: number) => margin.left + (count === 0 ? 0 : (index / count) * plotWidth);
   const y = (value: number) => margin.top + plotHeight - (value / maximum) * plotHeight;
   const slot = count === 0 ? plotWidth : plotWidth / count;
@@ -61,7 +71,7 @@ export function TimeChart(props: {
   return (
     <figure class="chart">
       <figcaption>{props.title}</figcaption>
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={summary} preserveAspectRatio="none">
+      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={summary}>
         {[0, 0.25, 0.5, 0.75, 1].map((fraction) => (
           <g key={fraction}>
             <line
@@ -99,7 +109,7 @@ export function TimeChart(props: {
                       width={Math.max(1, slot * 0.76)}
                       y={top}
                       height={Math.max(0.5, y(base) - top)}
-                      fill={palette[seriesIndex % palette.length]}
+                      fill={colorOf(seriesIndex)}
                     />
                   );
                   base += value;
@@ -120,7 +130,7 @@ export function TimeChart(props: {
               path += `${penDown ? 'L' : 'M'}${(x(index) + slot / 2).toFixed(1)},${y(value).toFixed(1)}`;
               penDown = true;
             });
-            const color = palette[seriesIndex % palette.length];
+            const color = colorOf(seriesIndex);
             return (
               <g key={entry.name}>
                 <path d={path} fill="none" stroke={color} stroke-width="2" />
@@ -156,7 +166,7 @@ export function TimeChart(props: {
         <ul class="legend">
           {series.map((entry, index) => (
             <li key={entry.name}>
-              <span class="swatch" style={{ background: palette[index % palette.length] }} aria-hidden="true" />
+              <span class="swatch" style={{ background: colorOf(index) }} aria-hidden="true" />
               {entry.name}
             </li>
           ))}

@@ -92,7 +92,7 @@ export function KeysPage(props: { accountId: string }) {
             </p>
           ) : (
             <div class="table-wrap">
-              <table class="data-table" aria-label="API keys">
+              <table class="data-table stack-narrow" aria-label="API keys">
                 <thead>
                   <tr>
                     <th scope="col">Name</th>
@@ -114,7 +114,7 @@ export function KeysPage(props: { accountId: string }) {
                 <tbody>
                   {list.map((key) => (
                     <tr key={key.id} data-key-id={key.id}>
-                      <td>
+                      <td data-label="Name">
                         <strong>{key.name}</strong>
                         {key.environment && (
                           <>
@@ -123,22 +123,22 @@ export function KeysPage(props: { accountId: string }) {
                           </>
                         )}
                       </td>
-                      <td>
+                      <td class="nowrap" data-label="Key">
                         <code>{key.display}</code>
                       </td>
-                      <td>
+                      <td data-label="Status">
                         <Badge tone={statusTone[key.status]}>{statusLabel[key.status]}</Badge>
                       </td>
-                      <td class="hide-narrow">
+                      <td class="hide-narrow" data-label="Models">
                         {key.models === null ? <span class="muted">All</span> : key.models.join(', ')}
                       </td>
-                      <td class="hide-narrow">
+                      <td class="hide-narrow" data-label="Created">
                         <RelativeTime iso={key.createdAt} />
                       </td>
-                      <td>
+                      <td data-label="Last used">
                         <RelativeTime iso={key.lastUsedAt} />
                       </td>
-                      <td>
+                      <td data-label="Expires">
                         <RelativeTime iso={key.expiresAt} never="Never" />
                       </td>
                       <td class="actions">

@@ -227,7 +227,7 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
         <p class="empty">No requests match these filters.</p>
       ) : (
         <div class="table-wrap">
-          <table class="data-table" aria-label="Requests" aria-busy={first.loading}>
+          <table class="data-table stack-narrow" aria-label="Requests" aria-busy={first.loading}>
             <thead>
               <tr>
                 <th scope="col">Time</th>
@@ -252,19 +252,25 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
             <tbody>
               {rows.map((entry) => (
                 <tr key={entry.id} data-request-id={entry.requestId}>
-                  <td class="nowrap">
+                  <td class="nowrap" data-label="Time">
                     <Link href={detailPath(entry)}>{formatTime(entry.time)}</Link>
                   </td>
-                  {admin && <td>{accountName(entry.accountId)}</td>}
-                  <td>{entry.keyName}</td>
-                  <td>
+                  {admin && <td data-label="Account">{accountName(entry.accountId)}</td>}
+                  <td class="nowrap" data-label="Key">
+                    {entry.keyName}
+                  </td>
+                  <td data-label="Model">
                     {entry.model || <span class="muted">–</span>}
                     {entry.stream && <span class="muted small"> stream</span>}
                   </td>
-                  <td>{statusBadge(entry)}</td>
-                  <td class="number">{formatMs(entry.latencyMs)}</td>
-                  <td class="number hide-narrow">{formatMs(entry.ttftMs)}</td>
-                  <td class="number hide-narrow">
+                  <td data-label="Status">{statusBadge(entry)}</td>
+                  <td class="number" data-label="Latency">
+                    {formatMs(entry.latencyMs)}
+                  </td>
+                  <td class="number hide-narrow" data-label="TTFT">
+                    {formatMs(entry.ttftMs)}
+                  </td>
+                  <td class="number hide-narrow" data-label="Tokens in / out">
                     {entry.usage.promptTokens === null && entry.usage.completionTokens === null
                       ? '–'
                       : `${formatInteger(entry.usage.promptTokens ?? 0)} / ${formatInteger(entry.usage.completionTokens ?? 0)}`}
@@ -275,7 +281,9 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
                       </abbr>
                     )}
                   </td>
-                  <td class="number">{formatCost(entry.costUsd)}</td>
+                  <td class="number" data-label="Cost">
+                    {formatCost(entry.costUsd)}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,5 +1,5 @@
 import { queryString } from '../api.js';
-import { type ChartSeries, TimeChart } from '../components/chart.js';
+import { type ChartSeries, meaningColors, TimeChart } from '../components/chart.js';
 import { ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { useApp } from '../context.js';
 import { formatCompact, formatCost, formatInteger, formatMs } from '../format.js';
@@ -131,10 +131,19 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
                   : [
                       {
                         name: 'Successful',
+                        color: meaningColors.success,
                         values: single.points.map((point) => point.requests - point.errors - point.cancelled),
                       },
-                      { name: 'Errors', values: single.points.map((point) => point.errors) },
-                      { name: 'Cancelled', values: single.points.map((point) => point.cancelled) },
+                      {
+                        name: 'Errors',
+                        color: meaningColors.error,
+                        values: single.points.map((point) => point.errors),
+                      },
+                      {
+                        name: 'Cancelled',
+                        color: meaningColors.cancelled,
+                        values: single.points.map((point) => point.cancelled),
+                      },
                     ]
               }
             />
@@ -159,7 +168,15 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               bucket={data.bucket}
               starts={starts}
               format={formatCompact}
-              series={bySeries((point) => point.errors)}
+              series={
+                grouped
+                  ? bySeries((point) => point.errors)
+                  : bySeries((point) => point.errors).map((series) => ({
+                      ...series,
+                      name: 'Errors',
+                      color: meaningColors.error,
+                    }))
+              }
             />
             <TimeChart
               title={grouped ? 'Latency p95 (successful requests)' : 'Latency p50 and p95 (successful requests)'}

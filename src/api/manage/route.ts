@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Caller } from '../../access/account-access.js';
-import { forbidden, invalidRequest } from '../../server/errors.js';
+import { ApiError, forbidden, invalidRequest } from '../../server/errors.js';
 import { isValidCsrfToken } from '../../users/sessions.js';
 import { notSignedIn, resolveCaller } from './caller.js';
 import type { ManagementServices } from './services.js';
@@ -109,6 +109,16 @@ export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]
               'csrf_token_invalid',
             );
           }
+        }
+        // JSON only: a plain-text or form body (which a cross-site form could send without a preflight) is refused.
+        const contentType = request.headers['content-type'];
+        if (request.body !== undefined && !/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
+          throw new ApiError({
+            status: 415,
+            type: 'invalid_request_error',
+            code: 'unsupported_media_type',
+            message: 'Send the body as JSON, with Content-Type: application/json.',
+          });
         }
         const params = parseInput(route.params, request.params, 'path parameter');
         const query = parseInput(route.query, request.query, 'query parameter');
