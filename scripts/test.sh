@@ -15,5 +15,7 @@ step 'build'
 npm run --silent build
 step 'python compatibility environment'
 bash scripts/setup-python-compat.sh
+step 'browser for the console end-to-end tests (Debian chromium)'
+bash scripts/setup-chromium.sh
 step 'tests (vitest: unit, integration, compatibility)'
 npx vitest run

@@ -88,7 +88,7 @@ describe('console assets', () => {
   it('answers 404 for a missing asset instead of the app', async () => {
     const response = await fetch(`${gateway.url}/console/assets/index-missing.js`);
     expect(response.status).toBe(404);
-    expect((await response.json()).error.code).toBe('unknown_url');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('unknown_url');
   });
 
   it('loads nothing from other origins: no CDN, no external fonts', () => {

@@ -143,7 +143,7 @@ describe('console in a browser', () => {
     await alice.getByRole('heading', { name: 'API keys' }).waitFor();
     expect(alice.url()).toBe(`${gateway.url}/console/accounts/${acme}/keys`);
     // The session cookie is HttpOnly: no script on the page can read it.
-    expect(await alice.evaluate(() => document.cookie)).toBe('');
+    expect(await alice.evaluate<string>('document.cookie')).toBe('');
   });
 
   it('creates a key, shown exactly once with a copy button and a warning', async () => {
@@ -161,7 +161,7 @@ describe('console in a browser', () => {
     await expect.poll(() => shown.getByRole('note').textContent()).toContain('only time the key is shown');
     await shown.getByRole('button', { name: 'Copy' }).click();
     await expect.poll(() => shown.textContent()).toContain('Copied to the clipboard');
-    expect(await alice.evaluate(() => navigator.clipboard.readText())).toBe(firstKey);
+    expect(await alice.evaluate<string>('navigator.clipboard.readText()')).toBe(firstKey);
     await shoot(alice, 'key-created');
     // Escape does not dismiss a secret the user has not confirmed storing.
     await alice.keyboard.press('Escape');
@@ -175,7 +175,7 @@ describe('console in a browser', () => {
     // Once closed, the key is nowhere in the page or the browser's storage.
     expect(await alice.content()).not.toContain(firstKey);
     expect(
-      await alice.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })),
+      await alice.evaluate<string>('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })'),
     ).toBe('{}{}');
   });
 
@@ -187,16 +187,13 @@ describe('console in a browser', () => {
     });
     expect(completion.choices[0]?.message.content).toBe('Echo: Say hello');
     requestIds.push(completion._request_id ?? '');
-    const stream = await client.chat.completions.create({
-      model: 'claude-sonnet',
-      messages: [{ role: 'user', content: 'Stream please' }],
-      stream: true,
-    });
-    const { request_id: streamId } = (await stream.withResponse?.()) ?? { request_id: null };
+    const { data: stream, request_id: streamId } = await client.chat.completions
+      .create({ model: 'claude-sonnet', messages: [{ role: 'user', content: 'Stream please' }], stream: true })
+      .withResponse();
     for await (const _chunk of stream) {
-      // drain
+      // drain the stream, as an application would
     }
-    if (streamId) requestIds.push(streamId);
+    requestIds.push(streamId ?? '');
     await expect(
       client.chat.completions.create({ model: 'error-500', messages: [{ role: 'user', content: 'x' }] }),
     ).rejects.toThrow();
@@ -322,7 +319,7 @@ describe('console in a browser', () => {
     const { context, page } = await newPage(phone);
     await signIn(page, 'alice@acme.test');
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(await overflow()).toBeLessThanOrEqual(0);
     expect(await page.getByRole('link', { name: 'Request log' }).isVisible()).toBe(false);
     await shoot(page, 'phone-keys');

@@ -1,24 +1,13 @@
 import { z } from 'zod';
 import { authorizeAccount } from '../../access/account-access.js';
-import {
-  aggregateUsage,
-  type LatencyPercentileRow,
-  latencyPercentiles,
-  type UsageAggregateRow,
-  type UsageQuery,
-} from '../../db/repositories/usage.js';
 import { invalidRequest } from '../../server/errors.js';
+import { bucketSizes, buildUsageReport } from '../../usage/usage-report.js';
 import { timeParam } from './query-params.js';
 import { defineRoute } from './route.js';
-import { accountParams, type UsagePoint, type UsageTotals, type UsageView, usageSchema } from './schemas.js';
+import { accountParams, type UsageView, usageSchema } from './schemas.js';
 
-/**
- * Usage over time for the Usage page: requests, errors, tokens, cost and latency percentiles per hour or day, for
- * the whole account or per key or model. Everything is computed from the request log itself, over the same rows
- * the log API returns for the same time range, so the two always agree.
- */
+/** The Usage page's data: see usage/usage-report.ts for how it is computed from the request log. */
 
-const bucketSizes = { hour: 3_600_000, day: 86_400_000 } as const;
 const maximumBuckets = { hour: 24 * 31, day: 400 } as const;
 const defaultSpans = { hour: 24 * 3_600_000, day: 30 * 86_400_000 } as const;
 
@@ -36,32 +25,6 @@ const usageQuery = z.strictObject({
     .transform((value) => value ?? 0)
     .describe("minutes east of UTC of the viewer's time zone, so days start at local midnight (default 0)"),
 });
-
-function emptyTotals(): UsageTotals {
-  return {
-    requests: 0,
-    errors: 0,
-    cancelled: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    totalTokens: 0,
-    costUsd: 0,
-    latencyP50Ms: null,
-    latencyP95Ms: null,
-  };
-}
-
-function add(totals: UsageTotals, row: UsageAggregateRow): void {
-  totals.requests += row.requests;
-  totals.errors += row.errors;
-  totals.cancelled += row.cancelled;
-  totals.promptTokens += row.promptTokens;
-  totals.completionTokens += row.completionTokens;
-  totals.totalTokens += row.totalTokens;
-  totals.costUsd += row.costUsd;
-}
-
-const percentileKey = (bucket: number | null, group: string | null) => `${bucket ?? ''}|${group ?? ''}`;
 
 export const usageRoutes = [
   defineRoute({
@@ -93,83 +56,14 @@ export const usageRoutes = [
           'from',
         );
       }
-      const range: UsageQuery = {
+      return buildUsageReport(db, {
         accountId: account.id,
-        from: firstBucket * bucketMs - offsetMs,
-        to: endBucket * bucketMs - offsetMs,
-        bucketMs,
+        firstBucket,
+        endBucket,
+        bucket: query.bucket,
         offsetMinutes: query.tzOffsetMinutes,
         groupBy: query.groupBy,
-      };
-      const grouped = query.groupBy !== 'none';
-      const [aggregates, perPoint, perSeries, overall] = await Promise.all([
-        aggregateUsage(db, range),
-        latencyPercentiles(db, range, true, grouped),
-        grouped ? latencyPercentiles(db, range, false, true) : Promise.resolve([] as LatencyPercentileRow[]),
-        latencyPercentiles(db, range, false, false),
-      ]);
-      const percentiles = new Map<string, LatencyPercentileRow>();
-      for (const row of [...perPoint, ...perSeries]) percentiles.set(percentileKey(row.bucket, row.groupId), row);
-
-      const totals = emptyTotals();
-      totals.latencyP50Ms = overall[0]?.p50 ?? null;
-      totals.latencyP95Ms = overall[0]?.p95 ?? null;
-      const series = new Map<
-        string,
-        { id: string | null; name: string | null; totals: UsageTotals; rows: UsageAggregateRow[] }
-      >();
-      if (!grouped) series.set('', { id: null, name: null, totals: emptyTotals(), rows: [] });
-      for (const row of aggregates) {
-        add(totals, row);
-        const key = row.groupId ?? '';
-        let entry = series.get(key);
-        if (!entry) {
-          entry = { id: row.groupId, name: row.groupName ?? row.groupId, totals: emptyTotals(), rows: [] };
-          series.set(key, entry);
-        }
-        add(entry.totals, row);
-        entry.rows.push(row);
-      }
-      return {
-        from: new Date(range.from).toISOString(),
-        to: new Date(range.to).toISOString(),
-        bucket: query.bucket,
-        groupBy: query.groupBy,
-        totals,
-        series: [...series.values()]
-          .sort((first, second) => second.totals.requests - first.totals.requests)
-          .map((entry) => {
-            const byBucket = new Map(entry.rows.map((row) => [row.bucket, row]));
-            const seriesPercentiles = grouped ? percentiles.get(percentileKey(null, entry.id)) : overall[0];
-            const points: UsagePoint[] = [];
-            for (let bucket = firstBucket; bucket < endBucket; bucket++) {
-              const row = byBucket.get(bucket);
-              const latency = percentiles.get(percentileKey(bucket, entry.id));
-              points.push({
-                start: new Date(bucket * bucketMs - offsetMs).toISOString(),
-                requests: row?.requests ?? 0,
-                errors: row?.errors ?? 0,
-                cancelled: row?.cancelled ?? 0,
-                promptTokens: row?.promptTokens ?? 0,
-                completionTokens: row?.completionTokens ?? 0,
-                totalTokens: row?.totalTokens ?? 0,
-                costUsd: row?.costUsd ?? 0,
-                latencyP50Ms: latency?.p50 ?? null,
-                latencyP95Ms: latency?.p95 ?? null,
-              });
-            }
-            return {
-              id: entry.id,
-              name: entry.name,
-              totals: {
-                ...entry.totals,
-                latencyP50Ms: seriesPercentiles?.p50 ?? null,
-                latencyP95Ms: seriesPercentiles?.p95 ?? null,
-              },
-              points,
-            };
-          }),
-      };
+      });
     },
   }),
 ];
