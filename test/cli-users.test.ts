@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from './support/cli.js';
 import { apiRequest } from './support/console.js';
-import { startTestGateway } from './support/gateway.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 /** `switchboard users …`: the operator's way to the first admin, invitations and password resets. */
@@ -13,6 +13,8 @@ let directory: string;
 let configFile: string;
 let dataDir: string;
 let mock: MockUpstream;
+/** One gateway on the CLI's data directory for the whole file: the CLI writes the database the server reads. */
+let gateway: TestGateway;
 
 beforeAll(async () => {
   mock = await startMockUpstream();
@@ -36,23 +38,19 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
+  gateway = await startTestGateway({ mock, dataDir });
 });
 
 afterAll(async () => {
+  await gateway?.close();
   await mock?.close();
   rmSync(directory, { recursive: true, force: true });
 });
 
 const withConfig = (...args: string[]) => [...args, '--config', configFile];
 
-/** Signs in against a gateway started on the CLI's data directory. */
 async function canSignIn(email: string, password: string): Promise<number> {
-  const gateway = await startTestGateway({ mock, dataDir });
-  try {
-    return (await apiRequest(gateway.url, 'POST', '/api/session', { body: { email, password } })).status;
-  } finally {
-    await gateway.close();
-  }
+  return (await apiRequest(gateway.url, 'POST', '/api/session', { body: { email, password } })).status;
 }
 
 describe('switchboard users', () => {
@@ -103,16 +101,11 @@ describe('switchboard users', () => {
     const human = await runCli(withConfig('users', 'invite', 'other@acme.test', '--account', 'acme'));
     expect(human.stdout).toMatch(/https:\/\/gateway\.example\.com\/console\/invitation#token=sbi_/);
     expect(human.stdout).toContain('shown only this once');
-    const gateway = await startTestGateway({ mock, dataDir });
-    try {
-      const accepted = await apiRequest(gateway.url, 'POST', '/api/invitations/accept', {
-        body: { token: invited.token, password: 'newcomer password' },
-      });
-      expect(accepted.status).toBe(200);
-      expect(accepted.body.memberships).toEqual([expect.objectContaining({ accountName: 'acme', role: 'owner' })]);
-    } finally {
-      await gateway.close();
-    }
+    const accepted = await apiRequest(gateway.url, 'POST', '/api/invitations/accept', {
+      body: { token: invited.token, password: 'newcomer password' },
+    });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.memberships).toEqual([expect.objectContaining({ accountName: 'acme', role: 'owner' })]);
   });
 
   it('resets a password, disables and re-enables a user, and keeps the last admin', async () => {

@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { managementRoutes } from '../src/api/manage/index.js';
 import { isWellFormedKey } from '../src/keys/format.js';
+import { projectRoot } from './support/cli.js';
 import {
   type ApiClient,
   accountId,
@@ -632,7 +636,6 @@ describe('OpenAPI document', () => {
     expect(response.status).toBe(200);
     const document = response.body;
     expect(document.openapi).toBe('3.1.0');
-    const { managementRoutes } = await import('../src/api/manage/index.js');
     for (const route of managementRoutes) {
       const path = route.path.replace(/:(\w+)/g, '{$1}');
       const operation = document.paths[path]?.[route.method.toLowerCase()];
@@ -656,5 +659,12 @@ describe('OpenAPI document', () => {
       document.paths['/api/accounts/{accountId}/keys'].post.responses['201'].content['application/json'].schema
         .required,
     ).toContain('key');
+  });
+
+  it('lists every route in docs/management-api.md', async () => {
+    const text = readFileSync(path.join(projectRoot, 'docs', 'management-api.md'), 'utf8');
+    for (const route of managementRoutes) {
+      expect(text).toMatch(new RegExp(`\\| \`${route.method} ${route.path.replace(/:(\w+)/g, '\\{$1\\}')}\` +\\|`));
+    }
   });
 });
