@@ -36,7 +36,7 @@ function Body(props: { text: string | null }) {
 }
 
 export function LogDetailPage(props: { accountId?: string; requestId: string }) {
-  const { api } = useApp();
+  const { api, accounts } = useApp();
   const path = props.accountId
     ? `/accounts/${props.accountId}/logs/${encodeURIComponent(props.requestId)}`
     : `/logs/${encodeURIComponent(props.requestId)}`;
@@ -58,6 +58,11 @@ export function LogDetailPage(props: { accountId?: string; requestId: string }) 
           <section class="card">
             <dl class="details">
               <Row label="Time">{formatTime(data.time)}</Row>
+              {!props.accountId && (
+                <Row label="Account">
+                  {accounts.find((account) => account.id === data.accountId)?.name ?? data.accountId}
+                </Row>
+              )}
               <Row label="Status">{statusBadge(data)}</Row>
               <Row label="Key">
                 {data.keyName} <code class="muted">{data.keyId}</code>
