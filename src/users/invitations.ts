@@ -5,6 +5,7 @@ import {
   type InvitationRow,
   insertInvitation,
   listOpenInvitations,
+  markInvitationAccepted,
   updateInvitation,
 } from '../db/repositories/invitations.js';
 import { findMembership, findUserByEmail, type UserRow, upsertMembership } from '../db/repositories/users.js';
@@ -134,6 +135,7 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, pass
   if (!user) throw new ApiError({ status: 500, type: 'server_error', message: 'the invited user vanished' });
   const accepted = user;
   await db.transaction().execute(async (transaction) => {
+    if (!(await markInvitationAccepted(transaction, invitation.id, Date.now()))) throw unusable();
     const current = await findMembership(transaction, accepted.id, invitation.account_id);
     const role = current?.role === 'owner' ? 'owner' : invitation.role;
     await upsertMembership(transaction, {
@@ -142,7 +144,6 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, pass
       role,
       created_at: Date.now(),
     });
-    await updateInvitation(transaction, invitation.id, { accepted_at: Date.now() });
   });
   return accepted;
 }

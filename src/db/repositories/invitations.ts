@@ -45,3 +45,14 @@ export async function updateInvitation(
 ): Promise<void> {
   await db.updateTable('invitations').set(changes).where('id', '=', id).execute();
 }
+
+/** Marks an invitation used; false when it already was (two people racing with one link: only one wins). */
+export async function markInvitationAccepted(db: Kysely<Database>, id: string, at: number): Promise<boolean> {
+  const result = await db
+    .updateTable('invitations')
+    .set({ accepted_at: at })
+    .where('id', '=', id)
+    .where('accepted_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
