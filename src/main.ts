@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { AccessChangeFeed } from './access/change-feed.js';
+import { AccessChangeFeed, publishAccessChange } from './access/change-feed.js';
 import { buildModelCatalog } from './access/policy.js';
+import type { ManagementServices } from './api/manage/services.js';
 import { createDataPlane, type DataPlane } from './api/v1/data-plane.js';
 import type { Config } from './config/schema.js';
 import { type DatabaseHandle, openDatabase } from './db/connect.js';
@@ -21,8 +23,12 @@ import { DeploymentHealth } from './routing/deployment-health.js';
 import { Dispatcher } from './routing/dispatch.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
+import { loadConsoleAssets } from './server/console-assets.js';
 import { ApiError } from './server/errors.js';
 import { UpstreamClient } from './upstream/client.js';
+import { hashPassword } from './users/password.js';
+import { startSessionSweeper } from './users/sessions.js';
+import { SignInLimiter } from './users/sign-in-limiter.js';
 
 /**
  * Start-up and shutdown. Every service with a lifetime is built here, passed down, and closed in reverse order:
@@ -44,6 +50,36 @@ export interface Gateway {
 
 export interface StartOptions {
   logger?: Logger;
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The console's services with a lifetime: the sign-in limiter and the sweeper of ended sessions. */
+function startConsoleServices(config: Config, database: DatabaseHandle, logger: Logger) {
+  const signInLimiter = new SignInLimiter({
+    maxFailures: config.console.signInMaxFailures,
+    windowMs: config.console.signInWindowMs,
+  });
+  const sweeper = startSessionSweeper(database.db, 3_600_000, (error) =>
+    logger.warn({ err: error }, 'could not delete ended console sessions'),
+  );
+  // Hashed once per process, off the request path; verified against when a sign-in names an unknown address.
+  const decoyPasswordHash = hashPassword('decoy password that nobody has');
+  return {
+    signInLimiter,
+    decoyPasswordHash,
+    close: () => {
+      signInLimiter.close();
+      sweeper.close();
+    },
+  };
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
@@ -153,7 +189,30 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     logger,
     limiter,
   });
-  const app = buildApp({ dataPlane, database, metrics, logger, redis });
+  const consoleServices = config.console.enabled ? startConsoleServices(config, database, logger) : undefined;
+  const management = consoleServices && {
+    services: {
+      config,
+      database,
+      catalog,
+      secret,
+      logger,
+      signInLimiter: consoleServices.signInLimiter,
+      decoyPasswordHash: consoleServices.decoyPasswordHash,
+      // This node forgets its cached keys at once; the others hear it through Redis (or their database poll).
+      onAccessChanged: () => {
+        authenticator.invalidateAll();
+        if (redis) {
+          publishAccessChange(redis, config.redis.keyPrefix).catch((error: unknown) =>
+            logger.warn({ err: error }, 'could not announce an access change through Redis; other nodes poll for it'),
+          );
+        }
+      },
+    } satisfies ManagementServices,
+    consoleAssets: loadConsoleAssets(),
+    version: packageVersion(),
+  };
+  const app = buildApp({ dataPlane, database, metrics, logger, redis, management });
   await app.listen({ host: config.server.host, port: config.server.port });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -197,6 +256,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     await limiter.close();
     redis?.disconnect();
     subscriber?.disconnect();
+    consoleServices?.close();
     // The log gets its own few seconds after the requests, so rows of requests finished at the deadline are kept.
     await writer.close(Math.max(deadline, Date.now()) + 5000);
     await registry.close();

@@ -6,6 +6,7 @@ import { keysCommand } from './keys.js';
 import { logsCommand } from './logs.js';
 import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
+import { usersCommand } from './users.js';
 
 function packageVersion(): string {
   try {
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     .addCommand(accountsCommand())
     .addCommand(keysCommand())
     .addCommand(logsCommand())
+    .addCommand(usersCommand())
     .addCommand(configCommand())
     .addCommand(modelsCommand());
 }

@@ -165,6 +165,38 @@ const loggingSchema = z
   })
   .transform((logging) => ({ level: logging.level }));
 
+const consoleSchema = z
+  .strictObject({
+    /** Serve the web console at /console and the management API at /api. */
+    enabled: z.boolean().default(true),
+    /** A session ends this long after sign-in, however active it is. */
+    session_ttl: duration.default(7 * 86_400_000),
+    /** A session ends after this long without a request. */
+    session_idle_timeout: duration.default(12 * 3_600_000),
+    /** Secure cookies: auto = when the request came over TLS (directly, or per X-Forwarded-Proto with trust_proxy). */
+    secure_cookies: z.enum(['auto', 'always', 'never']).default('auto'),
+    /** Believe X-Forwarded-Proto / X-Forwarded-For (only behind a proxy that sets them). */
+    trust_proxy: z.boolean().default(false),
+    /** The console's public address (e.g. https://gw.example.com), used in invitation links printed by the CLI. */
+    public_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** Failed sign-ins allowed per e-mail address (and 3x that per client address) within sign_in_window. */
+    sign_in_max_failures: z.number().int().min(1).max(1000).default(10),
+    sign_in_window: duration.default(15 * 60_000),
+    /** How long an invitation link stays valid. */
+    invitation_ttl: duration.default(7 * 86_400_000),
+  })
+  .transform((console) => ({
+    enabled: console.enabled,
+    sessionTtlMs: console.session_ttl,
+    sessionIdleTimeoutMs: console.session_idle_timeout,
+    secureCookies: console.secure_cookies,
+    trustProxy: console.trust_proxy,
+    publicUrl: console.public_url?.replace(/\/+$/, ''),
+    signInMaxFailures: console.sign_in_max_failures,
+    signInWindowMs: console.sign_in_window,
+    invitationTtlMs: console.invitation_ttl,
+  }));
+
 const timeoutsSchema = z
   .strictObject({
     connect: duration.default(10_000),
@@ -458,6 +490,7 @@ export const configSchema = z
     redis: redisSchema.default(redisSchema.parse({})),
     logging: loggingSchema.default(loggingSchema.parse({})),
     routing: routingSchema.default(routingSchema.parse({})),
+    console: consoleSchema.default(consoleSchema.parse({})),
     providers: z.array(providerSchema).default([]),
     models: z.array(modelSchema).default([]),
   })
@@ -528,6 +561,7 @@ export const configSchema = z
     redis: config.redis,
     logging: config.logging,
     routing: config.routing,
+    console: config.console,
     providers: config.providers,
     // Each model's retry policy is the routing default with the model's own overrides applied.
     models: config.models.map(({ retryOverrides, shortForm: _shortForm, ...model }) => ({

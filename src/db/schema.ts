@@ -87,9 +87,74 @@ export interface RequestLogTable {
   cache_write_tokens: number | null;
 }
 
+/** A person who signs in to the console (account holders and operators). */
+export interface UsersTable {
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  /** scrypt hash in the self-describing form of users/password.ts; null until an invitation is accepted. */
+  password_hash: string | null;
+  is_admin: number;
+  disabled: number;
+  created_at: number;
+  last_sign_in_at: number | null;
+  password_changed_at: number | null;
+}
+
+/** Which accounts a user belongs to, and as what: owner (manages members) or member. */
+export interface MembershipsTable {
+  user_id: string;
+  account_id: string;
+  role: string;
+  created_at: number;
+}
+
+/** Server-side console sessions; the cookie holds a random token, the table only its SHA-256. */
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+/** Bearer tokens for scripts calling /api; they act as their user, optionally narrowed to one account. */
+export interface ManagementTokensTable {
+  id: string;
+  user_id: string;
+  account_id: string | null;
+  name: string;
+  /** SHA-256 of the token, hex. */
+  token_hash: string;
+  display: string;
+  created_at: number;
+  last_used_at: number | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+/** An invitation to join an account with a role; the link carries a random token, the table only its SHA-256. */
+export interface InvitationsTable {
+  id: string;
+  account_id: string;
+  email: string;
+  role: string;
+  token_hash: string;
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+  revoked_at: number | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   access_changes: AccessChangesTable;
   request_log: RequestLogTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  sessions: SessionsTable;
+  management_tokens: ManagementTokensTable;
+  invitations: InvitationsTable;
 }

@@ -71,6 +71,6 @@ export function maskPresentedKey(presented: string): string {
 }
 
 /** Identifiers for rows: a short kind prefix + 16 base62 characters. */
-export function newId(kind: 'acct' | 'key' | 'user'): string {
+export function newId(kind: 'acct' | 'key' | 'user' | 'mtok' | 'invite'): string {
   return `${kind}_${toBase62(randomBytes(12), 16).slice(-16)}`;
 }

@@ -46,7 +46,8 @@ function parseAttempts(text: string | null): AttemptRecord[] {
   }
 }
 
-export function toLogEntry(row: RequestLogRow): LogEntry {
+/** Bodies are not part of an entry, so summary rows (selected without them) are accepted too. */
+export function toLogEntry(row: Omit<RequestLogRow, 'request_body' | 'response_body'>): LogEntry {
   return {
     id: Number(row.id),
     requestId: row.request_id,

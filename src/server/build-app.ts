@@ -4,10 +4,13 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
+import { registerManagementApi } from '../api/manage/index.js';
+import type { ManagementServices } from '../api/manage/services.js';
 import type { DataPlane } from '../api/v1/data-plane.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { type ConsoleAssets, registerConsole } from './console-assets.js';
 import { ApiError, renderError, routeNotFound } from './errors.js';
 
 /**
@@ -22,6 +25,8 @@ export interface AppDependencies {
   logger: Logger;
   /** Checked by /readyz when configured. */
   redis?: Redis | undefined;
+  /** The management API (/api) and the web console (/console); absent when console.enabled is false. */
+  management?: { services: ManagementServices; consoleAssets: ConsoleAssets; version: string };
 }
 
 function isDataPlane(url: string | undefined): boolean {
@@ -130,6 +135,11 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });
+
+  if (dependencies.management) {
+    registerManagementApi(app, dependencies.management.services, dependencies.management.version);
+    registerConsole(app, dependencies.management.consoleAssets);
+  }
 
   return app;
 }

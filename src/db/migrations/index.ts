@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import * as initial from './0001-initial.js';
+import * as consoleUsers from './0002-console-users.js';
 import * as routingAttempts from './0003-routing-attempts.js';
 import * as limits from './0004-limits.js';
 import type { Dialect } from './dialect.js';
@@ -12,6 +13,7 @@ export interface MigrationModule {
 /** Every migration, in order. Names are recorded in the database, so never rename or reorder them. */
 export const migrations: Record<string, MigrationModule> = {
   '0001-initial': initial,
+  '0002-console-users': consoleUsers,
   '0003-routing-attempts': routingAttempts,
   '0004-limits': limits,
 };

@@ -1,0 +1,202 @@
+import { useState } from 'preact/hooks';
+import { Badge, Dialog, ErrorMessage, Link, Loading, PageHeader, RelativeTime } from '../components/common.js';
+import { useApp } from '../context.js';
+import type { AccountView, AdminModelView } from '../types.js';
+import { useAsync } from '../use-async.js';
+
+/** Operator: every account; create one, set its models, disable it, turn body logging on or off. */
+
+function ModelPicker(props: { models: AdminModelView[]; value: string[]; onChange: (models: string[]) => void }) {
+  const all = props.value.includes('*');
+  return (
+    <fieldset class="field">
+      <legend>Models the account may call</legend>
+      <label class="radio">
+        <input type="radio" checked={all} onChange={() => props.onChange(['*'])} />
+        Every configured model, including ones added later
+      </label>
+      <label class="radio">
+        <input type="radio" checked={!all} onChange={() => props.onChange([])} />
+        Only these:
+      </label>
+      {!all && (
+        <div class="checkbox-grid">
+          {props.models.map((model) => (
+            <label class="checkbox" key={model.id}>
+              <input
+                type="checkbox"
+                checked={props.value.includes(model.id)}
+                onChange={(event) =>
+                  props.onChange(
+                    event.currentTarget.checked
+                      ? [...props.value, model.id]
+                      : props.value.filter((candidate) => candidate !== model.id),
+                  )
+                }
+              />
+              {model.id} <span class="muted small">({model.provider})</span>
+            </label>
+          ))}
+        </div>
+      )}
+    </fieldset>
+  );
+}
+
+function EditAccountDialog(props: {
+  account: AccountView | undefined;
+  models: AdminModelView[];
+  onClose: (changed: boolean) => void;
+}) {
+  const { api } = useApp();
+  const creating = props.account === undefined;
+  const [name, setName] = useState(props.account?.name ?? '');
+  const [models, setModels] = useState<string[]>(props.account?.models ?? ['*']);
+  const [disabled, setDisabled] = useState(props.account?.disabled ?? false);
+  const [logBodies, setLogBodies] = useState(props.account?.logBodies ?? false);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  return (
+    <Dialog
+      title={creating ? 'Create an account' : `Account ${props.account?.name}`}
+      onClose={() => props.onClose(false)}
+    >
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          try {
+            if (creating) await api.post('/accounts', { name: name.trim(), models, logBodies });
+            else await api.patch(`/accounts/${props.account?.id}`, { models, disabled, logBodies });
+            props.onClose(true);
+          } catch (failure) {
+            setError(failure);
+            setBusy(false);
+          }
+        }}
+      >
+        {creating && (
+          <label class="field">
+            <span>Name</span>
+            <input
+              required
+              pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}"
+              title="1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+              value={name}
+              onInput={(event) => setName(event.currentTarget.value)}
+            />
+          </label>
+        )}
+        <ModelPicker models={props.models} value={models} onChange={setModels} />
+        <label class="checkbox">
+          <input type="checkbox" checked={logBodies} onChange={(event) => setLogBodies(event.currentTarget.checked)} />
+          Keep request and response bodies in this account's log
+        </label>
+        {!creating && (
+          <label class="checkbox">
+            <input type="checkbox" checked={disabled} onChange={(event) => setDisabled(event.currentTarget.checked)} />
+            Disabled: every key of the account is refused (403)
+          </label>
+        )}
+        <ErrorMessage error={error} />
+        <div class="dialog-actions">
+          <button type="button" class="button" onClick={() => props.onClose(false)}>
+            Cancel
+          </button>
+          <button type="submit" class="button primary" disabled={busy}>
+            {creating ? 'Create account' : 'Save'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+export function AdminAccountsPage() {
+  const { api, reloadAccounts } = useApp();
+  const accounts = useAsync(() => api.get<AccountView[]>('/accounts'), []);
+  const models = useAsync(() => api.get<AdminModelView[]>('/models'), []);
+  const [editing, setEditing] = useState<{ account?: AccountView }>();
+  return (
+    <>
+      <PageHeader
+        title="All accounts"
+        description="Accounts are the operator's customers: each has its own keys, models and log."
+      >
+        <button type="button" class="button primary" onClick={() => setEditing({})}>
+          Create account
+        </button>
+      </PageHeader>
+      <ErrorMessage error={accounts.error} />
+      {!accounts.data ? (
+        !accounts.error && <Loading />
+      ) : (
+        <div class="table-wrap">
+          <table class="data-table" aria-label="Accounts">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Models</th>
+                <th scope="col" class="hide-narrow">
+                  Body logging
+                </th>
+                <th scope="col" class="hide-narrow">
+                  Created
+                </th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {accounts.data.map((account) => (
+                <tr key={account.id}>
+                  <td>
+                    <Link href={`/accounts/${account.id}/keys`}>{account.name}</Link>
+                  </td>
+                  <td>{account.disabled ? <Badge tone="bad">Disabled</Badge> : <Badge tone="good">Active</Badge>}</td>
+                  <td>
+                    {account.models.includes('*') ? (
+                      <span class="muted">All</span>
+                    ) : (
+                      account.models.join(', ') || 'None'
+                    )}
+                  </td>
+                  <td class="hide-narrow">{account.logBodies ? 'On' : 'Off'}</td>
+                  <td class="hide-narrow">
+                    <RelativeTime iso={account.createdAt} />
+                  </td>
+                  <td class="actions">
+                    <button
+                      type="button"
+                      class="button small"
+                      aria-label={`Edit ${account.name}`}
+                      onClick={() => setEditing({ account })}
+                    >
+                      Edit
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {editing && (
+        <EditAccountDialog
+          account={editing.account}
+          models={models.data ?? []}
+          onClose={(changed) => {
+            setEditing(undefined);
+            if (changed) {
+              accounts.reload();
+              void reloadAccounts();
+            }
+          }}
+        />
+      )}
+    </>
+  );
+}

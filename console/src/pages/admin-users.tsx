@@ -1,0 +1,140 @@
+import { useState } from 'preact/hooks';
+import { Badge, ErrorMessage, Link, Loading, PageHeader, RelativeTime } from '../components/common.js';
+import { useApp } from '../context.js';
+import type { UserWithMemberships } from '../types.js';
+import { useAsync } from '../use-async.js';
+
+/** Operator: every user, their accounts and roles; create users, make admins, disable. */
+export function AdminUsersPage() {
+  const { api, session } = useApp();
+  const users = useAsync(() => api.get<UserWithMemberships[]>('/users'), []);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [admin, setAdmin] = useState(false);
+  const [error, setError] = useState<unknown>();
+
+  const update = async (user: UserWithMemberships, changes: { admin?: boolean; disabled?: boolean }) => {
+    setError(undefined);
+    try {
+      await api.patch(`/users/${user.id}`, changes);
+      users.reload();
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+
+  return (
+    <>
+      <PageHeader
+        title="Users"
+        description="People who sign in to this console. To give someone access to an account, invite them from the account's Members page."
+      />
+      <ErrorMessage error={users.error ?? error} />
+      {!users.data ? (
+        !users.error && <Loading />
+      ) : (
+        <div class="table-wrap">
+          <table class="data-table" aria-label="Users">
+            <thead>
+              <tr>
+                <th scope="col">E-mail address</th>
+                <th scope="col">Accounts</th>
+                <th scope="col" class="hide-narrow">
+                  Last sign-in
+                </th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {users.data.map((user) => (
+                <tr key={user.id}>
+                  <td>
+                    {user.email} {user.admin && <Badge tone="info">admin</Badge>}{' '}
+                    {user.disabled && <Badge tone="bad">disabled</Badge>}
+                    {!user.hasPassword && <Badge tone="neutral">invited</Badge>}
+                  </td>
+                  <td>
+                    {user.memberships.length === 0 ? (
+                      <span class="muted">none</span>
+                    ) : (
+                      user.memberships.map((membership, index) => (
+                        <span key={membership.accountId}>
+                          {index > 0 && ', '}
+                          <Link href={`/accounts/${membership.accountId}/members`}>{membership.accountName}</Link>{' '}
+                          <span class="muted small">({membership.role})</span>
+                        </span>
+                      ))
+                    )}
+                  </td>
+                  <td class="hide-narrow">
+                    <RelativeTime iso={user.lastSignInAt} />
+                  </td>
+                  <td class="actions">
+                    {user.id !== session.user.id && (
+                      <>
+                        <button type="button" class="button small" onClick={() => update(user, { admin: !user.admin })}>
+                          {user.admin ? 'Remove admin' : 'Make admin'}
+                        </button>
+                        <button
+                          type="button"
+                          class="button small danger-outline"
+                          onClick={() => update(user, { disabled: !user.disabled })}
+                        >
+                          {user.disabled ? 'Enable' : 'Disable'}
+                        </button>
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <section class="card">
+        <h2>Create a user</h2>
+        <form
+          class="inline-form"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setError(undefined);
+            try {
+              await api.post('/users', { email, password, admin });
+              setEmail('');
+              setPassword('');
+              setAdmin(false);
+              users.reload();
+            } catch (failure) {
+              setError(failure);
+            }
+          }}
+        >
+          <label class="field">
+            <span>E-mail address</span>
+            <input type="email" required value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
+          </label>
+          <label class="field">
+            <span>Initial password</span>
+            <input
+              type="password"
+              autoComplete="new-password"
+              required
+              minLength={10}
+              value={password}
+              onInput={(event) => setPassword(event.currentTarget.value)}
+            />
+          </label>
+          <label class="checkbox">
+            <input type="checkbox" checked={admin} onChange={(event) => setAdmin(event.currentTarget.checked)} />
+            Admin (operator)
+          </label>
+          <button type="submit" class="button primary">
+            Create user
+          </button>
+        </form>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,450 @@
+import { useState } from 'preact/hooks';
+import {
+  Badge,
+  ConfirmDialog,
+  Dialog,
+  ErrorMessage,
+  Link,
+  Loading,
+  OneTimeSecret,
+  PageHeader,
+  RelativeTime,
+} from '../components/common.js';
+import { useApp } from '../context.js';
+import { formatTime } from '../format.js';
+import type { ApiKeyView, CreatedKeyView, ModelView, RotatedKeyView } from '../types.js';
+import { useAsync } from '../use-async.js';
+
+/** API keys: create (shown once), list, rotate with a grace period (new key shown once), revoke with confirmation. */
+
+const statusTone = { active: 'good', expiring: 'warn', expired: 'neutral', revoked: 'bad' } as const;
+const statusLabel = {
+  active: 'Active',
+  expiring: 'Rotated, expiring',
+  expired: 'Expired',
+  revoked: 'Revoked',
+} as const;
+
+const expiryChoices = [
+  { value: 'never', label: 'Never' },
+  { value: '7', label: 'In 7 days' },
+  { value: '30', label: 'In 30 days' },
+  { value: '90', label: 'In 90 days' },
+  { value: '365', label: 'In 1 year' },
+  { value: 'custom', label: 'On a date…' },
+];
+
+const graceChoices = [
+  { value: 0, label: 'Immediately (the old key is exposed)' },
+  { value: 3600, label: 'After 1 hour' },
+  { value: 86_400, label: 'After 24 hours' },
+  { value: 7 * 86_400, label: 'After 7 days' },
+];
+
+type Dialogs =
+  | { kind: 'create' }
+  | { kind: 'created'; key: CreatedKeyView }
+  | { kind: 'rotate'; key: ApiKeyView }
+  | { kind: 'rotated'; key: RotatedKeyView }
+  | { kind: 'revoke'; key: ApiKeyView };
+
+export function KeysPage(props: { accountId: string }) {
+  const { api } = useApp();
+  const keys = useAsync(() => api.get<ApiKeyView[]>(`/accounts/${props.accountId}/keys`), [props.accountId]);
+  const models = useAsync(() => api.get<ModelView[]>(`/accounts/${props.accountId}/models`), [props.accountId]);
+  const [dialog, setDialog] = useState<Dialogs>();
+  const [showInactive, setShowInactive] = useState(false);
+  const close = () => {
+    setDialog(undefined);
+    keys.reload();
+  };
+  const list = (keys.data ?? []).filter((key) => showInactive || key.status === 'active' || key.status === 'expiring');
+  const hidden = (keys.data?.length ?? 0) - list.length;
+
+  return (
+    <>
+      <PageHeader
+        title="API keys"
+        description="Use one key per application and environment. A key is shown once, when it is created; rotate a key at once if it may have leaked."
+      >
+        <button type="button" class="button primary" onClick={() => setDialog({ kind: 'create' })}>
+          Create key
+        </button>
+      </PageHeader>
+      <ErrorMessage error={keys.error} />
+      {keys.loading && !keys.data ? (
+        <Loading />
+      ) : (
+        <>
+          <div class="toolbar">
+            <label class="checkbox">
+              <input
+                type="checkbox"
+                checked={showInactive}
+                onChange={(event) => setShowInactive(event.currentTarget.checked)}
+              />
+              Show revoked and expired keys{hidden > 0 && !showInactive ? ` (${hidden})` : ''}
+            </label>
+          </div>
+          {list.length === 0 ? (
+            <p class="empty">
+              No keys yet. Create one, then call <code>/v1/chat/completions</code> with it as a Bearer token.
+            </p>
+          ) : (
+            <div class="table-wrap">
+              <table class="data-table stack-narrow" aria-label="API keys">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Key</th>
+                    <th scope="col">Status</th>
+                    <th scope="col" class="hide-narrow">
+                      Models
+                    </th>
+                    <th scope="col" class="hide-narrow">
+                      Created
+                    </th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((key) => (
+                    <tr key={key.id} data-key-id={key.id}>
+                      <td data-label="Name">
+                        <strong>{key.name}</strong>
+                        {key.environment && (
+                          <>
+                            {' '}
+                            <Badge tone="info">{key.environment}</Badge>
+                          </>
+                        )}
+                      </td>
+                      <td class="nowrap" data-label="Key">
+                        <code>{key.display}</code>
+                      </td>
+                      <td data-label="Status">
+                        <Badge tone={statusTone[key.status]}>{statusLabel[key.status]}</Badge>
+                      </td>
+                      <td class="hide-narrow" data-label="Models">
+                        {key.models === null ? <span class="muted">All</span> : key.models.join(', ')}
+                      </td>
+                      <td class="hide-narrow" data-label="Created">
+                        <RelativeTime iso={key.createdAt} />
+                      </td>
+                      <td data-label="Last used">
+                        <RelativeTime iso={key.lastUsedAt} />
+                      </td>
+                      <td data-label="Expires">
+                        <RelativeTime iso={key.expiresAt} never="Never" />
+                      </td>
+                      <td class="actions">
+                        {(key.status === 'active' || key.status === 'expiring') && (
+                          <>
+                            {key.status === 'active' && (
+                              <button
+                                type="button"
+                                class="button small"
+                                aria-label={`Rotate ${key.name}`}
+                                onClick={() => setDialog({ kind: 'rotate', key })}
+                              >
+                                Rotate
+                              </button>
+                            )}
+                            <button
+                              type="button"
+                              class="button small danger-outline"
+                              aria-label={`Revoke ${key.name}`}
+                              onClick={() => setDialog({ kind: 'revoke', key })}
+                            >
+                              Revoke
+                            </button>
+                          </>
+                        )}
+                        <Link class="button small ghost" href={`/accounts/${props.accountId}/logs?key=${key.id}`}>
+                          Log
+                        </Link>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+
+      {dialog?.kind === 'create' && (
+        <CreateKeyDialog
+          accountId={props.accountId}
+          models={models.data ?? []}
+          onClose={close}
+          onCreated={(key) => setDialog({ kind: 'created', key })}
+        />
+      )}
+      {dialog?.kind === 'created' && (
+        <Dialog title={`Key "${dialog.key.name}" created`} onClose={close} locked>
+          <OneTimeSecret
+            label="Your new API key"
+            value={dialog.key.key}
+            warning="This is the only time the key is shown. Store it in your application's secret store; Switchboard keeps only a hash and cannot show it again."
+          />
+          <div class="dialog-actions">
+            <button type="button" class="button primary" onClick={close}>
+              I have stored the key
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {dialog?.kind === 'rotate' && (
+        <RotateKeyDialog
+          accountId={props.accountId}
+          apiKey={dialog.key}
+          onClose={close}
+          onRotated={(key) => setDialog({ kind: 'rotated', key })}
+        />
+      )}
+      {dialog?.kind === 'rotated' && (
+        <Dialog title={`Key "${dialog.key.name}" rotated`} onClose={close} locked>
+          <OneTimeSecret
+            label="The new API key"
+            value={dialog.key.key}
+            warning="This is the only time the new key is shown. Replace the old key in your application with it."
+          />
+          <p>
+            The old key <code>{dialog.key.previous.display}</code>{' '}
+            {dialog.key.previous.expiresAt && new Date(dialog.key.previous.expiresAt).getTime() > Date.now() + 5000
+              ? `keeps working until ${formatTime(dialog.key.previous.expiresAt)}.`
+              : 'no longer works.'}
+          </p>
+          <div class="dialog-actions">
+            <button type="button" class="button primary" onClick={close}>
+              I have stored the key
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {dialog?.kind === 'revoke' && (
+        <ConfirmDialog
+          title={`Revoke "${dialog.key.name}"?`}
+          confirmLabel="Revoke key"
+          onClose={() => setDialog(undefined)}
+          onConfirm={async () => {
+            await api.post(`/accounts/${props.accountId}/keys/${dialog.key.id}/revoke`);
+            close();
+          }}
+        >
+          <p>
+            Every application using <code>{dialog.key.display}</code> will be refused (401) within a second. This cannot
+            be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
+
+function CreateKeyDialog(props: {
+  accountId: string;
+  models: ModelView[];
+  onClose: () => void;
+  onCreated: (key: CreatedKeyView) => void;
+}) {
+  const { api } = useApp();
+  const [name, setName] = useState('');
+  const [environment, setEnvironment] = useState('');
+  const [expiry, setExpiry] = useState('never');
+  const [customDate, setCustomDate] = useState('');
+  const [restrict, setRestrict] = useState(false);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+
+  const expiresAt = (): string | undefined => {
+    if (expiry === 'never') return undefined;
+    if (expiry === 'custom') return customDate ? new Date(`${customDate}T23:59:59`).toISOString() : undefined;
+    return new Date(Date.now() + Number(expiry) * 86_400_000).toISOString();
+  };
+
+  return (
+    <Dialog title="Create an API key" onClose={props.onClose}>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setError(undefined);
+          if (restrict && chosen.length === 0) {
+            setError(new Error('Choose at least one model, or allow all of them.'));
+            return;
+          }
+          if (expiry === 'custom' && !customDate) {
+            setError(new Error('Choose the expiry date.'));
+            return;
+          }
+          setBusy(true);
+          try {
+            const created = await api.post<CreatedKeyView>(`/accounts/${props.accountId}/keys`, {
+              name: name.trim(),
+              environment: environment.trim() || undefined,
+              models: restrict ? chosen : undefined,
+              expiresAt: expiresAt(),
+            });
+            props.onCreated(created);
+          } catch (failure) {
+            setError(failure);
+            setBusy(false);
+          }
+        }}
+      >
+        <label class="field">
+          <span>Name</span>
+          <input
+            required
+            maxLength={100}
+            placeholder="e.g. checkout-service"
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+          />
+          <small>What the key is for: the application that will use it.</small>
+        </label>
+        <label class="field">
+          <span>Environment</span>
+          <input
+            list="environment-suggestions"
+            maxLength={50}
+            placeholder="e.g. production"
+            value={environment}
+            onInput={(event) => setEnvironment(event.currentTarget.value)}
+          />
+          <datalist id="environment-suggestions">
+            <option value="production" />
+            <option value="staging" />
+            <option value="development" />
+            <option value="test" />
+          </datalist>
+        </label>
+        <label class="field">
+          <span>Expires</span>
+          <select value={expiry} onChange={(event) => setExpiry(event.currentTarget.value)}>
+            {expiryChoices.map((choice) => (
+              <option key={choice.value} value={choice.value}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        {expiry === 'custom' && (
+          <label class="field">
+            <span>Expiry date (end of the day, your time)</span>
+            <input
+              type="date"
+              required
+              min={new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}
+              value={customDate}
+              onInput={(event) => setCustomDate(event.currentTarget.value)}
+            />
+          </label>
+        )}
+        <fieldset class="field">
+          <legend>Models</legend>
+          <label class="radio">
+            <input type="radio" name="model-scope" checked={!restrict} onChange={() => setRestrict(false)} />
+            Every model of the account ({props.models.length})
+          </label>
+          <label class="radio">
+            <input type="radio" name="model-scope" checked={restrict} onChange={() => setRestrict(true)} />
+            Only these models:
+          </label>
+          {restrict && (
+            <div class="checkbox-grid">
+              {props.models.map((model) => (
+                <label class="checkbox" key={model.id}>
+                  <input
+                    type="checkbox"
+                    checked={chosen.includes(model.id)}
+                    onChange={(event) =>
+                      setChosen(
+                        event.currentTarget.checked
+                          ? [...chosen, model.id]
+                          : chosen.filter((candidate) => candidate !== model.id),
+                      )
+                    }
+                  />
+                  {model.id}
+                </label>
+              ))}
+            </div>
+          )}
+        </fieldset>
+        <ErrorMessage error={error} />
+        <div class="dialog-actions">
+          <button type="button" class="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="button primary" disabled={busy}>
+            Create key
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function RotateKeyDialog(props: {
+  accountId: string;
+  apiKey: ApiKeyView;
+  onClose: () => void;
+  onRotated: (key: RotatedKeyView) => void;
+}) {
+  const { api } = useApp();
+  const [grace, setGrace] = useState(86_400);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  return (
+    <Dialog title={`Rotate "${props.apiKey.name}"`} onClose={props.onClose}>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          try {
+            props.onRotated(
+              await api.post<RotatedKeyView>(`/accounts/${props.accountId}/keys/${props.apiKey.id}/rotate`, {
+                gracePeriodSeconds: grace,
+              }),
+            );
+          } catch (failure) {
+            setError(failure);
+            setBusy(false);
+          }
+        }}
+      >
+        <p>
+          A new key replaces <code>{props.apiKey.display}</code>, with the same name, environment, models and expiry.
+        </p>
+        <label class="field">
+          <span>The old key stops working</span>
+          <select value={grace} onChange={(event) => setGrace(Number(event.currentTarget.value))}>
+            {graceChoices.map((choice) => (
+              <option key={choice.value} value={choice.value}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+          <small>Give your deployments time to pick up the new key, unless the old one has leaked.</small>
+        </label>
+        <ErrorMessage error={error} />
+        <div class="dialog-actions">
+          <button type="button" class="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="button primary" disabled={busy}>
+            Rotate key
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,321 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { queryString } from '../api.js';
+import { Badge, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
+import { useApp } from '../context.js';
+import { formatCost, formatInteger, formatMs, formatTime } from '../format.js';
+import { navigate } from '../router.js';
+import type { ApiKeyView, LogEntryView, LogPage, ModelView } from '../types.js';
+import { useAsync } from '../use-async.js';
+
+/**
+ * The request log, newest first. Filters live in the address (so a filtered view can be bookmarked or shared);
+ * "Load older" follows the API's keyset cursor, so page 500 is as fast as page 1.
+ */
+
+const ranges: Record<string, { label: string; ms?: number }> = {
+  '1h': { label: 'Last hour', ms: 3_600_000 },
+  '24h': { label: 'Last 24 hours', ms: 86_400_000 },
+  '7d': { label: 'Last 7 days', ms: 7 * 86_400_000 },
+  '30d': { label: 'Last 30 days', ms: 30 * 86_400_000 },
+  all: { label: 'All time' },
+  custom: { label: 'Between…' },
+};
+
+const statusChoices = [
+  { value: '', label: 'Any status' },
+  { value: 'success', label: 'Success' },
+  { value: 'error', label: 'Any error' },
+  { value: 'client_error', label: 'Client errors (4xx)' },
+  { value: 'server_error', label: 'Server errors (5xx)' },
+  { value: 'cancelled', label: 'Cancelled by client' },
+];
+
+const pageSize = 50;
+
+/** datetime-local input value (local time, minutes) <-> ISO. */
+const toLocalInput = (iso: string) => {
+  const date = new Date(iso);
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+const fromLocalInput = (value: string) => (value ? new Date(value).toISOString() : '');
+
+export function statusBadge(entry: Pick<LogEntryView, 'status' | 'outcome' | 'error'>) {
+  const tone =
+    entry.outcome === 'success'
+      ? 'good'
+      : entry.outcome === 'cancelled'
+        ? 'neutral'
+        : entry.status >= 500
+          ? 'bad'
+          : 'warn';
+  return (
+    <Badge tone={tone}>
+      {entry.status}
+      {entry.error?.code ? ` ${entry.error.code}` : entry.outcome === 'cancelled' ? ' cancelled' : ''}
+    </Badge>
+  );
+}
+
+export function LogsPage(props: { accountId?: string; query: URLSearchParams }) {
+  const { api, accounts } = useApp();
+  const admin = props.accountId === undefined;
+  const filters = {
+    account: admin ? (props.query.get('account') ?? '') : '',
+    key: props.query.get('key') ?? '',
+    model: props.query.get('model') ?? '',
+    status: props.query.get('status') ?? '',
+    range: props.query.get('range') ?? '24h',
+    from: props.query.get('from') ?? '',
+    to: props.query.get('to') ?? '',
+  };
+  const scopeAccount = props.accountId ?? (filters.account || undefined);
+  const basePath = admin ? '/admin/logs' : `/accounts/${props.accountId}/logs`;
+  const setFilter = (changes: Partial<typeof filters>) => {
+    const next = { ...filters, ...changes };
+    if (next.range === '24h') next.range = '';
+    navigate(`${basePath}${queryString(next)}`, { replace: true });
+  };
+
+  const keys = useAsync(
+    () => (scopeAccount ? api.get<ApiKeyView[]>(`/accounts/${scopeAccount}/keys`) : Promise.resolve([])),
+    [scopeAccount],
+  );
+  const models = useAsync(
+    () =>
+      scopeAccount
+        ? api.get<ModelView[]>(`/accounts/${scopeAccount}/models`)
+        : admin
+          ? api.get<ModelView[]>('/models')
+          : Promise.resolve([]),
+    [scopeAccount],
+  );
+
+  const apiQuery = () => {
+    const range = ranges[filters.range];
+    const now = Date.now();
+    return {
+      account: admin ? filters.account : undefined,
+      key: filters.key,
+      model: filters.model,
+      status: filters.status,
+      from: filters.range === 'custom' ? filters.from : range?.ms ? new Date(now - range.ms).toISOString() : undefined,
+      to: filters.range === 'custom' ? filters.to : undefined,
+      limit: pageSize,
+    };
+  };
+  const listPath = admin ? '/logs' : `/accounts/${props.accountId}/logs`;
+  const filterKey = JSON.stringify(filters);
+  // "Load older" must continue the query the first page ran (a relative range's start is fixed at that moment).
+  const lastQuery = useRef<ReturnType<typeof apiQuery> | undefined>(undefined);
+  const first = useAsync(() => {
+    lastQuery.current = apiQuery();
+    return api.get<LogPage>(`${listPath}${queryString(lastQuery.current)}`);
+  }, [listPath, filterKey]);
+  const [older, setOlder] = useState<{ rows: LogEntryView[]; cursor: string | null }>({ rows: [], cursor: null });
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const [olderError, setOlderError] = useState<unknown>();
+  useEffect(() => {
+    setOlder({ rows: [], cursor: first.data?.nextCursor ?? null });
+  }, [first.data]);
+
+  const rows = [...(first.data?.data ?? []), ...older.rows];
+  const accountName = (id: string) => accounts.find((account) => account.id === id)?.name ?? id;
+  const detailPath = (entry: LogEntryView) =>
+    admin ? `/admin/logs/${entry.requestId}` : `/accounts/${props.accountId}/logs/${entry.requestId}`;
+
+  return (
+    <>
+      <PageHeader
+        title={admin ? 'Request log, all accounts' : 'Request log'}
+        description="Every request to /v1, newest first. Select a row's time for the full record."
+      >
+        <button type="button" class="button" onClick={first.reload}>
+          Refresh
+        </button>
+      </PageHeader>
+      <form class="filters" aria-label="Filters" onSubmit={(event) => event.preventDefault()}>
+        {admin && (
+          <label class="field">
+            <span>Account</span>
+            <select
+              value={filters.account}
+              onChange={(event) => setFilter({ account: event.currentTarget.value, key: '' })}
+            >
+              <option value="">All accounts</option>
+              {accounts.map((account) => (
+                <option key={account.id} value={account.id}>
+                  {account.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <label class="field">
+          <span>Key</span>
+          <select
+            value={filters.key}
+            disabled={!scopeAccount}
+            onChange={(event) => setFilter({ key: event.currentTarget.value })}
+          >
+            <option value="">{scopeAccount ? 'Any key' : 'Any key (choose an account)'}</option>
+            {(keys.data ?? []).map((key) => (
+              <option key={key.id} value={key.id}>
+                {key.name} ({key.display}){key.status === 'revoked' ? ', revoked' : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field">
+          <span>Model</span>
+          <select value={filters.model} onChange={(event) => setFilter({ model: event.currentTarget.value })}>
+            <option value="">Any model</option>
+            {filters.model && !(models.data ?? []).some((model) => model.id === filters.model) && (
+              <option value={filters.model}>{filters.model}</option>
+            )}
+            {(models.data ?? []).map((model) => (
+              <option key={model.id} value={model.id}>
+                {model.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field">
+          <span>Status</span>
+          <select value={filters.status} onChange={(event) => setFilter({ status: event.currentTarget.value })}>
+            {statusChoices.map((choice) => (
+              <option key={choice.value} value={choice.value}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field">
+          <span>Time</span>
+          <select value={filters.range} onChange={(event) => setFilter({ range: event.currentTarget.value })}>
+            {Object.entries(ranges).map(([value, range]) => (
+              <option key={value} value={value}>
+                {range.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        {filters.range === 'custom' && (
+          <>
+            <label class="field">
+              <span>From</span>
+              <input
+                type="datetime-local"
+                value={filters.from ? toLocalInput(filters.from) : ''}
+                onChange={(event) => setFilter({ from: fromLocalInput(event.currentTarget.value) })}
+              />
+            </label>
+            <label class="field">
+              <span>To</span>
+              <input
+                type="datetime-local"
+                value={filters.to ? toLocalInput(filters.to) : ''}
+                onChange={(event) => setFilter({ to: fromLocalInput(event.currentTarget.value) })}
+              />
+            </label>
+          </>
+        )}
+      </form>
+      <ErrorMessage error={first.error} />
+      {first.loading && !first.data ? (
+        <Loading />
+      ) : rows.length === 0 ? (
+        <p class="empty">No requests match these filters.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="data-table stack-narrow" aria-label="Requests" aria-busy={first.loading}>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                {admin && <th scope="col">Account</th>}
+                <th scope="col">Key</th>
+                <th scope="col">Model</th>
+                <th scope="col">Status</th>
+                <th scope="col" class="number">
+                  Latency
+                </th>
+                <th scope="col" class="number hide-narrow">
+                  TTFT
+                </th>
+                <th scope="col" class="number hide-narrow">
+                  Tokens in / out
+                </th>
+                <th scope="col" class="number">
+                  Cost
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((entry) => (
+                <tr key={entry.id} data-request-id={entry.requestId}>
+                  <td class="nowrap" data-label="Time">
+                    <Link href={detailPath(entry)}>{formatTime(entry.time)}</Link>
+                  </td>
+                  {admin && <td data-label="Account">{accountName(entry.accountId)}</td>}
+                  <td class="nowrap" data-label="Key">
+                    {entry.keyName}
+                  </td>
+                  <td data-label="Model">
+                    {entry.model || <span class="muted">–</span>}
+                    {entry.stream && <span class="muted small"> stream</span>}
+                  </td>
+                  <td data-label="Status">{statusBadge(entry)}</td>
+                  <td class="number" data-label="Latency">
+                    {formatMs(entry.latencyMs)}
+                  </td>
+                  <td class="number hide-narrow" data-label="TTFT">
+                    {formatMs(entry.ttftMs)}
+                  </td>
+                  <td class="number hide-narrow" data-label="Tokens in / out">
+                    {entry.usage.promptTokens === null && entry.usage.completionTokens === null
+                      ? '–'
+                      : `${formatInteger(entry.usage.promptTokens ?? 0)} / ${formatInteger(entry.usage.completionTokens ?? 0)}`}
+                    {entry.usage.estimated && (
+                      <abbr title="Estimated: the upstream reported no usage" class="muted">
+                        {' '}
+                        est.
+                      </abbr>
+                    )}
+                  </td>
+                  <td class="number" data-label="Cost">
+                    {formatCost(entry.costUsd)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorMessage error={olderError} />
+      {older.cursor && (
+        <div class="load-more">
+          <button
+            type="button"
+            class="button"
+            disabled={loadingOlder}
+            onClick={async () => {
+              setLoadingOlder(true);
+              setOlderError(undefined);
+              try {
+                const page = await api.get<LogPage>(
+                  `${listPath}${queryString({ ...(lastQuery.current ?? apiQuery()), cursor: older.cursor })}`,
+                );
+                setOlder({ rows: [...older.rows, ...page.data], cursor: page.nextCursor });
+              } catch (failure) {
+                setOlderError(failure);
+              } finally {
+                setLoadingOlder(false);
+              }
+            }}
+          >
+            {loadingOlder ? 'Loading…' : 'Load older requests'}
+          </button>
+        </div>
+      )}
+    </>
+  );
+}

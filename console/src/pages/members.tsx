@@ -1,0 +1,201 @@
+import { useState } from 'preact/hooks';
+import {
+  Badge,
+  ConfirmDialog,
+  Dialog,
+  ErrorMessage,
+  Loading,
+  OneTimeSecret,
+  PageHeader,
+  RelativeTime,
+} from '../components/common.js';
+import { useApp } from '../context.js';
+import type { CreatedInvitationView, InvitationView, MemberView } from '../types.js';
+import { useAsync } from '../use-async.js';
+
+/** The account's people. Owners (and admins) invite by link, change roles and remove members. */
+export function MembersPage(props: { accountId: string }) {
+  const { api, accounts, session } = useApp();
+  const account = accounts.find((candidate) => candidate.id === props.accountId);
+  const canManage = session.user.admin || account?.role === 'owner';
+  const members = useAsync(() => api.get<MemberView[]>(`/accounts/${props.accountId}/members`), [props.accountId]);
+  const invitations = useAsync(
+    () => (canManage ? api.get<InvitationView[]>(`/accounts/${props.accountId}/invitations`) : Promise.resolve([])),
+    [props.accountId, canManage],
+  );
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<'member' | 'owner'>('member');
+  const [created, setCreated] = useState<CreatedInvitationView>();
+  const [removing, setRemoving] = useState<MemberView>();
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  return (
+    <>
+      <PageHeader
+        title="Members"
+        description="Owners manage members and invitations; every member can manage keys and read the log and usage."
+      />
+      <ErrorMessage error={members.error ?? error} />
+      {!members.data ? (
+        !members.error && <Loading />
+      ) : (
+        <div class="table-wrap">
+          <table class="data-table" aria-label="Members">
+            <thead>
+              <tr>
+                <th scope="col">E-mail address</th>
+                <th scope="col">Role</th>
+                <th scope="col">Last sign-in</th>
+                {canManage && (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {members.data.map((member) => (
+                <tr key={member.userId}>
+                  <td>
+                    {member.email} {member.disabled && <Badge tone="bad">disabled</Badge>}
+                  </td>
+                  <td>
+                    {canManage ? (
+                      <select
+                        aria-label={`Role of ${member.email}`}
+                        value={member.role}
+                        onChange={async (event) => {
+                          setError(undefined);
+                          try {
+                            await api.patch(`/accounts/${props.accountId}/members/${member.userId}`, {
+                              role: event.currentTarget.value,
+                            });
+                          } catch (failure) {
+                            setError(failure);
+                          }
+                          members.reload();
+                        }}
+                      >
+                        <option value="owner">Owner</option>
+                        <option value="member">Member</option>
+                      </select>
+                    ) : (
+                      member.role
+                    )}
+                  </td>
+                  <td>
+                    <RelativeTime iso={member.lastSignInAt} />
+                  </td>
+                  {canManage && (
+                    <td class="actions">
+                      <button
+                        type="button"
+                        class="button small danger-outline"
+                        aria-label={`Remove ${member.email}`}
+                        onClick={() => setRemoving(member)}
+                      >
+                        Remove
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {canManage && (
+        <>
+          <section class="card">
+            <h2>Invite someone</h2>
+            <form
+              class="inline-form"
+              onSubmit={async (event) => {
+                event.preventDefault();
+                setBusy(true);
+                setError(undefined);
+                try {
+                  setCreated(
+                    await api.post<CreatedInvitationView>(`/accounts/${props.accountId}/invitations`, { email, role }),
+                  );
+                  setEmail('');
+                  invitations.reload();
+                } catch (failure) {
+                  setError(failure);
+                } finally {
+                  setBusy(false);
+                }
+              }}
+            >
+              <label class="field">
+                <span>E-mail address</span>
+                <input type="email" required value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
+              </label>
+              <label class="field">
+                <span>Role</span>
+                <select value={role} onChange={(event) => setRole(event.currentTarget.value as 'member' | 'owner')}>
+                  <option value="member">Member</option>
+                  <option value="owner">Owner</option>
+                </select>
+              </label>
+              <button type="submit" class="button primary" disabled={busy}>
+                Create invitation link
+              </button>
+            </form>
+          </section>
+          {(invitations.data?.length ?? 0) > 0 && (
+            <section class="card">
+              <h2>Open invitations</h2>
+              <ul class="plain-list">
+                {invitations.data?.map((invitation) => (
+                  <li key={invitation.id}>
+                    {invitation.email} as {invitation.role}, expires <RelativeTime iso={invitation.expiresAt} />{' '}
+                    <button
+                      type="button"
+                      class="button small ghost"
+                      onClick={async () => {
+                        await api.delete(`/accounts/${props.accountId}/invitations/${invitation.id}`);
+                        invitations.reload();
+                      }}
+                    >
+                      Revoke
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+        </>
+      )}
+      {created && (
+        <Dialog title="Invitation created" onClose={() => setCreated(undefined)} locked>
+          <OneTimeSecret
+            label={`Link for ${created.email}`}
+            value={`${window.location.origin}${created.path}`}
+            warning="Send this link to the person; it is shown only now, works once, and expires. Switchboard sends no e-mail."
+          />
+          <div class="dialog-actions">
+            <button type="button" class="button primary" onClick={() => setCreated(undefined)}>
+              Done
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {removing && (
+        <ConfirmDialog
+          title={`Remove ${removing.email}?`}
+          confirmLabel="Remove member"
+          onClose={() => setRemoving(undefined)}
+          onConfirm={async () => {
+            await api.delete(`/accounts/${props.accountId}/members/${removing.userId}`);
+            setRemoving(undefined);
+            members.reload();
+          }}
+        >
+          <p>They lose access to this account's keys, log and usage at once. Keys they created keep working.</p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}

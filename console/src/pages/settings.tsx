@@ -1,0 +1,250 @@
+import { useState } from 'preact/hooks';
+import {
+  Badge,
+  ConfirmDialog,
+  Dialog,
+  ErrorMessage,
+  OneTimeSecret,
+  PageHeader,
+  RelativeTime,
+} from '../components/common.js';
+import { useApp } from '../context.js';
+import type { CreatedManagementTokenView, ManagementTokenView } from '../types.js';
+import { useAsync } from '../use-async.js';
+
+/** The signed-in user's password and management tokens (for scripts calling /api). */
+export function SettingsPage() {
+  const { session } = useApp();
+  return (
+    <>
+      <PageHeader title="Settings" description={`Signed in as ${session.user.email}.`} />
+      <PasswordForm />
+      <Tokens />
+    </>
+  );
+}
+
+function PasswordForm() {
+  const { api } = useApp();
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState(false);
+  return (
+    <section class="card">
+      <h2>Change password</h2>
+      <form
+        class="stack-form"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setError(undefined);
+          setDone(false);
+          if (next !== repeat) {
+            setError(new Error('The new passwords are not the same.'));
+            return;
+          }
+          try {
+            await api.post('/session/password', { currentPassword: current, newPassword: next });
+            setCurrent('');
+            setNext('');
+            setRepeat('');
+            setDone(true);
+          } catch (failure) {
+            setError(failure);
+          }
+        }}
+      >
+        <label class="field">
+          <span>Current password</span>
+          <input
+            type="password"
+            autoComplete="current-password"
+            required
+            value={current}
+            onInput={(event) => setCurrent(event.currentTarget.value)}
+          />
+        </label>
+        <label class="field">
+          <span>New password (at least 10 characters)</span>
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={10}
+            value={next}
+            onInput={(event) => setNext(event.currentTarget.value)}
+          />
+        </label>
+        <label class="field">
+          <span>Repeat the new password</span>
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            value={repeat}
+            onInput={(event) => setRepeat(event.currentTarget.value)}
+          />
+        </label>
+        <ErrorMessage error={error} />
+        {done && (
+          <p class="success" role="status">
+            Password changed. Your other sessions were signed out.
+          </p>
+        )}
+        <div>
+          <button type="submit" class="button primary">
+            Change password
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function Tokens() {
+  const { api, accounts } = useApp();
+  const tokens = useAsync(() => api.get<ManagementTokenView[]>('/tokens'), []);
+  const [name, setName] = useState('');
+  const [scope, setScope] = useState('');
+  const [days, setDays] = useState('90');
+  const [created, setCreated] = useState<CreatedManagementTokenView>();
+  const [revoking, setRevoking] = useState<ManagementTokenView>();
+  const [error, setError] = useState<unknown>();
+  const accountName = (id: string | null) =>
+    id === null ? 'All your accounts' : (accounts.find((account) => account.id === id)?.name ?? id);
+  return (
+    <section class="card">
+      <h2>Management tokens</h2>
+      <p class="muted">
+        For scripts calling the management API (<a href="/api/openapi.json">OpenAPI document</a>): send{' '}
+        <code>Authorization: Bearer sbm_…</code>. A token acts as you, optionally for one account only.
+      </p>
+      <ErrorMessage error={tokens.error ?? error} />
+      {(tokens.data?.length ?? 0) > 0 && (
+        <div class="table-wrap">
+          <table class="data-table" aria-label="Management tokens">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Token</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.data?.map((token) => (
+                <tr key={token.id}>
+                  <td>{token.name}</td>
+                  <td>
+                    <code>{token.display}</code>{' '}
+                    {token.status !== 'active' && <Badge tone="neutral">{token.status}</Badge>}
+                  </td>
+                  <td>{accountName(token.accountId)}</td>
+                  <td>
+                    <RelativeTime iso={token.lastUsedAt} />
+                  </td>
+                  <td>
+                    <RelativeTime iso={token.expiresAt} never="Never" />
+                  </td>
+                  <td class="actions">
+                    {token.status === 'active' && (
+                      <button
+                        type="button"
+                        class="button small danger-outline"
+                        aria-label={`Revoke ${token.name}`}
+                        onClick={() => setRevoking(token)}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <form
+        class="inline-form"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setError(undefined);
+          try {
+            setCreated(
+              await api.post<CreatedManagementTokenView>('/tokens', {
+                name: name.trim(),
+                accountId: scope || undefined,
+                expiresInDays: days === 'never' ? undefined : Number(days),
+              }),
+            );
+            setName('');
+            tokens.reload();
+          } catch (failure) {
+            setError(failure);
+          }
+        }}
+      >
+        <label class="field">
+          <span>Name</span>
+          <input required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        </label>
+        <label class="field">
+          <span>Scope</span>
+          <select value={scope} onChange={(event) => setScope(event.currentTarget.value)}>
+            <option value="">All your accounts</option>
+            {accounts.map((account) => (
+              <option key={account.id} value={account.id}>
+                {account.name} only
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field">
+          <span>Expires</span>
+          <select value={days} onChange={(event) => setDays(event.currentTarget.value)}>
+            <option value="30">In 30 days</option>
+            <option value="90">In 90 days</option>
+            <option value="365">In 1 year</option>
+            <option value="never">Never</option>
+          </select>
+        </label>
+        <button type="submit" class="button primary">
+          Create token
+        </button>
+      </form>
+      {created && (
+        <Dialog title="Management token created" onClose={() => setCreated(undefined)} locked>
+          <OneTimeSecret
+            label={created.name}
+            value={created.token}
+            warning="This is the only time the token is shown. Store it where your script reads its secrets."
+          />
+          <div class="dialog-actions">
+            <button type="button" class="button primary" onClick={() => setCreated(undefined)}>
+              I have stored the token
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {revoking && (
+        <ConfirmDialog
+          title={`Revoke "${revoking.name}"?`}
+          confirmLabel="Revoke token"
+          onClose={() => setRevoking(undefined)}
+          onConfirm={async () => {
+            await api.delete(`/tokens/${revoking.id}`);
+            setRevoking(undefined);
+            tokens.reload();
+          }}
+        >
+          <p>Scripts using it are refused from their next request.</p>
+        </ConfirmDialog>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,68 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { Api } from '../api.js';
+import { ErrorMessage } from '../components/common.js';
+import type { SessionView } from '../types.js';
+
+export function SignInPage(props: { api: Api; onSignedIn: (session: SessionView) => Promise<void> }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    document.title = 'Sign in · Switchboard';
+  }, []);
+  return (
+    <main class="auth-page" id="main">
+      <form
+        class="auth-card"
+        aria-labelledby="sign-in-title"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          try {
+            const session = await props.api.post<SessionView>('/session', { email, password });
+            setPassword('');
+            await props.onSignedIn(session);
+          } catch (failure) {
+            setError(failure);
+            setBusy(false);
+          }
+        }}
+      >
+        <div class="auth-brand">
+          <img src="/console/favicon.svg" alt="" width="32" height="32" />
+          <span>Switchboard</span>
+        </div>
+        <h1 id="sign-in-title">Sign in</h1>
+        <label class="field">
+          <span>E-mail address</span>
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            value={email}
+            onInput={(event) => setEmail(event.currentTarget.value)}
+          />
+        </label>
+        <label class="field">
+          <span>Password</span>
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(event) => setPassword(event.currentTarget.value)}
+          />
+        </label>
+        <ErrorMessage error={error} />
+        <button type="submit" class="button primary wide" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+        <p class="muted small">No account yet? Ask your operator or an account owner for an invitation link.</p>
+      </form>
+    </main>
+  );
+}

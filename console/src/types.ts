@@ -1,0 +1,23 @@
+/** The API's response types, inferred from the server's own zod schemas so the two cannot disagree. */
+export type {
+  AccountView,
+  AdminModelView,
+  ApiKeyView,
+  CreatedInvitationView,
+  CreatedKeyView,
+  CreatedManagementTokenView,
+  InvitationPreviewView,
+  InvitationView,
+  LogDetailView,
+  LogEntryView,
+  LogPage,
+  ManagementTokenView,
+  MemberView,
+  ModelView,
+  RotatedKeyView,
+  SessionView,
+  UsagePoint,
+  UsageTotals,
+  UsageView,
+  UserWithMemberships,
+} from '../../src/api/manage/schemas.js';

@@ -1,0 +1,67 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ManagementServices } from './services.js';
+
+/**
+ * The session cookie. HttpOnly (no script can read it), SameSite=Strict (never sent on cross-site requests),
+ * Path=/api (only the management API ever receives it), Secure when the console is reached over TLS.
+ */
+
+export const sessionCookieName = 'switchboard_session';
+
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const separator = part.indexOf('=');
+    if (separator === -1) continue;
+    if (part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
+  }
+  return undefined;
+}
+
+/** Whether the request reached us over TLS, directly or (only when the proxy is trusted) per X-Forwarded-Proto. */
+export function isSecureRequest(request: FastifyRequest, services: ManagementServices): boolean {
+  const socket = request.raw.socket as { encrypted?: boolean };
+  if (socket.encrypted) return true;
+  if (!services.config.console.trustProxy) return false;
+  const forwarded = request.headers['x-forwarded-proto'];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+  return first === 'https';
+}
+
+function secureAttribute(request: FastifyRequest, services: ManagementServices): string {
+  const mode = services.config.console.secureCookies;
+  const secure = mode === 'always' || (mode === 'auto' && isSecureRequest(request, services));
+  return secure ? '; Secure' : '';
+}
+
+export function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: ManagementServices,
+  token: string,
+  maxAgeMs: number,
+): void {
+  reply.header(
+    'set-cookie',
+    `${sessionCookieName}=${token}; Path=/api; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(maxAgeMs / 1000)}${secureAttribute(request, services)}`,
+  );
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply, services: ManagementServices): void {
+  reply.header(
+    'set-cookie',
+    `${sessionCookieName}=; Path=/api; HttpOnly; SameSite=Strict; Max-Age=0${secureAttribute(request, services)}`,
+  );
+}
+
+/** The client's address for rate limiting: the socket's, or the last X-Forwarded-For hop when the proxy is trusted. */
+export function clientAddress(request: FastifyRequest, services: ManagementServices): string {
+  if (services.config.console.trustProxy) {
+    const header = request.headers['x-forwarded-for'];
+    const value = Array.isArray(header) ? header.join(',') : header;
+    const last = value?.split(',').at(-1)?.trim();
+    if (last) return last;
+  }
+  return request.raw.socket.remoteAddress ?? 'unknown';
+}

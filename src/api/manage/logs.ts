@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
+import type { RequestLogRow } from '../../db/repositories/request-log.js';
+import {
+  findRequestLogEntry,
+  type RequestLogFilter,
+  searchRequestLog,
+  statusClasses,
+} from '../../db/repositories/request-log-search.js';
+import { toLogEntry } from '../../request-log/entry.js';
+import { invalidRequest, notFound } from '../../server/errors.js';
+import { cursorParam, encodeCursor, limitParam, timeParam } from './query-params.js';
+import { defineRoute } from './route.js';
+import { accountParams, type LogDetailView, type LogPage, logDetailSchema, logPageSchema } from './schemas.js';
+import type { ManagementServices } from './services.js';
+
+/** The request log: an account's (members) and everyone's (admins). Newest first, keyset-paginated. */
+
+const filterFields = {
+  key: z.string().min(1).max(100).optional().describe('key id'),
+  model: z.string().min(1).max(256).optional().describe('public model name'),
+  status: z.enum(statusClasses).optional().describe('client_error = 4xx, server_error = 5xx'),
+  from: timeParam.optional().describe('inclusive; ISO 8601 or epoch ms'),
+  to: timeParam.optional().describe('exclusive; ISO 8601 or epoch ms'),
+  cursor: cursorParam.optional(),
+  limit: limitParam(200, 50),
+};
+
+const accountLogQuery = z.strictObject(filterFields);
+const adminLogQuery = z.strictObject({ ...filterFields, account: z.string().min(1).max(100).optional() });
+
+type LogQuery = z.output<typeof accountLogQuery>;
+
+async function page(services: ManagementServices, filter: RequestLogFilter, query: LogQuery): Promise<LogPage> {
+  if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
+    throw invalidRequest('from must be earlier than to', 'from');
+  }
+  // One row more than asked says whether there is a next page without counting.
+  const rows = await searchRequestLog(services.database.db, {
+    ...filter,
+    limit: query.limit + 1,
+    before: query.cursor,
+  });
+  const data = rows.slice(0, query.limit).map(toLogEntry);
+  const last = rows.length > query.limit ? rows[query.limit - 1] : undefined;
+  return {
+    data,
+    nextCursor: last ? encodeCursor({ createdAt: Number(last.created_at), id: Number(last.id) }) : null,
+  };
+}
+
+function detail(row: RequestLogRow): LogDetailView {
+  return {
+    ...toLogEntry(row),
+    bodiesLogged: row.request_body !== null || row.response_body !== null,
+    requestBody: row.request_body,
+    responseBody: row.response_body,
+  };
+}
+
+const requestIdParams = { requestId: z.string().min(1).max(100) };
+
+export const logRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/accounts/:accountId/logs',
+    tag: 'Request log',
+    summary: "The account's request log, newest first, keyset-paginated and filterable",
+    description:
+      'Follow nextCursor for older rows. Filters combine (AND). Rows never include bodies; fetch one entry for them.',
+    auth: 'user',
+    access: 'account-member',
+    params: accountParams,
+    query: accountLogQuery,
+    response: logPageSchema,
+    handle: async ({ caller, params, query, services }) => {
+      const { account } = await authorizeAccount(services.database.db, caller, params.accountId, 'read');
+      return page(services, { ...query, accountId: account.id, keyId: query.key }, query);
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/api/accounts/:accountId/logs/:requestId',
+    tag: 'Request log',
+    summary: 'One request, with its bodies when body logging was on for the account',
+    auth: 'user',
+    access: 'account-member',
+    params: accountParams.extend(requestIdParams),
+    response: logDetailSchema,
+    handle: async ({ caller, params, services }) => {
+      const db = services.database.db;
+      const { account } = await authorizeAccount(db, caller, params.accountId, 'read');
+      const row = await findRequestLogEntry(db, params.requestId, account.id);
+      if (!row)
+        throw notFound(`no request "${params.requestId.slice(0, 100)}" in this account's log`, 'request_not_found');
+      return detail(row);
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/api/logs',
+    tag: 'Request log',
+    summary: 'The request log across all accounts (admin), newest first, keyset-paginated and filterable',
+    auth: 'user',
+    access: 'admin',
+    query: adminLogQuery,
+    response: logPageSchema,
+    handle: async ({ caller, query, services }) => {
+      requireAdmin(caller);
+      return page(services, { ...query, accountId: query.account, keyId: query.key }, query);
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/api/logs/:requestId',
+    tag: 'Request log',
+    summary: 'One request of any account (admin)',
+    auth: 'user',
+    access: 'admin',
+    params: z.strictObject(requestIdParams),
+    response: logDetailSchema,
+    handle: async ({ caller, params, services }) => {
+      requireAdmin(caller);
+      const row = await findRequestLogEntry(services.database.db, params.requestId, undefined);
+      if (!row) throw notFound(`no request "${params.requestId.slice(0, 100)}"`, 'request_not_found');
+      return detail(row);
+    },
+  }),
+];

@@ -1,0 +1,189 @@
+import { z } from 'zod';
+import { authorizeAccount } from '../../access/account-access.js';
+import { findUserById } from '../../db/repositories/users.js';
+import { notFound } from '../../server/errors.js';
+import {
+  acceptInvitation,
+  createInvitation,
+  invitationPath,
+  listInvitations,
+  previewInvitation,
+  revokeInvitation,
+} from '../../users/invitations.js';
+import { listMembers, removeMember, setMemberRole } from '../../users/service.js';
+import { clientAddress } from './cookies.js';
+import { defineRoute } from './route.js';
+import {
+  accountParams,
+  createdInvitationSchema,
+  invitationPreviewSchema,
+  invitationSchema,
+  memberSchema,
+  roleSchema,
+  sessionSchema,
+} from './schemas.js';
+import { startSession, tooManyAttempts } from './session.js';
+
+/**
+ * An account's people: members see who else is in; owners (and admins) invite, change roles and remove. Invitations
+ * are accepted by whoever holds the link, with the password of the invited address.
+ */
+
+const memberParams = accountParams.extend({ userId: z.string().min(1).max(100) });
+const invitationParams = accountParams.extend({ invitationId: z.string().min(1).max(100) });
+const invitationToken = z.string().min(1).max(200);
+
+export const memberRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/accounts/:accountId/members',
+    tag: 'Members',
+    summary: "The account's members and their roles",
+    auth: 'user',
+    access: 'account-member',
+    params: accountParams,
+    response: z.array(memberSchema),
+    handle: async ({ caller, params, services }) => {
+      const { account } = await authorizeAccount(services.database.db, caller, params.accountId, 'read');
+      return listMembers(services.database.db, account.id);
+    },
+  }),
+
+  defineRoute({
+    method: 'PATCH',
+    path: '/api/accounts/:accountId/members/:userId',
+    tag: 'Members',
+    summary: "Change a member's role (owners); the last owner cannot be demoted",
+    auth: 'user',
+    access: 'account-owner',
+    params: memberParams,
+    body: z.strictObject({ role: roleSchema }),
+    response: memberSchema,
+    handle: async ({ caller, params, body, services }) => {
+      const db = services.database.db;
+      const { account } = await authorizeAccount(db, caller, params.accountId, 'manage-members');
+      await setMemberRole(db, account.id, params.userId, body.role);
+      const member = (await listMembers(db, account.id)).find((candidate) => candidate.userId === params.userId);
+      if (!member) throw notFound('no such member of this account', 'member_not_found');
+      return member;
+    },
+  }),
+
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/accounts/:accountId/members/:userId',
+    tag: 'Members',
+    summary: 'Remove a member from the account (owners); the last owner cannot be removed',
+    auth: 'user',
+    access: 'account-owner',
+    params: memberParams,
+    status: 204,
+    handle: async ({ caller, params, services }) => {
+      const db = services.database.db;
+      const { account } = await authorizeAccount(db, caller, params.accountId, 'manage-members');
+      await removeMember(db, account.id, params.userId);
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/api/accounts/:accountId/invitations',
+    tag: 'Members',
+    summary: 'Invitations that can still be accepted (owners)',
+    auth: 'user',
+    access: 'account-owner',
+    params: accountParams,
+    response: z.array(invitationSchema),
+    handle: async ({ caller, params, services }) => {
+      const { account } = await authorizeAccount(services.database.db, caller, params.accountId, 'manage-members');
+      return listInvitations(services.database.db, account.id);
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/api/accounts/:accountId/invitations',
+    tag: 'Members',
+    summary: 'Invite someone by e-mail address with a role (owners); returns the link once',
+    description:
+      'Switchboard sends no e-mail: pass the link (console origin + path) to the person. It is valid for ' +
+      'console.invitation_ttl and can be used once.',
+    auth: 'user',
+    access: 'account-owner',
+    params: accountParams,
+    body: z.strictObject({ email: z.string().max(320), role: roleSchema }),
+    response: createdInvitationSchema,
+    status: 201,
+    handle: async ({ caller, params, body, services }) => {
+      const db = services.database.db;
+      const { account } = await authorizeAccount(db, caller, params.accountId, 'manage-members');
+      const { token, invitation } = await createInvitation(db, {
+        accountId: account.id,
+        email: body.email,
+        role: body.role,
+        createdBy: caller.userId,
+        ttlMs: services.config.console.invitationTtlMs,
+      });
+      return { ...invitation, token, path: invitationPath(token) };
+    },
+  }),
+
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/accounts/:accountId/invitations/:invitationId',
+    tag: 'Members',
+    summary: 'Revoke an invitation (owners)',
+    auth: 'user',
+    access: 'account-owner',
+    params: invitationParams,
+    status: 204,
+    handle: async ({ caller, params, services }) => {
+      const db = services.database.db;
+      const { account } = await authorizeAccount(db, caller, params.accountId, 'manage-members');
+      await revokeInvitation(db, account.id, params.invitationId);
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/api/invitations/preview',
+    tag: 'Members',
+    summary: 'What an invitation link is for (account, role, address), before accepting it',
+    description: 'The token travels in a POST body rather than the URL, so it never lands in access logs.',
+    auth: 'public',
+    access: 'anyone',
+    body: z.strictObject({ token: invitationToken }),
+    response: invitationPreviewSchema,
+    handle: async ({ body, services }) => previewInvitation(services.database.db, body.token),
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/api/invitations/accept',
+    tag: 'Members',
+    summary: 'Accept an invitation: choose a password (new user) or confirm yours; signs in',
+    auth: 'public',
+    access: 'anyone',
+    body: z.strictObject({ token: invitationToken, password: z.string().max(4096) }),
+    response: sessionSchema,
+    handle: async ({ body, services, request, reply }) => {
+      const db = services.database.db;
+      const preview = await previewInvitation(db, body.token);
+      const address = clientAddress(request, services);
+      const wait = services.signInLimiter.retryAfterSeconds(preview.email, address);
+      if (wait > 0) throw tooManyAttempts(wait);
+      let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
+      try {
+        accepted = await acceptInvitation(db, body.token, body.password);
+      } catch (error) {
+        if ((error as { code?: string }).code === 'invalid_credentials') {
+          services.signInLimiter.recordFailure(preview.email, address);
+        }
+        throw error;
+      }
+      const user = await findUserById(db, accepted.id);
+      if (!user) throw notFound('the invited user no longer exists', 'user_not_found');
+      return startSession(services, request, reply, user);
+    },
+  }),
+];

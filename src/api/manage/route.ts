@@ -1,0 +1,132 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { Caller } from '../../access/account-access.js';
+import { ApiError, forbidden, invalidRequest } from '../../server/errors.js';
+import { isValidCsrfToken } from '../../users/sessions.js';
+import { notSignedIn, resolveCaller } from './caller.js';
+import type { ManagementServices } from './services.js';
+
+/**
+ * One declaration per management route: method, path, who may call it, and zod schemas for its params, query, body
+ * and response. The same declarations register the Fastify routes and produce /api/openapi.json, so the document
+ * cannot drift from what the server accepts.
+ *
+ * Every route gets here, in this order: the caller (management token or session cookie), CSRF for state changes
+ * made with a cookie, then validation. Handlers receive typed input and return the response body.
+ */
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** public: anyone (the caller is resolved when present); user: signed in or a token; session: the console only. */
+export type RouteAuth = 'public' | 'user' | 'session';
+
+// biome-ignore lint/suspicious/noExplicitAny: the route table holds routes of every input type
+export type AnyRoute = RouteDefinition<any, any, any, any>;
+
+export interface RouteContext<Params, Query, Body, Auth extends RouteAuth> {
+  caller: Auth extends 'public' ? Caller | undefined : Caller;
+  params: Params;
+  query: Query;
+  body: Body;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  services: ManagementServices;
+}
+
+export interface RouteDefinition<Params, Query, Body, Auth extends RouteAuth> {
+  method: Method;
+  /** Fastify syntax: /api/accounts/:accountId/keys */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  auth: Auth;
+  /** Who may call it, for the documentation and the security tests: the check itself is in the handler. */
+  access: 'anyone' | 'signed-in' | 'account-member' | 'account-owner' | 'admin';
+  params?: z.ZodType<Params>;
+  query?: z.ZodType<Query>;
+  body?: z.ZodType<Body>;
+  /** The success response body; omitted for 204. */
+  response?: z.ZodType;
+  status?: 200 | 201 | 204;
+  handle(context: RouteContext<Params, Query, Body, Auth>): Promise<unknown>;
+}
+
+/** Declares a route, inferring its input types from its schemas. */
+export function defineRoute<
+  Params = Record<string, never>,
+  Query = Record<string, never>,
+  Body = undefined,
+  Auth extends RouteAuth = RouteAuth,
+>(route: RouteDefinition<Params, Query, Body, Auth>): RouteDefinition<Params, Query, Body, Auth> {
+  return route;
+}
+
+/** Turns the first zod issue into the OpenAI-style 400, naming the parameter. */
+function parseInput<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
+  if (!schema) return (where === 'body' ? undefined : {}) as T;
+  const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue?.path.map(String).join('.') ?? '';
+  if (where === 'body' && value === undefined)
+    throw invalidRequest('This request needs a JSON body.', null, 'missing_body');
+  const unknownKeys = issue?.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
+  throw invalidRequest(
+    `Invalid ${where}${path ? ` field '${path}'` : ''}: ${issue?.message ?? 'invalid value'}${unknownKeys}`,
+    path || null,
+    'invalid_value',
+  );
+}
+
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[], services: ManagementServices): void {
+  for (const route of routes) {
+    app.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => {
+        // Everything under /api is private to its caller: no shared cache may keep it.
+        reply.header('cache-control', 'no-store');
+        // A browser marks requests another site made it send; nothing legitimate on /api comes from another site.
+        if (request.headers['sec-fetch-site'] === 'cross-site') {
+          throw forbidden('Cross-site requests are not accepted.', 'cross_site_request');
+        }
+        const caller = await resolveCaller(request, services);
+        if (route.auth !== 'public' && !caller) throw notSignedIn();
+        if (route.auth === 'session' && caller?.via !== 'session') {
+          throw forbidden('This can only be done from a signed-in console session, not with a token.', 'session_only');
+        }
+        if (caller?.via === 'session' && !safeMethods.has(request.method)) {
+          const presented = request.headers['x-csrf-token'];
+          if (
+            caller.sessionId === undefined ||
+            !isValidCsrfToken(caller.sessionId, services.secret, Array.isArray(presented) ? presented[0] : presented)
+          ) {
+            throw forbidden(
+              'Missing or invalid x-csrf-token header (get the token from GET /api/session).',
+              'csrf_token_invalid',
+            );
+          }
+        }
+        // JSON only: a plain-text or form body (which a cross-site form could send without a preflight) is refused.
+        const contentType = request.headers['content-type'];
+        if (request.body !== undefined && !/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
+          throw new ApiError({
+            status: 415,
+            type: 'invalid_request_error',
+            code: 'unsupported_media_type',
+            message: 'Send the body as JSON, with Content-Type: application/json.',
+          });
+        }
+        const params = parseInput(route.params, request.params, 'path parameter');
+        const query = parseInput(route.query, request.query, 'query parameter');
+        const body = parseInput(route.body, request.body, 'body');
+        const result = await route.handle({ caller, params, query, body, request, reply, services });
+        if (route.status === 204) return reply.code(204).send();
+        return reply.code(route.status ?? 200).send(result);
+      },
+    });
+  }
+}

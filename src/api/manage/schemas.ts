@@ -1,0 +1,237 @@
+import { z } from 'zod';
+
+/**
+ * The shapes the management API returns, as zod schemas: they document the API (openapi.ts turns them into JSON
+ * Schema), the console imports their inferred types, and the tests parse real responses with them, so a response
+ * that drifts from its documentation fails a test.
+ */
+
+const isoTime = z.string().describe('ISO 8601 time, UTC');
+const id = (prefix: string) => z.string().describe(`identifier, "${prefix}_…"`);
+
+export const roleSchema = z.enum(['owner', 'member']);
+
+export const userSchema = z.object({
+  id: id('user'),
+  email: z.string(),
+  admin: z.boolean(),
+  disabled: z.boolean(),
+  hasPassword: z.boolean(),
+  createdAt: isoTime,
+  lastSignInAt: isoTime.nullable(),
+});
+
+export const membershipSchema = z.object({
+  accountId: id('acct'),
+  accountName: z.string(),
+  role: roleSchema,
+  accountDisabled: z.boolean(),
+});
+
+export const userWithMembershipsSchema = userSchema.extend({ memberships: z.array(membershipSchema) });
+
+export const sessionSchema = z.object({
+  user: z.object({ id: id('user'), email: z.string(), admin: z.boolean() }),
+  memberships: z.array(membershipSchema),
+  /** Send it back in the x-csrf-token header of every POST, PATCH and DELETE made with the session cookie. */
+  csrfToken: z.string().describe('send back in the x-csrf-token header of state-changing requests'),
+  expiresAt: isoTime,
+});
+
+export const accountSchema = z.object({
+  id: id('acct'),
+  name: z.string(),
+  models: z.array(z.string()).describe('models the account may call; ["*"] = every configured model'),
+  disabled: z.boolean(),
+  logBodies: z.boolean(),
+  createdAt: isoTime,
+  role: roleSchema.nullable().describe("the caller's role; null for an admin who is not a member"),
+});
+
+export const keyStatusSchema = z.enum(['active', 'expiring', 'expired', 'revoked']);
+
+export const apiKeySchema = z.object({
+  id: id('key'),
+  accountId: id('acct'),
+  name: z.string(),
+  environment: z.string().nullable(),
+  display: z.string().describe('prefix and last four characters; the key itself is never returned again'),
+  models: z.array(z.string()).nullable().describe('null: every model of the account; otherwise narrower'),
+  status: keyStatusSchema.describe('expiring: rotated, still valid until expiresAt'),
+  createdAt: isoTime,
+  lastUsedAt: isoTime.nullable(),
+  expiresAt: isoTime.nullable(),
+  revokedAt: isoTime.nullable(),
+  replacedBy: z.string().nullable(),
+});
+
+export const createdKeySchema = apiKeySchema.extend({
+  key: z.string().describe('the API key; shown in this response only, never again'),
+});
+
+export const rotatedKeySchema = createdKeySchema.extend({ previous: apiKeySchema });
+
+export const logEntrySchema = z.object({
+  id: z.number().int(),
+  requestId: z.string(),
+  time: isoTime,
+  accountId: id('acct'),
+  keyId: id('key'),
+  keyName: z.string(),
+  model: z.string(),
+  provider: z.string().nullable(),
+  upstreamModel: z.string().nullable(),
+  status: z.number().int(),
+  outcome: z.string().describe('success | error | cancelled (the client went away; status 499)'),
+  error: z
+    .object({ type: z.string().nullable(), code: z.string().nullable(), message: z.string().nullable() })
+    .nullable(),
+  stream: z.boolean(),
+  latencyMs: z.number(),
+  ttftMs: z.number().nullable(),
+  usage: z.object({
+    promptTokens: z.number().nullable(),
+    completionTokens: z.number().nullable(),
+    totalTokens: z.number().nullable(),
+    cachedTokens: z.number().nullable(),
+    reasoningTokens: z.number().nullable(),
+    estimated: z.boolean(),
+  }),
+  costUsd: z.number().nullable(),
+  userAgent: z.string().nullable(),
+});
+
+export const logPageSchema = z.object({
+  data: z.array(logEntrySchema),
+  nextCursor: z.string().nullable().describe('pass as ?cursor= for the next (older) page; null at the end'),
+});
+
+export const logDetailSchema = logEntrySchema.extend({
+  bodiesLogged: z.boolean().describe('true when bodies were kept for this request (body logging on for the account)'),
+  requestBody: z.string().nullable(),
+  responseBody: z.string().nullable(),
+});
+
+export const usagePointSchema = z.object({
+  start: isoTime,
+  requests: z.number().int(),
+  errors: z.number().int(),
+  cancelled: z.number().int(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  totalTokens: z.number().int(),
+  costUsd: z.number(),
+  latencyP50Ms: z.number().nullable().describe('of successful requests; null when there were none'),
+  latencyP95Ms: z.number().nullable(),
+});
+
+export const usageTotalsSchema = usagePointSchema.omit({ start: true });
+
+export const usageSchema = z.object({
+  from: isoTime,
+  to: isoTime,
+  bucket: z.enum(['hour', 'day']),
+  groupBy: z.enum(['none', 'key', 'model']),
+  totals: usageTotalsSchema,
+  series: z.array(
+    z.object({
+      id: z.string().nullable().describe('key id or model name; null when not grouped'),
+      name: z.string().nullable(),
+      totals: usageTotalsSchema,
+      points: z.array(usagePointSchema),
+    }),
+  ),
+});
+
+export const modelSchema = z.object({
+  id: z.string(),
+  provider: z.string(),
+  providerType: z.string(),
+  ownedBy: z.string(),
+  contextWindow: z.number().int().nullable(),
+  pricing: z
+    .object({
+      inputPerMillion: z.number(),
+      outputPerMillion: z.number(),
+      cachedInputPerMillion: z.number(),
+      reasoningPerMillion: z.number(),
+    })
+    .nullable()
+    .describe('US dollars per million tokens'),
+});
+
+export const adminModelSchema = modelSchema.extend({ upstreamModel: z.string() });
+
+export const memberSchema = z.object({
+  userId: id('user'),
+  email: z.string(),
+  role: roleSchema,
+  disabled: z.boolean(),
+  lastSignInAt: isoTime.nullable(),
+  since: isoTime,
+});
+
+export const invitationSchema = z.object({
+  id: id('invite'),
+  accountId: id('acct'),
+  email: z.string(),
+  role: roleSchema,
+  createdAt: isoTime,
+  expiresAt: isoTime,
+});
+
+export const createdInvitationSchema = invitationSchema.extend({
+  token: z.string().describe('the invitation secret; shown in this response only'),
+  path: z.string().describe('console path that accepts it: the console origin + this path is the link to send'),
+});
+
+export const invitationPreviewSchema = z.object({
+  email: z.string(),
+  accountName: z.string(),
+  role: roleSchema,
+  expiresAt: isoTime,
+  existingUser: z.boolean().describe('true: confirm your password; false: choose one'),
+});
+
+export const managementTokenSchema = z.object({
+  id: id('mtok'),
+  name: z.string(),
+  display: z.string(),
+  accountId: z.string().nullable().describe('null: every account the user may act on'),
+  createdAt: isoTime,
+  lastUsedAt: isoTime.nullable(),
+  expiresAt: isoTime.nullable(),
+  revokedAt: isoTime.nullable(),
+  status: z.enum(['active', 'expired', 'revoked']),
+});
+
+export const createdManagementTokenSchema = managementTokenSchema.extend({
+  token: z.string().describe('the token; shown in this response only'),
+});
+
+/** Path parameters. */
+export const accountParams = z.strictObject({ accountId: z.string().min(1).max(100) });
+export const keyParams = accountParams.extend({ keyId: z.string().min(1).max(100) });
+
+export type UserView = z.infer<typeof userSchema>;
+export type UserWithMemberships = z.infer<typeof userWithMembershipsSchema>;
+export type Membership = z.infer<typeof membershipSchema>;
+export type SessionView = z.infer<typeof sessionSchema>;
+export type AccountView = z.infer<typeof accountSchema>;
+export type ApiKeyView = z.infer<typeof apiKeySchema>;
+export type CreatedKeyView = z.infer<typeof createdKeySchema>;
+export type RotatedKeyView = z.infer<typeof rotatedKeySchema>;
+export type LogEntryView = z.infer<typeof logEntrySchema>;
+export type LogPage = z.infer<typeof logPageSchema>;
+export type LogDetailView = z.infer<typeof logDetailSchema>;
+export type UsageView = z.infer<typeof usageSchema>;
+export type UsagePoint = z.infer<typeof usagePointSchema>;
+export type UsageTotals = z.infer<typeof usageTotalsSchema>;
+export type ModelView = z.infer<typeof modelSchema>;
+export type AdminModelView = z.infer<typeof adminModelSchema>;
+export type MemberView = z.infer<typeof memberSchema>;
+export type InvitationView = z.infer<typeof invitationSchema>;
+export type CreatedInvitationView = z.infer<typeof createdInvitationSchema>;
+export type InvitationPreviewView = z.infer<typeof invitationPreviewSchema>;
+export type ManagementTokenView = z.infer<typeof managementTokenSchema>;
+export type CreatedManagementTokenView = z.infer<typeof createdManagementTokenSchema>;

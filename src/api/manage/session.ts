@@ -1,0 +1,168 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Caller } from '../../access/account-access.js';
+import { findUserByEmail, listMembershipsOfUser, type UserRow, updateUser } from '../../db/repositories/users.js';
+import { ApiError, forbidden, unauthorized } from '../../server/errors.js';
+import { needsRehash, verifyPassword } from '../../users/password.js';
+import { normaliseEmail, setUserPassword } from '../../users/service.js';
+import { createSession, csrfTokenFor, endOtherSessions, endSession } from '../../users/sessions.js';
+import { clearSessionCookie, clientAddress, readCookie, sessionCookieName, setSessionCookie } from './cookies.js';
+import { defineRoute } from './route.js';
+import { type Membership, type SessionView, sessionSchema } from './schemas.js';
+import type { ManagementServices } from './services.js';
+
+/** Signing in and out of the console, the current session, and changing one's own password. */
+
+export async function membershipsOf(services: ManagementServices, userId: string): Promise<Membership[]> {
+  return (await listMembershipsOfUser(services.database.db, userId)).map((row) => ({
+    accountId: row.account_id,
+    accountName: row.account_name,
+    role: row.role as Membership['role'],
+    accountDisabled: row.account_disabled === 1,
+  }));
+}
+
+async function sessionView(
+  services: ManagementServices,
+  user: Pick<UserRow, 'id' | 'email' | 'is_admin'>,
+  sessionId: string,
+  expiresAt: number,
+): Promise<SessionView> {
+  return {
+    user: { id: user.id, email: user.email, admin: user.is_admin === 1 },
+    memberships: await membershipsOf(services, user.id),
+    csrfToken: csrfTokenFor(sessionId, services.secret),
+    expiresAt: new Date(expiresAt).toISOString(),
+  };
+}
+
+/** Starts a session for a user whose credentials were just checked: new token, cookie, session view. */
+export async function startSession(
+  services: ManagementServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRow,
+): Promise<SessionView> {
+  const policy = {
+    ttlMs: services.config.console.sessionTtlMs,
+    idleTimeoutMs: services.config.console.sessionIdleTimeoutMs,
+  };
+  const { token, session } = await createSession(services.database.db, user.id, policy);
+  await updateUser(services.database.db, user.id, { last_sign_in_at: Date.now() });
+  setSessionCookie(request, reply, services, token, policy.ttlMs);
+  return sessionView(services, user, session.id, Math.min(session.expires_at, Date.now() + policy.idleTimeoutMs));
+}
+
+export function tooManyAttempts(retryAfterSeconds: number): ApiError {
+  return new ApiError({
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'too_many_sign_in_attempts',
+    message: `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+}
+
+const invalidCredentials = () =>
+  unauthorized('The e-mail address or the password is not correct.', 'invalid_credentials');
+
+function sessionIdOf(caller: Caller): string {
+  if (caller.sessionId === undefined) throw forbidden('This needs a console session.', 'session_only');
+  return caller.sessionId;
+}
+
+export const sessionRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/session',
+    tag: 'Session',
+    summary: 'The signed-in user, their accounts, and the CSRF token for state-changing requests',
+    auth: 'session',
+    access: 'signed-in',
+    response: sessionSchema,
+    handle: async ({ caller, services }) => {
+      const user = { id: caller.userId, email: caller.email, is_admin: caller.admin ? 1 : 0 };
+      const session = await services.database.db
+        .selectFrom('sessions')
+        .select(['expires_at', 'last_seen_at'])
+        .where('id', '=', sessionIdOf(caller))
+        .executeTakeFirstOrThrow();
+      const expiresAt = Math.min(
+        Number(session.expires_at),
+        Number(session.last_seen_at) + services.config.console.sessionIdleTimeoutMs,
+      );
+      return sessionView(services, user, sessionIdOf(caller), expiresAt);
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/api/session',
+    tag: 'Session',
+    summary: 'Sign in with e-mail address and password; sets the session cookie',
+    description:
+      'Failed attempts are limited per e-mail address and per client address (console.sign_in_max_failures per ' +
+      'console.sign_in_window); past the limit the answer is 429 with retry-after.',
+    auth: 'public',
+    access: 'anyone',
+    body: z.strictObject({ email: z.string().max(320), password: z.string().max(4096) }),
+    response: sessionSchema,
+    handle: async ({ body, services, request, reply }) => {
+      const email = normaliseEmail(body.email);
+      const address = clientAddress(request, services);
+      const wait = services.signInLimiter.retryAfterSeconds(email, address);
+      if (wait > 0) throw tooManyAttempts(wait);
+      const user = await findUserByEmail(services.database.db, email);
+      const hash = user?.password_hash ?? (await services.decoyPasswordHash);
+      const matches = await verifyPassword(body.password, hash);
+      if (!user || user.password_hash === null || !matches) {
+        services.signInLimiter.recordFailure(email, address);
+        services.logger.info({ email, address }, 'console sign-in failed');
+        throw invalidCredentials();
+      }
+      services.signInLimiter.recordSuccess(email);
+      if (user.disabled === 1) throw forbidden('This user is disabled; ask the operator.', 'user_disabled');
+      if (needsRehash(user.password_hash)) await setUserPassword(services.database.db, user.id, body.password);
+      return startSession(services, request, reply, user);
+    },
+  }),
+
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/session',
+    tag: 'Session',
+    summary: 'Sign out: ends the session on the server and clears the cookie',
+    auth: 'session',
+    access: 'signed-in',
+    status: 204,
+    handle: async ({ services, request, reply }) => {
+      const cookie = readCookie(request, sessionCookieName);
+      if (cookie) await endSession(services.database.db, cookie);
+      clearSessionCookie(request, reply, services);
+    },
+  }),
+
+  defineRoute({
+    method: 'POST',
+    path: '/api/session/password',
+    tag: 'Session',
+    summary: "Change one's own password; every other session of the user ends",
+    auth: 'session',
+    access: 'signed-in',
+    body: z.strictObject({ currentPassword: z.string().max(4096), newPassword: z.string().max(4096) }),
+    status: 204,
+    handle: async ({ caller, body, services, request }) => {
+      const db = services.database.db;
+      const address = clientAddress(request, services);
+      const wait = services.signInLimiter.retryAfterSeconds(caller.email, address);
+      if (wait > 0) throw tooManyAttempts(wait);
+      const user = await findUserByEmail(db, caller.email);
+      if (!user?.password_hash || !(await verifyPassword(body.currentPassword, user.password_hash))) {
+        services.signInLimiter.recordFailure(caller.email, address);
+        throw unauthorized('The current password is not correct.', 'invalid_credentials');
+      }
+      await setUserPassword(db, user.id, body.newPassword);
+      await endOtherSessions(db, user.id, sessionIdOf(caller));
+    },
+  }),
+];

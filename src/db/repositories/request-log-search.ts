@@ -1,0 +1,124 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Database } from '../schema.js';
+import type { RequestLogCursor, RequestLogRow } from './request-log.js';
+
+/**
+ * Request-log queries for the console and the management API: filters and keyset pagination that stay fast at
+ * millions of rows per account. Each filter is an equality that leads one of the (account_id, X, created_at, id)
+ * indexes (migration 0002), and the cursor is a range on created_at, so every page (the first or the ten-thousandth)
+ * is an index seek plus `limit` rows walked newest first. No OFFSET, no COUNT.
+ */
+
+/** success | error (any) | client_error (4xx) | server_error (5xx) | cancelled (the client went away). */
+export type StatusClass = 'success' | 'error' | 'client_error' | 'server_error' | 'cancelled';
+export const statusClasses: readonly StatusClass[] = ['success', 'error', 'client_error', 'server_error', 'cancelled'];
+
+export interface RequestLogFilter {
+  /** Absent only for operator-wide queries. */
+  accountId?: string | undefined;
+  keyId?: string | undefined;
+  model?: string | undefined;
+  status?: StatusClass | undefined;
+  /** Inclusive lower bound, ms. */
+  from?: number | undefined;
+  /** Exclusive upper bound, ms. */
+  to?: number | undefined;
+}
+
+export interface RequestLogSearch extends RequestLogFilter {
+  limit: number;
+  before?: RequestLogCursor | undefined;
+}
+
+/** A log row without its bodies (which may be a megabyte each): what lists show. */
+export type RequestLogSummaryRow = Omit<RequestLogRow, 'request_body' | 'response_body'>;
+
+const summaryColumns = [
+  'id',
+  'request_id',
+  'created_at',
+  'account_id',
+  'key_id',
+  'key_name',
+  'model',
+  'provider',
+  'upstream_model',
+  'status',
+  'outcome',
+  'error_type',
+  'error_code',
+  'error_message',
+  'stream',
+  'latency_ms',
+  'ttft_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'total_tokens',
+  'usage_estimated',
+  'cost_usd',
+  'user_agent',
+  'served_model',
+  'deployment',
+  'attempt_count',
+  'attempts',
+  'cache_write_tokens',
+] as const satisfies ReadonlyArray<keyof RequestLogSummaryRow>;
+
+/** Applies a filter's conditions to any query over request_log. */
+export function applyRequestLogFilter<Output>(
+  query: SelectQueryBuilder<Database, 'request_log', Output>,
+  filter: RequestLogFilter,
+): SelectQueryBuilder<Database, 'request_log', Output> {
+  let select = query;
+  if (filter.accountId !== undefined) select = select.where('account_id', '=', filter.accountId);
+  if (filter.keyId !== undefined) select = select.where('key_id', '=', filter.keyId);
+  if (filter.model !== undefined) select = select.where('model', '=', filter.model);
+  switch (filter.status) {
+    case undefined:
+      break;
+    case 'success':
+    case 'error':
+    case 'cancelled':
+      select = select.where('outcome', '=', filter.status);
+      break;
+    case 'client_error':
+      select = select.where('outcome', '=', 'error').where('status', '>=', 400).where('status', '<', 500);
+      break;
+    case 'server_error':
+      select = select.where('outcome', '=', 'error').where('status', '>=', 500);
+      break;
+  }
+  if (filter.from !== undefined) select = select.where('created_at', '>=', filter.from);
+  if (filter.to !== undefined) select = select.where('created_at', '<', filter.to);
+  return select;
+}
+
+/** Newest first; returns up to `limit` rows older than the cursor. */
+export async function searchRequestLog(
+  db: Kysely<Database>,
+  search: RequestLogSearch,
+): Promise<RequestLogSummaryRow[]> {
+  let select = applyRequestLogFilter(db.selectFrom('request_log').select(summaryColumns), search);
+  const before = search.before;
+  if (before) {
+    // "(created_at, id) < (t, i)" written as a range on created_at plus a tie-breaker, so that both engines seek the
+    // index to t instead of walking from the newest row.
+    select = select
+      .where('created_at', '<=', before.createdAt)
+      .where((where) => where.or([where('created_at', '<', before.createdAt), where('id', '<', before.id)]));
+  }
+  return select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(search.limit).execute();
+}
+
+/** One row with its bodies, by request id; scoped to an account unless the caller is the operator. */
+export async function findRequestLogEntry(
+  db: Kysely<Database>,
+  requestId: string,
+  accountId: string | undefined,
+): Promise<RequestLogRow | undefined> {
+  let select = db.selectFrom('request_log').selectAll().where('request_id', '=', requestId);
+  if (accountId !== undefined) select = select.where('account_id', '=', accountId);
+  return select.executeTakeFirst();
+}

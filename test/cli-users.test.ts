@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, runCliJson } from './support/cli.js';
+import { apiRequest } from './support/console.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+/** `switchboard users …`: the operator's way to the first admin, invitations and password resets. */
+
+let directory: string;
+let configFile: string;
+let dataDir: string;
+let mock: MockUpstream;
+/** One gateway on the CLI's data directory for the whole file: the CLI writes the database the server reads. */
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-users-cli-'));
+  dataDir = path.join(directory, 'data');
+  configFile = path.join(directory, 'switchboard.yaml');
+  writeFileSync(
+    configFile,
+    [
+      'server:',
+      `  data_dir: ${dataDir}`,
+      'console:',
+      '  public_url: https://gateway.example.com/',
+      'providers:',
+      '  - name: local',
+      '    type: openai',
+      '    base_url: http://127.0.0.1:9/v1',
+      'models:',
+      '  - name: small',
+      '    provider: local',
+      '',
+    ].join('\n'),
+  );
+  gateway = await startTestGateway({ mock, dataDir });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await mock?.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const withConfig = (...args: string[]) => [...args, '--config', configFile];
+
+async function canSignIn(email: string, password: string): Promise<number> {
+  return (await apiRequest(gateway.url, 'POST', '/api/session', { body: { email, password } })).status;
+}
+
+describe('switchboard users', () => {
+  it('creates the first admin with the password read from stdin, who can then sign in', async () => {
+    const created = await runCliJson<{ email: string; admin: boolean; id: string }>(
+      withConfig('users', 'create', 'Root@Example.com', '--admin'),
+      { input: 'the admin password\n' },
+    );
+    expect(created).toMatchObject({ email: 'root@example.com', admin: true });
+    expect(await canSignIn('root@example.com', 'the admin password')).toBe(200);
+    expect(await canSignIn('root@example.com', 'another password')).toBe(401);
+  });
+
+  it('refuses a short password, a duplicate address and a bad role', async () => {
+    const short = await runCli(withConfig('users', 'create', 'x@example.com'), { input: 'short\n' });
+    expect(short.code).not.toBe(0);
+    expect(short.stderr).toContain('at least 10 characters');
+    const duplicate = await runCli(withConfig('users', 'create', 'root@example.com'), {
+      input: 'long enough password\n',
+    });
+    expect(duplicate.stderr).toContain('already exists');
+    const role = await runCli(withConfig('users', 'create', 'y@example.com', '--account', 'acme', '--role', 'boss'), {
+      input: 'long enough password\n',
+    });
+    expect(role.stderr).toContain('role must be');
+  });
+
+  it('creates an account member, lists users with their accounts', async () => {
+    await runCliJson(withConfig('accounts', 'create', 'initech'));
+    await runCliJson(withConfig('users', 'create', 'dev@acme.test', '--account', 'initech', '--role', 'member'), {
+      input: 'developer password\n',
+    });
+    const list = await runCliJson<Array<{ email: string; memberships: Array<{ account: string; role: string }> }>>(
+      withConfig('users', 'list'),
+    );
+    expect(list.map((user) => user.email)).toEqual(['dev@acme.test', 'root@example.com']);
+    expect(list[0]?.memberships).toEqual([{ account: 'initech', role: 'member' }]);
+    const human = await runCli(withConfig('users', 'list'));
+    expect(human.stdout).toContain('initech (member)');
+    expect(human.stdout).not.toMatch(/scrypt|developer password/);
+  });
+
+  it('invites someone with a one-time link on the public URL, which they accept', async () => {
+    const invited = await runCliJson<{ link: string; token: string; email: string; role: string }>(
+      withConfig('users', 'invite', 'new@acme.test', '--account', 'acme', '--role', 'owner'),
+    );
+    expect(invited.link).toBe(`https://gateway.example.com/console/invitation#token=${invited.token}`);
+    const human = await runCli(withConfig('users', 'invite', 'other@acme.test', '--account', 'acme'));
+    expect(human.stdout).toMatch(/https:\/\/gateway\.example\.com\/console\/invitation#token=sbi_/);
+    expect(human.stdout).toContain('shown only this once');
+    const accepted = await apiRequest(gateway.url, 'POST', '/api/invitations/accept', {
+      body: { token: invited.token, password: 'newcomer password' },
+    });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.memberships).toEqual([expect.objectContaining({ accountName: 'acme', role: 'owner' })]);
+  });
+
+  it('resets a password, disables and re-enables a user, and keeps the last admin', async () => {
+    await runCliJson(withConfig('users', 'set-password', 'dev@acme.test'), { input: 'a replaced password\n' });
+    expect(await canSignIn('dev@acme.test', 'developer password')).toBe(401);
+    expect(await canSignIn('dev@acme.test', 'a replaced password')).toBe(200);
+    await runCliJson(withConfig('users', 'disable', 'dev@acme.test'));
+    expect(await canSignIn('dev@acme.test', 'a replaced password')).toBe(403);
+    await runCliJson(withConfig('users', 'enable', 'dev@acme.test'));
+    expect(await canSignIn('dev@acme.test', 'a replaced password')).toBe(200);
+    const lastAdmin = await runCli(withConfig('users', 'set-admin', 'root@example.com', 'off'));
+    expect(lastAdmin.code).not.toBe(0);
+    expect(lastAdmin.stderr).toContain('last active admin');
+    const promoted = await runCliJson<{ admin: boolean }>(withConfig('users', 'set-admin', 'dev@acme.test', 'on'));
+    expect(promoted.admin).toBe(true);
+    const membership = await runCliJson<{ role: string }>(
+      withConfig('users', 'add-to-account', 'root@example.com', '--account', 'acme', '--role', 'owner'),
+    );
+    expect(membership.role).toBe('owner');
+  });
+});

@@ -1,0 +1,480 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { managementRoutes } from '../src/api/manage/index.js';
+import type { AnyRoute } from '../src/api/manage/route.js';
+import {
+  type ApiClient,
+  accountId,
+  anonymousClient,
+  apiRequest,
+  createTestUser,
+  signIn,
+  testPassword,
+  tokenClient,
+} from './support/console.js';
+import { chatBody, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+/**
+ * Authorization of the management API, route by route, driven by the route table itself: a route added later is
+ * covered automatically (and a route with a body fails this file until it is given a sample body here).
+ */
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+let acme: string;
+let globex: string;
+let ownerA: ApiClient;
+let memberA: ApiClient;
+let ownerB: ApiClient;
+let ownerBToken: string;
+let ownerAToken: { id: string; token: string };
+let admin: ApiClient;
+let keyA: { id: string; key: string };
+let memberAId: string;
+let invitationA: { id: string; token: string };
+let requestA: string;
+
+/** A valid body for every route that takes one, so a refusal is the authorization's doing, not validation's. */
+const sampleBodies: Record<string, unknown> = {
+  'POST /api/session': { email: 'owner@acme.test', password: testPassword },
+  'POST /api/session/password': { currentPassword: testPassword, newPassword: 'another good password' },
+  'POST /api/tokens': { name: 'probe' },
+  'POST /api/accounts': { name: 'intruder-made' },
+  'PATCH /api/accounts/:accountId': { disabled: true, models: ['mock'], logBodies: true },
+  'PATCH /api/accounts/:accountId/members/:userId': { role: 'owner' },
+  'POST /api/accounts/:accountId/invitations': { email: 'intruder@evil.test', role: 'owner' },
+  'POST /api/invitations/preview': { token: 'sbi_x' },
+  'POST /api/invitations/accept': { token: 'sbi_x', password: testPassword },
+  'POST /api/accounts/:accountId/keys': { name: 'intruder key' },
+  'POST /api/accounts/:accountId/keys/:keyId/rotate': { gracePeriodSeconds: 0 },
+  'POST /api/users': { email: 'intruder@evil.test', password: testPassword, admin: true },
+  'PATCH /api/users/:userId': { admin: true },
+};
+
+function pathFor(route: AnyRoute, params: Record<string, string>): string {
+  return route.path.replace(/:(\w+)/g, (_match, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`no test value for :${name} in ${route.path}`);
+    return encodeURIComponent(value);
+  });
+}
+
+function bodyFor(route: AnyRoute): unknown {
+  if (!route.body) return undefined;
+  const sample = sampleBodies[`${route.method} ${route.path}`];
+  if (sample === undefined) throw new Error(`add a sample body for ${route.method} ${route.path} to this test`);
+  return sample;
+}
+
+/** Everything of account A that an intruder might try to change, to compare before and after. */
+async function snapshotOfA() {
+  // Use times move with legitimate use during the test; everything else must stay exactly as it was.
+  const withoutUseTimes = (rows: Array<Record<string, unknown>>) =>
+    rows.map(({ lastUsedAt: _used, lastSignInAt: _signedIn, ...rest }) => rest);
+  const snapshot = {
+    account: (await admin.request('GET', `/api/accounts/${acme}`)).body,
+    keys: (await admin.request('GET', `/api/accounts/${acme}/keys`)).body,
+    members: (await admin.request('GET', `/api/accounts/${acme}/members`)).body,
+    invitations: (await admin.request('GET', `/api/accounts/${acme}/invitations`)).body,
+    tokens: (await ownerA.request('GET', '/api/tokens')).body,
+  };
+  return {
+    ...snapshot,
+    keys: withoutUseTimes(snapshot.keys),
+    members: withoutUseTimes(snapshot.members),
+    tokens: withoutUseTimes(snapshot.tokens),
+  };
+}
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock });
+  acme = await accountId(gateway, 'acme');
+  await createTestUser(gateway, { email: 'root@operator.test', admin: true });
+  admin = await signIn(gateway, 'root@operator.test');
+  globex = (await admin.request('POST', '/api/accounts', { name: 'globex' })).body.id;
+  await createTestUser(gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
+  memberAId = (await createTestUser(gateway, { email: 'member@acme.test', account: 'acme', role: 'member' })).id;
+  await createTestUser(gateway, { email: 'owner@globex.test', account: 'globex', role: 'owner' });
+  ownerA = await signIn(gateway, 'owner@acme.test');
+  memberA = await signIn(gateway, 'member@acme.test');
+  ownerB = await signIn(gateway, 'owner@globex.test');
+  ownerBToken = (await ownerB.request('POST', '/api/tokens', { name: 'b-script' })).body.token;
+  const createdToken = (await ownerA.request('POST', '/api/tokens', { name: 'a-script' })).body;
+  ownerAToken = { id: createdToken.id, token: createdToken.token };
+  const created = (await ownerA.request('POST', `/api/accounts/${acme}/keys`, { name: 'a-key' })).body;
+  keyA = { id: created.id, key: created.key };
+  const invitation = (
+    await ownerA.request('POST', `/api/accounts/${acme}/invitations`, {
+      email: 'pending@acme.test',
+      role: 'member',
+    })
+  ).body;
+  invitationA = { id: invitation.id, token: invitation.token };
+  const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${keyA.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(chatBody('mock')),
+  });
+  requestA = response.headers.get('x-request-id') ?? '';
+  await response.arrayBuffer();
+  await waitForLogRows(gateway, [requestA]);
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await mock?.close();
+});
+
+const accountRoutes = managementRoutes.filter((route) => route.path.includes(':accountId'));
+
+describe('a member of account B never reads or changes anything of account A', () => {
+  it('covers every account route of the table', () => {
+    expect(accountRoutes.length).toBeGreaterThanOrEqual(16);
+    for (const route of accountRoutes) expect(['account-member', 'account-owner', 'admin']).toContain(route.access);
+  });
+
+  for (const via of ['session', 'management token'] as const) {
+    it(`refuses every account route with 404 (via ${via}) and changes nothing`, async () => {
+      const before = await snapshotOfA();
+      const intruder = via === 'session' ? ownerB : tokenClient(gateway, ownerBToken);
+      const params = {
+        accountId: acme,
+        keyId: keyA.id,
+        userId: memberAId,
+        invitationId: invitationA.id,
+        requestId: requestA,
+      };
+      for (const route of accountRoutes) {
+        const response = await intruder.request(route.method, pathFor(route, params), bodyFor(route));
+        expect(response.status, `${route.method} ${route.path}`).toBe(404);
+        expect(response.body.error.code, `${route.method} ${route.path}`).toBe('account_not_found');
+        expect(JSON.stringify(response.body)).not.toContain('a-key');
+      }
+      expect(await snapshotOfA()).toEqual(before);
+      // And the key still works, the invitation can still be used.
+      const models = await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${keyA.key}` } });
+      expect(models.status).toBe(200);
+      const preview = await anonymousClient(gateway).request('POST', '/api/invitations/preview', {
+        token: invitationA.token,
+      });
+      expect(preview.status).toBe(200);
+    });
+  }
+
+  it("refuses B's own routes pointed at A's resources (key, member, invitation, request ids) with 404", async () => {
+    const params = {
+      accountId: globex,
+      keyId: keyA.id,
+      userId: memberAId,
+      invitationId: invitationA.id,
+      requestId: requestA,
+    };
+    const before = await snapshotOfA();
+    for (const route of accountRoutes.filter((candidate) =>
+      /:(keyId|userId|invitationId|requestId)/.test(candidate.path),
+    )) {
+      const response = await ownerB.request(route.method, pathFor(route, params), bodyFor(route));
+      expect(response.status, `${route.method} ${route.path}`).toBe(404);
+    }
+    expect(await snapshotOfA()).toEqual(before);
+  });
+
+  it("does not list A in B's accounts, and cannot revoke A's management token", async () => {
+    const accounts = await ownerB.request('GET', '/api/accounts');
+    expect(accounts.body.map((account: { id: string }) => account.id)).toEqual([globex]);
+    const revoke = await ownerB.request('DELETE', `/api/tokens/${ownerAToken.id}`);
+    expect(revoke.status).toBe(404);
+    expect((await tokenClient(gateway, ownerAToken.token).request('GET', '/api/accounts')).status).toBe(200);
+  });
+});
+
+describe('roles', () => {
+  const adminRoutes = managementRoutes.filter((route) => route.access === 'admin');
+  const ownerRoutes = managementRoutes.filter((route) => route.access === 'account-owner');
+
+  it('refuses every admin route to an account owner with 403 (their own account included)', async () => {
+    expect(adminRoutes.length).toBeGreaterThanOrEqual(7);
+    const params = { accountId: acme, userId: memberAId, requestId: requestA };
+    const before = await snapshotOfA();
+    for (const route of adminRoutes) {
+      const response = await ownerA.request(route.method, pathFor(route, params), bodyFor(route));
+      expect(response.status, `${route.method} ${route.path}`).toBe(403);
+      expect(response.body.error.code).toBe('admin_only');
+    }
+    expect(await snapshotOfA()).toEqual(before);
+  });
+
+  it('refuses every owner route to a plain member with 403', async () => {
+    expect(ownerRoutes.length).toBeGreaterThanOrEqual(5);
+    const params = { accountId: acme, userId: memberAId, invitationId: invitationA.id };
+    const before = await snapshotOfA();
+    for (const route of ownerRoutes) {
+      const response = await memberA.request(route.method, pathFor(route, params), bodyFor(route));
+      expect(response.status, `${route.method} ${route.path}`).toBe(403);
+      expect(response.body.error.code).toBe('owner_only');
+    }
+    expect(await snapshotOfA()).toEqual(before);
+  });
+
+  it('lets a plain member manage keys and read everything else of the account', async () => {
+    const created = await memberA.request('POST', `/api/accounts/${acme}/keys`, { name: 'member-made' });
+    expect(created.status).toBe(201);
+    expect((await memberA.request('POST', `/api/accounts/${acme}/keys/${created.body.id}/revoke`)).status).toBe(200);
+    for (const path of ['logs', 'usage', 'models', 'members', 'keys']) {
+      expect((await memberA.request('GET', `/api/accounts/${acme}/${path}`)).status, path).toBe(200);
+    }
+  });
+
+  it('keeps the last owner and the last admin', async () => {
+    const members = (await ownerA.request('GET', `/api/accounts/${acme}/members`)).body;
+    const self = members.find((member: { email: string }) => member.email === 'owner@acme.test');
+    const demote = await ownerA.request('PATCH', `/api/accounts/${acme}/members/${self.userId}`, { role: 'member' });
+    expect(demote.status).toBe(409);
+    expect(demote.body.error.code).toBe('last_owner');
+    const remove = await ownerA.request('DELETE', `/api/accounts/${acme}/members/${self.userId}`);
+    expect(remove.body.error.code).toBe('last_owner');
+    const rootId = (await admin.request('GET', '/api/session')).body.user.id;
+    const unadmin = await admin.request('PATCH', `/api/users/${rootId}`, { admin: false });
+    expect(unadmin.status).toBe(409);
+    expect(unadmin.body.error.code).toBe('last_admin');
+  });
+});
+
+describe('authentication of /api', () => {
+  it('refuses every non-public route without credentials (401), and with a bad or unknown token', async () => {
+    const params = {
+      accountId: acme,
+      keyId: keyA.id,
+      userId: memberAId,
+      invitationId: invitationA.id,
+      requestId: requestA,
+      tokenId: ownerAToken.id,
+    };
+    for (const route of managementRoutes.filter((candidate) => candidate.auth !== 'public')) {
+      const path = pathFor(route, params);
+      const anonymous = await apiRequest(gateway.url, route.method, path, { body: bodyFor(route) });
+      expect(anonymous.status, `${route.method} ${route.path}`).toBe(401);
+      expect(anonymous.body.error.code).toBe('not_signed_in');
+      const unknown = await apiRequest(gateway.url, route.method, path, {
+        body: bodyFor(route),
+        headers: { authorization: `Bearer sbm_${'A'.repeat(43)}` },
+      });
+      expect(unknown.status).toBe(401);
+      expect(unknown.body.error.code).toBe('invalid_token');
+      const apiKey = await apiRequest(gateway.url, route.method, path, {
+        body: bodyFor(route),
+        headers: { authorization: `Bearer ${keyA.key}` },
+      });
+      expect(apiKey.status, 'an API key is not a management token').toBe(401);
+    }
+  });
+
+  it('ignores a session cookie when an Authorization header is present', async () => {
+    const response = await apiRequest(gateway.url, 'GET', '/api/accounts', {
+      headers: { cookie: `switchboard_session=${ownerA.cookie}`, authorization: 'Bearer nonsense' },
+    });
+    expect(response.status).toBe(401);
+  });
+
+  it('requires the CSRF token on every state-changing request made with the session cookie', async () => {
+    const params = {
+      accountId: acme,
+      keyId: keyA.id,
+      userId: memberAId,
+      invitationId: invitationA.id,
+      requestId: requestA,
+      tokenId: ownerAToken.id,
+    };
+    const before = await snapshotOfA();
+    const other = await signIn(gateway, 'owner@acme.test');
+    for (const route of managementRoutes.filter(
+      (candidate) => candidate.auth !== 'public' && candidate.method !== 'GET',
+    )) {
+      for (const csrf of [undefined, other.csrfToken, 'x']) {
+        const headers: Record<string, string> = { cookie: `switchboard_session=${ownerA.cookie}` };
+        if (csrf) headers['x-csrf-token'] = csrf;
+        const response = await apiRequest(gateway.url, route.method, pathFor(route, params), {
+          body: bodyFor(route),
+          headers,
+        });
+        expect(response.status, `${route.method} ${route.path} csrf=${csrf}`).toBe(403);
+        expect(response.body.error.code).toBe('csrf_token_invalid');
+      }
+    }
+    expect(await snapshotOfA()).toEqual(before);
+  });
+
+  it('refuses requests a browser marks as cross-site, even with a valid CSRF token', async () => {
+    const response = await ownerA.request(
+      'POST',
+      `/api/accounts/${acme}/keys`,
+      { name: 'x' },
+      { 'sec-fetch-site': 'cross-site' },
+    );
+    expect(response.status).toBe(403);
+    expect(response.body.error.code).toBe('cross_site_request');
+    const signInAttempt = await apiRequest(gateway.url, 'POST', '/api/session', {
+      body: { email: 'owner@acme.test', password: testPassword },
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    expect(signInAttempt.status).toBe(403);
+  });
+
+  it('does not take a form post (a cross-site form cannot send JSON)', async () => {
+    const response = await apiRequest(gateway.url, 'POST', '/api/session', {
+      body: `email=owner%40acme.test&password=${encodeURIComponent(testPassword)}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(response.status).toBe(415);
+    expect(response.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('keeps session-only routes (password, tokens, sign-out) away from management tokens', async () => {
+    const script = tokenClient(gateway, ownerAToken.token);
+    for (const route of managementRoutes.filter((candidate) => candidate.auth === 'session')) {
+      const response = await script.request(route.method, pathFor(route, { tokenId: ownerAToken.id }), bodyFor(route));
+      expect(response.status, `${route.method} ${route.path}`).toBe(403);
+      expect(response.body.error.code).toBe('session_only');
+    }
+  });
+
+  it('confines an account-scoped token to its account, even for an admin', async () => {
+    const scoped = (await admin.request('POST', '/api/tokens', { name: 'globex-only', accountId: globex })).body.token;
+    const script = tokenClient(gateway, scoped);
+    expect((await script.request('GET', `/api/accounts/${globex}/keys`)).status).toBe(200);
+    const other = await script.request('GET', `/api/accounts/${acme}/keys`);
+    expect(other.status).toBe(404);
+    expect((await script.request('GET', '/api/users')).status).toBe(403);
+    expect((await script.request('GET', '/api/logs')).status).toBe(403);
+  });
+
+  it("stops a disabled user's management tokens", async () => {
+    const user = await createTestUser(gateway, { email: 'leaver@acme.test', account: 'acme' });
+    const session = await signIn(gateway, 'leaver@acme.test');
+    const token = (await session.request('POST', '/api/tokens', { name: 'leaver' })).body.token;
+    expect((await tokenClient(gateway, token).request('GET', '/api/accounts')).status).toBe(200);
+    await admin.request('PATCH', `/api/users/${user.id}`, { disabled: true });
+    expect((await tokenClient(gateway, token).request('GET', '/api/accounts')).status).toBe(401);
+  });
+
+  it('gives the same answer for an unknown address and a wrong password', async () => {
+    const unknown = await apiRequest(gateway.url, 'POST', '/api/session', {
+      body: { email: 'nobody@x.test', password: 'whatever it is' },
+    });
+    const wrong = await apiRequest(gateway.url, 'POST', '/api/session', {
+      body: { email: 'owner@acme.test', password: 'whatever it is' },
+    });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toEqual(wrong.body);
+  });
+});
+
+describe('secrets', () => {
+  it('never puts keys, tokens, cookies or passwords in a log line or in the database in clear', async () => {
+    const db = gateway.gateway.database.db;
+    const secrets = [keyA.key, ownerAToken.token, ownerBToken, invitationA.token, ownerA.cookie ?? '', testPassword];
+    const tables = [
+      'accounts',
+      'api_keys',
+      'users',
+      'memberships',
+      'sessions',
+      'management_tokens',
+      'invitations',
+      'request_log',
+      'access_changes',
+    ] as const;
+    const dump = JSON.stringify(await Promise.all(tables.map((table) => db.selectFrom(table).selectAll().execute())));
+    const logs = gateway.logLines.join('\n');
+    for (const secret of secrets) {
+      expect(secret.length).toBeGreaterThan(10);
+      expect(dump).not.toContain(secret);
+      expect(logs).not.toContain(secret);
+    }
+  });
+});
+
+describe('sign-in limits and session lifetime', () => {
+  let limited: TestGateway;
+  beforeAll(async () => {
+    limited = await startTestGateway({
+      mock,
+      config: {
+        console: { sign_in_max_failures: 3, sign_in_window: '1m', session_ttl: '3s', session_idle_timeout: '1500ms' },
+      },
+    });
+    await createTestUser(limited, { email: 'target@acme.test', account: 'acme' });
+    await createTestUser(limited, { email: 'bystander@acme.test', account: 'acme' });
+  });
+  afterAll(async () => limited?.close());
+
+  it('refuses further attempts, even with the right password, after too many failures for an address', async () => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const response = await apiRequest(limited.url, 'POST', '/api/session', {
+        body: { email: 'target@acme.test', password: 'guess number one' },
+      });
+      expect(response.status).toBe(401);
+    }
+    const blocked = await apiRequest(limited.url, 'POST', '/api/session', {
+      body: { email: 'target@acme.test', password: testPassword },
+    });
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error.code).toBe('too_many_sign_in_attempts');
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(blocked.headers.get('set-cookie')).toBeNull();
+    // Another address from the same client still signs in (the per-client budget is larger).
+    await signIn(limited, 'bystander@acme.test');
+  });
+
+  it('ends an idle session, and an active one at its absolute lifetime', async () => {
+    const idle = await signIn(limited, 'bystander@acme.test');
+    const active = await signIn(limited, 'bystander@acme.test');
+    const started = Date.now();
+    while (Date.now() - started < 1700) {
+      expect((await active.request('GET', '/api/session')).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect((await idle.request('GET', '/api/session')).status).toBe(401);
+    while (Date.now() - started < 3200) {
+      await active.request('GET', '/api/session');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    const expired = await active.request('GET', '/api/session');
+    expect(expired.status).toBe(401);
+    expect(expired.body.error.code).toBe('not_signed_in');
+  });
+});
+
+describe('cookies behind TLS', () => {
+  it('marks the cookie Secure when configured, or when a trusted proxy says the request came over https', async () => {
+    const always = await startTestGateway({ mock, config: { console: { secure_cookies: 'always' } } });
+    const proxied = await startTestGateway({ mock, config: { console: { trust_proxy: true } } });
+    try {
+      await createTestUser(always, { email: 'a@b.test' });
+      await createTestUser(proxied, { email: 'a@b.test' });
+      const body = { email: 'a@b.test', password: testPassword };
+      const first = await apiRequest(always.url, 'POST', '/api/session', { body });
+      expect(first.headers.get('set-cookie')).toMatch(/; Secure$/);
+      const overTls = await apiRequest(proxied.url, 'POST', '/api/session', {
+        body,
+        headers: { 'x-forwarded-proto': 'https' },
+      });
+      expect(overTls.headers.get('set-cookie')).toMatch(/; Secure$/);
+      const plain = await apiRequest(proxied.url, 'POST', '/api/session', {
+        body,
+        headers: { 'x-forwarded-proto': 'http' },
+      });
+      expect(plain.headers.get('set-cookie')).not.toContain('Secure');
+      // Without trust_proxy the header is ignored: anyone can send it.
+      const untrusted = await apiRequest(gateway.url, 'POST', '/api/session', {
+        body: { email: 'owner@acme.test', password: testPassword },
+        headers: { 'x-forwarded-proto': 'https' },
+      });
+      expect(untrusted.headers.get('set-cookie')).not.toContain('Secure');
+    } finally {
+      await always.close();
+      await proxied.close();
+    }
+  });
+});

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertRequestLogRows, type RequestLogInsert } from '../src/db/repositories/request-log.js';
+import { buildUsageReport, percentilesOf } from '../src/usage/usage-report.js';
+import { accountId } from './support/console.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+/**
+ * Usage reports against a brute-force computation over the same log rows: thousands of rows over ten days, dense
+ * enough in places that the report reads the range in many adaptive slices, so merging across slices is exercised.
+ */
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+let account: string;
+const rows: RequestLogInsert[] = [];
+const day = 86_400_000;
+const start = Date.UTC(2026, 2, 1);
+
+let seed = 7;
+const random = () => {
+  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+  return seed / 2_147_483_648;
+};
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock });
+  account = await accountId(gateway, 'acme');
+  for (let index = 0; index < 12_000; index++) {
+    // Most traffic on day 3 (a burst), the rest spread thinly.
+    const createdAt =
+      index < 8_000 ? start + 3 * day + Math.floor(random() * 3_600_000) : start + Math.floor(random() * 10 * day);
+    const roll = random();
+    const outcome = roll < 0.9 ? 'success' : roll < 0.97 ? 'error' : 'cancelled';
+    const prompt = outcome === 'success' ? Math.floor(random() * 500) : null;
+    const completion = outcome === 'success' ? Math.floor(random() * 200) : null;
+    rows.push({
+      request_id: `req_usage_${index}`,
+      created_at: createdAt,
+      account_id: account,
+      key_id: `key_${index % 3}`,
+      key_name: `app-${index % 3}`,
+      model: ['mock', 'gpt-4o-mini'][index % 2] ?? 'mock',
+      status: outcome === 'success' ? 200 : outcome === 'error' ? 502 : 499,
+      outcome,
+      stream: 0,
+      usage_estimated: 0,
+      latency_ms: Math.floor(random() * 3000),
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt === null || completion === null ? null : prompt + completion,
+      cost_usd: prompt === null ? null : prompt / 1e6,
+    });
+  }
+  await insertRequestLogRows(gateway.gateway.database.db, rows);
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await mock?.close();
+});
+
+function nearestRank(values: number[], percentile: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((first, second) => first - second);
+  return sorted[Math.ceil((percentile / 100) * sorted.length) - 1] ?? null;
+}
+
+function expected(selected: RequestLogInsert[]) {
+  const latencies = selected.filter((row) => row.outcome === 'success').map((row) => row.latency_ms);
+  return {
+    requests: selected.length,
+    errors: selected.filter((row) => row.outcome === 'error').length,
+    cancelled: selected.filter((row) => row.outcome === 'cancelled').length,
+    promptTokens: selected.reduce((sum, row) => sum + (row.prompt_tokens ?? 0), 0),
+    completionTokens: selected.reduce((sum, row) => sum + (row.completion_tokens ?? 0), 0),
+    latencyP50Ms: nearestRank(latencies, 50),
+    latencyP95Ms: nearestRank(latencies, 95),
+  };
+}
+
+describe('usage reports', () => {
+  it('computes nearest-rank percentiles from a histogram exactly', () => {
+    const values = Array.from({ length: 1001 }, () => Math.floor(random() * 100));
+    const histogram = new Map<number, number>();
+    for (const value of values) histogram.set(value, (histogram.get(value) ?? 0) + 1);
+    for (const percentile of [1, 50, 95, 99, 100]) {
+      expect(percentilesOf(histogram, [percentile])[0]).toBe(nearestRank(values, percentile));
+    }
+    expect(percentilesOf(new Map(), [50])).toEqual([null]);
+  });
+
+  for (const [bucket, groupBy] of [
+    ['day', 'none'],
+    ['hour', 'key'],
+    ['day', 'model'],
+  ] as const) {
+    it(`agrees with the log rows exactly (${bucket} buckets, grouped by ${groupBy})`, async () => {
+      const bucketMs = bucket === 'day' ? day : 3_600_000;
+      const firstBucket = start / bucketMs;
+      const endBucket = (start + 10 * day) / bucketMs;
+      const report = await buildUsageReport(gateway.gateway.database.db, {
+        accountId: account,
+        firstBucket,
+        endBucket,
+        bucket,
+        offsetMinutes: 0,
+        groupBy,
+      });
+      expect(report.totals).toMatchObject(expected(rows));
+      expect(report.totals.costUsd).toBeCloseTo(
+        rows.reduce((sum, row) => sum + (row.cost_usd ?? 0), 0),
+        9,
+      );
+      for (const series of report.series) {
+        const ofSeries = rows.filter((row) =>
+          groupBy === 'key' ? row.key_id === series.id : groupBy === 'model' ? row.model === series.id : true,
+        );
+        expect(series.totals).toMatchObject(expected(ofSeries));
+        if (groupBy === 'key') expect(series.name).toBe(`app-${series.id?.slice(-1)}`);
+        expect(series.points).toHaveLength(endBucket - firstBucket);
+        for (const point of series.points) {
+          const from = Date.parse(point.start);
+          const inBucket = ofSeries.filter((row) => row.created_at >= from && row.created_at < from + bucketMs);
+          expect(point, point.start).toMatchObject(expected(inBucket));
+        }
+      }
+    });
+  }
+});
