@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postChat, startTestGateway, type TestGateway } from './support/gateway.js';
+import { postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 /**
@@ -173,6 +173,17 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
     await expectNoServerError(await postChat(gateway, `{"model":"mock","messages":${'['.repeat(100_000)}`));
     const nested = `{"model":"mock","messages":[{"role":"user","content":"hi","extra":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}]}`;
     await expectNoServerError(await postChat(gateway, nested));
+  });
+
+  it('a NUL character in the model name is refused and still logged (PostgreSQL cannot store NUL)', async () => {
+    const response = await postChat(
+      gateway,
+      JSON.stringify({ model: 'bad\u0000model', messages: [{ role: 'user', content: 'x' }] }),
+    );
+    expect(response.status).toBe(404);
+    await response.text();
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row?.model).toBe('bad\uFFFDmodel');
   });
 
   it('a body over the limit, declared or not -> 413', async () => {

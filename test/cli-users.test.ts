@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from './support/cli.js';
 import { apiRequest } from './support/console.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
@@ -15,15 +16,18 @@ let dataDir: string;
 let mock: MockUpstream;
 /** One gateway on the CLI's data directory for the whole file: the CLI writes the database the server reads. */
 let gateway: TestGateway;
+let database: TestDatabase;
 
 beforeAll(async () => {
   mock = await startMockUpstream();
   directory = mkdtempSync(path.join(tmpdir(), 'switchboard-users-cli-'));
   dataDir = path.join(directory, 'data');
   configFile = path.join(directory, 'switchboard.yaml');
+  database = await createTestDatabase();
   writeFileSync(
     configFile,
     [
+      ...(database.url ? ['database:', `  url: ${database.url}`] : []),
       'server:',
       `  data_dir: ${dataDir}`,
       'console:',
@@ -38,11 +42,12 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  gateway = await startTestGateway({ mock, dataDir });
+  gateway = await startTestGateway({ mock, dataDir, database });
 });
 
 afterAll(async () => {
   await gateway?.close();
+  await database?.drop();
   await mock?.close();
   rmSync(directory, { recursive: true, force: true });
 });

@@ -33,7 +33,7 @@ async function chat(key: string, model = 'mock', extra: Record<string, unknown> 
     body: JSON.stringify(chatBody(model, extra)),
   });
   await response.arrayBuffer();
-  return { status: response.status, requestId: response.headers.get('x-request-id') ?? '' };
+  return { status: response.status, requestId: response.headers.get('x-request-id') ?? '', headers: response.headers };
 }
 
 beforeAll(async () => {
@@ -195,6 +195,29 @@ describe('keys', () => {
     expect((await jsonOf(refused)).error.message).toContain('revoked');
     const again = await owner.request('POST', `/api/accounts/${acme}/keys/${created.body.id}/revoke`);
     expect(again.body.revokedAt).toBe(revoked.body.revokedAt);
+  });
+
+  it("sets a key's limits, which the data plane applies at once, and removes them again", async () => {
+    const created = await owner.request('POST', `/api/accounts/${acme}/keys`, { name: 'metered' });
+    const limited = await owner.request('PATCH', `/api/accounts/${acme}/keys/${created.body.id}/limits`, {
+      requestsPerMinute: 1,
+    });
+    expect(limited.status).toBe(200);
+    expectDocumentedResponse('PATCH', '/api/accounts/:accountId/keys/:keyId/limits', limited.body);
+    expect(limited.body.limits).toEqual({ requestsPerMinute: 1 });
+    expect((await chat(created.body.key)).status).toBe(200);
+    const refused = await chat(created.body.key);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-ratelimit-limit-requests')).toBe('1');
+    const lifted = await owner.request('PATCH', `/api/accounts/${acme}/keys/${created.body.id}/limits`, {
+      requestsPerMinute: null,
+    });
+    expect(lifted.body.limits).toEqual({ requestsPerMinute: null });
+    expect((await chat(created.body.key)).status).toBe(200);
+    const invalid = await owner.request('PATCH', `/api/accounts/${acme}/keys/${created.body.id}/limits`, {
+      requestsPerMinute: 0,
+    });
+    expect(invalid.status).toBe(400);
   });
 });
 

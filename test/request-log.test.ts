@@ -102,6 +102,26 @@ describe('request-log writer', () => {
     expect(await count()).toBe(10);
   });
 
+  it('sets aside a row the database refuses instead of holding every row behind it', async () => {
+    const log = writer();
+    for (let index = 0; index < 5; index++) {
+      const item = row(index);
+      // A row no database accepts (request_id is NOT NULL).
+      log.enqueue(index === 2 ? ({ ...item, request_id: null } as unknown as RequestLogInsert) : item);
+    }
+    await log.flush();
+    expect(log.depth).toBe(0);
+    expect(await count()).toBe(4);
+    const rejected = readdirSync(path.join(directory, 'spill')).filter((file) => file.endsWith('.rejected'));
+    expect(rejected).toHaveLength(1);
+    // A database that is down (every row fails) is not mistaken for bad rows: everything stays queued.
+    await breakTable();
+    for (let index = 0; index < 3; index++) log.enqueue(row(10 + index));
+    await log.flush();
+    expect(log.depth).toBe(3);
+    await healTable();
+  });
+
   it('applies backpressure when the queue is full instead of dropping rows', async () => {
     const log = writer({ maxQueue: 100 });
     await breakTable();

@@ -32,6 +32,12 @@ export interface RequestRecord {
   routing?: DispatchTrace;
 }
 
+/**
+ * Client-controlled text (a model name, an error quoting it) may hold NUL characters, which PostgreSQL cannot store;
+ * one such row would fail its whole batch again and again. They become U+FFFD.
+ */
+const clean = (text: string): string => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
+
 const cut = (text: string | undefined): string | null =>
   text === undefined ? null : text.length > maxLoggedBodyCharacters ? text.slice(0, maxLoggedBodyCharacters) : text;
 
@@ -47,15 +53,15 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
     created_at: record.startedAt,
     account_id: principal.accountId,
     key_id: principal.keyId,
-    key_name: principal.keyName,
-    model: record.model ?? '',
+    key_name: clean(principal.keyName),
+    model: clean(record.model ?? ''),
     provider: record.provider ?? null,
     upstream_model: record.upstreamModel ?? null,
     status: record.status,
     outcome: record.outcome,
     error_type: record.error?.type ?? null,
     error_code: record.error?.code ?? null,
-    error_message: record.error ? record.error.message.slice(0, 1000) : null,
+    error_message: record.error ? clean(record.error.message.slice(0, 1000)) : null,
     stream: record.stream ? 1 : 0,
     latency_ms: Math.round(finishedAtPrecise - record.startedAtPrecise),
     ttft_ms: record.firstTokenAt === undefined ? null : Math.round(record.firstTokenAt - record.startedAtPrecise),

@@ -80,6 +80,9 @@ export class RequestLogWriter {
       try {
         await this.writeBatch(batch);
       } catch (error) {
+        // One row the database refuses (bad data) must not hold every row behind it forever: when rows written one
+        // at a time succeed, the database is fine and the rows that still fail are set aside in a file.
+        if (batch.length > 1 && (await this.isolateRejectedRows(batch, error))) continue;
         this.retryDelayMs = Math.min(maxRetryDelayMs, Math.max(100, this.retryDelayMs * 2));
         this.nextAttemptAt = Date.now() + this.retryDelayMs;
         this.options.onFlushFailure?.();
@@ -95,6 +98,45 @@ export class RequestLogWriter {
       this.options.onWritten?.(batch.length);
       this.releaseWaiters();
     }
+  }
+
+  /** Writes the batch row by row; true when that settled it (some rows written, the refused ones set aside). */
+  private async isolateRejectedRows(batch: readonly RequestLogInsert[], batchError: unknown): Promise<boolean> {
+    const rejected: RequestLogInsert[] = [];
+    const beforeAnySuccess: RequestLogInsert[] = [];
+    let written = 0;
+    // A row counts as refused only when it failed after another row was written: the database was answering.
+    for (const row of batch) {
+      try {
+        await this.writeBatch([row]);
+        written++;
+      } catch {
+        (written > 0 ? rejected : beforeAnySuccess).push(row);
+      }
+    }
+    if (written === 0) return false;
+    // Rows that failed before the database answered get one more try, now that it does.
+    for (const row of beforeAnySuccess) {
+      try {
+        await this.writeBatch([row]);
+        written++;
+      } catch {
+        rejected.push(row);
+      }
+    }
+    this.queue.splice(0, batch.length);
+    this.options.onWritten?.(written);
+    if (rejected.length > 0) {
+      mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
+      const file = path.join(this.options.spillDir, `rejected-${Date.now()}-${process.pid}.jsonl.rejected`);
+      writeFileSync(file, `${rejected.map((row) => JSON.stringify(row)).join('\n')}\n`, { mode: 0o600 });
+      this.options.logger.error(
+        { err: batchError, rows: rejected.length, file },
+        'the database refused some request-log rows; they were set aside in a file so the others are not held up',
+      );
+    }
+    this.releaseWaiters();
+    return true;
   }
 
   private releaseWaiters(): void {

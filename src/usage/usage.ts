@@ -17,8 +17,9 @@ export interface TokenUsage {
   estimated: boolean;
 }
 
+/** Token counts as the log stores them: whole, not negative, and within a 32-bit column whatever an upstream says. */
 const nonNegative = (value: unknown): number =>
-  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.round(value), 2_147_483_647) : 0;
 
 /** Reads an OpenAI `usage` object; undefined when absent or unusable. */
 export function readUsage(usage: Usage | null | undefined): TokenUsage | undefined {

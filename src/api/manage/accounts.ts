@@ -1,12 +1,18 @@
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
-import { createAccount, setAccountFlags, setAccountModels, toAccount } from '../../accounts/service.js';
+import {
+  createAccount,
+  setAccountFlags,
+  setAccountLimits,
+  setAccountModels,
+  toAccount,
+} from '../../accounts/service.js';
 import { listAccounts } from '../../db/repositories/accounts.js';
 import { listMembershipsOfUser } from '../../db/repositories/users.js';
 import { invalidRequest } from '../../server/errors.js';
 import type { Role } from '../../users/service.js';
 import { defineRoute } from './route.js';
-import { type AccountView, accountParams, accountSchema } from './schemas.js';
+import { type AccountView, accountParams, accountSchema, limitsSchema } from './schemas.js';
 import type { ManagementServices } from './services.js';
 
 /** Accounts: every member reads their own; only admins create accounts and set their terms. */
@@ -90,7 +96,8 @@ export const accountRoutes = [
     method: 'PATCH',
     path: '/api/accounts/:accountId',
     tag: 'Accounts',
-    summary: "Change an account's models, disable or enable it, turn body logging on or off (admin)",
+    summary:
+      "Change an account's models, limits and budgets, disable or enable it, turn body logging on or off (admin)",
     description: 'Takes effect on the data plane within keys.change_poll_interval on every node.',
     auth: 'user',
     access: 'admin',
@@ -100,8 +107,9 @@ export const accountRoutes = [
         models: modelList.optional(),
         disabled: z.boolean().optional(),
         logBodies: z.boolean().optional(),
+        limits: limitsSchema.strict().optional(),
       })
-      .refine((body) => Object.keys(body).length > 0, 'give at least one of models, disabled, logBodies'),
+      .refine((body) => Object.keys(body).length > 0, 'give at least one of models, disabled, logBodies, limits'),
     response: accountSchema,
     handle: async ({ caller, params, body, services }) => {
       const db = services.database.db;
@@ -113,6 +121,7 @@ export const accountRoutes = [
       if (body.disabled !== undefined || body.logBodies !== undefined) {
         await setAccountFlags(db, account.id, { disabled: body.disabled, logBodies: body.logBodies });
       }
+      if (body.limits) await setAccountLimits(db, account.id, body.limits);
       services.onAccessChanged();
       const { account: updated } = await authorizeAccount(db, caller, account.id, 'read');
       return view(updated, role);

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { authorizeAccount } from '../../access/account-access.js';
 import { allowedModels } from '../../access/policy.js';
 import { findKeyById } from '../../db/repositories/api-keys.js';
-import { createKey, listKeys, revokeKey, rotateKey, toKeyInfo } from '../../keys/service.js';
+import { createKey, listKeys, revokeKey, rotateKey, setKeyLimits, toKeyInfo } from '../../keys/service.js';
 import { invalidRequest, notFound } from '../../server/errors.js';
 import { defineRoute } from './route.js';
-import { accountParams, apiKeySchema, createdKeySchema, keyParams, rotatedKeySchema } from './schemas.js';
+import { accountParams, apiKeySchema, createdKeySchema, keyParams, limitsSchema, rotatedKeySchema } from './schemas.js';
 import type { ManagementServices } from './services.js';
 
 /**
@@ -153,6 +153,28 @@ export const keyRoutes = [
       const revoked = await revokeKey(db, key.id);
       services.onAccessChanged();
       return revoked;
+    },
+  }),
+
+  defineRoute({
+    method: 'PATCH',
+    path: '/api/accounts/:accountId/keys/:keyId/limits',
+    tag: 'Keys',
+    summary: "Set a key's rate limits and budgets (a field left out keeps its value; null removes the limit)",
+    description:
+      "A key is admitted against its own limits and its account's together, so a key can only narrow what its account allows. Takes effect on every node within a second.",
+    auth: 'user',
+    access: 'account-member',
+    params: keyParams,
+    body: limitsSchema.strict().refine((body) => Object.keys(body).length > 0, 'give at least one limit'),
+    response: apiKeySchema,
+    handle: async ({ caller, params, body, services }) => {
+      const db = services.database.db;
+      await authorizeAccount(db, caller, params.accountId, 'manage-keys');
+      const key = await requireKeyOfAccount(services, params.accountId, params.keyId);
+      const updated = await setKeyLimits(db, key.id, body);
+      services.onAccessChanged();
+      return updated;
     },
   }),
 ];

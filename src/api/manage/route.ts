@@ -62,9 +62,20 @@ export function defineRoute<
   return route;
 }
 
+/** Whether any string inside the value holds a NUL character (PostgreSQL text cannot store one). */
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).some(([key, item]) => key.includes('\u0000') || containsNul(item));
+  }
+  return false;
+}
+
 /** Turns the first zod issue into the OpenAI-style 400, naming the parameter. */
 function parseInput<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
   if (!schema) return (where === 'body' ? undefined : {}) as T;
+  if (containsNul(value)) throw invalidRequest(`The ${where} must not contain NUL characters.`, null, 'invalid_value');
   const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
   if (result.success) return result.data;
   const issue = result.error.issues[0];

@@ -38,12 +38,24 @@ export const sessionSchema = z.object({
   expiresAt: isoTime,
 });
 
+/** Limits set on an account or key; a field left out follows the configured defaults, null removes that limit. */
+export const limitsSchema = z
+  .object({
+    requestsPerMinute: z.number().int().min(1).nullable().optional().describe('sliding 60-second window'),
+    tokensPerMinute: z.number().int().min(1).nullable().optional().describe('prompt + completion, sliding 60 s'),
+    concurrentRequests: z.number().int().min(1).nullable().optional(),
+    dailyBudgetUsd: z.number().min(0).nullable().optional().describe('US dollars per UTC day'),
+    monthlyBudgetUsd: z.number().min(0).nullable().optional().describe('US dollars per UTC month'),
+  })
+  .describe('limits set here; absent fields follow limits.*_defaults in the configuration, null = no limit');
+
 export const accountSchema = z.object({
   id: id('acct'),
   name: z.string(),
   models: z.array(z.string()).describe('models the account may call; ["*"] = every configured model'),
   disabled: z.boolean(),
   logBodies: z.boolean(),
+  limits: limitsSchema,
   createdAt: isoTime,
   role: roleSchema.nullable().describe("the caller's role; null for an admin who is not a member"),
 });
@@ -63,6 +75,7 @@ export const apiKeySchema = z.object({
   expiresAt: isoTime.nullable(),
   revokedAt: isoTime.nullable(),
   replacedBy: z.string().nullable(),
+  limits: limitsSchema,
 });
 
 export const createdKeySchema = apiKeySchema.extend({
@@ -81,6 +94,24 @@ export const logEntrySchema = z.object({
   model: z.string(),
   provider: z.string().nullable(),
   upstreamModel: z.string().nullable(),
+  servedModel: z.string().nullable().describe('the model that answered when a fallback did'),
+  deployment: z.string().nullable().describe('provider/upstream_model of the deployment that served it'),
+  attemptCount: z.number().int().nullable(),
+  attempts: z
+    .array(
+      z.object({
+        model: z.string(),
+        deployment: z.string(),
+        provider: z.string(),
+        upstreamModel: z.string(),
+        outcome: z.enum(['success', 'error', 'skipped']),
+        status: z.number().int(),
+        code: z.string().nullable(),
+        waitedMs: z.number(),
+        latencyMs: z.number(),
+      }),
+    )
+    .describe('every upstream attempt made, in order'),
   status: z.number().int(),
   outcome: z.string().describe('success | error | cancelled (the client went away; status 499)'),
   error: z
@@ -94,6 +125,7 @@ export const logEntrySchema = z.object({
     completionTokens: z.number().nullable(),
     totalTokens: z.number().nullable(),
     cachedTokens: z.number().nullable(),
+    cacheWriteTokens: z.number().nullable(),
     reasoningTokens: z.number().nullable(),
     estimated: z.boolean(),
   }),
@@ -154,6 +186,7 @@ export const modelSchema = z.object({
       inputPerMillion: z.number(),
       outputPerMillion: z.number(),
       cachedInputPerMillion: z.number(),
+      cacheWritePerMillion: z.number(),
       reasoningPerMillion: z.number(),
     })
     .nullable()
