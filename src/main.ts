@@ -50,6 +50,10 @@ export interface Gateway {
 
 export interface StartOptions {
   logger?: Logger;
+  /** Limits kept elsewhere (the primary process of `serve --workers`); used when Redis is not configured. */
+  limiter?: Limiter;
+  /** Whether this process runs request-log retention (one worker of a cluster does). Default: true. */
+  runRetention?: boolean;
 }
 
 function packageVersion(): string {
@@ -123,7 +127,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     intervalMs: config.requestLog.retentionIntervalMs,
     batchSize: config.requestLog.retentionBatchSize,
   });
-  retention.start();
+  if (options.runRetention !== false) retention.start();
 
   const authenticator = new Authenticator({
     db: database.db,
@@ -174,7 +178,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
         logger,
         onFallback: (kind, policy) => metrics.limiterFallbacks.inc({ kind, policy }),
       })
-    : localLimiter;
+    : (options.limiter ?? localLimiter);
 
   // Local models load before the server listens, so the first request does not wait for them.
   await registry.warmUp();

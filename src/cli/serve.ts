@@ -1,5 +1,9 @@
+import cluster from 'node:cluster';
 import { Command } from 'commander';
+import { workerIndexVariable } from '../cluster/primary.js';
 import { loadConfig } from '../config/loader.js';
+import type { Config } from '../config/schema.js';
+import type { DatabaseHandle } from '../db/connect.js';
 import { loadKeySecret } from '../keys/secret.js';
 import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
@@ -12,43 +16,93 @@ function portOption(text: string): number {
   return port;
 }
 
+function workersOption(text: string): number {
+  const workers = Number(text);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 256)
+    throw new Error(`--workers "${text}" is not 1 to 256`);
+  return workers;
+}
+
+interface ServeOptions extends CommonOptions {
+  host?: string;
+  port?: number;
+  workers?: number;
+}
+
+/** A fresh installation gets an account and a key to try it with, printed once (never logged). */
+async function announceFirstRun(config: Config, database: DatabaseHandle, listeningUrl: string, json: boolean) {
+  const firstRun = await bootstrapFirstRun(database.db, loadKeySecret(config.server.dataDir, config.keys.secret));
+  if (!firstRun) return;
+  const names = config.models.map((model) => model.name);
+  const model = names.includes(defaultModel.name) ? defaultModel.name : names[0];
+  const baseUrl = clientBaseUrl(listeningUrl);
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ event: 'first_run', ...firstRun, baseUrl, model: model ?? null })}\n`);
+  } else {
+    process.stdout.write(firstRunBanner({ baseUrl, key: firstRun.key, account: firstRun.account, model }));
+  }
+}
+
 export function serveCommand(): Command {
   return withCommonOptions(
     new Command('serve')
       .description('start the gateway')
       .option('--host <host>', 'address to listen on (overrides server.host)')
-      .option('--port <port>', 'port to listen on (overrides server.port)', portOption),
-  ).action(async (options: CommonOptions & { host?: string; port?: number }) => {
+      .option('--port <port>', 'port to listen on (overrides server.port)', portOption)
+      .option('--workers <n>', 'processes sharing the port (default 1; up to one per core helps)', workersOption),
+  ).action(async (options: ServeOptions) => {
     const { config, file } = loadConfig({
       file: options.config,
       overrides: { host: options.host, port: options.port, dataDir: options.dataDir },
     });
+    const json = options.json === true;
+    const workers = options.workers ?? 1;
+    if (workers > 1 && cluster.isPrimary) {
+      const [{ runPrimary }, { createLogger }] = await Promise.all([
+        import('../cluster/primary.js'),
+        import('../observability/logger.js'),
+      ]);
+      const logger = createLogger(config.logging.level);
+      const listeningUrl = `http://${config.server.host}:${config.server.port}`;
+      await runPrimary({
+        config,
+        workers,
+        logger,
+        // The primary creates the first account once, before any worker could race it.
+        beforeWorkers: (database) => announceFirstRun(config, database, listeningUrl, json),
+        onListening: (url, port) => {
+          if (json) process.stdout.write(`${JSON.stringify({ event: 'listening', url, port, workers })}\n`);
+        },
+      });
+      return;
+    }
+
+    const workerIndex = cluster.isWorker ? Number(process.env[workerIndexVariable] ?? '0') : undefined;
     // Loaded on demand: the server's modules (HTTP, metrics, upstream client) would slow every other command down.
     const { startGateway } = await import('../main.js');
-    const gateway = await startGateway(config);
-    if (config.models.length === 0) {
+    const { IpcLimiter } = await import('../limits/ipc-limiter.js');
+    const gateway = await startGateway(
+      config,
+      workerIndex === undefined
+        ? {}
+        : {
+            // Without Redis, the primary keeps the limit counters for every worker.
+            limiter: config.redis.url ? undefined : new IpcLimiter(),
+            runRetention: workerIndex === 0,
+          },
+    );
+    if (config.models.length === 0 && workerIndex === undefined) {
       gateway.logger.warn(
         { config: file ?? 'built-in defaults' },
         `no models are configured: add providers and models to the configuration file (see switchboard.example.yaml). ${howToSupplyModel}`,
       );
     }
-    // A fresh installation gets an account and a key to try it with, printed once (never logged).
-    const firstRun = await bootstrapFirstRun(
-      gateway.database.db,
-      loadKeySecret(config.server.dataDir, config.keys.secret),
-    );
-    if (firstRun) {
-      const names = config.models.map((model) => model.name);
-      const model = names.includes(defaultModel.name) ? defaultModel.name : names[0];
-      const baseUrl = clientBaseUrl(gateway.url);
-      if (options.json) {
-        process.stdout.write(`${JSON.stringify({ event: 'first_run', ...firstRun, baseUrl, model: model ?? null })}\n`);
-      } else {
-        process.stdout.write(firstRunBanner({ baseUrl, key: firstRun.key, account: firstRun.account, model }));
-      }
-    }
-    if (options.json) {
-      process.stdout.write(`${JSON.stringify({ event: 'listening', url: gateway.url, port: gateway.port })}\n`);
+    if (workerIndex === undefined) {
+      await announceFirstRun(config, gateway.database, gateway.url, json);
+      if (json)
+        process.stdout.write(`${JSON.stringify({ event: 'listening', url: gateway.url, port: gateway.port })}\n`);
+    } else {
+      process.send?.({ channel: 'switchboard-worker', kind: 'listening', url: gateway.url, port: gateway.port });
     }
     let signals = 0;
     const stop = (signal: NodeJS.Signals) => {
@@ -67,6 +121,8 @@ export function serveCommand(): Command {
         });
     };
     process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    // A worker leaves Ctrl+C to the primary, which stops the workers in order.
+    if (workerIndex === undefined) process.on('SIGINT', stop);
+    else process.on('SIGINT', () => {});
   });
 }

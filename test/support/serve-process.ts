@@ -11,8 +11,12 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServeProcess(configFile: string, env: Record<string, string> = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [switchboardBin, 'serve', '--config', configFile, '--json'], {
+export async function startServeProcess(
+  configFile: string,
+  env: Record<string, string> = {},
+  extraArgs: string[] = [],
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [switchboardBin, 'serve', '--config', configFile, '--json', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

@@ -1,0 +1,121 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Config } from '../config/schema.js';
+import { openDatabase } from '../db/connect.js';
+import { sumSpend } from '../db/repositories/request-log.js';
+import { serveLimiter } from '../limits/ipc-limiter.js';
+import { MemoryLimiter } from '../limits/memory-limiter.js';
+import type { Logger } from '../observability/logger.js';
+
+/**
+ * `serve --workers N`: the primary process forks N workers that share the listening port (Node's cluster
+ * module hands out connections). The primary migrates the database once, keeps the one set of limit counters
+ * when Redis is not configured (workers ask it over IPC, so N workers admit what one process would), restarts a
+ * worker that crashes, and on SIGTERM/SIGINT stops every worker gracefully before exiting.
+ */
+
+export const workerIndexVariable = 'SWITCHBOARD_WORKER_INDEX';
+
+export interface WorkerListening {
+  channel: 'switchboard-worker';
+  kind: 'listening';
+  url: string;
+  port: number;
+}
+
+export function isWorkerListening(message: unknown): message is WorkerListening {
+  const candidate = message as WorkerListening | null;
+  return candidate?.channel === 'switchboard-worker' && candidate.kind === 'listening';
+}
+
+export interface PrimaryOptions {
+  config: Config;
+  workers: number;
+  logger: Logger;
+  /** Runs once, before the workers start (first-run bootstrap), with the migrated database. */
+  beforeWorkers: (database: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>;
+  /** Runs once, when every worker listens. */
+  onListening: (url: string, port: number) => void;
+}
+
+const maxRestartsPerMinute = 5;
+
+export async function runPrimary(options: PrimaryOptions): Promise<void> {
+  const { config, workers, logger } = options;
+  const database = await openDatabase(config);
+  await options.beforeWorkers(database);
+  const limiter = config.redis.url
+    ? undefined
+    : new MemoryLimiter((subject, _period, since) => {
+        const [kind, id] = subject.id.split(':') as [string, string];
+        return sumSpend(database.db, kind === 'account' ? { accountId: id } : { keyId: id }, since);
+      });
+
+  let shuttingDown = false;
+  let announced = false;
+  const listening = new Set<number>();
+  const restarts: number[] = [];
+  const releases = new Map<Worker, () => void>();
+
+  const fork = (index: number): void => {
+    const worker = cluster.fork({ [workerIndexVariable]: String(index) });
+    if (limiter) {
+      const served = serveLimiter(limiter, (message) => {
+        if (worker.isConnected()) worker.send(message);
+      });
+      worker.on('message', served.onMessage);
+      releases.set(worker, served.release);
+    }
+    worker.on('message', (message: unknown) => {
+      if (!isWorkerListening(message)) return;
+      listening.add(index);
+      if (!announced && listening.size === workers) {
+        announced = true;
+        logger.info({ url: message.url, workers }, 'switchboard is listening with several worker processes');
+        options.onListening(message.url, message.port);
+      }
+    });
+    worker.on('exit', (code, signal) => {
+      releases.get(worker)?.();
+      releases.delete(worker);
+      if (shuttingDown) return;
+      const now = Date.now();
+      restarts.push(now);
+      while (restarts.length > 0 && (restarts[0] as number) < now - 60_000) restarts.shift();
+      if (restarts.length > maxRestartsPerMinute) {
+        logger.fatal({ code, signal }, 'workers keep crashing; giving up');
+        process.exit(1);
+      }
+      logger.error({ worker: index, code, signal }, 'a worker process exited; starting another');
+      fork(index);
+    });
+  };
+  for (let index = 0; index < workers; index++) fork(index);
+
+  let signals = 0;
+  const stop = (signal: NodeJS.Signals) => {
+    if (++signals > 1) {
+      logger.warn({ signal }, 'second signal: stopping the workers without waiting');
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      process.exit(1);
+    }
+    shuttingDown = true;
+    logger.info({ signal }, 'stopping the workers');
+    const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+    const exited = running.map((worker) => new Promise((resolve) => worker.once('exit', resolve)));
+    for (const worker of running) worker.process.kill('SIGTERM');
+    const deadline = setTimeout(() => {
+      logger.error('workers did not stop in time; killing them');
+      for (const worker of running) worker.process.kill('SIGKILL');
+    }, config.server.shutdownTimeoutMs + 15_000);
+    Promise.all(exited)
+      .then(async () => {
+        clearTimeout(deadline);
+        await limiter?.close();
+        await database.close();
+        process.exit(0);
+      })
+      .catch(() => process.exit(1));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

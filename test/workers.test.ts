@@ -1,0 +1,146 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config/loader.js';
+import { openDatabase } from '../src/db/connect.js';
+import { runCliJson } from './support/cli.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { type ServeProcess, startServeProcess } from './support/serve-process.js';
+
+/** `serve --workers 2`: one port, two processes, one set of limits, graceful stop of all, crashed workers replaced. */
+
+let mock: MockUpstream;
+let directory: string;
+let configFile: string;
+let database: TestDatabase;
+let server: ServeProcess;
+let limitedKey: string;
+let openKey: string;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-workers-'));
+  database = await createTestDatabase();
+  configFile = path.join(directory, 'switchboard.yaml');
+  writeFileSync(
+    configFile,
+    [
+      ...(database.url ? ['database:', `  url: ${database.url}`] : []),
+      'server:',
+      '  port: 0',
+      `  data_dir: ${directory}`,
+      'request_log:',
+      '  flush_interval: 100ms',
+      'providers:',
+      '  - name: mock',
+      '    type: openai',
+      `    base_url: ${mock.baseUrl}`,
+      'models:',
+      '  - name: mock',
+      '    provider: mock',
+      '  - name: slow',
+      '    provider: mock',
+      '    upstream_model: slow-json',
+      '',
+    ].join('\n'),
+  );
+  await runCliJson(['accounts', 'create', 'acme', '--config', configFile]);
+  const limited = await runCliJson<{ key: string; id: string }>([
+    'keys',
+    'create',
+    '--account',
+    'acme',
+    '--name',
+    'limited',
+    '--config',
+    configFile,
+  ]);
+  await runCliJson(['keys', 'set-limits', limited.id, '--rpm', '10', '--config', configFile]);
+  limitedKey = limited.key;
+  openKey = (
+    await runCliJson<{ key: string }>(['keys', 'create', '--account', 'acme', '--name', 'open', '--config', configFile])
+  ).key;
+  server = await startServeProcess(configFile, {}, ['--workers', '2']);
+});
+
+afterAll(async () => {
+  await server?.stop('SIGKILL');
+  await mock.close();
+  await database.drop();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function chat(key: string, model = 'mock') {
+  return fetch(`${server.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+  }).then(async (response) => ({
+    status: response.status,
+    id: response.headers.get('x-request-id') as string,
+    body: await response.text(),
+  }));
+}
+
+function workerPids(): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(server.process.pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe('serve --workers 2', () => {
+  it('serves from two worker processes on one port', async () => {
+    expect(workerPids()).toHaveLength(2);
+    const results = await Promise.all(Array.from({ length: 20 }, () => chat(openKey)));
+    expect(results.every((result) => result.status === 200)).toBe(true);
+  });
+
+  it('keeps one set of limits for all workers (the primary counts, without Redis)', async () => {
+    const results = await Promise.all(Array.from({ length: 30 }, () => chat(limitedKey)));
+    expect(results.filter((result) => result.status === 200)).toHaveLength(10);
+    expect(results.filter((result) => result.status === 429)).toHaveLength(20);
+  });
+
+  it('replaces a worker that crashes', async () => {
+    const [victim] = workerPids();
+    process.kill(victim as number, 'SIGKILL');
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const pids = workerPids();
+      if (pids.length === 2 && !pids.includes(victim as number)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const pids = workerPids();
+    expect(pids).toHaveLength(2);
+    expect(pids).not.toContain(victim);
+    expect((await chat(openKey)).status).toBe(200);
+  });
+
+  it('stops every worker on SIGTERM, finishing requests and writing their log rows', async () => {
+    // Requests the workers have accepted (each waits 0.8 s for its upstream) when the signal comes.
+    const inFlight = Array.from({ length: 10 }, () => chat(openKey, 'slow'));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const code = await server.stop('SIGTERM');
+    const results = await Promise.all(inFlight);
+    expect(code).toBe(0);
+    expect(results.map((result) => result.status)).toEqual(Array(10).fill(200));
+    expect(workerPids()).toEqual([]);
+    const raw = { server: { data_dir: directory }, ...(database.url ? { database: { url: database.url } } : {}) };
+    const handle = await openDatabase(parseConfig(raw, 'test'));
+    try {
+      const rows = await handle.db.selectFrom('request_log').select('request_id').execute();
+      const ids = new Set(rows.map((row) => row.request_id));
+      for (const result of results.filter((item) => item.status === 200)) expect(ids.has(result.id)).toBe(true);
+    } finally {
+      await handle.close();
+    }
+  });
+});
