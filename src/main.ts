@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { AccessChangeFeed, publishAccessChange } from './access/change-feed.js';
@@ -6,6 +7,7 @@ import { buildModelCatalog } from './access/policy.js';
 import type { ManagementServices } from './api/manage/services.js';
 import { createDataPlane, type DataPlane } from './api/v1/data-plane.js';
 import type { Config } from './config/schema.js';
+import { type Checkpointer, startCheckpointer } from './db/checkpointer.js';
 import { type DatabaseHandle, openDatabase } from './db/connect.js';
 import { sumSpend } from './db/repositories/request-log.js';
 import { Authenticator } from './keys/authenticate.js';
@@ -90,6 +92,16 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const logger = options.logger ?? createLogger(config.logging.level);
   const secret = loadKeySecret(config.server.dataDir, config.keys.secret);
   const database = await openDatabase(config);
+  // SQLite checkpoints move to a worker thread, off the event loop (see db/checkpointer.ts).
+  let checkpointer: Checkpointer | undefined;
+  if (database.sqlite) {
+    database.sqlite.pragma('wal_autocheckpoint = 0');
+    checkpointer = startCheckpointer(
+      database.location,
+      createRequire(import.meta.url).resolve('better-sqlite3'),
+      (message) => logger.warn({ error: message }, 'SQLite checkpoint failed; it is retried every second'),
+    );
+  }
   const catalog = buildModelCatalog(config.models);
   const upstream = new UpstreamClient();
   const registry = new ProviderRegistry(config, { upstream, logger });
@@ -265,6 +277,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     await writer.close(Math.max(deadline, Date.now()) + 5000);
     await registry.close();
     await upstream.close();
+    await checkpointer?.close();
     await database.close();
     logger.info('shutdown complete');
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -11,7 +11,7 @@ import type { RequestLogInsert } from '../src/db/repositories/request-log.js';
 import { createKey } from '../src/keys/service.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestDatabase, type TestDatabase, testEngine } from './support/database.js';
 
 let directory: string;
 let testDatabase: TestDatabase;
@@ -154,4 +154,35 @@ describe('request-log writer', () => {
     expect(await count()).toBe(25);
     expect(readdirSync(path.join(directory, 'spill'))).toHaveLength(0);
   });
+});
+
+describe('SQLite checkpoints', () => {
+  it.skipIf(testEngine === 'postgres')(
+    'are done by a worker thread: the database file takes the new rows without any commit doing it',
+    async () => {
+      const { startTestGateway, chatBody, postChat, waitForLogRows } = await import('./support/gateway.js');
+      const { startMockUpstream } = await import('./support/mock-openai-upstream.js');
+      const mock = await startMockUpstream();
+      const gateway = await startTestGateway({ mock });
+      try {
+        const file = path.join(gateway.dataDir, 'switchboard.db');
+        const sizeBefore = statSync(file).size;
+        expect(gateway.gateway.database.sqlite?.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+        const ids: string[] = [];
+        for (let index = 0; index < 300; index++) {
+          const response = await postChat(gateway, chatBody('mock'));
+          await response.text();
+          ids.push(response.headers.get('x-request-id') as string);
+        }
+        await waitForLogRows(gateway, ids);
+        const deadline = Date.now() + 5000;
+        while (statSync(file).size === sizeBefore && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(statSync(file).size).toBeGreaterThan(sizeBefore);
+      } finally {
+        await gateway.close();
+        await mock.close();
+      }
+    },
+  );
 });
