@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# npm run bench: installs the rig's tools (nginx, wrk from Debian) if missing, builds Switchboard, and measures
-# its overhead against direct-to-upstream, writing docs/benchmarks.md. Usage: npm run bench [-- --quick]
+# npm run bench: installs the rig's tools (nginx, wrk from Debian) if missing, builds Switchboard, and runs
+# bench/compare.mjs (Switchboard side by side with the floor and its peers). npm run bench:quick: under two minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,4 +17,4 @@ fi
 [ -d node_modules ] || npm install
 npm run --silent build
 ulimit -n 65536 2>/dev/null || true
-exec node bench/overhead.mjs "$@"
+exec node bench/compare.mjs "$@"
