@@ -385,12 +385,18 @@ async function main() {
   const streaming = {};
   for (const arm of arms.filter((candidate) => candidate.stream)) {
     log(`${arm.name}: ${quick ? 20 : 100} streams of 32 chunks 5 ms apart`);
-    streaming[arm.name] = await measureStreams({
-      url: arm.stream.url,
-      headers: arm.stream.headers,
-      body: { model: arm.stream.model, stream: true, messages: [{ role: 'user', content: 'hi' }] },
-      count: quick ? 20 : 100,
-    });
+    try {
+      streaming[arm.name] = await measureStreams({
+        url: arm.stream.url,
+        headers: arm.stream.headers,
+        body: { model: arm.stream.model, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        count: quick ? 20 : 100,
+      });
+    } catch (error) {
+      // A peer that cannot stream through this setup is reported as such, not left out.
+      log(`${arm.name} could not stream: ${error.message}`);
+      streaming[arm.name] = { error: error.message.slice(0, 120) };
+    }
   }
 
   // Memory: idle, 1,000 concurrent streams, 30 s after.
@@ -472,6 +478,10 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers }) {
   );
   const directStream = streaming.direct;
   for (const [name, result] of Object.entries(streaming)) {
+    if (result.error) {
+      lines.push(`| ${name} | failed: ${result.error.replaceAll('|', '/')} | | | | |`);
+      continue;
+    }
     lines.push(
       `| ${name} | ${(result.ttft.p50 / 1000).toFixed(2)} ms | ${(result.ttft.p99 / 1000).toFixed(2)} ms | ${name === 'direct' ? '—' : `${((result.ttft.p50 - directStream.ttft.p50) / 1000).toFixed(2)} / ${((result.ttft.p99 - directStream.ttft.p99) / 1000).toFixed(2)} ms`} | ${(result.gap.p50 / 1000).toFixed(2)} / ${(result.gap.p99 / 1000).toFixed(2)} ms | ${result.batchedReads} of ${result.reads} |`,
     );
@@ -576,6 +586,7 @@ function writeChart(arms, summary) {
   const latency = systems.map((name) => Math.max(0, median(summary[name].added50)));
   const throughput = systems.map((name) => median(summary[name].rps));
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${panelHeight * 2 + 10}" font-family="sans-serif">
+<title>Switchboard and its peers: added latency p50 at c=1 and requests per second at c=64</title>
 <rect width="100%" height="100%" fill="white"/>
 ${bar(latency, 'Added latency p50 at c=1 (lower is better)', 'µs', 0)}
 ${bar(throughput, 'Requests per second at c=64 (higher is better)', 'rps', panelHeight)}

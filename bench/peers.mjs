@@ -1,6 +1,7 @@
 // The peer gateways the benchmark runs side by side with Switchboard, installed on first use into bench/.peers/
 // (never committed): the Portkey gateway from npm, the LiteLLM proxy from PyPI in a virtualenv, each with the
-// settings their own docs recommend for speed (../shared/reference/benchmark-method.md).
+// settings their own docs recommend for speed (../shared/reference/benchmark-method.md). LiteLLM is pinned to the
+// newest release whose dependencies the package index here can satisfy (1.101 and later need certifi 2026.10.19).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const peersDir = path.join(root, 'bench', '.peers');
 export const portkeyVersion = '1.15.2';
-export const litellmVersion = '1.109.1';
+export const litellmVersion = '1.100.5';
 
 function run(command, args, options = {}) {
   execFileSync(command, args, { stdio: ['ignore', 'ignore', 'inherit'], ...options });
@@ -70,21 +71,38 @@ export async function startPortkey({ entry, port, upstreamBaseUrl, cpu }) {
   };
 }
 
-/** Starts the LiteLLM proxy pinned to `cpu`, with no database and LITELLM_LOG=ERROR. */
-export async function startLitellm({ binary, port, upstreamBaseUrl, cpu, workDir }) {
+/** Pins a process and every process under it (LiteLLM's workers) to one CPU. */
+function pinTree(pid, cpu) {
+  const pids = [pid];
+  for (let index = 0; index < pids.length; index++) {
+    try {
+      const children = execFileSync('pgrep', ['-P', String(pids[index])], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
+      pids.push(...children.filter(Boolean).map(Number));
+    } catch {}
+  }
+  for (const each of pids) execFileSync('taskset', ['-a', '-cp', cpu, String(each)], { stdio: 'ignore' });
+}
+
+/**
+ * Starts the LiteLLM proxy with no database and LITELLM_LOG=ERROR; it starts unpinned (its start-up compiles
+ * a lot of Python and takes minutes on one busy core) and is pinned to `cpu` once it answers. `track` receives the
+ * process at once, so it is stopped even when it never comes up.
+ */
+export async function startLitellm({ binary, port, upstreamBaseUrl, cpu, workDir, track }) {
   const config = path.join(workDir, 'litellm.yaml');
   writeFileSync(
     config,
     `model_list:\n  - model_name: mock\n    litellm_params:\n      model: openai/mock\n      api_base: ${upstreamBaseUrl}\n      api_key: sk-mock\n`,
   );
-  const child = spawn(
-    'taskset',
-    ['-c', cpu, binary, '--config', config, '--port', String(port), '--num_workers', '2'],
-    {
-      stdio: 'ignore',
-      env: { ...process.env, LITELLM_LOG: 'ERROR' },
-    },
-  );
-  await waitForHttp(`http://127.0.0.1:${port}/health/liveliness`, 240_000);
+  const child = spawn(binary, ['--config', config, '--port', String(port), '--num_workers', '2'], {
+    stdio: 'ignore',
+    env: { ...process.env, LITELLM_LOG: 'ERROR' },
+    detached: true,
+  });
+  track?.(child);
+  await waitForHttp(`http://127.0.0.1:${port}/health/liveliness`, 300_000);
+  pinTree(child.pid, cpu);
   return { child, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: { authorization: 'Bearer sk-mock' } };
 }
