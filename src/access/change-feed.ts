@@ -40,10 +40,20 @@ export class AccessChangeFeed {
       subscriber.on('message', (received: string) => {
         if (received === channel) this.options.onChange();
       });
-      // Subscribing waits for the connection; the poll covers the time until then, so start-up does not block.
-      subscriber.subscribe(channel).catch((error: unknown) => {
-        this.options.logger.warn({ err: error }, 'could not subscribe to access changes on Redis; polling only');
+      // A change published while the connection was down is never delivered: after a reconnect (ioredis
+      // resubscribes by itself), forget every cached key once rather than wait for the poll.
+      let connectedBefore = subscriber.status === 'ready';
+      subscriber.on('ready', () => {
+        if (connectedBefore) this.options.onChange();
+        connectedBefore = true;
       });
+      // Subscribing waits for the connection; the poll covers the time until then, so start-up does not block.
+      subscriber
+        .subscribe(channel)
+        .then(() => this.options.logger.debug({ channel }, 'listening for access changes on Redis'))
+        .catch((error: unknown) => {
+          this.options.logger.warn({ err: error }, 'could not subscribe to access changes on Redis; polling only');
+        });
     }
   }
 

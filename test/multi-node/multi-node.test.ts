@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessChangesChannel } from '../../src/access/change-feed.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
@@ -15,6 +17,7 @@ import { type ServeProcess, startServeProcess } from '../support/serve-process.j
  */
 
 const requestsPerMinute = 200;
+const keyPrefix = `multinode-${randomBytes(4).toString('hex')}:`;
 let mock: MockUpstream;
 let directory: string;
 let configFile: string;
@@ -57,7 +60,7 @@ beforeAll(async () => {
       `  url: ${databaseUrl}`,
       'redis:',
       `  url: ${required('SWITCHBOARD_TEST_REDIS_URL')}`,
-      `  key_prefix: "multinode-${randomBytes(4).toString('hex')}:"`,
+      `  key_prefix: "${keyPrefix}"`,
       'keys:',
       // Every node hashes keys with the same secret, and polls the database slowly: the Redis broadcast is
       // what makes a revocation visible within a second.
@@ -89,6 +92,21 @@ afterAll(async () => {
 
 async function createKey(name: string): Promise<{ key: string; id: string }> {
   return runCliJson(['keys', 'create', '--account', 'tenant', '--name', name, '--config', configFile]);
+}
+
+/** How many connections listen on the access-change channel, once that reaches `expected` (or after 10 s). */
+async function waitForSubscribers(expected: number): Promise<number> {
+  const redis = new Redis(required('SWITCHBOARD_TEST_REDIS_URL'));
+  try {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const [, count] = (await redis.pubsub('NUMSUB', accessChangesChannel(keyPrefix))) as [string, number];
+      if (count >= expected || Date.now() > deadline) return count;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    redis.disconnect();
+  }
 }
 
 function chat(node: ServeProcess, key: string) {
@@ -133,6 +151,9 @@ describe('two gateway nodes, one PostgreSQL, one Redis', () => {
       while (status !== 200 && Date.now() < deadline) status = (await chat(node, victim.key)).status;
       expect(status).toBe(200);
     }
+    // Both nodes subscribe in the background at start-up (the poll covers them until then): this test is about the
+    // broadcast, so it waits until Redis counts both subscribers.
+    expect(await waitForSubscribers(nodes.length)).toBe(nodes.length);
     const revocation = await runCli(['keys', 'revoke', victim.id, '--config', configFile]);
     // The CLI tells every node through Redis; a warning here means it could not (the 30 s poll would be too late).
     expect(revocation.stderr).toBe('');
@@ -151,7 +172,10 @@ describe('two gateway nodes, one PostgreSQL, one Redis', () => {
       }),
     );
     const summary = seen.map((statuses) => [...new Set(statuses)].join(',')).join(' / ');
-    for (const elapsed of refusedAfter) expect(elapsed, `statuses seen per node: ${summary}`).toBeLessThan(1000);
+    const redisLines = nodes.map((node) => node.output.filter((line) => /redis|access change/i.test(line)).join('\n'));
+    for (const elapsed of refusedAfter) {
+      expect(elapsed, `statuses seen per node: ${summary}\n${redisLines.join('\n---\n')}`).toBeLessThan(1000);
+    }
   });
 
   it('has every request of every node in the one request log', async () => {
