@@ -43,38 +43,30 @@ function checkNumber(body: JsonObject, field: string, min: number, max: number):
   const value = body[field];
   if (!present(value)) return;
   if (typeof value !== 'number' || !Number.isFinite(value)) wrongType(field, 'a decimal', value);
-  if (value > max) {
-    fail(
-      `Invalid '${field}': decimal above maximum value. Expected a value <= ${max}, but got ${value} instead.`,
-      field,
-      'decimal_above_max_value',
-    );
-  }
-  if (value < min) {
-    fail(
-      `Invalid '${field}': decimal below minimum value. Expected a value >= ${min}, but got ${value} instead.`,
-      field,
-      'decimal_below_min_value',
-    );
-  }
+  checkRange(field, value, min, max, 'decimal');
 }
 
 function checkInteger(body: JsonObject, field: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
   const value = body[field];
   if (!present(value)) return;
   if (typeof value !== 'number' || !Number.isInteger(value)) wrongType(field, 'an integer', value);
+  checkRange(field, value, min, max, 'integer');
+}
+
+/** OpenAI's own wording and codes for an out-of-range number (`decimal_above_max_value`, …). */
+function checkRange(field: string, value: number, min: number, max: number, kind: 'decimal' | 'integer'): void {
   if (value > max) {
     fail(
-      `Invalid '${field}': integer above maximum value. Expected a value <= ${max}, but got ${value} instead.`,
+      `Invalid '${field}': ${kind} above maximum value. Expected a value <= ${max}, but got ${value} instead.`,
       field,
-      'integer_above_max_value',
+      `${kind}_above_max_value`,
     );
   }
   if (value < min) {
     fail(
-      `Invalid '${field}': integer below minimum value. Expected a value >= ${min}, but got ${value} instead.`,
+      `Invalid '${field}': ${kind} below minimum value. Expected a value >= ${min}, but got ${value} instead.`,
       field,
-      'integer_below_min_value',
+      `${kind}_below_min_value`,
     );
   }
 }

@@ -1,6 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database } from '../schema.js';
-import type { RequestLogCursor, RequestLogRow } from './request-log.js';
+import { type RequestLogCursor, type RequestLogRow, requestLogColumns } from './request-log.js';
 
 /**
  * Request-log queries for the console and the management API: filters and keyset pagination that stay fast at
@@ -33,38 +33,14 @@ export interface RequestLogSearch extends RequestLogFilter {
 /** A log row without its bodies (which may be a megabyte each): what lists show. */
 export type RequestLogSummaryRow = Omit<RequestLogRow, 'request_body' | 'response_body'>;
 
-const summaryColumns = [
+type BodyColumn = 'request_body' | 'response_body';
+const summaryColumns: ReadonlyArray<keyof RequestLogSummaryRow> = [
   'id',
-  'request_id',
-  'created_at',
-  'account_id',
-  'key_id',
-  'key_name',
-  'model',
-  'provider',
-  'upstream_model',
-  'status',
-  'outcome',
-  'error_type',
-  'error_code',
-  'error_message',
-  'stream',
-  'latency_ms',
-  'ttft_ms',
-  'prompt_tokens',
-  'completion_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
-  'total_tokens',
-  'usage_estimated',
-  'cost_usd',
-  'user_agent',
-  'served_model',
-  'deployment',
-  'attempt_count',
-  'attempts',
-  'cache_write_tokens',
-] as const satisfies ReadonlyArray<keyof RequestLogSummaryRow>;
+  ...requestLogColumns.filter(
+    (column): column is Exclude<(typeof requestLogColumns)[number], BodyColumn> =>
+      column !== 'request_body' && column !== 'response_body',
+  ),
+];
 
 /** Applies a filter's conditions to any query over request_log. */
 export function applyRequestLogFilter<Output>(

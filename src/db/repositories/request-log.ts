@@ -18,7 +18,7 @@ export async function insertRequestLogRows(db: Kysely<Database>, rows: readonly 
 }
 
 /** Every column a row may set, in one fixed order (the prepared statement's parameters). */
-const requestLogColumns = [
+export const requestLogColumns = [
   'request_id',
   'created_at',
   'account_id',
