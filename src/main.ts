@@ -25,6 +25,7 @@ import { DeploymentHealth } from './routing/deployment-health.js';
 import { Dispatcher } from './routing/dispatch.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
+import { reclaimMemoryWhenIdle } from './server/reclaim-memory-when-idle.js';
 import { loadConsoleAssets } from './server/console-assets.js';
 import { ApiError } from './server/errors.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -240,10 +241,16 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
 
   let closing: Promise<void> | undefined;
   const plane = dataPlane;
+  const stopReclaiming = reclaimMemoryWhenIdle({
+    started: () => plane.started,
+    inFlight: () => plane.inFlight,
+    logger,
+  });
   const writer = logWriter;
   async function close(): Promise<void> {
     const deadline = Date.now() + config.server.shutdownTimeoutMs;
     logger.info({ inFlight: plane.inFlight }, 'shutting down: finishing in-flight requests');
+    stopReclaiming();
     app.server.close();
     app.server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;

@@ -18,6 +18,8 @@ export interface DataPlane {
   handle(request: IncomingMessage, response: ServerResponse): void;
   /** Requests being served right now. */
   readonly inFlight: number;
+  /** Requests started since the process began (only grows). */
+  readonly started: number;
   /** Resolves when no request is in flight. */
   idle(): Promise<void>;
   /** Cuts every in-flight request short (streams get an in-band error); used when the shutdown deadline passes. */
@@ -29,6 +31,7 @@ const corsAllowedHeaders =
 
 export function createDataPlane(services: DataPlaneServices): DataPlane {
   const active = new Set<AbortController>();
+  let started = 0;
   let idleWaiters: Array<() => void> = [];
   const modelsCreated = Math.floor(Date.now() / 1000);
   const allowedOrigins = new Set(services.config.server.corsAllowedOrigins);
@@ -130,6 +133,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     applyCors(request, response);
     const abort = new AbortController();
     active.add(abort);
+    started++;
     response.on('close', () => {
       // The client went away before we finished: stop the upstream work at once.
       if (!response.writableFinished) abort.abort('client_closed');
@@ -192,6 +196,9 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     },
     get inFlight() {
       return active.size;
+    },
+    get started() {
+      return started;
     },
     idle() {
       if (active.size === 0) return Promise.resolve();

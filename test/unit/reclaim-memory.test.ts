@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logger.js';
+import { fullCollection, reclaimMemoryWhenIdle } from '../../src/server/reclaim-memory-when-idle.js';
+
+const logger = createLogger('silent');
+const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('giving memory back when the data plane goes quiet', () => {
+  it('collects once after traffic stops, never while requests arrive or are in flight', async () => {
+    let started = 0;
+    let inFlight = 0;
+    let collections = 0;
+    const stop = reclaimMemoryWhenIdle({
+      started: () => started,
+      inFlight: () => inFlight,
+      logger,
+      intervalMs: 20,
+      collect: () => collections++,
+    });
+    try {
+      await tick(70);
+      expect(collections, 'nothing served yet: nothing to give back').toBe(0);
+      // Traffic: a request starts in every interval.
+      for (let index = 0; index < 5; index++) {
+        started++;
+        await tick(20);
+      }
+      expect(collections).toBe(0);
+      // A long stream stays open: quiet, but not idle.
+      inFlight = 1;
+      await tick(80);
+      expect(collections).toBe(0);
+      inFlight = 0;
+      await tick(80);
+      expect(collections, 'once per quiet period').toBe(1);
+      started++;
+      await tick(100);
+      expect(collections).toBe(2);
+    } finally {
+      stop();
+    }
+  });
+
+  it("reaches V8's full collection without the --expose-gc flag", () => {
+    const collect = fullCollection();
+    expect(collect).toBeTypeOf('function');
+    collect?.();
+  });
+});
