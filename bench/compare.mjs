@@ -534,10 +534,14 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers }) {
   if (streaming.switchboard && directStream) {
     const addedP99 = (streaming.switchboard.ttft.p99 - directStream.ttft.p99) / 1000;
     targets.push(['added TTFT p99 ≤ 1 ms', addedP99 <= 1, `${addedP99.toFixed(2)} ms`]);
+    // A read carrying two chunks can also come from the client reading late (the floor, which writes each chunk the
+    // moment it arrives, shows it too): batching is judged against the floor, not against zero.
+    // test/streaming-timing.test.ts checks chunk-by-chunk forwarding deterministically.
+    const floorBatched = streaming.floor?.batchedReads ?? 0;
     targets.push([
-      'chunks forwarded one by one',
-      streaming.switchboard.batchedReads <= Math.max(1, streaming.direct.batchedReads),
-      `${streaming.switchboard.batchedReads} batched reads`,
+      'chunks forwarded one by one (no more reads carrying several chunks than the floor)',
+      streaming.switchboard.batchedReads <= Math.max(1, streaming.direct.batchedReads, floorBatched),
+      `${streaming.switchboard.batchedReads} batched reads (floor ${floorBatched}, direct ${streaming.direct.batchedReads})`,
     ]);
   }
   if (memory.idle) {

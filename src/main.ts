@@ -7,9 +7,9 @@ import { buildModelCatalog } from './access/policy.js';
 import type { ManagementServices } from './api/manage/services.js';
 import { createDataPlane, type DataPlane } from './api/v1/data-plane.js';
 import type { Config } from './config/schema.js';
-import { type Checkpointer, startCheckpointer } from './db/checkpointer.js';
 import { type DatabaseHandle, openDatabase } from './db/connect.js';
-import { sumSpend } from './db/repositories/request-log.js';
+import { requestLogColumns, sumSpend } from './db/repositories/request-log.js';
+import { type SqliteWorker, startSqliteWorker } from './db/sqlite-worker.js';
 import { Authenticator } from './keys/authenticate.js';
 import { loadKeySecret } from './keys/secret.js';
 import type { Limiter } from './limits/limiter.js';
@@ -25,9 +25,9 @@ import { DeploymentHealth } from './routing/deployment-health.js';
 import { Dispatcher } from './routing/dispatch.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
-import { reclaimMemoryWhenIdle } from './server/reclaim-memory-when-idle.js';
 import { loadConsoleAssets } from './server/console-assets.js';
 import { ApiError } from './server/errors.js';
+import { reclaimMemoryWhenIdle } from './server/reclaim-memory-when-idle.js';
 import { UpstreamClient } from './upstream/client.js';
 import { hashPassword } from './users/password.js';
 import { startSessionSweeper } from './users/sessions.js';
@@ -93,15 +93,16 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const logger = options.logger ?? createLogger(config.logging.level);
   const secret = loadKeySecret(config.server.dataDir, config.keys.secret);
   const database = await openDatabase(config);
-  // SQLite checkpoints move to a worker thread, off the event loop (see db/checkpointer.ts).
-  let checkpointer: Checkpointer | undefined;
+  // Request-log inserts and checkpoints run on a worker thread, off the event loop (see db/sqlite-worker.ts).
+  let sqliteWorker: SqliteWorker | undefined;
   if (database.sqlite) {
     database.sqlite.pragma('wal_autocheckpoint = 0');
-    checkpointer = startCheckpointer(
-      database.location,
-      createRequire(import.meta.url).resolve('better-sqlite3'),
-      (message) => logger.warn({ error: message }, 'SQLite checkpoint failed; it is retried every second'),
-    );
+    sqliteWorker = startSqliteWorker({
+      file: database.location,
+      driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+      columns: requestLogColumns,
+      onError: (message) => logger.warn({ error: message }, 'SQLite worker: retried, or written on the main thread'),
+    });
   }
   const catalog = buildModelCatalog(config.models);
   const upstream = new UpstreamClient();
@@ -126,6 +127,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     flushIntervalMs: config.requestLog.flushIntervalMs,
     maxQueue: config.requestLog.maxQueue,
     spillDir: path.join(config.server.dataDir, 'request-log-spill'),
+    sqliteWorker,
     onWritten: (rows) => metrics.logRowsWritten.inc(rows),
     onFlushFailure: () => metrics.logFlushFailures.inc(),
   });
@@ -284,7 +286,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     await writer.close(Math.max(deadline, Date.now()) + 5000);
     await registry.close();
     await upstream.close();
-    await checkpointer?.close();
+    await sqliteWorker?.close();
     await database.close();
     logger.info('shutdown complete');
   }

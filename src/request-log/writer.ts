@@ -6,6 +6,7 @@ import {
   type RequestLogBatchWriter,
   type RequestLogInsert,
 } from '../db/repositories/request-log.js';
+import type { SqliteWorker } from '../db/sqlite-worker.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -23,6 +24,8 @@ export interface RequestLogWriterOptions {
   flushIntervalMs: number;
   maxQueue: number;
   spillDir: string;
+  /** Where SQLite batches are written off the event loop (see db/sqlite-worker.ts). */
+  sqliteWorker?: SqliteWorker | undefined;
   onWritten?: (rows: number) => void;
   onFlushFailure?: () => void;
 }
@@ -40,7 +43,7 @@ export class RequestLogWriter {
   private readonly writeRows: RequestLogBatchWriter;
 
   constructor(private readonly options: RequestLogWriterOptions) {
-    this.writeRows = createRequestLogBatchWriter(options.database);
+    this.writeRows = createRequestLogBatchWriter(options.database, options.sqliteWorker);
   }
 
   get depth(): number {

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { DatabaseHandle } from '../connect.js';
 import type { Database, RequestLogTable } from '../schema.js';
+import type { SqliteWorker } from '../sqlite-worker.js';
 import { touchLastUsed } from './api-keys.js';
 
 export type RequestLogInsert = Insertable<RequestLogTable>;
@@ -58,12 +59,27 @@ export type RequestLogBatchWriter = (
   lastUse: ReadonlyMap<string, number>,
 ) => Promise<void>;
 
+/** Rows as one flat array of their values, requestLogColumns by requestLogColumns (what the prepared INSERT takes). */
+export function requestLogValues(rows: readonly RequestLogInsert[]): unknown[] {
+  const width = requestLogColumns.length;
+  const values: unknown[] = new Array(rows.length * width);
+  let at = 0;
+  for (const row of rows) {
+    for (let index = 0; index < width; index++) {
+      const value = row[requestLogColumns[index] as keyof RequestLogInsert];
+      values[at++] = value === undefined ? (requestLogColumns[index] === 'usage_estimated' ? 0 : null) : value;
+    }
+  }
+  return values;
+}
+
 /**
  * On SQLite the batch runs through two statements prepared once and reused (a fresh multi-row INSERT per batch
  * made SQLite re-prepare a statement with thousands of parameters every time: ~10% of the gateway's CPU under
- * load). Other engines use the Kysely multi-row insert.
+ * load), on the SQLite worker thread when there is one (db/sqlite-worker.ts: the insert then never stalls the event
+ * loop), on this thread otherwise. Other engines use the Kysely multi-row insert.
  */
-export function createRequestLogBatchWriter(handle: DatabaseHandle): RequestLogBatchWriter {
+export function createRequestLogBatchWriter(handle: DatabaseHandle, worker?: SqliteWorker): RequestLogBatchWriter {
   const sqlite = handle.sqlite;
   if (sqlite) {
     const insert = sqlite.prepare(
@@ -72,19 +88,15 @@ export function createRequestLogBatchWriter(handle: DatabaseHandle): RequestLogB
     const touch = sqlite.prepare(
       'update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)',
     );
-    const writeAll = sqlite.transaction((rows: readonly RequestLogInsert[], lastUse: ReadonlyMap<string, number>) => {
-      const values: unknown[] = new Array(requestLogColumns.length);
-      for (const row of rows) {
-        for (let index = 0; index < requestLogColumns.length; index++) {
-          const value = row[requestLogColumns[index] as keyof RequestLogInsert];
-          values[index] = value === undefined ? (requestLogColumns[index] === 'usage_estimated' ? 0 : null) : value;
-        }
-        insert.run(values);
-      }
+    const width = requestLogColumns.length;
+    const writeAll = sqlite.transaction((values: readonly unknown[], lastUse: ReadonlyMap<string, number>) => {
+      for (let start = 0; start < values.length; start += width) insert.run(values.slice(start, start + width));
       for (const [keyId, at] of lastUse) touch.run(at, keyId, at);
     });
     return async (rows, lastUse) => {
-      writeAll(rows, lastUse);
+      const values = requestLogValues(rows);
+      if (worker?.alive) await worker.write(values, lastUse);
+      else writeAll(values, lastUse);
     };
   }
   return async (rows, lastUse) => {

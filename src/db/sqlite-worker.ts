@@ -1,0 +1,164 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * A worker thread with its own connection to the SQLite file, doing the two kinds of writes that would otherwise
+ * stall the event loop (better-sqlite3 is synchronous):
+ *
+ * - **Request-log batches.** A batch of 500 rows takes 10–15 ms to insert with the console's indexes; on the event
+ *   loop that was every request's p99 at concurrency 1. Here the main thread only turns rows into arrays of values
+ *   and posts them; the insert (and each key's last-used time) runs in one transaction on this thread.
+ * - **Checkpoints.** SQLite in WAL mode appends every commit to the -wal file; a checkpoint copies those pages back
+ *   into the database and fsyncs it. Left to SQLite, that happens inside whichever commit crosses the threshold, so
+ *   automatic checkpoints are off on both connections and this thread checkpoints every second instead.
+ *
+ * If the thread dies, writes fail (the request-log writer keeps the rows and retries) and `alive` turns false so the
+ * caller can write on the main thread instead.
+ */
+
+const workerSource = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const database = new Database(workerData.file);
+database.pragma('busy_timeout = 5000');
+database.pragma('synchronous = NORMAL');
+database.pragma('foreign_keys = ON');
+database.pragma('wal_autocheckpoint = 0');
+const columns = workerData.columns;
+let insert;
+let touch;
+let writeAll;
+function prepare() {
+  insert = database.prepare('insert into request_log (' + columns.join(', ') + ') values (' + columns.map(() => '?').join(', ') + ')');
+  touch = database.prepare('update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)');
+  writeAll = database.transaction((values, lastUse) => {
+    // One flat array for the whole batch (one cheap structured clone instead of one per row).
+    for (let start = 0; start < values.length; start += columns.length) insert.run(values.slice(start, start + columns.length));
+    for (const [keyId, at] of lastUse) touch.run(at, keyId, at);
+  });
+}
+let runs = 0;
+const timer = setInterval(() => {
+  try {
+    // PASSIVE never waits for readers or writers; every minute a TRUNCATE also resets the -wal file's size.
+    database.pragma(++runs % 60 === 0 ? 'wal_checkpoint(TRUNCATE)' : 'wal_checkpoint(PASSIVE)');
+  } catch (error) {
+    parentPort.postMessage({ checkpointError: String(error && error.message) });
+  }
+}, workerData.checkpointIntervalMs);
+parentPort.on('message', (message) => {
+  if (message.type === 'write') {
+    try {
+      if (!writeAll) prepare();
+      writeAll(message.values, message.lastUse);
+      parentPort.postMessage({ id: message.id });
+    } catch (error) {
+      parentPort.postMessage({ id: message.id, error: String((error && error.message) || error), code: error && error.code });
+    }
+    return;
+  }
+  if (message.type === 'stop') {
+    clearInterval(timer);
+    try { database.pragma('wal_checkpoint(TRUNCATE)'); } catch {}
+    database.close();
+    parentPort.postMessage({ stopped: true });
+  }
+});
+`;
+
+export interface SqliteWorker {
+  /** False once the thread has died (then write on the main thread instead). */
+  readonly alive: boolean;
+  /**
+   * Inserts rows, given as one flat array of every row's values in `columns` order, and moves keys' last-used times,
+   * in one transaction.
+   */
+  write(values: unknown[], lastUse: ReadonlyMap<string, number>): Promise<void>;
+  /** Finishes pending writes, checkpoints, closes the connection and ends the thread. */
+  close(): Promise<void>;
+}
+
+interface Reply {
+  id?: number;
+  error?: string;
+  code?: string;
+  checkpointError?: string;
+  stopped?: boolean;
+}
+
+export interface SqliteWorkerOptions {
+  file: string;
+  /** Path of the better-sqlite3 module (the worker is an eval'd script, so it cannot resolve it relative to us). */
+  driverPath: string;
+  /** The request_log columns, in the order of each row's values. */
+  columns: readonly string[];
+  checkpointIntervalMs?: number;
+  onError: (message: string) => void;
+}
+
+export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
+  const worker = new Worker(workerSource, {
+    eval: true,
+    workerData: {
+      file: options.file,
+      driver: options.driverPath,
+      columns: options.columns,
+      checkpointIntervalMs: options.checkpointIntervalMs ?? 1000,
+    },
+  });
+  // Only pending writes keep the process alive (see write()).
+  worker.unref();
+  let alive = true;
+  let nextId = 1;
+  const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  const failAll = (reason: string) => {
+    for (const { reject } of pending.values()) reject(new Error(reason));
+    pending.clear();
+  };
+  worker.on('message', (reply: Reply) => {
+    if (reply.checkpointError) options.onError(`checkpoint failed: ${reply.checkpointError}`);
+    if (reply.id === undefined) return;
+    const waiter = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (pending.size === 0) worker.unref();
+    if (!waiter) return;
+    if (reply.error === undefined) waiter.resolve();
+    else waiter.reject(Object.assign(new Error(reply.error), { code: reply.code }));
+  });
+  worker.on('error', (error) => {
+    options.onError(`the SQLite worker thread failed: ${error.message}`);
+  });
+  worker.on('exit', () => {
+    alive = false;
+    failAll('the SQLite worker thread has stopped');
+  });
+
+  return {
+    get alive() {
+      return alive;
+    },
+    write(values, lastUse) {
+      if (!alive) return Promise.reject(new Error('the SQLite worker thread has stopped'));
+      const id = nextId++;
+      return new Promise<void>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        // While a write is pending the thread must keep the process alive, or its answer could be lost at exit.
+        worker.ref();
+        worker.postMessage({ type: 'write', id, values, lastUse });
+      });
+    },
+    close: () =>
+      new Promise((resolve) => {
+        if (!alive) {
+          resolve();
+          return;
+        }
+        worker.once('exit', () => resolve());
+        worker.on('message', (reply: Reply) => {
+          if (reply.stopped) void worker.terminate();
+        });
+        // Messages are handled in order: writes posted before this one finish first.
+        worker.postMessage({ type: 'stop' });
+        setTimeout(() => void worker.terminate(), 5000).unref();
+      }),
+  };
+}
