@@ -74,14 +74,24 @@ async function startServer(extraYaml = ''): Promise<Server> {
 }
 
 function stream(server: Server, model: string) {
+  return openStream(server, model).then((opened) => opened.finished);
+}
+
+/**
+ * Resolves once the server has answered with its headers (the request is in flight there, so a SIGTERM sent now
+ * is one it must drain: sent earlier, on a loaded machine, the request might not have reached it yet).
+ */
+function openStream(server: Server, model: string) {
   return fetch(`${server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-  }).then(async (response) => ({
-    status: response.status,
-    id: response.headers.get('x-request-id') as string,
-    text: await response.text(),
+  }).then((response) => ({
+    finished: response.text().then((text) => ({
+      status: response.status,
+      id: response.headers.get('x-request-id') as string,
+      text,
+    })),
   }));
 }
 
@@ -106,10 +116,9 @@ describe('graceful shutdown (SIGTERM)', () => {
     // A long flush interval and a big batch keep rows in the queue until shutdown flushes them.
     const server = await startServer('request_log:\n  flush_interval: 60s\n  batch_size: 5000\n');
     const quick = await Promise.all(Array.from({ length: 20 }, () => stream(server, 'fast')));
-    const slow = Array.from({ length: 4 }, () => stream(server, 'slow'));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const opened = await Promise.all(Array.from({ length: 4 }, () => openStream(server, 'slow')));
     server.process.kill('SIGTERM');
-    const finished = await Promise.all(slow);
+    const finished = await Promise.all(opened.map((slow) => slow.finished));
     expect(await server.exited).toBe(0);
     for (const result of finished) {
       expect(result.status).toBe(200);
@@ -125,10 +134,9 @@ describe('graceful shutdown (SIGTERM)', () => {
 
   it('past the deadline, cuts streams with an in-band error and still logs them', async () => {
     const server = await startServer('  shutdown_timeout: 700ms\n');
-    const slow = Array.from({ length: 3 }, () => stream(server, 'slow'));
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    const opened = await Promise.all(Array.from({ length: 3 }, () => openStream(server, 'slow')));
     server.process.kill('SIGTERM');
-    const finished = await Promise.all(slow);
+    const finished = await Promise.all(opened.map((slow) => slow.finished));
     expect(await server.exited).toBe(0);
     for (const result of finished) {
       expect(result.text).toContain('server_shutting_down');
