@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createAccount } from '../dist/accounts/service.js';
 import { parseConfig } from '../dist/config/loader.js';
 import { openDatabase } from '../dist/db/connect.js';
+import { requestLogColumns, requestLogValues } from '../dist/db/repositories/request-log.js';
 import { loadKeySecret } from '../dist/keys/secret.js';
 import { createKey } from '../dist/keys/service.js';
 import { createManagementToken } from '../dist/users/management-tokens.js';
@@ -69,34 +70,9 @@ async function seedDatabase() {
   await addMember(db, bench.id, user.id, 'member');
   const { token } = await createManagementToken(db, { userId: user.id, name: 'bench' });
 
-  const columns = [
-    'request_id',
-    'created_at',
-    'account_id',
-    'key_id',
-    'key_name',
-    'model',
-    'provider',
-    'upstream_model',
-    'status',
-    'outcome',
-    'error_type',
-    'error_code',
-    'error_message',
-    'stream',
-    'latency_ms',
-    'ttft_ms',
-    'prompt_tokens',
-    'completion_tokens',
-    'cached_tokens',
-    'reasoning_tokens',
-    'total_tokens',
-    'usage_estimated',
-    'cost_usd',
-    'user_agent',
-  ];
+  // The gateway's own column list and row flattening, so the seeded rows are exactly what the writer would insert.
   const insert = handle.sqlite.prepare(
-    `insert into request_log (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`,
+    `insert into request_log (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')})`,
   );
   const span = 30 * 86_400_000;
   const end = Date.now() - 60_000;
@@ -118,35 +94,37 @@ async function seedDatabase() {
     const completion = success ? 5 + Math.floor(random() * 800) : null;
     const stream = random() < 0.6 ? 1 : 0;
     const latency = Math.round(80 + -Math.log(1 - random()) * 900);
-    return [
-      `req_bench${account.id}${index}`,
-      createdAt,
-      account.id,
-      key.id,
-      key.name,
-      models[Math.floor(random() * models.length)],
-      'upstream',
-      'upstream-model',
+    return {
+      request_id: `req_bench${account.id}${index}`,
+      created_at: createdAt,
+      account_id: account.id,
+      key_id: key.id,
+      key_name: key.name,
+      model: models[Math.floor(random() * models.length)],
+      provider: 'upstream',
+      upstream_model: 'upstream-model',
       status,
       outcome,
-      success ? null : 'server_error',
-      success ? null : `code_${status}`,
-      success ? null : 'benchmark error',
+      error_type: success ? null : 'server_error',
+      error_code: success ? null : `code_${status}`,
+      error_message: success ? null : 'benchmark error',
       stream,
-      latency,
-      stream && success ? Math.round(latency / 4) : null,
-      prompt,
-      completion,
-      0,
-      0,
-      success ? prompt + completion : null,
-      0,
-      success ? (prompt + 4 * completion) / 1e6 : null,
-      'bench/1.0',
-    ];
+      latency_ms: latency,
+      ttft_ms: stream && success ? Math.round(latency / 4) : null,
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      cached_tokens: 0,
+      reasoning_tokens: 0,
+      total_tokens: success ? prompt + completion : null,
+      usage_estimated: 0,
+      cost_usd: success ? (prompt + 4 * completion) / 1e6 : null,
+      user_agent: 'bench/1.0',
+    };
   };
   const insertMany = handle.sqlite.transaction((rows) => {
-    for (const row of rows) insert.run(row);
+    const values = requestLogValues(rows);
+    const width = requestLogColumns.length;
+    for (let start = 0; start < values.length; start += width) insert.run(values.slice(start, start + width));
   });
   const started = performance.now();
   const batch = 20_000;
