@@ -14,6 +14,7 @@ import { openDatabase } from '../dist/db/connect.js';
 import { requestLogColumns, requestLogValues } from '../dist/db/repositories/request-log.js';
 import { loadKeySecret } from '../dist/keys/secret.js';
 import { createKey } from '../dist/keys/service.js';
+import { RequestIds } from '../dist/server/request-id.js';
 import { createManagementToken } from '../dist/users/management-tokens.js';
 import { addMember, createUser } from '../dist/users/service.js';
 
@@ -77,6 +78,7 @@ async function seedDatabase() {
   const span = 30 * 86_400_000;
   const end = Date.now() - 60_000;
   const start = end - span;
+  const requestIds = new RequestIds();
   const rowFor = (index, total, account, key) => {
     const createdAt = Math.floor(start + (index / total) * span);
     const roll = random();
@@ -95,7 +97,7 @@ async function seedDatabase() {
     const stream = random() < 0.6 ? 1 : 0;
     const latency = Math.round(80 + -Math.log(1 - random()) * 900);
     return {
-      request_id: `req_bench${account.id}${index}`,
+      request_id: requestIds.next(createdAt),
       created_at: createdAt,
       account_id: account.id,
       key_id: key.id,

@@ -8,7 +8,7 @@ import type { ManagementServices } from './api/manage/services.js';
 import { createDataPlane, type DataPlane } from './api/v1/data-plane.js';
 import type { Config } from './config/schema.js';
 import { type DatabaseHandle, openDatabase } from './db/connect.js';
-import { requestLogColumns, sumSpend } from './db/repositories/request-log.js';
+import { sumSpend } from './db/repositories/request-log.js';
 import { type SqliteWorker, startSqliteWorker } from './db/sqlite-worker.js';
 import { Authenticator } from './keys/authenticate.js';
 import { loadKeySecret } from './keys/secret.js';
@@ -100,7 +100,6 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     sqliteWorker = startSqliteWorker({
       file: database.location,
       driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
-      columns: requestLogColumns,
       onError: (message) => logger.warn({ error: message }, 'SQLite worker: retried, or written on the main thread'),
     });
   }

@@ -239,8 +239,10 @@ describe('console in a browser', () => {
     await alice.getByRole('link', { name: 'Models' }).click();
     await alice.getByRole('heading', { name: 'Models' }).waitFor();
     const v1 = await sdk(firstKey).models.list();
-    const listed = await alice.locator('tbody tr td:first-child').allTextContents();
-    expect(listed).toEqual(v1.data.map((model) => model.id));
+    // The rows arrive after the heading (the page fetches them): wait for the table, do not read it once.
+    await expect
+      .poll(() => alice.locator('tbody tr td:first-child').allTextContents())
+      .toEqual(v1.data.map((model) => model.id));
     expect(await alice.getByRole('row', { name: /claude-sonnet/ }).textContent()).toContain('200,000 tokens');
     await shoot(alice, 'models');
   });

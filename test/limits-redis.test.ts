@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessChangesChannel } from '../src/access/change-feed.js';
 import { runCliJson } from './support/cli.js';
 import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
@@ -87,6 +88,14 @@ describe('limits shared through Redis', () => {
   it('broadcasts a revocation made by the CLI to every gateway within a second', async () => {
     const victim = await first.newKey({ name: 'broadcast-victim' });
     expect((await postChat(second, chatBody('mock'), as(victim.key))).status).toBe(200);
+    // Both gateways must be listening before the CLI publishes (a message sent to no subscriber is gone), so this
+    // measures the broadcast, not start-up on a loaded machine.
+    const admin = new Redis(redisUrl());
+    const listening = async () => ((await admin.pubsub('NUMSUB', accessChangesChannel(prefix))) as [string, number])[1];
+    const deadline = Date.now() + 10_000;
+    while ((await listening()) < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await listening()).toBeGreaterThanOrEqual(2);
+    await admin.quit();
     await runCliJson(
       ['keys', 'revoke', victim.id, '--data-dir', first.dataDir, '--config', await writeRedisConfig(first.dataDir)],
       { env: first.cliEnv },
@@ -97,7 +106,8 @@ describe('limits shared through Redis', () => {
       status = (await postChat(second, chatBody('mock'), as(victim.key))).status;
       if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    expect(status).toBe(401);
+    const logs = () => `first:\n${first.logLines.join('\n')}\nsecond:\n${second.logLines.join('\n')}`;
+    expect(status, logs()).toBe(401);
     expect(Date.now() - revokedAt).toBeLessThan(1000);
   });
 });

@@ -89,6 +89,19 @@ describe('request-log writer', () => {
     expect(Number((await findKeyById(database.db, keyId))?.last_used_at)).toBe(lastUse);
   });
 
+  it('writes only full batches under load; what is left waits for the interval or a flush', async () => {
+    const log = writer({ batchSize: 100 });
+    // The 100th row starts a write; the 30 that arrive while it runs do not make a batch of their own.
+    for (let index = 0; index < 130; index++) log.enqueue(row(index));
+    while ((await count()) < 100) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await count()).toBe(100);
+    expect(log.depth).toBe(30);
+    await log.flush();
+    expect(await count()).toBe(130);
+    expect(log.depth).toBe(0);
+  });
+
   it('keeps rows when a write fails and writes them once the database is back', async () => {
     const log = writer();
     await breakTable();

@@ -1,4 +1,10 @@
 import { Worker } from 'node:worker_threads';
+import {
+  requestLogColumns,
+  requestLogInsertSql,
+  sqliteRowsPerInsert,
+  touchLastUsedSql,
+} from './repositories/request-log.js';
 
 /**
  * A worker thread with its own connection to the SQLite file, doing the two kinds of writes that would otherwise
@@ -23,16 +29,22 @@ database.pragma('busy_timeout = 5000');
 database.pragma('synchronous = NORMAL');
 database.pragma('foreign_keys = ON');
 database.pragma('wal_autocheckpoint = 0');
-const columns = workerData.columns;
-let insert;
+const width = workerData.columns;
+const manyWidth = width * workerData.rowsPerInsert;
+let insertOne;
+let insertMany;
 let touch;
 let writeAll;
 function prepare() {
-  insert = database.prepare('insert into request_log (' + columns.join(', ') + ') values (' + columns.map(() => '?').join(', ') + ')');
-  touch = database.prepare('update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)');
+  insertOne = database.prepare(workerData.insertOneSql);
+  insertMany = database.prepare(workerData.insertManySql);
+  touch = database.prepare(workerData.touchSql);
   writeAll = database.transaction((values, lastUse) => {
-    // One flat array for the whole batch (one cheap structured clone instead of one per row).
-    for (let start = 0; start < values.length; start += columns.length) insert.run(values.slice(start, start + columns.length));
+    // One flat array for the whole batch (one cheap structured clone instead of one per row), inserted
+    // rowsPerInsert rows per statement, the remainder one by one.
+    let start = 0;
+    for (; start + manyWidth <= values.length; start += manyWidth) insertMany.run(values.slice(start, start + manyWidth));
+    for (; start < values.length; start += width) insertOne.run(values.slice(start, start + width));
     for (const [keyId, at] of lastUse) touch.run(at, keyId, at);
   });
 }
@@ -69,7 +81,7 @@ export interface SqliteWorker {
   /** False once the thread has died (then write on the main thread instead). */
   readonly alive: boolean;
   /**
-   * Inserts rows, given as one flat array of every row's values in `columns` order, and moves keys' last-used times,
+   * Inserts rows, given as one flat array of every row's values in requestLogColumns order, and moves keys' last-used times,
    * in one transaction.
    */
   write(values: unknown[], lastUse: ReadonlyMap<string, number>): Promise<void>;
@@ -89,8 +101,6 @@ export interface SqliteWorkerOptions {
   file: string;
   /** Path of the better-sqlite3 module (the worker is an eval'd script, so it cannot resolve it relative to us). */
   driverPath: string;
-  /** The request_log columns, in the order of each row's values. */
-  columns: readonly string[];
   checkpointIntervalMs?: number;
   onError: (message: string) => void;
 }
@@ -101,7 +111,11 @@ export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
     workerData: {
       file: options.file,
       driver: options.driverPath,
-      columns: options.columns,
+      columns: requestLogColumns.length,
+      rowsPerInsert: sqliteRowsPerInsert,
+      insertOneSql: requestLogInsertSql(1),
+      insertManySql: requestLogInsertSql(sqliteRowsPerInsert),
+      touchSql: touchLastUsedSql,
       checkpointIntervalMs: options.checkpointIntervalMs ?? 1000,
     },
   });

@@ -111,17 +111,25 @@ export class Authenticator {
     this.cache.clear();
   }
 
-  /** Authenticates a request's headers; throws the 401/403 ApiError that says exactly what was wrong. */
-  async authenticate(authorization: string | undefined, hasXApiKey: boolean): Promise<Principal> {
+  /**
+   * Authenticates a request's headers; throws the 401/403 ApiError that says exactly what was wrong. A key found in
+   * the cache (nearly every request) is answered synchronously: no promise, no turn of the microtask queue.
+   */
+  authenticate(authorization: string | undefined, hasXApiKey: boolean): Principal | Promise<Principal> {
     const token = parseAuthorizationHeader(authorization, hasXApiKey);
     // The cache is keyed by a one-shot SHA-256 (several times cheaper than an HMAC object per request); the shape
     // and checksum of the key, and the HMAC the database stores, are looked at only on a cache miss.
     const cacheKey = hash('sha256', token, 'base64');
-    const known = this.cached(cacheKey) ?? (await this.lookup(cacheKey, token));
-    const masked = maskPresentedKey(token);
+    const known = this.cached(cacheKey);
+    if (known !== undefined) return this.principalOf(known, token);
+    return this.lookup(cacheKey, token).then((loaded) => this.principalOf(loaded, token));
+  }
+
+  /** The principal of a usable key; otherwise the refusal that says why (the key shown masked). */
+  private principalOf(known: KnownKey | null, token: string): Principal {
     if (known === null) {
       throw unauthorized(
-        `Incorrect API key provided: ${masked}. No such key exists; create one in the console or with \`switchboard keys create\`.`,
+        `Incorrect API key provided: ${maskPresentedKey(token)}. No such key exists; create one in the console or with \`switchboard keys create\`.`,
         'invalid_api_key',
       );
     }
@@ -130,20 +138,23 @@ export class Authenticator {
     if (known.revoked) {
       throw new KeyRefusedError(
         known.principal,
-        unauthorized(`The API key ${masked} has been revoked.`, 'invalid_api_key'),
+        unauthorized(`The API key ${maskPresentedKey(token)} has been revoked.`, 'invalid_api_key'),
       );
     }
     if (known.expiresAt !== null && known.expiresAt <= Date.now()) {
       const expiredAt = new Date(known.expiresAt).toISOString();
       throw new KeyRefusedError(
         known.principal,
-        unauthorized(`The API key ${masked} expired at ${expiredAt}.`, 'invalid_api_key'),
+        unauthorized(`The API key ${maskPresentedKey(token)} expired at ${expiredAt}.`, 'invalid_api_key'),
       );
     }
     if (known.accountDisabled) {
       throw new KeyRefusedError(
         known.principal,
-        forbidden(`The account of API key ${masked} is disabled; contact the operator.`, 'account_disabled'),
+        forbidden(
+          `The account of API key ${maskPresentedKey(token)} is disabled; contact the operator.`,
+          'account_disabled',
+        ),
       );
     }
     return known.principal;

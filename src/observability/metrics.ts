@@ -1,4 +1,5 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { HotCounter, HotHistogram } from './hot-metrics.js';
 
 /**
  * Prometheus metrics, one registry per running gateway (never the global default registry, so tests and several
@@ -9,12 +10,15 @@ export interface Metrics {
   registry: Registry;
   /** One finished data-plane request: counted by route, status and model, timed by route and stream. */
   recordRequest(route: string, status: number, model: string, stream: boolean, seconds: number): void;
-  requests: Counter<'route' | 'status' | 'model'>;
-  requestDuration: Histogram<'route' | 'stream'>;
-  timeToFirstToken: Histogram<'model'>;
+  /** Labels: route, status, model (see hot-metrics.ts for why these four are not prom-client's own). */
+  requests: HotCounter;
+  /** Labels: route, stream. */
+  requestDuration: HotHistogram;
+  /** Labels: model. */
+  timeToFirstToken: HotHistogram;
   upstreamErrors: Counter<'provider' | 'code'>;
-  /** Every upstream attempt the router made (several per request when it retried or failed over). */
-  upstreamAttempts: Counter<'deployment' | 'outcome'>;
+  /** Every upstream attempt the router made (several per request when it retried or failed over). Labels: deployment, outcome. */
+  upstreamAttempts: HotCounter;
   /** 1 while a deployment is out of rotation (circuit open, or paused by an upstream's retry-after). */
   deploymentUnavailable: Gauge<'deployment'>;
   logRowsWritten: Counter;
@@ -48,25 +52,9 @@ export function createMetrics(options: MetricsSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
   const metrics = buildMetrics(registry, options);
-  // prom-client hashes the label object on every call; the hot path reuses each label combination's child instead
-  // (combinations are bounded: routes, status codes, configured model names).
-  const counted = new Map<string, { inc(): void }>();
-  const timed = new Map<string, { observe(value: number): void }>();
   metrics.recordRequest = (route, status, model, stream, seconds) => {
-    const countKey = `${route}\u0000${status}\u0000${model}`;
-    let counter = counted.get(countKey);
-    if (!counter) {
-      counter = metrics.requests.labels(route, String(status), model);
-      counted.set(countKey, counter);
-    }
-    counter.inc();
-    const timeKey = stream ? `${route}\u0000true` : `${route}\u0000false`;
-    let timer = timed.get(timeKey);
-    if (!timer) {
-      timer = metrics.requestDuration.labels(route, stream ? 'true' : 'false');
-      timed.set(timeKey, timer);
-    }
-    timer.observe(seconds);
+    metrics.requests.inc(1, route, String(status), model);
+    metrics.requestDuration.observe(seconds, route, stream ? 'true' : 'false');
   };
   return metrics;
 }
@@ -75,38 +63,34 @@ function buildMetrics(registry: Registry, options: MetricsSources): Metrics {
   return {
     registry,
     recordRequest: () => {},
-    requests: new Counter({
-      name: 'switchboard_requests_total',
-      help: 'Data-plane requests by route, HTTP status and model',
-      labelNames: ['route', 'status', 'model'],
-      registers: [registry],
-    }),
-    requestDuration: new Histogram({
-      name: 'switchboard_request_duration_seconds',
-      help: 'Data-plane request duration, from arrival to the last byte',
-      labelNames: ['route', 'stream'],
-      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
-      registers: [registry],
-    }),
-    timeToFirstToken: new Histogram({
-      name: 'switchboard_time_to_first_token_seconds',
-      help: 'Time from arrival to the first streamed content chunk',
-      labelNames: ['model'],
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
-      registers: [registry],
-    }),
+    requests: new HotCounter('switchboard_requests_total', 'Data-plane requests by route, HTTP status and model', [
+      'route',
+      'status',
+      'model',
+    ]).register(registry),
+    requestDuration: new HotHistogram(
+      'switchboard_request_duration_seconds',
+      'Data-plane request duration, from arrival to the last byte',
+      ['route', 'stream'],
+      [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    ).register(registry),
+    timeToFirstToken: new HotHistogram(
+      'switchboard_time_to_first_token_seconds',
+      'Time from arrival to the first streamed content chunk',
+      ['model'],
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    ).register(registry),
     upstreamErrors: new Counter({
       name: 'switchboard_upstream_errors_total',
       help: 'Failed upstream calls by provider and error code',
       labelNames: ['provider', 'code'],
       registers: [registry],
     }),
-    upstreamAttempts: new Counter({
-      name: 'switchboard_upstream_attempts_total',
-      help: 'Upstream attempts by deployment and outcome (success, error, skipped)',
-      labelNames: ['deployment', 'outcome'],
-      registers: [registry],
-    }),
+    upstreamAttempts: new HotCounter(
+      'switchboard_upstream_attempts_total',
+      'Upstream attempts by deployment and outcome (success, error, skipped)',
+      ['deployment', 'outcome'],
+    ).register(registry),
     deploymentUnavailable: new Gauge({
       name: 'switchboard_deployment_unavailable',
       help: 'Deployments out of rotation: circuit open or paused by an upstream retry-after (1), back in (0)',

@@ -1,7 +1,9 @@
+import type { CancelSignal } from '../server/cancellation.js';
 import { ApiError } from '../server/errors.js';
 import {
   classifyUpstreamError,
   type UpstreamClient,
+  type UpstreamHeaders,
   type UpstreamResponse,
   type UpstreamTimeouts,
 } from '../upstream/client.js';
@@ -14,16 +16,14 @@ import { toProviderError } from './upstream-error.js';
  * event stream. Translation stays in each provider's folder.
  */
 
-type Headers = Record<string, string | string[] | undefined>;
-
-export type ErrorParser = (status: number, headers: Headers, text: string) => ApiError;
+export type ErrorParser = (status: number, headers: UpstreamHeaders, text: string) => ApiError;
 
 export interface UpstreamPost {
   origin: string;
   path: string;
-  headers: Record<string, string>;
-  body: string;
-  signal: AbortSignal;
+  headers: Readonly<Record<string, string>>;
+  body: string | Buffer;
+  signal: CancelSignal;
   timeouts: UpstreamTimeouts;
   maxConnections: number;
 }
@@ -45,7 +45,30 @@ async function collect(response: UpstreamResponse, limit: number): Promise<strin
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Sends a POST; resolves with a 2xx response, otherwise throws the provider's error in OpenAI shape. */
+/**
+ * Sends a POST and reads the whole answer (non-streaming calls); resolves with the body of a 2xx response, otherwise
+ * throws the provider's error in OpenAI shape.
+ */
+export async function postForBody(
+  upstream: UpstreamClient,
+  providerName: string,
+  request: UpstreamPost,
+  parseError: ErrorParser,
+): Promise<Buffer> {
+  let reply: Awaited<ReturnType<UpstreamClient['exchange']>>;
+  try {
+    reply = await upstream.exchange(request);
+  } catch (error) {
+    throw toProviderError(providerName, error);
+  }
+  if (reply.statusCode >= 400 || reply.statusCode < 200) {
+    const text = reply.body.subarray(0, maxErrorBodyBytes).toString('utf8');
+    throw parseError(reply.statusCode, reply.headers, text);
+  }
+  return reply.body;
+}
+
+/** Sends a POST; resolves with a 2xx response whose body is a stream, otherwise throws the provider's error. */
 export async function postUpstream(
   upstream: UpstreamClient,
   providerName: string,
@@ -54,7 +77,7 @@ export async function postUpstream(
 ): Promise<UpstreamResponse> {
   let response: UpstreamResponse;
   try {
-    response = await upstream.send({ ...request, method: 'POST', maxConnections: request.maxConnections });
+    response = await upstream.send(request);
   } catch (error) {
     throw toProviderError(providerName, error);
   }
@@ -66,7 +89,11 @@ export async function postUpstream(
 }
 
 /** Reads a whole (successful) response body; connection failures while reading become provider errors. */
-export async function readBody(providerName: string, response: UpstreamResponse, signal: AbortSignal): Promise<string> {
+export async function readBody(
+  providerName: string,
+  response: UpstreamResponse,
+  signal: CancelSignal,
+): Promise<string> {
   try {
     // undici's own body reader: much cheaper than async-iterating the stream chunk by chunk.
     return await response.body.text();
@@ -110,7 +137,7 @@ export function isEventStream(response: UpstreamResponse): boolean {
 export async function* sseEvents(
   providerName: string,
   response: UpstreamResponse,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): AsyncGenerator<SseEvent> {
   const parser = new SseParser();
   try {

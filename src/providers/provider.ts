@@ -1,6 +1,7 @@
 import type { ModelConfig, ProviderConfigOf, ProviderType } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../openai/types.js';
+import type { CancelSignal } from '../server/cancellation.js';
 import type { UpstreamClient, UpstreamTimeouts } from '../upstream/client.js';
 
 /**
@@ -19,15 +20,21 @@ export interface ProviderCall {
   /** Timeouts for this attempt: the provider's, with the deployment's overrides applied. */
   timeouts: UpstreamTimeouts;
   /** Aborted when the client disconnects or the server gives up. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** The calling account: state a provider keeps between requests (a local model's prompt cache) stays within it. */
   accountId?: string;
+  /**
+   * The client's request body exactly as received, present only when `request` is precisely what was parsed from it
+   * (nothing removed) and its text names each member once (server/read-body.ts). An adapter that would send the same
+   * JSON may send these bytes instead of serializing `request` again.
+   */
+  body?: Buffer;
 }
 
 export interface CompletionResult {
   completion: ChatCompletion;
-  /** The exact JSON text to send when the adapter did not need to change the upstream's body. */
-  raw?: string;
+  /** The upstream's exact bytes (UTF-8 JSON), to send as they are when the adapter did not need to change them. */
+  raw?: Buffer;
 }
 
 export interface StreamItem {

@@ -114,6 +114,15 @@ export function mapUpstreamFailure(providerName: string, failure: UpstreamFailur
       cause: failure,
     });
   }
+  if (failure.kind === 'too_large') {
+    return new ApiError({
+      status: 502,
+      type: 'server_error',
+      code: 'upstream_response_too_large',
+      message: `The upstream provider "${providerName}" sent ${failure.message.replace(/^the upstream response is /, 'a response ')}.`,
+      cause: failure,
+    });
+  }
   return new ApiError({
     status: 502,
     type: 'server_error',

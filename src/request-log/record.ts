@@ -1,6 +1,6 @@
 import type { RequestLogInsert } from '../db/repositories/request-log.js';
 import type { Principal } from '../keys/authenticate.js';
-import type { DispatchTrace } from '../routing/dispatch.js';
+import { attemptCount, type DispatchTrace, lastDeploymentAttempt } from '../routing/dispatch.js';
 import type { ApiError } from '../server/errors.js';
 import type { TokenUsage } from '../usage/usage.js';
 
@@ -47,7 +47,6 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
   if (!principal) return undefined;
   const usage = record.usage;
   const routing = record.routing;
-  const lastAttempt = routing?.attempts.findLast((attempt) => attempt.deployment !== '');
   return {
     request_id: record.requestId,
     created_at: record.startedAt,
@@ -76,8 +75,8 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
     request_body: principal.logBodies ? cut(record.requestBody) : null,
     response_body: principal.logBodies ? cut(record.responseBody) : null,
     served_model: routing?.served?.model ?? null,
-    deployment: routing?.served?.deployment ?? lastAttempt?.deployment ?? null,
-    attempt_count: routing ? routing.attempts.filter((attempt) => attempt.outcome !== 'skipped').length : null,
+    deployment: routing ? (routing.served?.deployment ?? lastDeploymentAttempt(routing)?.deployment ?? null) : null,
+    attempt_count: routing ? attemptCount(routing) : null,
     attempts: routing && routing.attempts.length > 0 ? JSON.stringify(routing.attempts) : null,
     cache_write_tokens: usage?.cacheWriteTokens ?? null,
   };

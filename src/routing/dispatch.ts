@@ -3,6 +3,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { synthesizeChunks } from '../openai/synthesize-stream.js';
 import type { ChatCompletionRequest } from '../openai/types.js';
 import type { CompletionResult, ProviderCall, StreamItem } from '../providers/provider.js';
+import type { CancelSignal } from '../server/cancellation.js';
 import { ApiError, toApiError } from '../server/errors.js';
 import { contextWindowError } from './context-window.js';
 import type { DeploymentHealth } from './deployment-health.js';
@@ -50,11 +51,29 @@ export interface DispatchTrace {
   attempts: AttemptRecord[];
   served?: ServedBy;
   /** Parameters removed because the serving model does not support them (header x-switchboard-dropped-parameters). */
-  droppedParameters: string[];
+  droppedParameters: readonly string[];
 }
 
+const noParameters: readonly string[] = Object.freeze([]);
+
 export function newTrace(): DispatchTrace {
-  return { attempts: [], droppedParameters: [] };
+  return { attempts: [], droppedParameters: noParameters };
+}
+
+/** The last attempt that reached a deployment (skipped routes have none). */
+export function lastDeploymentAttempt(trace: DispatchTrace): AttemptRecord | undefined {
+  for (let index = trace.attempts.length - 1; index >= 0; index--) {
+    const attempt = trace.attempts[index] as AttemptRecord;
+    if (attempt.deployment !== '') return attempt;
+  }
+  return undefined;
+}
+
+/** Attempts that reached a deployment or were refused by its adapter (skipped routes are not attempts). */
+export function attemptCount(trace: DispatchTrace): number {
+  let count = 0;
+  for (const attempt of trace.attempts) if (attempt.outcome !== 'skipped') count++;
+  return count;
 }
 
 export interface DispatcherOptions {
@@ -63,7 +82,7 @@ export interface DispatcherOptions {
   metrics?: Metrics;
   random?: () => number;
   /** Waits (abortable); injectable so tests need not sleep. */
-  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
+  sleep?: (milliseconds: number, signal: CancelSignal) => Promise<void>;
 }
 
 function cancelled(): ApiError {
@@ -75,7 +94,7 @@ function cancelled(): ApiError {
   });
 }
 
-function abortableSleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+function abortableSleep(milliseconds: number, signal: CancelSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(cancelled());
     const timer = setTimeout(() => {
@@ -116,7 +135,7 @@ type Attempt<Result> = (deployment: Deployment, call: ProviderCall) => Promise<R
 
 export class Dispatcher {
   private readonly random: () => number;
-  private readonly sleep: (milliseconds: number, signal: AbortSignal) => Promise<void>;
+  private readonly sleep: (milliseconds: number, signal: CancelSignal) => Promise<void>;
 
   constructor(private readonly options: DispatcherOptions) {
     this.random = options.random ?? Math.random;
@@ -126,11 +145,12 @@ export class Dispatcher {
   /** A non-streaming completion from the first deployment in the chain that can give one. */
   complete(
     request: ChatCompletionRequest,
-    signal: AbortSignal,
+    signal: CancelSignal,
     trace: DispatchTrace,
     accountId?: string,
+    body?: Buffer,
   ): Promise<CompletionResult> {
-    return this.run(request, signal, trace, accountId, (deployment, call) => deployment.provider.complete(call));
+    return this.run(request, signal, trace, accountId, body, (deployment, call) => deployment.provider.complete(call));
   }
 
   /**
@@ -139,14 +159,16 @@ export class Dispatcher {
    */
   async stream(
     request: ChatCompletionRequest,
-    signal: AbortSignal,
+    signal: CancelSignal,
     trace: DispatchTrace,
     accountId?: string,
+    body?: Buffer,
   ): Promise<AsyncIterable<StreamItem>> {
-    const stream = await this.run(request, signal, trace, accountId, async (deployment, call) => {
+    const stream = await this.run(request, signal, trace, accountId, body, async (deployment, call) => {
       if (!deployment.model.streaming) {
         const { stream: _stream, stream_options: _options, ...whole } = call.request;
-        const { completion } = await deployment.provider.complete({ ...call, request: whole as ChatCompletionRequest });
+        const { body: _body, ...rest } = call;
+        const { completion } = await deployment.provider.complete({ ...rest, request: whole as ChatCompletionRequest });
         return primeStream(synthesizeChunks(completion).map((chunk): StreamItem => ({ chunk })));
       }
       return primeStream(await deployment.provider.stream(call));
@@ -176,10 +198,12 @@ export class Dispatcher {
 
   private async run<Result>(
     request: ChatCompletionRequest,
-    signal: AbortSignal,
+    signal: CancelSignal,
     trace: DispatchTrace,
     /** Passed to providers that keep per-account state (the local model's prompt cache). */
     accountId: string | undefined,
+    /** The client's body as received, when it may be forwarded (ProviderCall.body). */
+    body: Buffer | undefined,
     attempt: Attempt<Result>,
   ): Promise<Result> {
     const { health } = this.options;
@@ -196,23 +220,32 @@ export class Dispatcher {
         refusal ??= contextError;
         continue;
       }
-      const tried = new Set<string>();
+      // Deployment ids already tried for this model; allocated at the second attempt (most requests make one).
+      let tried: string[] | undefined;
       let retriesLeft = route.model.retry.attempts;
       let previous: { error: ApiError; kind: FailureKind } | undefined;
+      const deployments = route.deployments;
 
       for (;;) {
         if (signal.aborted) throw cancelled();
-        const healthy = route.deployments.filter((deployment) => health.isAvailable(deployment.id));
-        for (const deployment of route.deployments) {
-          soonestAvailableMs = Math.min(soonestAvailableMs, health.availableInMs(deployment.id));
+        let healthy: readonly Deployment[] = deployments;
+        for (const deployment of deployments) {
+          const availableInMs = health.availableInMs(deployment.id);
+          if (availableInMs < soonestAvailableMs) soonestAvailableMs = availableInMs;
+          // Only when some deployment is out of rotation does the healthy set need an array of its own.
+          if (availableInMs > 0 && healthy === deployments) {
+            healthy = deployments.filter((item) => health.isAvailable(item.id));
+          }
         }
-        if (healthy.length === 0 && tried.size === 0) {
-          const rateLimited = route.deployments.every((deployment) => health.isPaused(deployment.id));
+        if (healthy.length === 0 && tried === undefined) {
+          const rateLimited = deployments.every((deployment) => health.isPaused(deployment.id));
           unavailable ??= noHealthyDeployment(request.model, soonestAvailableMs, rateLimited);
           this.skip(trace, route, unavailable);
           break;
         }
-        const fresh = healthy.filter((deployment) => !tried.has(deployment.id));
+        const triedSoFar = tried;
+        const fresh =
+          triedSoFar === undefined ? healthy : healthy.filter((deployment) => !triedSoFar.includes(deployment.id));
         let candidates = fresh;
         let waitMs = 0;
         if (fresh.length === 0) {
@@ -228,12 +261,13 @@ export class Dispatcher {
         const deployment = pickWeighted(candidates, this.random);
         if (!deployment) break;
         if (waitMs > 0) await this.sleep(waitMs, signal);
+        tried ??= [];
         if (!health.tryAcquire(deployment.id)) {
           // Another request took the half-open probe while this one waited.
-          tried.add(deployment.id);
+          tried.push(deployment.id);
           continue;
         }
-        tried.add(deployment.id);
+        tried.push(deployment.id);
 
         let prepared: ReturnType<typeof applyParameterSupport>;
         try {
@@ -254,6 +288,8 @@ export class Dispatcher {
             timeouts: deployment.timeouts,
             signal,
             accountId,
+            // Removing a parameter changed the request: its original bytes no longer say the same thing.
+            body: prepared.request === request ? body : undefined,
           });
           health.succeeded(deployment.id);
           this.record(trace, route, deployment, 'success', undefined, waitMs, performance.now() - started);
@@ -327,6 +363,6 @@ export class Dispatcher {
       waitedMs: Math.round(waitedMs),
       latencyMs: Math.round(latencyMs),
     });
-    this.options.metrics?.upstreamAttempts.inc({ deployment: deployment.id, outcome });
+    this.options.metrics?.upstreamAttempts.inc(1, deployment.id, outcome);
   }
 }

@@ -50,8 +50,10 @@ export function isNeutral(name: string, value: unknown): boolean {
 
 export interface PreparedRequest {
   request: ChatCompletionRequest;
-  dropped: string[];
+  dropped: readonly string[];
 }
+
+const noneDropped: readonly string[] = Object.freeze([]);
 
 export function unsupportedParameter(name: string, model: string): ApiError {
   return new ApiError({
@@ -69,9 +71,18 @@ export function applyParameterSupport(
   model: ModelConfig,
   provider: Provider,
 ): PreparedRequest {
-  const unsupported = new Set(provider.unsupportedParameters?.(request) ?? []);
-  for (const name of model.parameters.unsupported) if (request[name] !== undefined) unsupported.add(name);
-  if (unsupported.size === 0) return { request, dropped: [] };
+  const fromProvider = provider.unsupportedParameters?.(request);
+  const configured = model.parameters.unsupported;
+  // The usual case: an adapter that takes everything and nothing configured, decided without allocating.
+  if (
+    (fromProvider === undefined || fromProvider.length === 0) &&
+    configured.every((name) => request[name] === undefined)
+  ) {
+    return { request, dropped: noneDropped };
+  }
+  const unsupported = new Set(fromProvider);
+  for (const name of configured) if (request[name] !== undefined) unsupported.add(name);
+  if (unsupported.size === 0) return { request, dropped: noneDropped };
   const prepared: ChatCompletionRequest = { ...request };
   const dropped: string[] = [];
   for (const name of unsupported) {

@@ -27,6 +27,9 @@ export interface Route {
   deployments: Deployment[];
 }
 
+/** The routes to try for a model, in order: the model itself, then its fallbacks. */
+export type RouteChain = readonly Route[];
+
 function deploymentOf(
   model: ModelConfig,
   deployment: DeploymentConfig,
@@ -58,6 +61,8 @@ function deploymentOf(
 
 export class Router {
   private readonly routes = new Map<string, Route>();
+  /** Built once: the chain of a model is asked for on every request. */
+  private readonly chains = new Map<string, RouteChain>();
 
   constructor(catalog: ModelCatalog, registry: ProviderRegistry, providers: readonly ProviderConfig[]) {
     const providerConfigs = new Map(providers.map((provider) => [provider.name, provider]));
@@ -71,6 +76,14 @@ export class Router {
       }
       this.routes.set(name, { model, deployments });
     }
+    for (const [name, route] of this.routes) {
+      const chain = [route];
+      for (const fallback of route.model.fallbacks) {
+        const next = this.routes.get(fallback);
+        if (next && !chain.includes(next)) chain.push(next);
+      }
+      this.chains.set(name, chain);
+    }
   }
 
   /** The route of a public model name; 404 model_not_found when there is none. */
@@ -81,13 +94,9 @@ export class Router {
   }
 
   /** The routes to try, in order: the model itself, then its fallbacks (their own fallbacks are not followed). */
-  chain(model: string): Route[] {
-    const route = this.resolve(model);
-    const chain = [route];
-    for (const fallback of route.model.fallbacks) {
-      const next = this.routes.get(fallback);
-      if (next && !chain.includes(next)) chain.push(next);
-    }
+  chain(model: string): RouteChain {
+    const chain = this.chains.get(model);
+    if (!chain) throw modelNotFound(model);
     return chain;
   }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -12,6 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { type ConsoleAssets, registerConsole } from './console-assets.js';
 import { ApiError, renderError, routeNotFound } from './errors.js';
+import { RequestIds } from './request-id.js';
 
 /**
  * The HTTP server: /v1/* goes straight to the data plane on node:http (the hot path); everything else (health,
@@ -38,7 +38,7 @@ function isDataPlane(url: string | undefined): boolean {
  * never finishes) still get the OpenAI error body, with a JSON content type and a request id, instead of Node's
  * bare "400 Bad Request".
  */
-function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex, requestIds: RequestIds): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
@@ -54,12 +54,13 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex): v
     error: { message, type: 'invalid_request_error', param: null, code: 'malformed_request' },
   });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: req_${randomUUID().replaceAll('-', '')}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestIds.next()}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
 export function buildApp(dependencies: AppDependencies): FastifyInstance<Server> {
   const { dataPlane, database, metrics } = dependencies;
+  const requestIds = new RequestIds();
   const app = Fastify<Server>({
     serverFactory: (fastifyHandler) => {
       const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -68,10 +69,12 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
       });
       // Longer than the idle timeout of common load balancers (60 s), so they never reuse a connection we just closed.
       server.keepAliveTimeout = 65_000;
-      server.on('clientError', answerMalformedRequest);
+      server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+        answerMalformedRequest(error, socket, requestIds),
+      );
       return server;
     },
-    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    genReqId: () => requestIds.next(),
     logger: false,
     // Errors raised by Fastify itself (bad JSON on /api, …) reach the error handler below.
     return503OnClosing: true,

@@ -11,6 +11,15 @@ import { ApiError, invalidRequest, payloadTooLarge } from './errors.js';
 export interface ParsedBody {
   value: unknown;
   text: string;
+  /** The body exactly as received. */
+  bytes: Buffer;
+  /**
+   * True when the body is an object whose text names each top-level member once. Then any JSON parser reads from
+   * these bytes the object we validated and may pass them on unchanged; with a member repeated, parsers disagree on
+   * which occurrence counts (V8 keeps the last, some keep the first), so the upstream could be sent a model the caller
+   * was not authorized for.
+   */
+  forwardable: boolean;
 }
 
 const invalidJsonMessage =
@@ -69,24 +78,55 @@ export function readBody(request: IncomingMessage, limitBytes: number): Promise<
 /** Deeper JSON than any real request needs; beyond it, serialising the body again would exhaust the stack. */
 export const maxJsonDepth = 128;
 
-/** The deepest nesting of arrays and objects in JSON text (strings skipped), scanning no further than needed. */
-export function jsonDepthExceeds(text: string, limit: number): boolean {
+/**
+ * One pass over JSON text (strings skipped) that finds nesting deeper than `depthLimit` and counts the members named
+ * in the top-level object. Returns that count, or -1 when the text is nested too deep. Strings are skipped with
+ * indexOf (native), not character by character: most of a chat request is string content.
+ */
+export function scanJsonText(text: string, depthLimit: number): number {
   let depth = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
+  let members = 0;
+  let expectName = false;
+  const length = text.length;
+  for (let index = 0; index < length; index++) {
     const character = text.charCodeAt(index);
-    if (inString) {
-      if (character === 92 /* \\ */) index++;
-      else if (character === 34 /* " */) inString = false;
-    } else if (character === 34) {
-      inString = true;
+    if (character === 34 /* " */) {
+      if (depth === 1 && expectName) {
+        members++;
+        expectName = false;
+      }
+      // The closing quote is the next one not escaped by an odd number of backslashes.
+      let end = index;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        if (end === -1) return members; // unterminated: JSON.parse reports it
+        let backslashes = 0;
+        while (text.charCodeAt(end - 1 - backslashes) === 92 /* \ */) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      index = end;
     } else if (character === 123 /* { */ || character === 91 /* [ */) {
-      if (++depth > limit) return true;
+      if (++depth > depthLimit) return -1;
+      if (depth === 1) expectName = character === 123;
     } else if (character === 125 /* } */ || character === 93 /* ] */) {
       depth--;
+    } else if (character === 44 /* , */ && depth === 1) {
+      expectName = true;
     }
   }
-  return false;
+  return members;
+}
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped) exceeds `limit`. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  return scanJsonText(text, limit) === -1;
+}
+
+function memberCount(value: unknown): number {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return -1;
+  let count = 0;
+  for (const _name in value) count++;
+  return count;
 }
 
 export async function readJsonBody(request: IncomingMessage, limitBytes: number): Promise<ParsedBody> {
@@ -94,12 +134,15 @@ export async function readJsonBody(request: IncomingMessage, limitBytes: number)
   if (bytes.length === 0) throw invalidRequest(`${invalidJsonMessage} The body was empty.`);
   if (!isUtf8(bytes)) throw invalidRequest('The request body is not valid UTF-8.', null, 'invalid_encoding');
   const text = bytes.toString('utf8');
-  if (jsonDepthExceeds(text, maxJsonDepth)) {
+  const members = scanJsonText(text, maxJsonDepth);
+  if (members === -1) {
     throw invalidRequest(`The JSON body is nested more than ${maxJsonDepth} levels deep.`, null, 'invalid_value');
   }
+  let value: unknown;
   try {
-    return { value: JSON.parse(text), text };
+    value = JSON.parse(text);
   } catch {
     throw invalidRequest(invalidJsonMessage);
   }
+  return { value, text, bytes, forwardable: memberCount(value) === members };
 }

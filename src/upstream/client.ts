@@ -1,9 +1,14 @@
 import type { Dispatcher } from 'undici';
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool, errors as undiciErrors, util as undiciUtil } from 'undici';
+import type { CancelSignal } from '../server/cancellation.js';
 
 /**
- * The only module that makes outbound HTTP requests. One keep-alive connection pool per upstream origin
- * (undici `Pool` + `request`: measured 5-7x faster than `fetch` for proxying; undici sets TCP_NODELAY on every socket).
+ * The only module that makes outbound HTTP requests. One keep-alive connection pool per upstream origin (undici
+ * `Pool`: measured 5-7x faster than `fetch` for proxying; undici sets TCP_NODELAY on every socket). Two ways to call:
+ * - `exchange`: a whole response in one Buffer (non-streaming completions), through undici's `dispatch` with a
+ *   handler that only collects bytes: no stream object, no promise per chunk. Measured on this machine: a proxy
+ *   doing this spends ~34 µs of CPU per request against ~51 µs with `request` + reading the body stream;
+ * - `send`: headers first and the body as a stream (event streams).
  * Failures are classified here once, so callers can map them to 502/504 without knowing undici's error zoo.
  */
 
@@ -18,17 +23,39 @@ export interface UpstreamTimeouts {
 export interface UpstreamRequest {
   origin: string;
   path: string;
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
+  /** POST when absent. */
+  method?: 'GET' | 'POST';
+  headers: Readonly<Record<string, string>>;
   body?: string | Buffer;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   timeouts: UpstreamTimeouts;
   maxConnections: number;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData;
 
-export type UpstreamFailureKind = 'connect_timeout' | 'first_byte_timeout' | 'idle_timeout' | 'unreachable' | 'aborted';
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+/** A whole response, read by `exchange`. */
+export interface UpstreamReply {
+  statusCode: number;
+  headers: UpstreamHeaders;
+  body: Buffer;
+}
+
+/**
+ * A response body larger than this is refused rather than held in memory (a misbehaving upstream must not exhaust
+ * the gateway); the largest real completions are a few megabytes.
+ */
+export const maxResponseBytes = 64 * 1024 * 1024;
+
+export type UpstreamFailureKind =
+  | 'connect_timeout'
+  | 'first_byte_timeout'
+  | 'idle_timeout'
+  | 'unreachable'
+  | 'aborted'
+  | 'too_large';
 
 export class UpstreamFailure extends Error {
   constructor(
@@ -46,7 +73,7 @@ export class UpstreamFailure extends Error {
 }
 
 /** Maps an error thrown by undici (while connecting, waiting or reading) to an UpstreamFailure. */
-export function classifyUpstreamError(error: unknown, signal?: AbortSignal): UpstreamFailure {
+export function classifyUpstreamError(error: unknown, signal?: CancelSignal): UpstreamFailure {
   if (error instanceof UpstreamFailure) return error;
   if (signal?.aborted) return new UpstreamFailure('aborted', 'request aborted', { cause: error });
   if (error instanceof undiciErrors.ConnectTimeoutError) {
@@ -60,6 +87,11 @@ export function classifyUpstreamError(error: unknown, signal?: AbortSignal): Ups
   }
   if (error instanceof undiciErrors.RequestAbortedError || (error as Error)?.name === 'AbortError') {
     return new UpstreamFailure('aborted', 'request aborted', { cause: error });
+  }
+  if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
+    return new UpstreamFailure('too_large', `the upstream response is larger than ${maxResponseBytes} bytes`, {
+      cause: error,
+    });
   }
   const code = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.name ?? 'error';
   return new UpstreamFailure('unreachable', `could not reach the upstream (${code})`, { cause: error });
@@ -84,12 +116,30 @@ export class UpstreamClient {
     return pool;
   }
 
-  /** Sends a request; resolves once headers arrive. Throws UpstreamFailure. */
+  /** Sends a request and reads the whole response, whatever its status. Throws UpstreamFailure. */
+  exchange(request: UpstreamRequest): Promise<UpstreamReply> {
+    return new Promise((resolve, reject) => {
+      this.poolFor(request).dispatch(
+        {
+          origin: request.origin,
+          path: request.path,
+          method: request.method ?? 'POST',
+          headers: request.headers,
+          body: request.body ?? null,
+          headersTimeout: request.timeouts.firstByteMs,
+          bodyTimeout: request.timeouts.idleMs,
+        },
+        new CollectingHandler(request.signal, resolve, reject),
+      );
+    });
+  }
+
+  /** Sends a request; resolves once headers arrive, with the body as a stream. Throws UpstreamFailure. */
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     try {
       return await this.poolFor(request).request({
         path: request.path,
-        method: request.method,
+        method: request.method ?? 'POST',
         headers: request.headers,
         body: request.body ?? null,
         signal: request.signal ?? null,
@@ -104,5 +154,74 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((pool) => pool.close().catch(() => pool.destroy())));
     this.pools.clear();
+  }
+}
+
+/**
+ * undici's handler interface (onConnect, onHeaders, onData, onComplete, onError: the one its HTTP/1.1 client calls
+ * directly; the newer controller-style handlers are adapted to it per request). Collects the body, follows the
+ * request's cancellation, and settles exactly once.
+ */
+class CollectingHandler implements Dispatcher.DispatchHandler {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private statusCode = 0;
+  private rawHeaders: Buffer[] = [];
+  private abortUpstream: ((error: Error) => void) | undefined;
+  private settled = false;
+  private readonly onCancel = () => this.abortUpstream?.(new undiciErrors.RequestAbortedError());
+
+  constructor(
+    private readonly signal: CancelSignal | undefined,
+    private readonly resolve: (reply: UpstreamReply) => void,
+    private readonly reject: (error: UpstreamFailure) => void,
+  ) {}
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.abortUpstream = abort;
+    if (!this.signal) return;
+    if (this.signal.aborted) abort(new undiciErrors.RequestAbortedError());
+    else this.signal.addEventListener('abort', this.onCancel, { once: true });
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.statusCode = statusCode;
+    this.rawHeaders = rawHeaders;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > maxResponseBytes) {
+      this.abortUpstream?.(new undiciErrors.ResponseExceededMaxSizeError());
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal?.removeEventListener('abort', this.onCancel);
+    const chunks = this.chunks;
+    const rawHeaders = this.rawHeaders;
+    let headers: UpstreamHeaders | undefined;
+    this.resolve({
+      statusCode: this.statusCode,
+      // Parsed on first use (errors and their retry-after): most successful responses never need their headers.
+      get headers() {
+        headers ??= undiciUtil.parseHeaders(rawHeaders) as UpstreamHeaders;
+        return headers;
+      },
+      body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.size),
+    });
+  }
+
+  onError(error: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal?.removeEventListener('abort', this.onCancel);
+    this.reject(classifyUpstreamError(error, this.signal));
   }
 }

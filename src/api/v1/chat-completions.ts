@@ -5,7 +5,8 @@ import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../
 import type { ChatCompletion, ChatCompletionRequest } from '../../openai/types.js';
 import { validateChatRequest } from '../../openai/validate-chat-request.js';
 import type { RequestRecord } from '../../request-log/record.js';
-import { type DispatchTrace, newTrace } from '../../routing/dispatch.js';
+import { type DispatchTrace, lastDeploymentAttempt, newTrace } from '../../routing/dispatch.js';
+import type { CancelSignal } from '../../server/cancellation.js';
 import { ApiError, modelNotFound, renderStreamError, toApiError } from '../../server/errors.js';
 import { readJsonBody } from '../../server/read-body.js';
 import { sseData, sseDone, sseHeaders, sseKeepalive } from '../../upstream/sse.js';
@@ -25,7 +26,7 @@ export async function handleChatCompletions(
   response: ServerResponse,
   record: RequestRecord,
   services: DataPlaneServices,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): Promise<void> {
   const principal = record.principal;
   if (!principal) throw new Error('chat completions reached without a principal');
@@ -42,19 +43,24 @@ export async function handleChatCompletions(
   record.routing = trace;
   const dispatch: Dispatch = {
     request: chatRequest,
+    body: body.forwardable ? body.bytes : undefined,
     trace,
     signal,
     pricing: () => trace.served?.pricing ?? route.model.pricing,
   };
-  const admission = await admit(chatRequest, record, services, route.model.pricing);
-  for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
+  // Keys without limits (the usual case) are admitted without a promise or a lookup.
+  const admission =
+    principal.limitSubjects.length === 0
+      ? admittedWithoutLimits
+      : await admit(chatRequest, record, services, route.model.pricing);
+  for (const name in admission.headers) response.setHeader(name, admission.headers[name] as string);
   try {
     if (record.stream) await streamChat(response, record, services, dispatch);
     else await completeChat(response, record, services, dispatch);
   } finally {
-    const lastAttempt = trace.attempts.findLast((attempt) => attempt.deployment !== '');
-    record.provider = trace.served?.provider ?? lastAttempt?.provider;
-    record.upstreamModel = trace.served?.upstreamModel ?? lastAttempt?.upstreamModel;
+    const attempted = trace.served ?? lastDeploymentAttempt(trace);
+    record.provider = attempted?.provider;
+    record.upstreamModel = attempted?.upstreamModel;
     // Nothing generated, nothing billed: a failed request with known prices costs 0, not "unknown".
     const pricing = dispatch.pricing();
     if (record.costUsd === undefined && record.usage === undefined && pricing) record.costUsd = 0;
@@ -74,7 +80,6 @@ async function admit(
   pricing: ModelPricing | undefined,
 ): Promise<Admission> {
   const principal = record.principal as NonNullable<RequestRecord['principal']>;
-  if (principal.limitSubjects.length === 0) return admittedWithoutLimits;
   const promptTokens = estimateUsage(estimatePromptCharacters(request), 0).promptTokens;
   const completionLimit =
     request.max_completion_tokens ?? request.max_tokens ?? services.config.limits.completionTokenReserve;
@@ -115,8 +120,10 @@ async function admit(
 /** One request on its way through dispatch. */
 interface Dispatch {
   request: ChatCompletionRequest;
+  /** The client's bytes, when they may be forwarded unchanged (see ProviderCall.body). */
+  body: Buffer | undefined;
   trace: DispatchTrace;
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** The prices of whatever served the request (a deployment or fallback may have its own). */
   pricing: () => ModelPricing | undefined;
 }
@@ -151,21 +158,27 @@ async function completeChat(
     dispatch.signal,
     dispatch.trace,
     record.principal?.accountId,
+    dispatch.body,
   );
   const reported = readUsage(result.completion.usage);
-  let text = result.raw;
-  const usage = settleUsage(record, dispatch, reported, generatedCharacters(result.completion));
+  // Characters are counted only for an estimate (an upstream that reported no usage).
+  const usage = settleUsage(record, dispatch, reported, reported ? 0 : generatedCharacters(result.completion));
+  let body: Buffer | string | undefined = result.raw;
   if (!reported) {
+    // Nothing reported: the client gets the estimate the log keeps (marked estimated), never a missing usage.
     result.completion.usage = toWireUsage(usage);
-    text = undefined;
+    body = undefined;
   }
-  text ??= JSON.stringify(result.completion);
+  body ??= JSON.stringify(result.completion);
   announceDroppedParameters(response, dispatch.trace);
-  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  response.end(text);
+  response.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': typeof body === 'string' ? Buffer.byteLength(body) : body.length,
+  });
+  response.end(body);
   record.status = 200;
   record.outcome = 'success';
-  if (record.principal?.logBodies) record.responseBody = text;
+  if (record.principal?.logBodies) record.responseBody = body.toString();
 }
 
 /** Resolves when the response can take more data, or when the client is gone. */
@@ -223,6 +236,7 @@ async function streamChat(
       dispatch.signal,
       dispatch.trace,
       record.principal?.accountId,
+      dispatch.body,
     );
     announceDroppedParameters(response, dispatch.trace);
     start();

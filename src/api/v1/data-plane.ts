@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { KeyRefusedError } from '../../keys/authenticate.js';
+import { KeyRefusedError, type Principal } from '../../keys/authenticate.js';
 import type { RequestRecord } from '../../request-log/record.js';
 import { toLogRow } from '../../request-log/record.js';
+import { Cancellation } from '../../server/cancellation.js';
 import { ApiError, methodNotAllowed, renderError, routeNotFound, toApiError } from '../../server/errors.js';
+import { RequestIds } from '../../server/request-id.js';
 import { handleChatCompletions } from './chat-completions.js';
 import { listModels, retrieveModel } from './models.js';
 import type { DataPlaneServices } from './services.js';
@@ -30,7 +31,8 @@ const corsAllowedHeaders =
   'authorization, content-type, accept, openai-organization, openai-project, openai-beta, x-stainless-arch, x-stainless-lang, x-stainless-os, x-stainless-package-version, x-stainless-retry-count, x-stainless-runtime, x-stainless-runtime-version, x-stainless-timeout, x-stainless-read-timeout, x-stainless-async, x-stainless-helper-method, x-stainless-poll-helper, x-stainless-custom-poll-interval';
 
 export function createDataPlane(services: DataPlaneServices): DataPlane {
-  const active = new Set<AbortController>();
+  const active = new Set<Cancellation>();
+  const requestIds = new RequestIds();
   let started = 0;
   let idleWaiters: Array<() => void> = [];
   const modelsCreated = Math.floor(Date.now() / 1000);
@@ -54,7 +56,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     request: IncomingMessage,
     response: ServerResponse,
     record: RequestRecord,
-    abort: AbortController,
+    cancellation: Cancellation,
   ): Promise<void> {
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
@@ -73,30 +75,24 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       return;
     }
 
-    const authenticate = async () => {
-      try {
-        record.principal = await services.authenticator.authenticate(
-          request.headers.authorization,
-          request.headers['x-api-key'] !== undefined,
-        );
-      } catch (error) {
-        if (error instanceof KeyRefusedError) record.principal = error.principal;
-        throw error;
-      }
-      return record.principal;
-    };
+    // A key found in the cache is answered synchronously; a refused key that exists still names its account (the
+    // catch in handle() takes it from the KeyRefusedError).
+    const authenticate = (): Principal | Promise<Principal> =>
+      services.authenticator.authenticate(request.headers.authorization, request.headers['x-api-key'] !== undefined);
 
     if (path === '/v1/chat/completions') {
       record.route = 'chat_completions';
       if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
-      await authenticate();
-      await handleChatCompletions(request, response, record, services, abort.signal);
+      const principal = authenticate();
+      record.principal = principal instanceof Promise ? await principal : principal;
+      await handleChatCompletions(request, response, record, services, cancellation);
       return;
     }
     if (path === '/v1/models') {
       record.route = 'models';
       if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
-      listModels(response, await authenticate(), services.catalog, modelsCreated);
+      record.principal = await authenticate();
+      listModels(response, record.principal, services.catalog, modelsCreated);
       record.status = 200;
       return;
     }
@@ -104,6 +100,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       record.route = 'model';
       if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
       const principal = await authenticate();
+      record.principal = principal;
       let id: string;
       try {
         id = decodeURIComponent(path.slice('/v1/models/'.length));
@@ -119,9 +116,10 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const startedAt = Date.now();
     const record: RequestRecord = {
-      requestId: `req_${randomUUID().replaceAll('-', '')}`,
-      startedAt: Date.now(),
+      requestId: requestIds.next(startedAt),
+      startedAt,
       startedAtPrecise: performance.now(),
       route: 'unknown',
       stream: false,
@@ -131,20 +129,22 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     };
     response.setHeader('x-request-id', record.requestId);
     applyCors(request, response);
-    const abort = new AbortController();
-    active.add(abort);
+    const cancellation = new Cancellation();
+    active.add(cancellation);
     started++;
     response.on('close', () => {
       // The client went away before we finished: stop the upstream work at once.
-      if (!response.writableFinished) abort.abort('client_closed');
+      if (!response.writableFinished) cancellation.abort('client_closed');
     });
     try {
       const wait = services.logWriter.waitForCapacity();
       if (wait) await wait;
-      await route(request, response, record, abort);
+      await route(request, response, record, cancellation);
     } catch (error) {
+      // A key that exists but was refused (revoked, expired, account disabled): the refusal is logged to its account.
+      if (error instanceof KeyRefusedError) record.principal ??= error.principal;
       // A request cut short by the server (shutdown deadline) reports why, not a generic cancellation.
-      const reason = abort.signal.aborted ? abort.signal.reason : undefined;
+      const reason = cancellation.aborted ? cancellation.reason : undefined;
       const apiError = reason instanceof ApiError ? reason : toApiError(error);
       if (!(error instanceof ApiError) && !(reason instanceof ApiError)) {
         services.logger.error({ err: error, requestId: record.requestId }, 'unexpected error while serving a request');
@@ -154,7 +154,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       record.error = apiError;
       record.status = apiError.status;
       record.outcome = 'error';
-      if (abort.signal.aborted && abort.signal.reason === 'client_closed') {
+      if (cancellation.aborted && cancellation.reason === 'client_closed') {
         record.outcome = 'cancelled';
         record.status = 499;
       }
@@ -168,7 +168,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         response.end();
       }
     } finally {
-      active.delete(abort);
+      active.delete(cancellation);
       const finishedAt = performance.now();
       const model = record.model && services.catalog.byName.has(record.model) ? record.model : 'other';
       metrics.recordRequest(
@@ -179,7 +179,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         (finishedAt - record.startedAtPrecise) / 1000,
       );
       if (record.firstTokenAt !== undefined) {
-        metrics.timeToFirstToken.observe({ model }, (record.firstTokenAt - record.startedAtPrecise) / 1000);
+        metrics.timeToFirstToken.observe((record.firstTokenAt - record.startedAtPrecise) / 1000, model);
       }
       const row = toLogRow(record, finishedAt);
       if (row) services.logWriter.enqueue(row);
@@ -205,7 +205,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     abortAll(reason) {
-      for (const abort of active) abort.abort(reason);
+      for (const cancellation of active) cancellation.abort(reason);
     },
   };
 }

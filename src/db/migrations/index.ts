@@ -3,6 +3,7 @@ import * as initial from './0001-initial.js';
 import * as consoleUsers from './0002-console-users.js';
 import * as routingAttempts from './0003-routing-attempts.js';
 import * as limits from './0004-limits.js';
+import * as requestLogKeyIndex from './0005-request-log-key-index.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -16,4 +17,5 @@ export const migrations: Record<string, MigrationModule> = {
   '0002-console-users': consoleUsers,
   '0003-routing-attempts': routingAttempts,
   '0004-limits': limits,
+  '0005-request-log-key-index': requestLogKeyIndex,
 };

@@ -59,38 +59,85 @@ export type RequestLogBatchWriter = (
   lastUse: ReadonlyMap<string, number>,
 ) => Promise<void>;
 
-/** Rows as one flat array of their values, requestLogColumns by requestLogColumns (what the prepared INSERT takes). */
+/**
+ * Rows as one flat array of their values, in requestLogColumns order (what the prepared INSERTs take). Spelled out
+ * column by column rather than looked up by name in a loop: this runs for every request, and fixed property reads
+ * are several times cheaper (a unit test checks the order against requestLogColumns).
+ */
 export function requestLogValues(rows: readonly RequestLogInsert[]): unknown[] {
-  const width = requestLogColumns.length;
-  const values: unknown[] = new Array(rows.length * width);
-  let at = 0;
+  const values: unknown[] = [];
   for (const row of rows) {
-    for (let index = 0; index < width; index++) {
-      const value = row[requestLogColumns[index] as keyof RequestLogInsert];
-      values[at++] = value === undefined ? (requestLogColumns[index] === 'usage_estimated' ? 0 : null) : value;
-    }
+    values.push(
+      row.request_id,
+      row.created_at,
+      row.account_id,
+      row.key_id,
+      row.key_name,
+      row.model,
+      row.provider ?? null,
+      row.upstream_model ?? null,
+      row.status,
+      row.outcome,
+      row.error_type ?? null,
+      row.error_code ?? null,
+      row.error_message ?? null,
+      row.stream,
+      row.latency_ms,
+      row.ttft_ms ?? null,
+      row.prompt_tokens ?? null,
+      row.completion_tokens ?? null,
+      row.cached_tokens ?? null,
+      row.reasoning_tokens ?? null,
+      row.total_tokens ?? null,
+      row.usage_estimated ?? 0,
+      row.cost_usd ?? null,
+      row.user_agent ?? null,
+      row.request_body ?? null,
+      row.response_body ?? null,
+      row.served_model ?? null,
+      row.deployment ?? null,
+      row.attempt_count ?? null,
+      row.attempts ?? null,
+      row.cache_write_tokens ?? null,
+    );
   }
   return values;
 }
 
 /**
- * On SQLite the batch runs through two statements prepared once and reused (a fresh multi-row INSERT per batch
- * made SQLite re-prepare a statement with thousands of parameters every time: ~10% of the gateway's CPU under
- * load), on the SQLite worker thread when there is one (db/sqlite-worker.ts: the insert then never stalls the event
- * loop), on this thread otherwise. Other engines use the Kysely multi-row insert.
+ * Rows per multi-row INSERT on SQLite. One statement for many rows costs less per row than one statement per row
+ * (measured: 7.0 → 5.6 µs per row with the log's indexes), and 50 × 31 parameters stay far below SQLite's limit.
+ */
+export const sqliteRowsPerInsert = 50;
+
+/** The INSERT for `rows` rows of every column, with positional parameters. */
+export function requestLogInsertSql(rows: number): string {
+  const row = `(${requestLogColumns.map(() => '?').join(', ')})`;
+  return `insert into request_log (${requestLogColumns.join(', ')}) values ${Array(rows).fill(row).join(', ')}`;
+}
+
+export const touchLastUsedSql =
+  'update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)';
+
+/**
+ * On SQLite the batch runs through statements prepared once and reused (a fresh multi-row INSERT per batch made
+ * SQLite re-prepare a statement with thousands of parameters every time: ~10% of the gateway's CPU under load), on
+ * the SQLite worker thread when there is one (db/sqlite-worker.ts: the insert then never stalls the event loop), on
+ * this thread otherwise. Other engines use the Kysely multi-row insert.
  */
 export function createRequestLogBatchWriter(handle: DatabaseHandle, worker?: SqliteWorker): RequestLogBatchWriter {
   const sqlite = handle.sqlite;
   if (sqlite) {
-    const insert = sqlite.prepare(
-      `insert into request_log (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')})`,
-    );
-    const touch = sqlite.prepare(
-      'update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)',
-    );
+    const insertOne = sqlite.prepare(requestLogInsertSql(1));
+    const insertMany = sqlite.prepare(requestLogInsertSql(sqliteRowsPerInsert));
+    const touch = sqlite.prepare(touchLastUsedSql);
     const width = requestLogColumns.length;
+    const manyWidth = width * sqliteRowsPerInsert;
     const writeAll = sqlite.transaction((values: readonly unknown[], lastUse: ReadonlyMap<string, number>) => {
-      for (let start = 0; start < values.length; start += width) insert.run(values.slice(start, start + width));
+      let start = 0;
+      for (; start + manyWidth <= values.length; start += manyWidth)
+        insertMany.run(values.slice(start, start + manyWidth));
+      for (; start < values.length; start += width) insertOne.run(values.slice(start, start + width));
       for (const [keyId, at] of lastUse) touch.run(at, keyId, at);
     });
     return async (rows, lastUse) => {
@@ -151,10 +198,17 @@ export async function sumSpend(
     .selectFrom('request_log')
     .select((select) => select.fn.sum<number | string | null>('cost_usd').as('spent'))
     .where('created_at', '>=', since);
-  query =
-    'accountId' in subject
-      ? query.where('account_id', '=', subject.accountId)
-      : query.where('key_id', '=', subject.keyId);
+  if ('accountId' in subject) {
+    query = query.where('account_id', '=', subject.accountId);
+  } else {
+    // The key's account leads the (account_id, key_id, created_at) index, the one index that finds a key's rows.
+    const keyId = subject.keyId;
+    query = query
+      .where('account_id', '=', (select) =>
+        select.selectFrom('api_keys').select('api_keys.account_id').where('api_keys.id', '=', keyId),
+      )
+      .where('key_id', '=', keyId);
+  }
   const row = await query.executeTakeFirst();
   return Number(row?.spent ?? 0);
 }

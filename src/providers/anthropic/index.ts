@@ -1,6 +1,7 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
-import { malformed, parseJsonObject, postUpstream, readBody, sseEvents } from '../http.js';
+import type { CancelSignal } from '../../server/cancellation.js';
+import type { UpstreamHeaders, UpstreamResponse } from '../../upstream/client.js';
+import { malformed, parseJsonObject, postForBody, postUpstream, sseEvents, type UpstreamPost } from '../http.js';
 import type { CompletionResult, Provider, ProviderCall, ProviderDependencies, StreamItem } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
 import { convertRequest, unsupportedParameters } from './convert-request.js';
@@ -15,7 +16,7 @@ async function* translateStream(
   providerName: string,
   upstreamModel: string,
   response: UpstreamResponse,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): AsyncGenerator<StreamItem> {
   const translator = createAnthropicStreamTranslator(providerName, upstreamModel, nowSeconds());
   for await (const event of sseEvents(providerName, response, signal)) {
@@ -33,10 +34,10 @@ export function createAnthropicProvider(
   const url = new URL(config.baseUrl);
   const origin = url.origin;
   const path = `${url.pathname.replace(/\/+$/, '')}/messages`;
-  const parseError = (status: number, headers: Record<string, string | string[] | undefined>, text: string) =>
+  const parseError = (status: number, headers: UpstreamHeaders, text: string) =>
     parseAnthropicError(config.name, status, headers, text);
 
-  function send(call: ProviderCall, stream: boolean): Promise<UpstreamResponse> {
+  function post(call: ProviderCall, stream: boolean): UpstreamPost {
     const body = convertRequest(stripSignatures(call.request), {
       upstreamModel: call.model.upstreamModel,
       maxOutputTokens: call.model.maxOutputTokens,
@@ -50,20 +51,15 @@ export function createAnthropicProvider(
     };
     if (config.beta.length > 0) headers['anthropic-beta'] = config.beta.join(',');
     if (config.apiKey) headers['x-api-key'] = config.apiKey;
-    return postUpstream(
-      dependencies.upstream,
-      config.name,
-      {
-        origin,
-        path,
-        headers,
-        body: JSON.stringify(body),
-        signal: call.signal,
-        timeouts: call.timeouts,
-        maxConnections: config.maxConnections,
-      },
-      parseError,
-    );
+    return {
+      origin,
+      path,
+      headers,
+      body: JSON.stringify(body),
+      signal: call.signal,
+      timeouts: call.timeouts,
+      maxConnections: config.maxConnections,
+    };
   }
 
   return {
@@ -72,15 +68,15 @@ export function createAnthropicProvider(
     unsupportedParameters,
 
     async complete(call: ProviderCall): Promise<CompletionResult> {
-      const response = await send(call, false);
-      const body = parseJsonObject(config.name, await readBody(config.name, response, call.signal));
+      const bytes = await postForBody(dependencies.upstream, config.name, post(call, false), parseError);
+      const body = parseJsonObject(config.name, bytes.toString('utf8'));
       if (body.type === 'error') throw anthropicStreamError(config.name, body);
       if (!Array.isArray(body.content)) throw malformed(config.name, 'a response without content');
       return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
     },
 
     async stream(call: ProviderCall) {
-      const response = await send(call, true);
+      const response = await postUpstream(dependencies.upstream, config.name, post(call, true), parseError);
       return translateStream(config.name, call.model.upstreamModel, response, call.signal);
     },
   };

@@ -1,6 +1,7 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
-import { parseJsonObject, postUpstream, readBody, sseEvents } from '../http.js';
+import type { CancelSignal } from '../../server/cancellation.js';
+import type { UpstreamHeaders, UpstreamResponse } from '../../upstream/client.js';
+import { parseJsonObject, postForBody, postUpstream, sseEvents, type UpstreamPost } from '../http.js';
 import type { CompletionResult, Provider, ProviderCall, ProviderDependencies, StreamItem } from '../provider.js';
 import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
@@ -19,7 +20,7 @@ async function* translateStream(
   providerName: string,
   upstreamModel: string,
   response: UpstreamResponse,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): AsyncGenerator<StreamItem> {
   const translator = createGeminiStreamTranslator(providerName, upstreamModel, nowSeconds());
   for await (const event of sseEvents(providerName, response, signal)) {
@@ -34,10 +35,10 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
   const url = new URL(config.baseUrl);
   const origin = url.origin;
   const basePath = url.pathname.replace(/\/+$/, '');
-  const parseError = (status: number, headers: Record<string, string | string[] | undefined>, text: string) =>
+  const parseError = (status: number, headers: UpstreamHeaders, text: string) =>
     parseGeminiError(config.name, status, headers, text);
 
-  function send(call: ProviderCall, stream: boolean): Promise<UpstreamResponse> {
+  function post(call: ProviderCall, stream: boolean): UpstreamPost {
     const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -45,20 +46,15 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
       ...config.headers,
     };
     if (config.apiKey) headers['x-goog-api-key'] = config.apiKey;
-    return postUpstream(
-      dependencies.upstream,
-      config.name,
-      {
-        origin,
-        path: `${basePath}/${modelPath(call.model.upstreamModel)}:${method}`,
-        headers,
-        body: JSON.stringify(convertRequest(call.request)),
-        signal: call.signal,
-        timeouts: call.timeouts,
-        maxConnections: config.maxConnections,
-      },
-      parseError,
-    );
+    return {
+      origin,
+      path: `${basePath}/${modelPath(call.model.upstreamModel)}:${method}`,
+      headers,
+      body: JSON.stringify(convertRequest(call.request)),
+      signal: call.signal,
+      timeouts: call.timeouts,
+      maxConnections: config.maxConnections,
+    };
   }
 
   return {
@@ -67,14 +63,14 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
     unsupportedParameters,
 
     async complete(call: ProviderCall): Promise<CompletionResult> {
-      const response = await send(call, false);
-      const body = parseJsonObject(config.name, await readBody(config.name, response, call.signal));
+      const bytes = await postForBody(dependencies.upstream, config.name, post(call, false), parseError);
+      const body = parseJsonObject(config.name, bytes.toString('utf8'));
       if (body.error !== undefined) throw geminiErrorInBody(config.name, body);
       return { completion: convertResponse(body as GeminiResponse, call.model.upstreamModel, nowSeconds()) };
     },
 
     async stream(call: ProviderCall) {
-      const response = await send(call, true);
+      const response = await postUpstream(dependencies.upstream, config.name, post(call, true), parseError);
       return translateStream(config.name, call.model.upstreamModel, response, call.signal);
     },
   };

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../server/cancellation.js';
 import { ApiError } from '../../server/errors.js';
 
 /**
@@ -70,7 +71,7 @@ export class SlotPool<Slot> {
    * A free slot, preferring one the same owner used last (its prompt state can be reused), else the one free the
    * longest; or a place in the queue.
    */
-  acquire(signal: AbortSignal, owner?: string): Promise<SlotLease<Slot>> {
+  acquire(signal: CancelSignal, owner?: string): Promise<SlotLease<Slot>> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     if (signal.aborted) return Promise.reject(cancelled());
     if (this.free.length > 0) {

@@ -1,9 +1,19 @@
 import type { OpenAiProviderConfig } from '../../config/schema.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion } from '../../openai/types.js';
+import type { CancelSignal } from '../../server/cancellation.js';
 import type { ApiError } from '../../server/errors.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
-import { isEventStream, malformed, parseJsonObject, postUpstream, readBody, sseEvents } from '../http.js';
+import type { UpstreamHeaders, UpstreamResponse } from '../../upstream/client.js';
+import {
+  isEventStream,
+  malformed,
+  parseJsonObject,
+  postForBody,
+  postUpstream,
+  readBody,
+  sseEvents,
+  type UpstreamPost,
+} from '../http.js';
 import type {
   CompletionResult,
   Provider,
@@ -12,7 +22,7 @@ import type {
   StreamItem,
   StreamItems,
 } from '../provider.js';
-import { buildOpenAiChatRequest } from './build-request.js';
+import { buildOpenAiChatBody, openAiHeaders } from './build-request.js';
 import { parseOpenAiError } from './parse-error.js';
 
 /** An `{"error":…}` object inside a 200 response or a stream: an error, never passed off as success. */
@@ -34,7 +44,7 @@ function parseCompletion(providerName: string, text: string): ChatCompletion {
 async function* translateStream(
   providerName: string,
   response: UpstreamResponse,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): AsyncGenerator<StreamItem> {
   let done = false;
   let sawFinish = false;
@@ -62,25 +72,23 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
   const url = new URL(config.baseUrl);
   const origin = url.origin;
   const basePath = url.pathname.replace(/\/+$/, '');
-  const parseError = (status: number, headers: Record<string, string | string[] | undefined>, text: string) =>
+  const parseError = (status: number, headers: UpstreamHeaders, text: string) =>
     parseOpenAiError(config.name, status, headers, text);
 
-  function send(call: ProviderCall): Promise<UpstreamResponse> {
-    const request = buildOpenAiChatRequest(call, config, basePath);
-    return postUpstream(
-      dependencies.upstream,
-      config.name,
-      {
-        origin,
-        path: request.path,
-        headers: request.headers,
-        body: request.body,
-        signal: call.signal,
-        timeouts: call.timeouts,
-        maxConnections: config.maxConnections,
-      },
-      parseError,
-    );
+  const path = `${basePath}/chat/completions`;
+  const jsonHeaders = openAiHeaders(config, false);
+  const streamHeaders = openAiHeaders(config, true);
+
+  function post(call: ProviderCall): UpstreamPost {
+    return {
+      origin,
+      path,
+      headers: call.request.stream === true ? streamHeaders : jsonHeaders,
+      body: buildOpenAiChatBody(call),
+      signal: call.signal,
+      timeouts: call.timeouts,
+      maxConnections: config.maxConnections,
+    };
   }
 
   return {
@@ -88,13 +96,13 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
     type: config.type,
 
     async complete(call: ProviderCall): Promise<CompletionResult> {
-      const response = await send(call);
-      const text = await readBody(config.name, response, call.signal);
-      return { completion: parseCompletion(config.name, text), raw: text };
+      const body = await postForBody(dependencies.upstream, config.name, post(call), parseError);
+      // The upstream's bytes go to the client as they came (parsed only to check them and read the usage).
+      return { completion: parseCompletion(config.name, body.toString('utf8')), raw: body };
     },
 
     async stream(call: ProviderCall): Promise<StreamItems> {
-      const response = await send(call);
+      const response = await postUpstream(dependencies.upstream, config.name, post(call), parseError);
       if (isEventStream(response)) return translateStream(config.name, response, call.signal);
       // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
       const text = await readBody(config.name, response, call.signal);
