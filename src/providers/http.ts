@@ -46,26 +46,27 @@ async function collect(response: UpstreamResponse, limit: number): Promise<strin
 }
 
 /**
- * Sends a POST and reads the whole answer (non-streaming calls); resolves with the body of a 2xx response, otherwise
- * throws the provider's error in OpenAI shape.
+ * Sends a POST and reads the whole answer (non-streaming calls); resolves with what `read` makes of the body of a 2xx
+ * response, otherwise rejects with the provider's error in OpenAI shape. One promise for the whole call.
  */
-export async function postForBody(
+export function postForBody<Result>(
   upstream: UpstreamClient,
   providerName: string,
   request: UpstreamPost,
   parseError: ErrorParser,
-): Promise<Buffer> {
-  let reply: Awaited<ReturnType<UpstreamClient['exchange']>>;
-  try {
-    reply = await upstream.exchange(request);
-  } catch (error) {
-    throw toProviderError(providerName, error);
-  }
-  if (reply.statusCode >= 400 || reply.statusCode < 200) {
-    const text = reply.body.subarray(0, maxErrorBodyBytes).toString('utf8');
-    throw parseError(reply.statusCode, reply.headers, text);
-  }
-  return reply.body;
+  read: (body: Buffer) => Result,
+): Promise<Result> {
+  return upstream.exchange(
+    request,
+    (reply) => {
+      if (reply.statusCode >= 400 || reply.statusCode < 200) {
+        const text = reply.body.subarray(0, maxErrorBodyBytes).toString('utf8');
+        throw parseError(reply.statusCode, reply.headers, text);
+      }
+      return read(reply.body);
+    },
+    (failure) => toProviderError(providerName, failure),
+  );
 }
 
 /** Sends a POST; resolves with a 2xx response whose body is a stream, otherwise throws the provider's error. */

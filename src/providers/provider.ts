@@ -1,6 +1,6 @@
 import type { ModelConfig, ProviderConfigOf, ProviderType } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
-import type { ChatCompletion, ChatCompletionRequest } from '../openai/types.js';
+import type { ChatCompletion, ChatCompletionRequest, Usage } from '../openai/types.js';
 import type { CancelSignal } from '../server/cancellation.js';
 import type { UpstreamClient, UpstreamTimeouts } from '../upstream/client.js';
 
@@ -32,9 +32,12 @@ export interface ProviderCall {
 }
 
 export interface CompletionResult {
-  completion: ChatCompletion;
+  /** The completion (an adapter that only outlined the upstream's bytes parses them on first use). */
+  readonly completion: ChatCompletion;
   /** The upstream's exact bytes (UTF-8 JSON), to send as they are when the adapter did not need to change them. */
   raw?: Buffer;
+  /** The completion's usage, when the adapter read it without parsing the rest; otherwise it is in `completion`. */
+  usage?: Usage;
 }
 
 export interface StreamItem {

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
+import type { CancelSignal } from './cancellation.js';
 import { ApiError, invalidRequest, payloadTooLarge } from './errors.js';
 
 /**
@@ -25,55 +26,62 @@ export interface ParsedBody {
 const invalidJsonMessage =
   "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)";
 
-export function readBody(request: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/**
+ * Reads the body and parses it: one promise and two listeners per request (this runs for every request). A client
+ * that goes away mid-upload is learned from the request's cancellation (the data plane cancels when the response
+ * closes before it is finished), not from listeners of our own on the request.
+ */
+export function readJsonBody(
+  request: IncomingMessage,
+  limitBytes: number,
+  cancellation: CancelSignal,
+): Promise<ParsedBody> {
   const declared = request.headers['content-length'];
   if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
+  if (cancellation.aborted) return Promise.reject(incompleteBody());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const finish = (error: unknown, body?: Buffer) => {
-      if (settled) return;
+    const settle = () => {
       settled = true;
-      request.off('data', onData);
-      request.off('end', onEnd);
-      request.off('error', onError);
-      request.off('close', onClose);
-      if (error) reject(error);
-      else resolve(body as Buffer);
+      cancellation.removeEventListener('abort', onAbort);
     };
     const onData = (chunk: Buffer) => {
+      if (settled) return;
       size += chunk.length;
       if (size > limitBytes) {
         // Stop buffering; the response goes out with Connection: close so the rest of the upload is not read.
+        settle();
+        request.off('data', onData);
         request.pause();
-        finish(payloadTooLarge(limitBytes));
+        reject(payloadTooLarge(limitBytes));
         return;
       }
       chunks.push(chunk);
     };
-    const onEnd = () => finish(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    const onError = (error: Error) =>
-      finish(
-        new ApiError({
-          status: 400,
-          type: 'invalid_request_error',
-          message: 'The request body could not be read.',
-          cause: error,
-        }),
-      );
-    const onClose = () => {
-      if (!request.complete)
-        finish(
-          new ApiError({ status: 400, type: 'invalid_request_error', message: 'The request body was incomplete.' }),
-        );
+    const onEnd = () => {
+      if (settled) return;
+      settle();
+      try {
+        resolve(parseJsonBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+      } catch (error) {
+        reject(error);
+      }
+    };
+    const onAbort = () => {
+      if (settled) return;
+      settled = true;
+      reject(incompleteBody());
     };
     request.on('data', onData);
     request.on('end', onEnd);
-    request.on('error', onError);
-    request.on('close', onClose);
+    cancellation.addEventListener('abort', onAbort);
   });
 }
+
+const incompleteBody = () =>
+  new ApiError({ status: 400, type: 'invalid_request_error', message: 'The request body was incomplete.' });
 
 /** Deeper JSON than any real request needs; beyond it, serialising the body again would exhaust the stack. */
 export const maxJsonDepth = 128;
@@ -129,8 +137,8 @@ function memberCount(value: unknown): number {
   return count;
 }
 
-export async function readJsonBody(request: IncomingMessage, limitBytes: number): Promise<ParsedBody> {
-  const bytes = await readBody(request, limitBytes);
+/** Parses a request body read whole: UTF-8, not nested too deep, JSON; and whether it may be forwarded as it is. */
+export function parseJsonBody(bytes: Buffer): ParsedBody {
   if (bytes.length === 0) throw invalidRequest(`${invalidJsonMessage} The body was empty.`);
   if (!isUtf8(bytes)) throw invalidRequest('The request body is not valid UTF-8.', null, 'invalid_encoding');
   const text = bytes.toString('utf8');

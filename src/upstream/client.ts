@@ -116,8 +116,16 @@ export class UpstreamClient {
     return pool;
   }
 
-  /** Sends a request and reads the whole response, whatever its status. Throws UpstreamFailure. */
-  exchange(request: UpstreamRequest): Promise<UpstreamReply> {
+  /**
+   * Sends a request and reads the whole response, whatever its status; resolves with what `read` makes of it (one
+   * promise for the whole exchange). A connection failure rejects with `fail(failure)` (the failure itself by
+   * default); whatever `read` throws rejects as it is.
+   */
+  exchange<Result>(
+    request: UpstreamRequest,
+    read: (reply: UpstreamReply) => Result,
+    fail: (failure: UpstreamFailure) => unknown = (failure) => failure,
+  ): Promise<Result> {
     return new Promise((resolve, reject) => {
       this.poolFor(request).dispatch(
         {
@@ -129,7 +137,17 @@ export class UpstreamClient {
           headersTimeout: request.timeouts.firstByteMs,
           bodyTimeout: request.timeouts.idleMs,
         },
-        new CollectingHandler(request.signal, resolve, reject),
+        new CollectingHandler(
+          request.signal,
+          (reply) => {
+            try {
+              resolve(read(reply));
+            } catch (error) {
+              reject(error);
+            }
+          },
+          (failure) => reject(fail(failure)),
+        ),
       );
     });
   }

@@ -30,7 +30,7 @@ export async function handleChatCompletions(
 ): Promise<void> {
   const principal = record.principal;
   if (!principal) throw new Error('chat completions reached without a principal');
-  const body = await readJsonBody(request, services.config.limits.maxBodyBytes);
+  const body = await readJsonBody(request, services.config.limits.maxBodyBytes, signal);
   if (principal.logBodies) record.requestBody = body.text;
   const chatRequest = validateChatRequest(body.value);
   record.model = chatRequest.model.slice(0, 256);
@@ -160,7 +160,7 @@ async function completeChat(
     record.principal?.accountId,
     dispatch.body,
   );
-  const reported = readUsage(result.completion.usage);
+  const reported = readUsage(result.usage ?? result.completion.usage);
   // Characters are counted only for an estimate (an upstream that reported no usage).
   const usage = settleUsage(record, dispatch, reported, reported ? 0 : generatedCharacters(result.completion));
   let body: Buffer | string | undefined = result.raw;

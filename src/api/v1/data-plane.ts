@@ -52,12 +52,13 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     if (!allowAnyOrigin) response.setHeader('vary', 'origin');
   }
 
-  async function route(
+  /** The route's work; a promise only for what has to wait (chat completions, a key not yet cached). */
+  function route(
     request: IncomingMessage,
     response: ServerResponse,
     record: RequestRecord,
     cancellation: Cancellation,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const url = request.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
@@ -72,35 +73,50 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       response.end();
       record.route = 'preflight';
       record.status = 204;
-      return;
+      return undefined;
     }
-
-    // A key found in the cache is answered synchronously; a refused key that exists still names its account (the
-    // catch in handle() takes it from the KeyRefusedError).
-    const authenticate = (): Principal | Promise<Principal> =>
-      services.authenticator.authenticate(request.headers.authorization, request.headers['x-api-key'] !== undefined);
 
     if (path === '/v1/chat/completions') {
       record.route = 'chat_completions';
       if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
-      const principal = authenticate();
-      record.principal = principal instanceof Promise ? await principal : principal;
-      await handleChatCompletions(request, response, record, services, cancellation);
-      return;
-    }
-    if (path === '/v1/models') {
-      record.route = 'models';
-      if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
-      record.principal = await authenticate();
-      listModels(response, record.principal, services.catalog, modelsCreated);
-      record.status = 200;
-      return;
-    }
-    if (path.startsWith('/v1/models/')) {
-      record.route = 'model';
-      if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
-      const principal = await authenticate();
+      // A key found in the cache is answered synchronously; a refused key that exists still names its account (the
+      // catch in handle() takes it from the KeyRefusedError).
+      const principal = authenticate(request);
+      if (principal instanceof Promise) {
+        return principal.then((loaded) => {
+          record.principal = loaded;
+          return handleChatCompletions(request, response, record, services, cancellation);
+        });
+      }
       record.principal = principal;
+      return handleChatCompletions(request, response, record, services, cancellation);
+    }
+    if (path === '/v1/models' || path.startsWith('/v1/models/')) {
+      record.route = path === '/v1/models' ? 'models' : 'model';
+      if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
+      return serveModels(request, response, record, path);
+    }
+    throw routeNotFound(method, path);
+  }
+
+  function authenticate(request: IncomingMessage): Principal | Promise<Principal> {
+    return services.authenticator.authenticate(
+      request.headers.authorization,
+      request.headers['x-api-key'] !== undefined,
+    );
+  }
+
+  async function serveModels(
+    request: IncomingMessage,
+    response: ServerResponse,
+    record: RequestRecord,
+    path: string,
+  ): Promise<void> {
+    const principal = await authenticate(request);
+    record.principal = principal;
+    if (path === '/v1/models') {
+      listModels(response, principal, services.catalog, modelsCreated);
+    } else {
       let id: string;
       try {
         id = decodeURIComponent(path.slice('/v1/models/'.length));
@@ -109,10 +125,8 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       }
       record.model = id.slice(0, 256);
       retrieveModel(response, principal, services.catalog, modelsCreated, id);
-      record.status = 200;
-      return;
     }
-    throw routeNotFound(method, path);
+    record.status = 200;
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -139,7 +153,8 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     try {
       const wait = services.logWriter.waitForCapacity();
       if (wait) await wait;
-      await route(request, response, record, cancellation);
+      const routed = route(request, response, record, cancellation);
+      if (routed) await routed;
     } catch (error) {
       // A key that exists but was refused (revoked, expired, account disabled): the refusal is logged to its account.
       if (error instanceof KeyRefusedError) record.principal ??= error.principal;

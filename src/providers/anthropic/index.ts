@@ -68,11 +68,12 @@ export function createAnthropicProvider(
     unsupportedParameters,
 
     async complete(call: ProviderCall): Promise<CompletionResult> {
-      const bytes = await postForBody(dependencies.upstream, config.name, post(call, false), parseError);
-      const body = parseJsonObject(config.name, bytes.toString('utf8'));
-      if (body.type === 'error') throw anthropicStreamError(config.name, body);
-      if (!Array.isArray(body.content)) throw malformed(config.name, 'a response without content');
-      return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
+      return postForBody(dependencies.upstream, config.name, post(call, false), parseError, (bytes) => {
+        const body = parseJsonObject(config.name, bytes.toString('utf8'));
+        if (body.type === 'error') throw anthropicStreamError(config.name, body);
+        if (!Array.isArray(body.content)) throw malformed(config.name, 'a response without content');
+        return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
+      });
     },
 
     async stream(call: ProviderCall) {

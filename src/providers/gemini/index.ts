@@ -63,10 +63,11 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
     unsupportedParameters,
 
     async complete(call: ProviderCall): Promise<CompletionResult> {
-      const bytes = await postForBody(dependencies.upstream, config.name, post(call, false), parseError);
-      const body = parseJsonObject(config.name, bytes.toString('utf8'));
-      if (body.error !== undefined) throw geminiErrorInBody(config.name, body);
-      return { completion: convertResponse(body as GeminiResponse, call.model.upstreamModel, nowSeconds()) };
+      return postForBody(dependencies.upstream, config.name, post(call, false), parseError, (bytes) => {
+        const body = parseJsonObject(config.name, bytes.toString('utf8'));
+        if (body.error !== undefined) throw geminiErrorInBody(config.name, body);
+        return { completion: convertResponse(body as GeminiResponse, call.model.upstreamModel, nowSeconds()) };
+      });
     },
 
     async stream(call: ProviderCall) {

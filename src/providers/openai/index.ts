@@ -1,6 +1,7 @@
 import type { OpenAiProviderConfig } from '../../config/schema.js';
+import { outlineCompletion } from '../../openai/outline-completion.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
-import type { ChatCompletion } from '../../openai/types.js';
+import type { ChatCompletion, Usage } from '../../openai/types.js';
 import type { CancelSignal } from '../../server/cancellation.js';
 import type { ApiError } from '../../server/errors.js';
 import type { UpstreamHeaders, UpstreamResponse } from '../../upstream/client.js';
@@ -67,6 +68,32 @@ async function* translateStream(
   }
 }
 
+/**
+ * The upstream's bytes go to the client as they came: outlined to check them and read the usage, parsed in full only
+ * when something needs the completion itself (or when the outline cannot vouch for them).
+ */
+function completionResult(providerName: string, body: Buffer): CompletionResult {
+  const outline = outlineCompletion(body);
+  if (!outline) return { completion: parseCompletion(providerName, body.toString('utf8')), raw: body };
+  return new OutlinedCompletion(providerName, body, outline.usage);
+}
+
+/** A completion read only in outline; parsed on first use of `completion` (a class: no closure per request). */
+class OutlinedCompletion implements CompletionResult {
+  private parsed: ChatCompletion | undefined;
+
+  constructor(
+    private readonly providerName: string,
+    readonly raw: Buffer,
+    readonly usage: Usage,
+  ) {}
+
+  get completion(): ChatCompletion {
+    this.parsed ??= parseCompletion(this.providerName, this.raw.toString('utf8'));
+    return this.parsed;
+  }
+}
+
 /** Any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp server, Groq, Together, Mistral, DeepSeek, … */
 export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies: ProviderDependencies): Provider {
   const url = new URL(config.baseUrl);
@@ -95,10 +122,11 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
     name: config.name,
     type: config.type,
 
-    async complete(call: ProviderCall): Promise<CompletionResult> {
-      const body = await postForBody(dependencies.upstream, config.name, post(call), parseError);
-      // The upstream's bytes go to the client as they came (parsed only to check them and read the usage).
-      return { completion: parseCompletion(config.name, body.toString('utf8')), raw: body };
+    // Not async: building the request cannot throw (the body was parsed and checked already), and one promise fewer.
+    complete(call: ProviderCall): Promise<CompletionResult> {
+      return postForBody(dependencies.upstream, config.name, post(call), parseError, (body) =>
+        completionResult(config.name, body),
+      );
     },
 
     async stream(call: ProviderCall): Promise<StreamItems> {

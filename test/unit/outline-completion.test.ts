@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { outlineCompletion } from '../../src/openai/outline-completion.js';
+
+const bytes = (text: string) => Buffer.from(text, 'utf8');
+
+/** Upstream bodies recorded for the conformance suite (test/fixtures/conformance/openai). */
+function recordedBody(name: string): string {
+  const fixture = JSON.parse(readFileSync(`test/fixtures/conformance/openai/${name}.json`, 'utf8'));
+  return JSON.stringify(fixture.upstream.response.json);
+}
+
+describe('outline of a chat.completion body', () => {
+  it('reads the usage of recorded completions, as JSON.parse does', () => {
+    for (const name of ['text', 'tools', 'usage', 'json-schema', 'length']) {
+      const text = recordedBody(name);
+      expect(outlineCompletion(bytes(text))?.usage, name).toEqual(JSON.parse(text).usage);
+    }
+  });
+
+  it('agrees with JSON.parse on any completion-shaped object, compact or indented', () => {
+    const completion = fc.record({
+      before: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 }),
+      choices: fc.array(fc.jsonValue(), { maxLength: 3 }),
+      usage: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }),
+      after: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 }),
+    });
+    fc.assert(
+      fc.property(completion, fc.boolean(), ({ before, choices, usage, after }, indent) => {
+        const { choices: _c, usage: _u, error: _e, ...others } = { ...before, ...after };
+        const object = { ...others, choices, usage };
+        const text = JSON.stringify(object, null, indent ? 2 : undefined);
+        const outline = outlineCompletion(bytes(text));
+        // A top-level name written with an escape is left to JSON.parse (by design); every other body is read.
+        const escapedName = Object.keys(object).some((name) => JSON.stringify(name).includes('\\'));
+        if (outline === undefined) expect(escapedName).toBe(true);
+        else expect(outline.usage).toEqual(JSON.parse(text).usage);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('never takes a truncated body for a completion', () => {
+    const text = recordedBody('tools');
+    for (let length = 0; length < text.length; length++) {
+      expect(outlineCompletion(bytes(text.slice(0, length))), `first ${length} bytes`).toBeUndefined();
+    }
+  });
+
+  it('leaves anything but the plain shape to a full parse', () => {
+    const plain = '{"id":"c","choices":[],"usage":{"prompt_tokens":1}}';
+    expect(outlineCompletion(bytes(plain))?.usage).toEqual({ prompt_tokens: 1 });
+    const unusual = [
+      '[]',
+      'null',
+      '{"choices":[]}', // no usage
+      '{"choices":[],"usage":null}',
+      '{"choices":{},"usage":{}}', // choices not an array
+      '{"usage":{}}',
+      '{"error":{"message":"x"},"choices":[],"usage":{}}',
+      '{"choices":[],"us\\u0061ge":{"prompt_tokens":1},"usage":{}}', // one name, two spellings
+      '{"choices":[],"usage":{}} trailing',
+      '{"choices":[],"usage":{},}',
+      '{"choices":[}],"usage":{}}', // brackets closed out of order
+      '{"choices":[],"usage":{"a":}}', // usage that does not parse
+      '{"choices" [],"usage":{}}',
+      '{,"choices":[],"usage":{}}',
+    ];
+    for (const text of unusual) expect(outlineCompletion(bytes(text)), text).toBeUndefined();
+  });
+
+  it('skips strings whatever they hold: quotes, backslashes, brackets, other scripts', () => {
+    const content = 'He said \\"{[usage]}\\" and left \\\\ a backslash 😀 ünïcödé';
+    const text = `{"choices":[{"message":{"content":"${content}"}}],"usage":{"total_tokens":7}}`;
+    expect(JSON.parse(text).choices[0].message.content).toContain('"{[usage]}"');
+    expect(outlineCompletion(bytes(text))?.usage).toEqual({ total_tokens: 7 });
+  });
+
+  it('takes the last of repeated usage members, as JSON.parse does', () => {
+    const text = '{"choices":[],"usage":{"total_tokens":1},"usage":{"total_tokens":2}}';
+    expect(outlineCompletion(bytes(text))?.usage).toEqual(JSON.parse(text).usage);
+  });
+});

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { type RequestLogInsert, requestLogColumns, requestLogValues } from '../../src/db/repositories/request-log.js';
+
+describe('request-log values for the prepared INSERTs', () => {
+  it('lists every column, in requestLogColumns order', () => {
+    // A row whose every value is its own column's name: flattened, it must read as the column list itself.
+    const row = Object.fromEntries(requestLogColumns.map((column) => [column, column])) as unknown as RequestLogInsert;
+    expect(requestLogValues([row, row])).toEqual([...requestLogColumns, ...requestLogColumns]);
+  });
+
+  it('writes null for absent optional columns and 0 for an absent usage_estimated', () => {
+    const row = { request_id: 'req_1', created_at: 1 } as unknown as RequestLogInsert;
+    const values = requestLogValues([row]);
+    expect(values).toHaveLength(requestLogColumns.length);
+    expect(values[requestLogColumns.indexOf('usage_estimated')]).toBe(0);
+    expect(values[requestLogColumns.indexOf('attempts')]).toBeNull();
+  });
+});
