@@ -89,7 +89,7 @@ export function classifyUpstreamError(error: unknown, signal?: CancelSignal): Up
     return new UpstreamFailure('aborted', 'request aborted', { cause: error });
   }
   if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
-    return new UpstreamFailure('too_large', `the upstream response is larger than ${maxResponseBytes} bytes`, {
+    return new UpstreamFailure('too_large', 'the upstream response is larger than the gateway accepts', {
       cause: error,
     });
   }
@@ -99,6 +99,11 @@ export function classifyUpstreamError(error: unknown, signal?: CancelSignal): Up
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
+  private readonly maxResponseBytes: number;
+
+  constructor(options: { maxResponseBytes?: number } = {}) {
+    this.maxResponseBytes = options.maxResponseBytes ?? maxResponseBytes;
+  }
 
   private poolFor(request: UpstreamRequest): Pool {
     const key = `${request.origin}|${request.maxConnections}|${request.timeouts.connectMs}`;
@@ -139,6 +144,7 @@ export class UpstreamClient {
         },
         new CollectingHandler(
           request.signal,
+          this.maxResponseBytes,
           (reply) => {
             try {
               resolve(read(reply));
@@ -179,21 +185,34 @@ export class UpstreamClient {
  * undici's handler interface (onConnect, onHeaders, onData, onComplete, onError: the one its HTTP/1.1 client calls
  * directly; the newer controller-style handlers are adapted to it per request). Collects the body, follows the
  * request's cancellation, and settles exactly once.
+ *
+ * Once settled it lets go of everything it held. undici keeps finished requests, with their handlers, in each
+ * connection's queue until 256 of them have piled up; a handler still holding the body, the raw headers and the
+ * promise's resolve function (and through it the parsed result) kept all of that alive long enough to be promoted
+ * to the old generation: measured, ~6 KB per request promoted, mark-compacts of 10-16 ms every few seconds even at
+ * one request at a time, and a p99 of ~8 ms at concurrency 1.
  */
 class CollectingHandler implements Dispatcher.DispatchHandler {
-  private readonly chunks: Buffer[] = [];
+  private chunks: Buffer[] = [];
   private size = 0;
   private statusCode = 0;
-  private rawHeaders: Buffer[] = [];
+  private rawHeaders: Buffer[] = noHeaders;
   private abortUpstream: ((error: Error) => void) | undefined;
-  private settled = false;
+  private signal: CancelSignal | undefined;
+  private resolve: ((reply: UpstreamReply) => void) | undefined;
+  private reject: ((error: UpstreamFailure) => void) | undefined;
   private readonly onCancel = () => this.abortUpstream?.(new undiciErrors.RequestAbortedError());
 
   constructor(
-    private readonly signal: CancelSignal | undefined,
-    private readonly resolve: (reply: UpstreamReply) => void,
-    private readonly reject: (error: UpstreamFailure) => void,
-  ) {}
+    signal: CancelSignal | undefined,
+    private readonly maxBytes: number,
+    resolve: (reply: UpstreamReply) => void,
+    reject: (error: UpstreamFailure) => void,
+  ) {
+    this.signal = signal;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
 
   onConnect(abort: (error?: Error) => void): void {
     this.abortUpstream = abort;
@@ -210,7 +229,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
 
   onData(chunk: Buffer): boolean {
     this.size += chunk.length;
-    if (this.size > maxResponseBytes) {
+    if (this.size > this.maxBytes) {
       this.abortUpstream?.(new undiciErrors.ResponseExceededMaxSizeError());
       return false;
     }
@@ -219,27 +238,43 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.signal?.removeEventListener('abort', this.onCancel);
+    const resolve = this.resolve;
+    if (!resolve) return;
     const chunks = this.chunks;
     const rawHeaders = this.rawHeaders;
+    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.size);
+    const statusCode = this.statusCode;
+    this.release();
     let headers: UpstreamHeaders | undefined;
-    this.resolve({
-      statusCode: this.statusCode,
+    resolve({
+      statusCode,
       // Parsed on first use (errors and their retry-after): most successful responses never need their headers.
       get headers() {
         headers ??= undiciUtil.parseHeaders(rawHeaders) as UpstreamHeaders;
         return headers;
       },
-      body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.size),
+      body,
     });
   }
 
   onError(error: Error): void {
-    if (this.settled) return;
-    this.settled = true;
+    const reject = this.reject;
+    if (!reject) return;
+    const failure = classifyUpstreamError(error, this.signal);
+    this.release();
+    reject(failure);
+  }
+
+  /** Settled: forget the request's data and callbacks (see above), and stop listening for its cancellation. */
+  private release(): void {
     this.signal?.removeEventListener('abort', this.onCancel);
-    this.reject(classifyUpstreamError(error, this.signal));
+    this.signal = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+    this.chunks = [];
+    this.rawHeaders = noHeaders;
+    this.abortUpstream = undefined;
   }
 }
+
+const noHeaders: Buffer[] = [];
