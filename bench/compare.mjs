@@ -217,49 +217,28 @@ async function main() {
     stream: { url: `${streamUrl}/v1/chat/completions`, headers: {}, model: 'stream-32-5' },
   });
 
-  const floorPort = port();
-  const floor = spawnTracked('taskset', [
-    '-c',
-    '0',
-    process.execPath,
-    path.join(root, 'bench/floor/server.mjs'),
-    String(floorPort),
-    upstreamUrl,
-  ]);
-  await listeningPort(floor);
-  const floorStream = spawnTracked('taskset', [
-    '-c',
-    '0',
-    process.execPath,
-    path.join(root, 'bench/floor/server.mjs'),
-    '0',
-    streamUrl,
-  ]);
-  const floorStreamPort = (await listeningPort(floorStream)).port;
+  // A floor program on CPU 0 in front of `upstream`; resolves with its process and port once it listens.
+  const startFloor = async (script, upstream) => {
+    const child = spawnTracked('taskset', ['-c', '0', process.execPath, path.join(root, script), '0', upstream]);
+    return { child, port: (await listeningPort(child)).port };
+  };
+  const floor = await startFloor('bench/floor/server.mjs', upstreamUrl);
+  const floorStream = await startFloor('bench/floor/server.mjs', streamUrl);
   arms.push({
     name: 'floor',
-    pid: floor.pid,
-    url: `http://127.0.0.1:${floorPort}/v1/chat/completions`,
+    pid: floor.child.pid,
+    url: `http://127.0.0.1:${floor.port}/v1/chat/completions`,
     headers: {},
     model: 'mock',
-    stream: { url: `http://127.0.0.1:${floorStreamPort}/v1/chat/completions`, headers: {}, model: 'stream-32-5' },
+    stream: { url: `http://127.0.0.1:${floorStream.port}/v1/chat/completions`, headers: {}, model: 'stream-32-5' },
   });
   // The same bare proxy calling undici the way Switchboard does (dispatch, not request): a stricter floor, reported
   // beside the one the targets use.
-  const dispatchFloorPort = port();
-  const dispatchFloor = spawnTracked('taskset', [
-    '-c',
-    '0',
-    process.execPath,
-    path.join(root, 'bench/floor/dispatch.mjs'),
-    String(dispatchFloorPort),
-    upstreamUrl,
-  ]);
-  await listeningPort(dispatchFloor);
+  const dispatchFloor = await startFloor('bench/floor/dispatch.mjs', upstreamUrl);
   arms.push({
     name: dispatchFloorName,
-    pid: dispatchFloor.pid,
-    url: `http://127.0.0.1:${dispatchFloorPort}/v1/chat/completions`,
+    pid: dispatchFloor.child.pid,
+    url: `http://127.0.0.1:${dispatchFloor.port}/v1/chat/completions`,
     headers: {},
     model: 'mock',
   });
