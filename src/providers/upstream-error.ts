@@ -119,7 +119,7 @@ export function mapUpstreamFailure(providerName: string, failure: UpstreamFailur
       status: 502,
       type: 'server_error',
       code: 'upstream_response_too_large',
-      message: `The upstream provider "${providerName}" sent a response larger than the gateway accepts (64 MB).`,
+      message: `The upstream provider "${providerName}" sent ${failure.message}, more than the gateway accepts.`,
       cause: failure,
     });
   }

@@ -88,11 +88,6 @@ export function classifyUpstreamError(error: unknown, signal?: CancelSignal): Up
   if (error instanceof undiciErrors.RequestAbortedError || (error as Error)?.name === 'AbortError') {
     return new UpstreamFailure('aborted', 'request aborted', { cause: error });
   }
-  if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
-    return new UpstreamFailure('too_large', 'the upstream response is larger than the gateway accepts', {
-      cause: error,
-    });
-  }
   const code = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.name ?? 'error';
   return new UpstreamFailure('unreachable', `could not reach the upstream (${code})`, { cause: error });
 }
@@ -230,7 +225,8 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   onData(chunk: Buffer): boolean {
     this.size += chunk.length;
     if (this.size > this.maxBytes) {
-      this.abortUpstream?.(new undiciErrors.ResponseExceededMaxSizeError());
+      // undici hands this error back to onError as it is, so the failure names the limit that was crossed.
+      this.abortUpstream?.(new UpstreamFailure('too_large', `a response larger than ${this.maxBytes} bytes`));
       return false;
     }
     this.chunks.push(chunk);

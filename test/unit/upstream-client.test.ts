@@ -87,6 +87,7 @@ describe('upstream exchange (whole responses through undici dispatch)', () => {
       .exchange(post('/big'), (answer) => answer)
       .catch((error: unknown) => error)) as UpstreamFailure;
     expect(failure.kind).toBe('too_large');
+    expect(failure.message).toBe('a response larger than 1024 bytes');
     await client.close();
   });
 
