@@ -27,6 +27,8 @@ export class AccessChangeFeed {
   private lastChangeId = 0;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(private readonly options: AccessChangeFeedOptions) {}
 
@@ -48,13 +50,25 @@ export class AccessChangeFeed {
         connectedBefore = true;
       });
       // Subscribing waits for the connection; the poll covers the time until then, so start-up does not block.
-      subscriber
-        .subscribe(channel)
-        .then(() => this.options.logger.debug({ channel }, 'listening for access changes on Redis'))
-        .catch((error: unknown) => {
-          this.options.logger.warn({ err: error }, 'could not subscribe to access changes on Redis; polling only');
-        });
+      this.subscribe(subscriber, channel);
     }
+  }
+
+  /**
+   * Subscribes, and tries again a second later if that fails: ioredis re-subscribes after a reconnect only to
+   * channels it has subscribed to, so a first SUBSCRIBE lost at start-up would leave the node on the poll for good.
+   */
+  private subscribe(subscriber: Redis, channel: string): void {
+    if (this.closed) return;
+    subscriber
+      .subscribe(channel)
+      .then(() => this.options.logger.info({ channel }, 'listening for access changes on Redis'))
+      .catch((error: unknown) => {
+        if (this.closed) return;
+        this.options.logger.warn({ err: error }, 'could not subscribe to access changes on Redis; polling, retrying');
+        this.retry = setTimeout(() => this.subscribe(subscriber, channel), 1000);
+        this.retry.unref();
+      });
   }
 
   private async poll(): Promise<void> {
@@ -74,8 +88,10 @@ export class AccessChangeFeed {
   }
 
   close(): void {
+    this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.retry) clearTimeout(this.retry);
   }
 }
 

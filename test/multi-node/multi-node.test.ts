@@ -153,7 +153,9 @@ describe('two gateway nodes, one PostgreSQL, one Redis', () => {
     }
     // Both nodes subscribe in the background at start-up (the poll covers them until then): this test is about the
     // broadcast, so it waits until Redis counts both subscribers.
-    expect(await waitForSubscribers(nodes.length)).toBe(nodes.length);
+    const listening = await waitForSubscribers(nodes.length);
+    const nodeLogs = () => nodes.map((node, index) => `node ${index}:\n${node.output.join('\n')}`).join('\n');
+    expect(listening, nodeLogs()).toBe(nodes.length);
     const revocation = await runCli(['keys', 'revoke', victim.id, '--config', configFile]);
     // The CLI tells every node through Redis; a warning here means it could not (the 30 s poll would be too late).
     expect(revocation.stderr).toBe('');
