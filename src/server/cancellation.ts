@@ -18,6 +18,8 @@ export interface CancelSignal {
 export class Cancellation implements CancelSignal {
   aborted = false;
   reason: unknown = undefined;
+  /** Where InFlightRequests holds it (-1: not held); kept here so removal needs no lookup. */
+  inFlightSlot = -1;
   /** Most requests never have more than the upstream call listening; allocated on first use. */
   private listeners: Array<() => void> | undefined;
 

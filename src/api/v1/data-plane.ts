@@ -4,6 +4,7 @@ import type { RequestRecord } from '../../request-log/record.js';
 import { toLogRow } from '../../request-log/record.js';
 import { Cancellation } from '../../server/cancellation.js';
 import { ApiError, methodNotAllowed, renderError, routeNotFound, toApiError } from '../../server/errors.js';
+import { InFlightRequests } from '../../server/in-flight.js';
 import { RequestIds } from '../../server/request-id.js';
 import { handleChatCompletions } from './chat-completions.js';
 import { listModels, retrieveModel } from './models.js';
@@ -31,7 +32,7 @@ const corsAllowedHeaders =
   'authorization, content-type, accept, openai-organization, openai-project, openai-beta, x-stainless-arch, x-stainless-lang, x-stainless-os, x-stainless-package-version, x-stainless-retry-count, x-stainless-runtime, x-stainless-runtime-version, x-stainless-timeout, x-stainless-read-timeout, x-stainless-async, x-stainless-helper-method, x-stainless-poll-helper, x-stainless-custom-poll-interval';
 
 export function createDataPlane(services: DataPlaneServices): DataPlane {
-  const active = new Set<Cancellation>();
+  const active = new InFlightRequests();
   const requestIds = new RequestIds();
   let started = 0;
   let idleWaiters: Array<() => void> = [];
@@ -220,7 +221,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     abortAll(reason) {
-      for (const cancellation of active) cancellation.abort(reason);
+      active.abortAll(reason);
     },
   };
 }
