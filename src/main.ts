@@ -246,6 +246,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     started: () => plane.started,
     inFlight: () => plane.inFlight,
     logger,
+    alsoCollect: () => sqliteWorker?.collectGarbage(),
   });
   const writer = logWriter;
   async function close(): Promise<void> {

@@ -169,6 +169,32 @@ describe('request-log writer', () => {
   });
 });
 
+describe('the SQLite worker thread', () => {
+  it.skipIf(testEngine === 'postgres')('collects its garbage on request and goes on writing', async () => {
+    const { createRequire } = await import('node:module');
+    const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+    const errors: string[] = [];
+    const worker = startSqliteWorker({
+      file: database.location,
+      driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+      onError: (message) => errors.push(message),
+    });
+    try {
+      const log = writer({ sqliteWorker: worker });
+      for (let index = 0; index < 20; index++) log.enqueue(row(index));
+      await log.flush();
+      worker.collectGarbage();
+      for (let index = 20; index < 40; index++) log.enqueue(row(index));
+      await log.flush();
+      expect(await count()).toBe(40);
+      expect(worker.alive).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
 describe('SQLite checkpoints', () => {
   it.skipIf(testEngine === 'postgres')(
     'are done by a worker thread: the database file takes the new rows without any commit doing it',

@@ -48,6 +48,16 @@ function prepare() {
     for (const [keyId, at] of lastUse) touch.run(at, keyId, at);
   });
 }
+// V8's full collection without --expose-gc (the flag is only read by new contexts); see reclaim-memory-when-idle.ts.
+let collectGarbage;
+function fullCollection() {
+  try {
+    require('node:v8').setFlagsFromString('--expose-gc');
+    return require('node:vm').runInNewContext('gc');
+  } catch {
+    return undefined;
+  }
+}
 let runs = 0;
 const timer = setInterval(() => {
   try {
@@ -68,6 +78,13 @@ parentPort.on('message', (message) => {
     }
     return;
   }
+  if (message.type === 'collect') {
+    // Asked when the server has gone quiet: this thread's heap grew with the batches it received, and like the main
+    // thread's it is only collected when JavaScript allocates here again.
+    collectGarbage ??= fullCollection();
+    if (collectGarbage) { collectGarbage(); collectGarbage(); }
+    return;
+  }
   if (message.type === 'stop') {
     clearInterval(timer);
     try { database.pragma('wal_checkpoint(TRUNCATE)'); } catch {}
@@ -85,6 +102,8 @@ export interface SqliteWorker {
    * in one transaction.
    */
   write(values: unknown[], lastUse: ReadonlyMap<string, number>): Promise<void>;
+  /** Runs a full garbage collection on the thread (when the server has gone quiet; see reclaim-memory-when-idle.ts). */
+  collectGarbage(): void;
   /** Finishes pending writes, checkpoints, closes the connection and ends the thread. */
   close(): Promise<void>;
 }
@@ -159,6 +178,9 @@ export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
         worker.ref();
         worker.postMessage({ type: 'write', id, values, lastUse });
       });
+    },
+    collectGarbage() {
+      if (alive) worker.postMessage({ type: 'collect' });
     },
     close: () =>
       new Promise((resolve) => {

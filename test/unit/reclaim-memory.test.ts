@@ -10,12 +10,14 @@ describe('giving memory back when the data plane goes quiet', () => {
     let started = 0;
     let inFlight = 0;
     let collections = 0;
+    let otherCollections = 0;
     const stop = reclaimMemoryWhenIdle({
       started: () => started,
       inFlight: () => inFlight,
       logger,
       intervalMs: 20,
       collect: () => collections++,
+      alsoCollect: () => otherCollections++,
     });
     try {
       await tick(70);
@@ -33,9 +35,11 @@ describe('giving memory back when the data plane goes quiet', () => {
       inFlight = 0;
       await tick(80);
       expect(collections, 'one reclaim (two collections) per quiet period').toBe(2);
+      expect(otherCollections, 'the other isolates are collected with it').toBe(1);
       started++;
       await tick(100);
       expect(collections).toBe(4);
+      expect(otherCollections).toBe(2);
     } finally {
       stop();
     }
