@@ -6,8 +6,9 @@ import type { Logger } from '../observability/logger.js';
  * Gives memory back after a burst of traffic. V8 collects garbage when JavaScript allocates, so a process that goes
  * quiet after heavy load keeps the heap it grew (tens of megabytes) until the next request: its resident size
  * does not return to where it was. Here, once the data plane has been quiet for a whole interval (no request
- * started, none in flight) after serving some, one full, compacting collection runs; V8 then releases the
- * emptied pages (the SQLite worker thread is asked to do the same). It never runs under load or while a stream is open, and at most once per quiet period.
+ * started, none in flight) after serving some, full, compacting collections run, and once more in each of the
+ * next two intervals if it stays quiet; V8 then releases the emptied pages (the SQLite worker thread is asked to do the same). It
+ * never runs under load or while a stream is open, and at most three times per quiet period.
  */
 
 export interface IdleMemoryReclaimOptions {
@@ -35,30 +36,43 @@ export function fullCollection(): (() => void) | undefined {
   }
 }
 
+/** The first pass collects twice; the others once, an interval apart. */
+const passesPerQuietPeriod = 3;
+
 export function reclaimMemoryWhenIdle(options: IdleMemoryReclaimOptions): () => void {
   const collect = options.collect ?? fullCollection();
   if (!collect) return () => {};
   let seen = options.started();
-  let servedSinceCollection = false;
+  // Passes still to run in the current quiet period (see below).
+  let passesLeft = 0;
   const timer = setInterval(() => {
     const started = options.started();
     if (started !== seen) {
       seen = started;
-      servedSinceCollection = true;
+      passesLeft = passesPerQuietPeriod;
       return;
     }
-    if (!servedSinceCollection || options.inFlight() > 0) return;
-    servedSinceCollection = false;
+    if (passesLeft === 0 || options.inFlight() > 0) return;
+    passesLeft--;
     const before = process.memoryUsage();
     const startedAt = performance.now();
-    // Twice: the second collection compacts what the first one's sweeping freed (measured: ~20 MB more given back
-    // on a process pinned to one core, where V8's concurrent sweeper lags).
-    collect();
-    collect();
+    if (passesLeft === passesPerQuietPeriod - 1) {
+      // Twice: the second collection compacts what the first one's sweeping freed (measured: ~20 MB more given back
+      // on a process pinned to one core, where V8's concurrent sweeper lags).
+      collect();
+      collect();
+    } else {
+      // Then once per interval while it stays quiet: V8 shrinks its young generation (2 x 16 MB after a load) only
+      // when a collection finds the allocation rate low, and the rate it computes still includes the load for a
+      // while. Measured after 1,000 streams: the collection 10 s after the first one shrinks it (heap 67 -> 36 MB,
+      // RSS 168 -> 137 MB); without these V8's own memory reducer does the same ~25 s after the load.
+      collect();
+    }
     options.alsoCollect?.();
     const after = process.memoryUsage();
     options.logger.debug(
       {
+        pass: passesPerQuietPeriod - passesLeft,
         ms: Math.round(performance.now() - startedAt),
         heapMb: Math.round(after.heapTotal / 1048576),
         freedHeapMb: Math.round((before.heapTotal - after.heapTotal) / 1048576),
