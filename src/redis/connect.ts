@@ -46,6 +46,11 @@ export async function connectRedis(
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     lazyConnect: false,
+    // ioredis's ready check sends INFO, which Redis refuses on a connection in subscriber mode. Seen in a full test
+    // run: the check failed with "Connection in subscriber mode, only subscriber commands may be used", the connection
+    // was torn down and that node stayed unsubscribed (on the poll) for the rest of the test. A subscriber
+    // connection needs no ready check: SUBSCRIBE is answered even while Redis loads its data.
+    enableReadyCheck: mode !== 'subscriber',
   });
   let up: boolean | undefined;
   const report = (next: boolean, error?: unknown) => {
