@@ -1,3 +1,4 @@
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
@@ -53,4 +54,36 @@ describe('stream timing', () => {
     expect(text).not.toContain('"error"');
     expect(text).toContain('Echo: Say hello');
   });
+
+  it('holds 300 streams open at once: none waits in the gateway for another to finish', async () => {
+    // Each slow stream lasts 5 s. With a connection pool smaller than the number of streams (the old default was
+    // 256), the streams beyond it would get their first word only after another stream ended.
+    const count = 300;
+    const dispatcher = new Agent({ connections: count + 10 });
+    const started = performance.now();
+    try {
+      const firstWordAt = await Promise.all(
+        Array.from({ length: count }, async () => {
+          const response = await request(`${gateway.baseUrl}/chat/completions`, {
+            method: 'POST',
+            dispatcher,
+            headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+            body: JSON.stringify(chatBody('slow-stream', { stream: true })),
+          });
+          expect(response.statusCode).toBe(200);
+          let at = Number.POSITIVE_INFINITY;
+          let text = '';
+          for await (const part of response.body) {
+            text += part.toString();
+            if (at === Number.POSITIVE_INFINITY && text.includes('w0 ')) at = performance.now() - started;
+          }
+          expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+          return at;
+        }),
+      );
+      expect(Math.max(...firstWordAt)).toBeLessThan(4000);
+    } finally {
+      await dispatcher.close();
+    }
+  }, 30_000);
 });

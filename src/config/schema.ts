@@ -217,7 +217,9 @@ const providerCommon = {
   api_key: z.string().optional(),
   headers: z.record(z.string(), z.string()).default({}),
   timeouts: timeoutsSchema.default(timeoutsSchema.parse({})),
-  max_connections: z.number().int().min(1).max(10_000).default(256),
+  // An HTTP/1.1 connection carries one call at a time and a stream holds it to the end, so a small pool queues streams
+  // in the gateway (with 256, the 257th concurrent stream waited for another to finish).
+  max_connections: z.number().int().min(1).max(10_000).default(4096),
 };
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
