@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import {
+  fixedHonoAdapter,
   installLitellm,
   installPortkey,
   litellmVersion,
@@ -318,19 +319,24 @@ async function main() {
   if (withPeers) {
     try {
       const entry = installPortkey(log);
-      const portkeyPort = port();
-      const portkey = await startPortkey({ entry, port: portkeyPort, upstreamBaseUrl: `${upstreamUrl}/v1`, cpu: '0' });
+      const portkey = await startPortkey({ entry, port: port(), upstreamBaseUrl: `${upstreamUrl}/v1`, cpu: '0' });
       children.push(portkey.child);
+      // Portkey as npm installs it answers every stream with 500; its streams are measured with the adapter fixed.
+      const streamingEntry = installPortkey(log, { withFixedAdapter: true });
+      const streaming = await startPortkey({
+        entry: streamingEntry,
+        port: port(),
+        upstreamBaseUrl: `${streamUrl}/v1`,
+        cpu: '0',
+      });
+      children.push(streaming.child);
       arms.push({
         name: `Portkey ${portkeyVersion}`,
         url: portkey.url,
         headers: portkey.headers,
         model: 'mock',
-        stream: {
-          url: portkey.url,
-          headers: { ...portkey.headers, 'x-portkey-custom-host': `${streamUrl}/v1` },
-          model: 'stream-32-5',
-        },
+        stream: { url: streaming.url, headers: streaming.headers, model: 'stream-32-5' },
+        streamNote: `Portkey's streams are measured with @hono/node-server ${fixedHonoAdapter} instead of the 1.x its npm package installs, with which every stream fails with 500 (see \`bench/peers.mjs\`). Its stream handler also waits 25 ms (a \`setTimeout\`) before it forwards the first event from an OpenAI-style upstream, which its time to first token shows.`,
       });
     } catch (error) {
       log(`Portkey could not run: ${error.message}`);
@@ -510,6 +516,8 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers }) {
       `| ${name} | ${(result.ttft.p50 / 1000).toFixed(2)} ms | ${(result.ttft.p99 / 1000).toFixed(2)} ms | ${name === 'direct' ? '—' : `${((result.ttft.p50 - directStream.ttft.p50) / 1000).toFixed(2)} / ${((result.ttft.p99 - directStream.ttft.p99) / 1000).toFixed(2)} ms`} | ${(result.gap.p50 / 1000).toFixed(2)} / ${(result.gap.p99 / 1000).toFixed(2)} ms | ${result.batchedReads} of ${result.reads} |`,
     );
   }
+  const streamNotes = arms.filter((arm) => arm.streamNote && streaming[arm.name]).map((arm) => arm.streamNote);
+  if (streamNotes.length > 0) lines.push('', ...streamNotes);
   lines.push('', '### Memory and CPU', '', '| Measure | Value |', '|---|---|');
   if (memory.idle) {
     lines.push(`| Switchboard RSS idle (started, nothing served yet) | ${memory.idle.toFixed(0)} MB |`);

@@ -11,18 +11,31 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const peersDir = path.join(root, 'bench', '.peers');
 export const portkeyVersion = '1.15.2';
 export const litellmVersion = '1.100.5';
+/** The first @hono/node-server that gives a Response built from a fetched one headers of its own (see installPortkey). */
+export const fixedHonoAdapter = '2.1.9';
 
 function run(command, args, options = {}) {
   execFileSync(command, args, { stdio: ['ignore', 'ignore', 'inherit'], ...options });
 }
 
-export function installPortkey(log) {
-  const directory = path.join(peersDir, 'portkey');
+/**
+ * The Portkey gateway as npm installs it. Its streams all fail with 500 ("Something went wrong"; its log says
+ * "TypeError: immutable"): the @hono/node-server 1.x that its `^1.3.3` range resolves to gives a Response built from
+ * a fetched one (Portkey's `new Response(stream, upstreamResponse)`) the upstream's immutable Headers, and Portkey then
+ * appends its own headers to them. `withFixedAdapter` installs the same Portkey with @hono/node-server
+ * ${fixedHonoAdapter} (which copies the headers) through an npm override: the benchmark measures Portkey's streams with
+ * that install and everything else with the one npm gives.
+ */
+export function installPortkey(log, { withFixedAdapter = false } = {}) {
+  const directory = path.join(peersDir, withFixedAdapter ? 'portkey-fixed-adapter' : 'portkey');
   const entry = path.join(directory, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
   if (existsSync(entry)) return entry;
-  log(`installing the Portkey gateway ${portkeyVersion} from npm`);
+  log(
+    `installing the Portkey gateway ${portkeyVersion} from npm${withFixedAdapter ? ` with @hono/node-server ${fixedHonoAdapter}` : ''}`,
+  );
   mkdirSync(directory, { recursive: true });
-  writeFileSync(path.join(directory, 'package.json'), '{"private":true}\n');
+  const manifest = { private: true, ...(withFixedAdapter && { overrides: { '@hono/node-server': fixedHonoAdapter } }) };
+  writeFileSync(path.join(directory, 'package.json'), `${JSON.stringify(manifest)}\n`);
   run('npm', ['install', '--no-audit', '--no-fund', `@portkey-ai/gateway@${portkeyVersion}`], { cwd: directory });
   return entry;
 }

@@ -46,7 +46,13 @@ function rows(count: number, createdAt: number, accountId: string): RequestLogIn
 async function databaseBytes(): Promise<number> {
   const database = gateway.gateway.database;
   if (database.dialect === 'sqlite') {
-    database.sqlite?.pragma('wal_checkpoint(TRUNCATE)');
+    // The file holds every page only after a complete checkpoint; one that meets the log writer's thread (writing, or
+    // checkpointing itself) is refused as busy and leaves pages in the WAL, so ask until one completes.
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const results = (database.sqlite?.pragma('wal_checkpoint(TRUNCATE)') ?? []) as Array<{ busy: number }>;
+      if (results[0]?.busy === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     return statSync(path.join(gateway.dataDir, 'switchboard.db')).size;
   }
   const result = await sql<{ bytes: string }>`

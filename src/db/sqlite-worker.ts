@@ -32,6 +32,10 @@ database.pragma('wal_autocheckpoint = 0');
 // SQLite's own default page cache (2 MB), not better-sqlite3's 16 MB: appends touch only the right edge of each index,
 // and the larger cache filled up under load and stayed resident (~20 MB of this thread's malloc arena).
 database.pragma('cache_size = -2000');
+// Each 50-row INSERT keeps a statement journal (to undo just that statement if a row is refused) and SQLite spills
+// one larger than 64 KB to a temporary file: ~1 write per row to a file deleted afterwards. In memory it costs the
+// few pages one statement touches.
+database.pragma('temp_store = MEMORY');
 const width = workerData.columns;
 const manyWidth = width * workerData.rowsPerInsert;
 let insertOne;

@@ -39,8 +39,14 @@ export class RequestLogWriter {
   private capacityWaiters: Array<() => void> = [];
   private retryDelayMs = 0;
   private nextAttemptAt = 0;
-  /** The drain under way stops when fewer rows than this are queued (a full batch under load, else 1). */
-  private drainMinimum = 1;
+  /**
+   * Rows at the head of the queue that a flush asked for: written even when they do not make a full batch. Only what
+   * was queued when the flush was asked for: rows arriving while it writes wait for a full batch or the next flush.
+   * (Draining until the queue was empty never ended under steady load: each write of the few rows that had arrived
+   * during the previous one let a few more arrive. Seen as 1.5 WAL frames written per row at one request at a time,
+   * against 0.23 for batches of 500.)
+   */
+  private owed = 0;
   private closed = false;
   private readonly writeRows: RequestLogBatchWriter;
 
@@ -63,7 +69,6 @@ export class RequestLogWriter {
       // Under load only full batches are written: a batch costs a commit (~0.3 ms with the log's indexes whatever
       // its size), so writing the few rows that arrived during the previous write, again and again, made each row
       // cost four times as much. What is left goes at the next interval (or at flush()).
-      this.drainMinimum = this.options.batchSize;
       void this.startDrain();
     }
   }
@@ -75,9 +80,14 @@ export class RequestLogWriter {
     return new Promise((resolve) => this.capacityWaiters.push(resolve));
   }
 
-  /** Writes everything queued (single flight: concurrent callers share one run, which then goes to the end). */
+  /**
+   * Writes everything queued now, full batch or not (single flight: a write under way takes these rows on too). Rows
+   * that arrive meanwhile are not waited for.
+   */
   flush(): Promise<void> {
-    this.drainMinimum = 1;
+    this.owed = this.queue.length;
+    // A drain that has just decided to stop has not settled yet: start another once it has.
+    if (this.flushing) return this.flushing.then(() => (this.owed > 0 ? this.startDrain() : undefined));
     return this.startDrain();
   }
 
@@ -91,7 +101,7 @@ export class RequestLogWriter {
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0 && this.queue.length >= this.drainMinimum) {
+    while (this.queue.length > 0 && (this.owed > 0 || this.queue.length >= this.options.batchSize)) {
       const batch = this.queue.slice(0, this.options.batchSize);
       try {
         await this.writeBatch(batch);
@@ -109,6 +119,7 @@ export class RequestLogWriter {
         return;
       }
       this.queue.splice(0, batch.length);
+      this.owed = Math.max(0, this.owed - batch.length);
       this.retryDelayMs = 0;
       this.nextAttemptAt = 0;
       this.options.onWritten?.(batch.length);
@@ -141,6 +152,7 @@ export class RequestLogWriter {
       }
     }
     this.queue.splice(0, batch.length);
+    this.owed = Math.max(0, this.owed - batch.length);
     this.options.onWritten?.(written);
     if (rejected.length > 0) {
       mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
@@ -204,8 +216,9 @@ export class RequestLogWriter {
     while (this.queue.length > 0 && Date.now() < deadline) {
       this.nextAttemptAt = 0;
       await this.flush();
-      if (this.queue.length > 0)
-        await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs || 100, 1000)));
+      // Rows left after a write that failed wait for the retry delay; rows that arrived during the write go at once.
+      if (this.queue.length > 0 && this.retryDelayMs > 0)
+        await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs, 1000)));
     }
     if (this.queue.length > 0) this.spill();
     this.releaseWaiters();
