@@ -43,7 +43,7 @@ export class RequestLogWriter {
    * Rows at the head of the queue that a flush asked for: written even when they do not make a full batch. Only what
    * was queued when the flush was asked for: rows arriving while it writes wait for a full batch or the next flush.
    * (Draining until the queue was empty never ended under steady load: each write of the few rows that had arrived
-   * during the previous one let a few more arrive. Seen as 1.5 WAL frames written per row at one request at a time,
+   * during the previous one let a few more arrive. Seen as 1.9 WAL frames written per row at one request at a time,
    * against 0.23 for batches of 500.)
    */
   private owed = 0;
