@@ -287,17 +287,10 @@ async function main() {
   cli('accounts', 'create', 'bench');
   const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'wrk', '--json')).key;
   const startSwitchboard = async (workers, pinned) => {
-    const args = [
-      path.join(root, 'bin/switchboard.js'),
-      'serve',
-      '--config',
-      config,
-      '--json',
-      ...(workers > 1 ? ['--workers', String(workers)] : []),
-    ];
-    const child = pinned
-      ? spawnTracked('taskset', ['-c', '0', process.execPath, ...args])
-      : spawnTracked(process.execPath, args);
+    // As installed: the bin/switchboard launcher (glibc's malloc thresholds, then exec node, keeping the pid).
+    const launcher = path.join(root, 'bin/switchboard');
+    const args = ['serve', '--config', config, '--json', ...(workers > 1 ? ['--workers', String(workers)] : [])];
+    const child = pinned ? spawnTracked('taskset', ['-c', '0', launcher, ...args]) : spawnTracked(launcher, args);
     await listeningPort(child);
     return child;
   };

@@ -26,8 +26,8 @@ process.on('exit', () => {
 });
 process.on('SIGINT', () => process.exit(130));
 
-function startJsonProcess(args) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+function startJsonProcess(args, command = process.execPath) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     let buffered = '';
@@ -58,13 +58,8 @@ async function main() {
     });
   cli('accounts', 'create', 'soak');
   const key = JSON.parse(cli('keys', 'create', '--account', 'soak', '--name', 'soak', '--json')).key;
-  const gateway = await startJsonProcess([
-    path.join(root, 'bin/switchboard.js'),
-    'serve',
-    '--config',
-    config,
-    '--json',
-  ]);
+  // As installed: the bin/switchboard launcher (glibc's malloc thresholds, then exec node, keeping the pid).
+  const gateway = await startJsonProcess(['serve', '--config', config, '--json'], path.join(root, 'bin/switchboard'));
   const pid = gateway.child.pid;
   const dispatcher = new Agent({ connections: concurrency * 2, keepAliveTimeout: 60_000 });
   await sleep(2000);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The published entry point: the compiled CLI lives in dist/ (built by `npm install` through the prepare script).
+// The published entry point: the CLI, compiled and bundled into dist/bundle/ by `npm install` (the prepare script runs
+// `npm run build`; see rolldown.config.mjs for why it is bundled).
 import v8 from 'node:v8';
 
 // Set before any of our code runs (hence the dynamic import below). V8 "pretenures" an allocation site, allocating its
@@ -9,7 +10,7 @@ import v8 from 'node:v8';
 // throughput difference was measurable either way (docs/performance.md).
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
-const { runCli } = await import('../dist/cli/main.js');
+const { runCli } = await import('../dist/bundle/switchboard.js');
 
 runCli(process.argv).catch((error) => {
   process.stderr.write(`switchboard: ${error instanceof Error ? error.message : String(error)}\n`);

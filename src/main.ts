@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { MemoryLimiter, type SpendLoader } from './limits/memory-limiter.js';
 import { RedisLimiter } from './limits/redis-limiter.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
+import { packageVersion } from './package-files.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { connectRedis, waitUntilReady } from './redis/connect.js';
 import { ensurePartitions, RetentionJob } from './request-log/retention.js';
@@ -57,15 +57,6 @@ export interface StartOptions {
   limiter?: Limiter;
   /** Whether this process runs request-log retention (one worker of a cluster does). Default: true. */
   runRetention?: boolean;
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
-      .version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** The console's services with a lifetime: the sign-in limiter and the sweeper of ended sessions. */

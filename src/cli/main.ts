@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { packageVersion } from '../package-files.js';
 import { accountsCommand } from './accounts.js';
 import { configCommand } from './config.js';
 import { keysCommand } from './keys.js';
@@ -7,15 +7,6 @@ import { logsCommand } from './logs.js';
 import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
 import { usersCommand } from './users.js';
-
-function packageVersion(): string {
-  try {
-    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-    return (JSON.parse(text) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
 
 export function buildProgram(): Command {
   return new Command('switchboard')

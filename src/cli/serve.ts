@@ -1,10 +1,11 @@
 import cluster from 'node:cluster';
 import { Command } from 'commander';
-import { workerIndexVariable } from '../cluster/primary.js';
+import { runPrimary, workerIndexVariable } from '../cluster/primary.js';
 import { loadConfig } from '../config/loader.js';
 import type { Config } from '../config/schema.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { loadKeySecret } from '../keys/secret.js';
+import { IpcLimiter } from '../limits/ipc-limiter.js';
 import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
 import { type CommonOptions, withCommonOptions } from './context.js';
@@ -58,10 +59,7 @@ export function serveCommand(): Command {
     const json = options.json === true;
     const workers = options.workers ?? 1;
     if (workers > 1 && cluster.isPrimary) {
-      const [{ runPrimary }, { createLogger }] = await Promise.all([
-        import('../cluster/primary.js'),
-        import('../observability/logger.js'),
-      ]);
+      const { createLogger } = await import('../observability/logger.js');
       const logger = createLogger(config.logging.level);
       const listeningUrl = `http://${config.server.host}:${config.server.port}`;
       await runPrimary({
@@ -80,7 +78,6 @@ export function serveCommand(): Command {
     const workerIndex = cluster.isWorker ? Number(process.env[workerIndexVariable] ?? '0') : undefined;
     // Loaded on demand: the server's modules (HTTP, metrics, upstream client) would slow every other command down.
     const { startGateway } = await import('../main.js');
-    const { IpcLimiter } = await import('../limits/ipc-limiter.js');
     const gateway = await startGateway(
       config,
       workerIndex === undefined
@@ -97,13 +94,8 @@ export function serveCommand(): Command {
         `no models are configured: add providers and models to the configuration file (see switchboard.example.yaml). ${howToSupplyModel}`,
       );
     }
-    if (workerIndex === undefined) {
-      await announceFirstRun(config, gateway.database, gateway.url, json);
-      if (json)
-        process.stdout.write(`${JSON.stringify({ event: 'listening', url: gateway.url, port: gateway.port })}\n`);
-    } else {
-      process.send?.({ channel: 'switchboard-worker', kind: 'listening', url: gateway.url, port: gateway.port });
-    }
+    // Before anything announces that the server listens: whoever reads that may stop it at once, and a signal that
+    // arrived before its handler would kill the process without a graceful shutdown.
     let signals = 0;
     const stop = (signal: NodeJS.Signals) => {
       signals++;
@@ -124,5 +116,12 @@ export function serveCommand(): Command {
     // A worker leaves Ctrl+C to the primary, which stops the workers in order.
     if (workerIndex === undefined) process.on('SIGINT', stop);
     else process.on('SIGINT', () => {});
+    if (workerIndex === undefined) {
+      await announceFirstRun(config, gateway.database, gateway.url, json);
+      if (json)
+        process.stdout.write(`${JSON.stringify({ event: 'listening', url: gateway.url, port: gateway.port })}\n`);
+    } else {
+      process.send?.({ channel: 'switchboard-worker', kind: 'listening', url: gateway.url, port: gateway.port });
+    }
   });
 }

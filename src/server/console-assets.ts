@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { packagePath } from '../package-files.js';
 import { ApiError } from './errors.js';
 
 /**
@@ -13,7 +13,7 @@ import { ApiError } from './errors.js';
  * Every response carries a strict Content-Security-Policy: the console loads nothing from anywhere but this origin.
  */
 
-export const defaultConsoleDirectory = fileURLToPath(new URL('../../console/dist', import.meta.url));
+export const defaultConsoleDirectory = packagePath('console', 'dist');
 
 interface Asset {
   body: Buffer;

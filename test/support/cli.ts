@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The real, built command (npm test builds before the tests run). */
 export const switchboardBin = path.join(projectRoot, 'bin', 'switchboard.js');
+/** The installed `switchboard` command: a shell launcher that sets glibc's malloc thresholds and execs the above. */
+export const switchboardLauncher = path.join(projectRoot, 'bin', 'switchboard');
 
 export interface CliResult {
   code: number;

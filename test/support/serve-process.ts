@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { switchboardBin } from './cli.js';
+import { switchboardBin, switchboardLauncher } from './cli.js';
 
 /** A real `switchboard serve` process, started with --json so its URL can be read from stdout. */
 export interface ServeProcess {
@@ -15,11 +15,16 @@ export async function startServeProcess(
   configFile: string,
   env: Record<string, string> = {},
   extraArgs: string[] = [],
+  /** Start it as an installed command would be (bin/switchboard) instead of `node bin/switchboard.js`. */
+  options: { launcher?: boolean } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [switchboardBin, 'serve', '--config', configFile, '--json', ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
+  const args = ['serve', '--config', configFile, '--json', ...extraArgs];
+  const child = options.launcher
+    ? spawn(switchboardLauncher, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+    : spawn(process.execPath, [switchboardBin, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...env },
+      });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
