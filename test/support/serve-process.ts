@@ -19,12 +19,10 @@ export async function startServeProcess(
   options: { launcher?: boolean } = {},
 ): Promise<ServeProcess> {
   const args = ['serve', '--config', configFile, '--json', ...extraArgs];
-  const child = options.launcher
-    ? spawn(switchboardLauncher, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
-    : spawn(process.execPath, [switchboardBin, ...args], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, ...env },
-      });
+  const [command, commandArgs] = options.launcher
+    ? [switchboardLauncher, args]
+    : [process.execPath, [switchboardBin, ...args]];
+  const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
