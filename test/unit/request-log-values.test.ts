@@ -1,3 +1,4 @@
+import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { type RequestLogInsert, requestLogColumns, requestLogValues } from '../../src/db/repositories/request-log.js';
 
@@ -14,5 +15,14 @@ describe('request-log values for the prepared INSERTs', () => {
     expect(values).toHaveLength(requestLogColumns.length);
     expect(values[requestLogColumns.indexOf('usage_estimated')]).toBe(0);
     expect(values[requestLogColumns.indexOf('attempts')]).toBeNull();
+  });
+
+  it('is a packed array, which postMessage clones element by element', () => {
+    // V8's serializer (structured clone) writes an array with holes as a sparse one, key by key: 3x slower both ways
+    // for a 500-row batch. Its first tag after the two header bytes says which way it went: 'A' dense, 'a' sparse.
+    const row = { request_id: 'req_1', created_at: 1 } as unknown as RequestLogInsert;
+    const tag = (value: unknown) => String.fromCharCode(serialize(value)[2] ?? 0);
+    expect(tag(new Array(3))).toBe('a');
+    expect(tag(requestLogValues([row, row, row]))).toBe('A');
   });
 });
