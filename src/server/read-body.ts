@@ -46,6 +46,10 @@ export function readJsonBody(
     const settle = () => {
       settled = true;
       cancellation.removeEventListener('abort', onAbort);
+      // The request object lives as long as the response, a whole stream: listeners left on it would keep the chunks
+      // and, through this promise, the body (text, bytes and parsed value) alive until the stream ends.
+      request.off('data', onData);
+      request.off('end', onEnd);
     };
     const onData = (chunk: Buffer) => {
       if (settled) return;
@@ -53,7 +57,6 @@ export function readJsonBody(
       if (size > limitBytes) {
         // Stop buffering; the response goes out with Connection: close so the rest of the upload is not read.
         settle();
-        request.off('data', onData);
         request.pause();
         reject(payloadTooLarge(limitBytes));
         return;
@@ -71,7 +74,7 @@ export function readJsonBody(
     };
     const onAbort = () => {
       if (settled) return;
-      settled = true;
+      settle();
       reject(incompleteBody());
     };
     request.on('data', onData);

@@ -126,14 +126,15 @@ export class UpstreamClient {
     read: (reply: UpstreamReply) => Result,
     fail: (failure: UpstreamFailure) => unknown = (failure) => failure,
   ): Promise<Result> {
+    const { headers, body } = bodyForUndici(request);
     return new Promise((resolve, reject) => {
       this.poolFor(request).dispatch(
         {
           origin: request.origin,
           path: request.path,
           method: request.method ?? 'POST',
-          headers: request.headers,
-          body: request.body ?? null,
+          headers,
+          body,
           headersTimeout: request.timeouts.firstByteMs,
           bodyTimeout: request.timeouts.idleMs,
         },
@@ -156,11 +157,12 @@ export class UpstreamClient {
   /** Sends a request; resolves once headers arrive, with the body as a stream. Throws UpstreamFailure. */
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     try {
+      const { headers, body } = bodyForUndici(request);
       return await this.poolFor(request).request({
         path: request.path,
         method: request.method ?? 'POST',
-        headers: request.headers,
-        body: request.body ?? null,
+        headers,
+        body,
         signal: request.signal ?? null,
         headersTimeout: request.timeouts.firstByteMs,
         bodyTimeout: request.timeouts.idleMs,
@@ -173,6 +175,43 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((pool) => pool.close().catch(() => pool.destroy())));
     this.pools.clear();
+  }
+}
+
+/**
+ * Bodies from this size on are handed to undici as an iterable that gives up its bytes once they are written. undici
+ * keeps a Buffer or string body on its request object until the response has been read to the end, which for a
+ * stream is the stream's whole life: a 100 KB prompt was held twice over (the string and its bytes) per open stream.
+ * Smaller bodies stay a Buffer or string (written with the headers in one call, no promise per request).
+ */
+export const bodyForgottenFromBytes = 16 * 1024;
+
+function bodyForUndici(request: UpstreamRequest): {
+  headers: Readonly<Record<string, string>>;
+  // undici's types list no iterable body, though its requests take one (core/request.js: "an iterable, or an async
+  // iterable"); declared as the Buffer it stands for.
+  body: string | Buffer | null;
+} {
+  const body = request.body;
+  if (body === undefined || body.length < bodyForgottenFromBytes / 4)
+    return { headers: request.headers, body: body ?? null };
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  if (bytes.length < bodyForgottenFromBytes) return { headers: request.headers, body: bytes };
+  // An iterable has no length of its own: undici then takes the declared one (and checks it).
+  return {
+    headers: { ...request.headers, 'content-length': String(bytes.length) },
+    body: new WrittenOnce(bytes) as unknown as Buffer,
+  };
+}
+
+/** Yields its bytes once and lets go of them (see bodyForgottenFromBytes). */
+class WrittenOnce implements Iterable<Buffer> {
+  constructor(private bytes: Buffer | undefined) {}
+
+  *[Symbol.iterator](): Iterator<Buffer> {
+    const bytes = this.bytes;
+    this.bytes = undefined;
+    if (bytes !== undefined) yield bytes;
   }
 }
 

@@ -1,6 +1,9 @@
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonDepthExceeds, scanJsonText } from '../../src/server/read-body.js';
+import { Cancellation } from '../../src/server/cancellation.js';
+import { jsonDepthExceeds, readJsonBody, scanJsonText } from '../../src/server/read-body.js';
 
 describe('JSON depth scan', () => {
   it('counts nesting of objects and arrays, not brackets inside strings', () => {
@@ -34,5 +37,17 @@ describe('top-level members named in JSON text', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('reading a request body', () => {
+  it('leaves no listener on the request once read (it lives as long as the response, a whole stream)', async () => {
+    const request = Object.assign(new PassThrough(), { headers: {} }) as unknown as IncomingMessage & PassThrough;
+    const cancellation = new Cancellation();
+    const read = readJsonBody(request, 1024, cancellation);
+    request.end('{"model":"m","messages":[]}');
+    expect((await read).value).toEqual({ model: 'm', messages: [] });
+    expect(request.listenerCount('data')).toBe(0);
+    expect(request.listenerCount('end')).toBe(0);
   });
 });

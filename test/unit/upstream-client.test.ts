@@ -1,31 +1,40 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cancellation } from '../../src/server/cancellation.js';
-import { UpstreamClient, type UpstreamFailure } from '../../src/upstream/client.js';
+import { fullCollection } from '../../src/server/reclaim-memory-when-idle.js';
+import { bodyForgottenFromBytes, UpstreamClient, type UpstreamFailure } from '../../src/upstream/client.js';
 
 /** The whole-response path of the one module doing outbound HTTP, against a real local server. */
 let server: Server;
 let origin: string;
+/** Responses of /hold: headers and a first part sent, the rest when the test ends them. */
+const held: Array<{ end(text: string): void }> = [];
 
 beforeAll(async () => {
   server = createServer((request, response) => {
     if (request.url === '/big') {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('x'.repeat(10_000));
+    } else if (request.url === '/hold') {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.write('first part');
+        held.push(response);
+      });
     } else if (request.url === '/slow') {
       setTimeout(() => response.end('late'), 2_000);
     } else if (request.url === '/error') {
       response.writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' });
       response.end('{"error":{"message":"slow down"}}');
     } else {
-      let body = '';
-      request.on('data', (part) => {
-        body += part;
-      });
+      const parts: Buffer[] = [];
+      request.on('data', (part: Buffer) => parts.push(part));
       request.on('end', () => {
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ method: request.method, body }));
+        response.end(JSON.stringify({ method: request.method, body: Buffer.concat(parts).toString() }));
       });
     }
   });
@@ -105,6 +114,41 @@ describe('upstream exchange (whole responses through undici dispatch)', () => {
       .exchange(impatient, (answer) => answer)
       .catch((error: unknown) => error)) as UpstreamFailure;
     expect(timedOut.kind).toBe('first_byte_timeout');
+    await client.close();
+  });
+});
+
+describe('large request bodies (given to undici as an iterable it does not keep)', () => {
+  const text = JSON.stringify({ content: 'é—x'.repeat(20_000) });
+
+  it('arrive whole, multi-byte characters and length included, as a string or as bytes', async () => {
+    expect(Buffer.byteLength(text)).toBeGreaterThan(bodyForgottenFromBytes);
+    const client = new UpstreamClient();
+    for (const body of [text, Buffer.from(text)]) {
+      const reply = await client.exchange(post('/echo', { body }), (answer) => answer);
+      expect(JSON.parse(reply.body.toString()).body).toBe(text);
+      const streamed = await client.send(post('/echo', { body }));
+      expect(JSON.parse(await streamed.body.text()).body).toBe(text);
+    }
+    await client.close();
+  });
+
+  it('are let go of once written, while the response is still being read', async () => {
+    const collect = fullCollection();
+    if (!collect) throw new Error('no full collection available');
+    const client = new UpstreamClient();
+    const sent = await (async () => {
+      const body = Buffer.from(text);
+      return { reference: new WeakRef(body), response: await client.send(post('/hold', { body })) };
+    })();
+    // A WeakRef holds its target until the current job ends; collect from later turns of the event loop.
+    for (let round = 0; round < 3 && sent.reference.deref() !== undefined; round++) {
+      await sleep(20);
+      collect();
+    }
+    expect(sent.reference.deref()).toBeUndefined();
+    for (const response of held.splice(0)) response.end(' and the rest');
+    expect(await sent.response.body.text()).toBe('first part and the rest');
     await client.close();
   });
 });

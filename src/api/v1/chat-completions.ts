@@ -30,24 +30,9 @@ export async function handleChatCompletions(
 ): Promise<void> {
   const principal = record.principal;
   if (!principal) throw new Error('chat completions reached without a principal');
-  const body = await readJsonBody(request, services.config.limits.maxBodyBytes, signal);
-  if (principal.logBodies) record.requestBody = body.text;
-  const chatRequest = validateChatRequest(body.value);
-  record.model = chatRequest.model.slice(0, 256);
-  record.stream = chatRequest.stream === true;
-  // The same policy that produced /v1/models; unknown and forbidden models get the same 404.
-  if (!principal.modelSet.has(chatRequest.model)) throw modelNotFound(chatRequest.model);
-  const route = services.router.resolve(chatRequest.model);
-  // Dispatch (src/routing/) picks deployments, retries and fails over; the trace records every attempt for the log.
-  const trace = newTrace();
-  record.routing = trace;
-  const dispatch: Dispatch = {
-    request: chatRequest,
-    body: body.forwardable ? body.bytes : undefined,
-    trace,
-    signal,
-    pricing: () => trace.served?.pricing ?? route.model.pricing,
-  };
+  const { dispatch, route } = await readDispatch(request, record, services, signal, principal);
+  const chatRequest = dispatch.request;
+  const trace = dispatch.trace;
   // Keys without limits (the usual case) are admitted without a promise or a lookup.
   const admission =
     principal.limitSubjects.length === 0
@@ -67,6 +52,40 @@ export async function handleChatCompletions(
     // The reservation becomes what was really used (nothing, when the upstream refused the request).
     admission.settle({ tokens: record.usage?.totalTokens ?? 0, costUsd: record.costUsd ?? 0 });
   }
+}
+
+/**
+ * Reads and checks the request, and what dispatch needs of it. A function of its own so that the body as read (its
+ * text, bytes and parsed value) is not a variable of handleChatCompletions: V8 keeps an async function's variables
+ * while it waits, and that one waits as long as the stream lasts (a 100 KB prompt was held three more times over per
+ * open stream).
+ */
+async function readDispatch(
+  request: IncomingMessage,
+  record: RequestRecord,
+  services: DataPlaneServices,
+  signal: CancelSignal,
+  principal: NonNullable<RequestRecord['principal']>,
+): Promise<{ dispatch: Dispatch; route: ReturnType<DataPlaneServices['router']['resolve']> }> {
+  const body = await readJsonBody(request, services.config.limits.maxBodyBytes, signal);
+  if (principal.logBodies) record.requestBody = body.text;
+  const chatRequest = validateChatRequest(body.value);
+  record.model = chatRequest.model.slice(0, 256);
+  record.stream = chatRequest.stream === true;
+  // The same policy that produced /v1/models; unknown and forbidden models get the same 404.
+  if (!principal.modelSet.has(chatRequest.model)) throw modelNotFound(chatRequest.model);
+  const route = services.router.resolve(chatRequest.model);
+  // Dispatch (src/routing/) picks deployments, retries and fails over; the trace records every attempt for the log.
+  const trace = newTrace();
+  record.routing = trace;
+  const dispatch: Dispatch = {
+    request: chatRequest,
+    body: body.forwardable ? body.bytes : undefined,
+    trace,
+    signal,
+    pricing: () => trace.served?.pricing ?? route.model.pricing,
+  };
+  return { dispatch, route };
 }
 
 /**
@@ -238,6 +257,9 @@ async function streamChat(
       record.principal?.accountId,
       dispatch.body,
     );
+    // Past this point nothing fails over, so the client's bytes (the size of the prompt) need not live as long as
+    // the stream does.
+    dispatch.body = undefined;
     announceDroppedParameters(response, dispatch.trace);
     start();
     const normalize = createChunkNormalizer();

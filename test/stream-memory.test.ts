@@ -1,0 +1,138 @@
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fullCollection } from '../src/server/reclaim-memory-when-idle.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+/**
+ * What an open stream keeps of its request. A stream can last minutes, and prompts of 100 KB and more are ordinary
+ * (documents, agent transcripts): each copy of the prompt a stream holds is multiplied by every open stream. Only the
+ * parsed request must stay (a failover before the first content resends it, and an upstream that reports no usage is
+ * billed from an estimate of it); the client's text and bytes, and the bytes sent upstream, must not.
+ */
+
+const streams = 12;
+const promptBytes = 1024 * 1024;
+
+/** An upstream that reads and forgets each request body, starts a stream and holds it open until released. */
+async function startHoldingUpstream() {
+  const held: ServerResponse[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    request.resume();
+    request.on('end', () => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = {
+        id: 'chatcmpl-held',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'held',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }],
+      };
+      response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      held.push(response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    held,
+    release() {
+      for (const response of held.splice(0)) response.end('data: [DONE]\n\n');
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Heap and array buffers in use after full collections (the array-buffer sweeper runs after the collection). */
+async function liveBytes(collect: () => void): Promise<number> {
+  for (let round = 0; round < 3; round++) {
+    collect();
+    await sleep(50);
+  }
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+}
+
+let mock: MockUpstream;
+let upstream: Awaited<ReturnType<typeof startHoldingUpstream>>;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  upstream = await startHoldingUpstream();
+  gateway = await startTestGateway({
+    mock,
+    providers: [{ name: 'holding', type: 'openai', base_url: upstream.baseUrl, api_key: 'sk-holding' }],
+    models: [{ name: 'held-stream', provider: 'holding', upstream_model: 'held' }],
+  });
+});
+
+afterAll(async () => {
+  upstream.release();
+  await gateway.close();
+  await upstream.close();
+  await mock.close();
+});
+
+describe('an open stream', () => {
+  it('keeps about one copy of its prompt, not the text, bytes and upstream body besides', async () => {
+    const collect = fullCollection();
+    if (!collect) throw new Error('no full collection available');
+    // One body for every request (the client side holds it once, before and during).
+    const body = Buffer.from(
+      JSON.stringify({
+        model: 'held-stream',
+        stream: true,
+        messages: [{ role: 'user', content: 'x'.repeat(promptBytes) }],
+      }),
+    );
+    const before = await liveBytes(collect);
+    const responses = await Promise.all(
+      Array.from(
+        { length: streams },
+        () =>
+          new Promise<IncomingMessage>((resolve, reject) => {
+            const url = new URL(`${gateway.baseUrl}/chat/completions`);
+            const sent = httpRequest(
+              url,
+              {
+                method: 'POST',
+                headers: {
+                  authorization: `Bearer ${gateway.key}`,
+                  'content-type': 'application/json',
+                  'content-length': body.length,
+                },
+              },
+              (response) => {
+                // Resolved at the first content: the stream is under way in the gateway.
+                response.once('data', () => resolve(response));
+              },
+            );
+            sent.on('error', reject);
+            sent.end(body);
+          }),
+      ),
+    );
+    expect(responses.every((response) => response.statusCode === 200)).toBe(true);
+    const during = await liveBytes(collect);
+    const copiesPerStream = (during - before) / (streams * promptBytes);
+    // Measured: 6.1 copies per stream before the body was let go of, 1.1 after (the parsed prompt).
+    expect(copiesPerStream).toBeLessThan(2);
+
+    const ends = responses.map(
+      (response) =>
+        new Promise<string>((resolve) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (part: string) => {
+            text += part;
+          });
+          response.on('end', () => resolve(text));
+        }),
+    );
+    upstream.release();
+    for (const text of await Promise.all(ends)) expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+  });
+});
