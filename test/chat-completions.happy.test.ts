@@ -196,8 +196,13 @@ describe('POST /v1/chat/completions, streaming', () => {
     const usageChunk = JSON.parse(events.at(-2) as string);
     expect(usageChunk.choices).toEqual([]);
     expect(usageChunk.usage.completion_tokens).toBeGreaterThan(0);
+    // The prompt is estimated from its size, kept when the stream let go of the request itself: the same estimate
+    // as for the same prompt without streaming.
+    const whole = await jsonOf(await postChat(gateway, chatBody('no-usage')));
+    expect(usageChunk.usage.prompt_tokens).toBe(whole.usage.prompt_tokens);
     const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
     expect(row?.usage_estimated).toBe(1);
+    expect(row?.prompt_tokens).toBe(whole.usage.prompt_tokens);
   });
 });
 

@@ -8,9 +8,9 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
 
 /**
  * What an open stream keeps of its request. A stream can last minutes, and prompts of 100 KB and more are ordinary
- * (documents, agent transcripts): each copy of the prompt a stream holds is multiplied by every open stream. Only the
- * parsed request must stay (a failover before the first content resends it, and an upstream that reports no usage is
- * billed from an estimate of it); the client's text and bytes, and the bytes sent upstream, must not.
+ * (documents, agent transcripts): each copy of the prompt a stream holds is multiplied by every open stream. Once the
+ * stream has produced content nothing fails over any more, so nothing of the prompt need stay but its size (for an
+ * estimate of usage when the upstream reports none).
  */
 
 const streams = 12;
@@ -77,7 +77,7 @@ afterAll(async () => {
 });
 
 describe('an open stream', () => {
-  it('keeps about one copy of its prompt, not the text, bytes and upstream body besides', async () => {
+  it('keeps no copy of its prompt once under way', async () => {
     const collect = fullCollection();
     if (!collect) throw new Error('no full collection available');
     // One body for every request (the client side holds it once, before and during).
@@ -118,8 +118,9 @@ describe('an open stream', () => {
     expect(responses.every((response) => response.statusCode === 200)).toBe(true);
     const during = await liveBytes(collect);
     const copiesPerStream = (during - before) / (streams * promptBytes);
-    // Measured: 6.1 copies per stream before the body was let go of, 1.1 after (the parsed prompt).
-    expect(copiesPerStream).toBeLessThan(2);
+    // Measured: 6.1 copies per stream when the handler, the body reader and undici all kept theirs; 1.1 with only the
+    // parsed request kept; 0.15 now (what is left is the three sides of each stream, all in this process).
+    expect(copiesPerStream).toBeLessThan(0.5);
 
     const ends = responses.map(
       (response) =>

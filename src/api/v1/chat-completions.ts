@@ -30,14 +30,15 @@ export async function handleChatCompletions(
 ): Promise<void> {
   const principal = record.principal;
   if (!principal) throw new Error('chat completions reached without a principal');
+  // Only through `dispatch` from here: a variable of this function holding the request would keep it as long as the
+  // stream lasts (see readDispatch and streamChat).
   const { dispatch, route } = await readDispatch(request, record, services, signal, principal);
-  const chatRequest = dispatch.request;
   const trace = dispatch.trace;
   // Keys without limits (the usual case) are admitted without a promise or a lookup.
   const admission =
     principal.limitSubjects.length === 0
       ? admittedWithoutLimits
-      : await admit(chatRequest, record, services, route.model.pricing);
+      : await admit(requestOf(dispatch), record, services, route.model.pricing);
   for (const name in admission.headers) response.setHeader(name, admission.headers[name] as string);
   try {
     if (record.stream) await streamChat(response, record, services, dispatch);
@@ -138,13 +139,21 @@ async function admit(
 
 /** One request on its way through dispatch. */
 interface Dispatch {
-  request: ChatCompletionRequest;
+  /** The parsed request. A stream lets go of it once under way: only its size is needed then (promptCharacters). */
+  request: ChatCompletionRequest | undefined;
+  /** The prompt's size in characters, for an estimate of usage; set when the request has been let go of. */
+  promptCharacters?: number;
   /** The client's bytes, when they may be forwarded unchanged (see ProviderCall.body). */
   body: Buffer | undefined;
   trace: DispatchTrace;
   signal: CancelSignal;
   /** The prices of whatever served the request (a deployment or fallback may have its own). */
   pricing: () => ModelPricing | undefined;
+}
+
+function requestOf(dispatch: Dispatch): ChatCompletionRequest {
+  if (!dispatch.request) throw new Error('the request was used after it had been let go of');
+  return dispatch.request;
 }
 
 function settleUsage(
@@ -154,7 +163,9 @@ function settleUsage(
   completionCharacters: number,
 ): TokenUsage {
   // An upstream that reports no usage is logged with an estimate, marked as such, never as zero.
-  const usage = reported ?? estimateUsage(estimatePromptCharacters(dispatch.request), completionCharacters);
+  const usage =
+    reported ??
+    estimateUsage(dispatch.promptCharacters ?? estimatePromptCharacters(requestOf(dispatch)), completionCharacters);
   record.usage = usage;
   record.costUsd = costOf(usage, dispatch.pricing());
   return usage;
@@ -173,7 +184,7 @@ async function completeChat(
   dispatch: Dispatch,
 ): Promise<void> {
   const result = await services.dispatcher.complete(
-    dispatch.request,
+    requestOf(dispatch),
     dispatch.signal,
     dispatch.trace,
     record.principal?.accountId,
@@ -219,7 +230,7 @@ async function streamChat(
   services: DataPlaneServices,
   dispatch: Dispatch,
 ): Promise<void> {
-  const includeUsage = dispatch.request.stream_options?.include_usage === true;
+  const includeUsage = requestOf(dispatch).stream_options?.include_usage === true;
   const keepBody = record.principal?.logBodies === true;
   const loggedEvents: string[] = [];
   let started = false;
@@ -251,15 +262,17 @@ async function streamChat(
   try {
     // Resolves once the stream has produced content (or ended): until then, failures fail over.
     const items = await services.dispatcher.stream(
-      dispatch.request,
+      requestOf(dispatch),
       dispatch.signal,
       dispatch.trace,
       record.principal?.accountId,
       dispatch.body,
     );
-    // Past this point nothing fails over, so the client's bytes (the size of the prompt) need not live as long as
-    // the stream does.
+    // Past this point nothing fails over, so neither the client's bytes nor the parsed request (each the size of the
+    // prompt) need live as long as the stream does; an estimate of usage needs only the prompt's size.
     dispatch.body = undefined;
+    dispatch.promptCharacters = estimatePromptCharacters(requestOf(dispatch));
+    dispatch.request = undefined;
     announceDroppedParameters(response, dispatch.trace);
     start();
     const normalize = createChunkNormalizer();
