@@ -193,8 +193,9 @@ function bodyForUndici(request: UpstreamRequest): {
   body: string | Buffer | null;
 } {
   const body = request.body;
-  if (body === undefined || body.length < bodyForgottenFromBytes / 4)
-    return { headers: request.headers, body: body ?? null };
+  if (body === undefined) return { headers: request.headers, body: null };
+  // A string takes at most 3 bytes per UTF-16 unit in UTF-8: one that short stays as it is, without being measured.
+  if (typeof body === 'string' && body.length * 3 < bodyForgottenFromBytes) return { headers: request.headers, body };
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   if (bytes.length < bodyForgottenFromBytes) return { headers: request.headers, body: bytes };
   // An iterable has no length of its own: undici then takes the declared one (and checks it).

@@ -32,13 +32,13 @@ export async function handleChatCompletions(
   if (!principal) throw new Error('chat completions reached without a principal');
   // Only through `dispatch` from here: a variable of this function holding the request would keep it as long as the
   // stream lasts (see readDispatch and streamChat).
-  const { dispatch, route } = await readDispatch(request, record, services, signal, principal);
+  const dispatch = await readDispatch(request, record, services, signal, principal);
   const trace = dispatch.trace;
   // Keys without limits (the usual case) are admitted without a promise or a lookup.
   const admission =
     principal.limitSubjects.length === 0
       ? admittedWithoutLimits
-      : await admit(requestOf(dispatch), record, services, route.model.pricing);
+      : await admit(requestOf(dispatch), record, services, dispatch.pricing());
   for (const name in admission.headers) response.setHeader(name, admission.headers[name] as string);
   try {
     if (record.stream) await streamChat(response, record, services, dispatch);
@@ -67,7 +67,7 @@ async function readDispatch(
   services: DataPlaneServices,
   signal: CancelSignal,
   principal: NonNullable<RequestRecord['principal']>,
-): Promise<{ dispatch: Dispatch; route: ReturnType<DataPlaneServices['router']['resolve']> }> {
+): Promise<Dispatch> {
   const body = await readJsonBody(request, services.config.limits.maxBodyBytes, signal);
   if (principal.logBodies) record.requestBody = body.text;
   const chatRequest = validateChatRequest(body.value);
@@ -79,14 +79,14 @@ async function readDispatch(
   // Dispatch (src/routing/) picks deployments, retries and fails over; the trace records every attempt for the log.
   const trace = newTrace();
   record.routing = trace;
-  const dispatch: Dispatch = {
+  return {
     request: chatRequest,
     body: body.forwardable ? body.bytes : undefined,
     trace,
     signal,
+    // Before dispatch, the requested model's prices (what admission reserves against).
     pricing: () => trace.served?.pricing ?? route.model.pricing,
   };
-  return { dispatch, route };
 }
 
 /**
