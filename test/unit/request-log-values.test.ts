@@ -26,3 +26,15 @@ describe('request-log values for the prepared INSERTs', () => {
     expect(tag(requestLogValues([row, row, row]))).toBe('A');
   });
 });
+
+describe('request-log values across batches of different sizes', () => {
+  it('has exactly the batch values, whatever size the previous batch was', () => {
+    const row = { request_id: 'req_1', created_at: 1 } as unknown as RequestLogInsert;
+    const width = requestLogColumns.length;
+    expect(requestLogValues(Array.from({ length: 7 }, () => row))).toHaveLength(7 * width);
+    const two = requestLogValues([row, { ...row, request_id: 'req_2' }]);
+    expect(two).toHaveLength(2 * width);
+    expect(two[width]).toBe('req_2');
+    expect(two.filter((value) => value === 'req_1')).toHaveLength(1);
+  });
+});
