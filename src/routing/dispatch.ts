@@ -164,35 +164,34 @@ export class Dispatcher {
     accountId?: string,
     body?: Buffer,
   ): Promise<AsyncIterable<StreamItem>> {
-    const stream = await this.run(request, signal, trace, accountId, body, async (deployment, call) => {
+    // After the first content chunk a failure is reported in-band by the caller; it is recorded here.
+    const onFailure = (error: unknown) => this.streamFailed(error, trace);
+    return this.run(request, signal, trace, accountId, body, async (deployment, call) => {
       if (!deployment.model.streaming) {
         const { stream: _stream, stream_options: _options, ...whole } = call.request;
         const { body: _body, ...rest } = call;
         const { completion } = await deployment.provider.complete({ ...rest, request: whole as ChatCompletionRequest });
-        return primeStream(synthesizeChunks(completion).map((chunk): StreamItem => ({ chunk })));
+        return primeStream(
+          synthesizeChunks(completion).map((chunk): StreamItem => ({ chunk })),
+          onFailure,
+        );
       }
-      return primeStream(await deployment.provider.stream(call));
+      return primeStream(await deployment.provider.stream(call), onFailure);
     });
-    return this.watchRest(stream, trace);
   }
 
-  /** After the first content chunk: a failure is reported in-band by the caller, and recorded here. */
-  private async *watchRest(stream: AsyncIterable<StreamItem>, trace: DispatchTrace): AsyncGenerator<StreamItem> {
-    try {
-      yield* stream;
-    } catch (error) {
-      const apiError = toApiError(error);
-      const served = trace.served;
-      const attempt = trace.attempts.at(-1);
-      if (attempt && attempt.outcome === 'success') {
-        attempt.outcome = 'error';
-        attempt.status = apiError.status;
-        attempt.code = apiError.code;
-      }
-      if (served && apiError.status !== 499 && countsAgainstDeployment(classifyFailure(apiError))) {
-        this.options.health.failed(served.deployment);
-      }
-      throw error;
+  /** A stream failed after its first content chunk: the attempt that served it, and its deployment's health. */
+  private streamFailed(error: unknown, trace: DispatchTrace): void {
+    const apiError = toApiError(error);
+    const served = trace.served;
+    const attempt = trace.attempts.at(-1);
+    if (attempt && attempt.outcome === 'success') {
+      attempt.outcome = 'error';
+      attempt.status = apiError.status;
+      attempt.code = apiError.code;
+    }
+    if (served && apiError.status !== 499 && countsAgainstDeployment(classifyFailure(apiError))) {
+      this.options.health.failed(served.deployment);
     }
   }
 

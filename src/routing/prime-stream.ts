@@ -7,7 +7,11 @@ import type { StreamItem, StreamItems } from '../providers/provider.js';
  * comments carry nothing the client could have acted on, so an upstream that dies right after `message_start` (an
  * Anthropic overload) is retried instead of surfacing as an in-band error.
  */
-export async function primeStream(items: StreamItems): Promise<AsyncIterable<StreamItem>> {
+export async function primeStream(
+  items: StreamItems,
+  /** Called with an error the stream raises after it was primed (then rethrown to the consumer). */
+  onFailure?: (error: unknown) => void,
+): Promise<AsyncIterable<StreamItem>> {
   const iterator: AsyncIterator<StreamItem> | Iterator<StreamItem> =
     Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
   const buffered: StreamItem[] = [];
@@ -26,30 +30,74 @@ export async function primeStream(items: StreamItems): Promise<AsyncIterable<Str
     await iterator.return?.();
     throw error;
   }
-  return replay(buffered, finished ? undefined : iterator);
+  return new PrimedStream(buffered, finished ? undefined : iterator, onFailure);
 }
 
-async function* replay(
-  buffered: StreamItem[],
-  iterator: AsyncIterator<StreamItem> | Iterator<StreamItem> | undefined,
-): AsyncGenerator<StreamItem> {
-  yield* buffered;
-  // Not kept for the rest of the stream: each item's raw text is a slice that keeps the whole upstream read it came
-  // from alive (~1 KB per open stream, measured with 1,000 streams).
-  buffered.length = 0;
-  if (!iterator) return;
-  let done = false;
-  try {
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) {
-        done = true;
-        return;
-      }
-      yield next.value;
+const ended: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+/**
+ * The primed stream: the buffered items, then the rest straight from the upstream's iterator. An iterator object,
+ * not an async generator: each generator layer between the upstream and the client cost a promise hand-off per chunk
+ * (two such layers, this one and dispatch's failure watch, measured ~0.5 µs per chunk against ~0.05 µs for this
+ * object) and ~0.5 KB per open stream.
+ */
+class PrimedStream implements AsyncIterableIterator<StreamItem> {
+  private replayed = 0;
+
+  constructor(
+    private buffered: StreamItem[],
+    /** The upstream's iterator until it has ended, failed or been returned. */
+    private rest: AsyncIterator<StreamItem> | Iterator<StreamItem> | undefined,
+    private readonly onFailure: ((error: unknown) => void) | undefined,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StreamItem>> {
+    if (this.replayed < this.buffered.length) {
+      const value = this.buffered[this.replayed++] as StreamItem;
+      // Not kept for the rest of the stream: each item's raw text is a slice that keeps the whole upstream read it
+      // came from alive (~1 KB per open stream, measured with 1,000 streams).
+      if (this.replayed === this.buffered.length) this.buffered = [];
+      return Promise.resolve({ value, done: false });
     }
-  } finally {
-    // The consumer stopped early (client gone): release the upstream.
-    if (!done) await iterator.return?.();
+    const rest = this.rest;
+    if (!rest) return Promise.resolve(ended);
+    let result: Promise<IteratorResult<StreamItem>> | IteratorResult<StreamItem>;
+    try {
+      result = rest.next();
+    } catch (error) {
+      return Promise.reject(this.failed(error));
+    }
+    // A synthesized stream (an array's iterator) answers at once; an upstream's, with a promise.
+    if (!(result instanceof Promise)) return Promise.resolve(this.settled(result));
+    return result.then(
+      (next) => this.settled(next),
+      (error: unknown) => {
+        throw this.failed(error);
+      },
+    );
+  }
+
+  /** The consumer stopped early (the client went away): release the upstream. */
+  async return(): Promise<IteratorResult<StreamItem>> {
+    this.buffered = [];
+    const rest = this.rest;
+    this.rest = undefined;
+    await rest?.return?.();
+    return ended;
+  }
+
+  private settled(next: IteratorResult<StreamItem>): IteratorResult<StreamItem> {
+    if (next.done) this.rest = undefined;
+    return next;
+  }
+
+  private failed(error: unknown): unknown {
+    this.rest = undefined;
+    this.onFailure?.(error);
+    return error;
   }
 }
