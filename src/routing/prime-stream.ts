@@ -71,15 +71,18 @@ class PrimedStream implements AsyncIterableIterator<StreamItem> {
     } catch (error) {
       return Promise.reject(this.failed(error));
     }
-    // A synthesized stream (an array's iterator) answers at once; an upstream's, with a promise.
-    if (!(result instanceof Promise)) return Promise.resolve(this.settled(result));
-    return result.then(
-      (next) => this.settled(next),
-      (error: unknown) => {
-        throw this.failed(error);
-      },
-    );
+    // An upstream's iterator answers with a promise; a synthesized stream's (an array's) at once.
+    if (typeof (result as Partial<PromiseLike<unknown>>).then === 'function') {
+      return Promise.resolve(result).then(this.onNext, this.onError);
+    }
+    return Promise.resolve(this.settled(result as IteratorResult<StreamItem>));
   }
+
+  // Bound once, not a pair of closures per chunk.
+  private readonly onNext = (next: IteratorResult<StreamItem>) => this.settled(next);
+  private readonly onError = (error: unknown): never => {
+    throw this.failed(error);
+  };
 
   /** The consumer stopped early (the client went away): release the upstream. */
   async return(): Promise<IteratorResult<StreamItem>> {
