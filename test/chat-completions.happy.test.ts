@@ -131,6 +131,23 @@ describe('POST /v1/chat/completions, streaming', () => {
     expect(lastUpstreamRequest().body.stream_options).toEqual({ include_usage: true });
   });
 
+  it('streams a request sent with its own spacing and a long multi-byte prompt, asking the upstream for usage', async () => {
+    // The client's bytes go upstream with stream_options added (not serialized again); 40 KB takes the iterable path.
+    const prompt = `Say hello ${'héllo wörld 😀 "quoted" \\ '.repeat(1200)}`;
+    const text = `{\n  "model": "mock",\n  "stream": true,\n  "messages": [ { "role": "user", "content": ${JSON.stringify(prompt)} } ]\n}\n`;
+    const response = await postChat(gateway, text);
+    expect(response.status).toBe(200);
+    const events = await readSse(response);
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(events.slice(0, -1).some((event) => JSON.parse(event).usage)).toBe(false);
+    expect(lastUpstreamRequest().body).toEqual({
+      model: 'mock',
+      stream: true,
+      messages: [{ role: 'user', content: prompt }],
+      stream_options: { include_usage: true },
+    });
+  });
+
   it('sends the usage chunk with choices: [] before [DONE] when the client asks', async () => {
     const response = await postChat(
       gateway,

@@ -16,10 +16,39 @@ export function buildOpenAiChatBody(call: ProviderCall): string | Buffer {
   const stream = request.stream === true;
   const withoutSignatures = stripSignatures(request);
   const usageAsked = !stream || request.stream_options?.include_usage === true;
-  if (call.body && withoutSignatures === request && request.model === upstreamModel && usageAsked) return call.body;
+  if (call.body && withoutSignatures === request && request.model === upstreamModel) {
+    if (usageAsked) return call.body;
+    // A stream whose client did not mention stream_options (what the SDKs send by default): the member is added to
+    // the client's bytes instead of serializing the whole request again (~420 µs for a 100 KB prompt, measured on
+    // the AMD machine of docs/performance.md, against a copy of the bytes).
+    if (!Object.hasOwn(request, 'stream_options')) {
+      const withUsage = withMemberAppended(call.body, usageRequested);
+      if (withUsage) return withUsage;
+    }
+  }
   const body: ChatCompletionRequest = { ...withoutSignatures, model: upstreamModel };
   if (stream) body.stream_options = { ...(request.stream_options ?? {}), include_usage: true };
   return JSON.stringify(body);
+}
+
+const usageRequested = Buffer.from('"stream_options":{"include_usage":true}');
+const comma = Buffer.from(',');
+
+const isJsonWhitespace = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+/**
+ * The bytes of a JSON object (one that parsed as such, with at least one member) with one more member written before
+ * its closing brace; undefined when the bytes do not end as such an object does.
+ */
+export function withMemberAppended(object: Buffer, member: Buffer): Buffer | undefined {
+  let close = object.length - 1;
+  while (close >= 0 && isJsonWhitespace(object[close])) close--;
+  if (object[close] !== 0x7d) return undefined;
+  let last = close - 1;
+  while (last >= 0 && isJsonWhitespace(object[last])) last--;
+  // "{}" has no member to follow, and anything else before the brace than a value's end is not an object's end.
+  if (last < 0 || object[last] === 0x7b || object[last] === 0x2c) return undefined;
+  return Buffer.concat([object.subarray(0, close), comma, member, object.subarray(close)]);
 }
 
 /** Request headers, built once per provider: they depend only on its configuration and on streaming or not. */
