@@ -83,13 +83,14 @@ function nameIs(body: Buffer, start: number, end: number, name: string): boolean
   return true;
 }
 
-function isWhitespace(byte: number | undefined): boolean {
+/** JSON's insignificant whitespace: space, line feed, carriage return, tab. */
+export function isJsonWhitespace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 
 function skipWhitespace(body: Buffer, from: number): number {
   let index = from;
-  while (isWhitespace(body[index])) index++;
+  while (isJsonWhitespace(body[index])) index++;
   return index;
 }
 
@@ -136,7 +137,7 @@ function skipValue(body: Buffer, from: number): number {
   let index = from;
   while (index < body.length) {
     const byte = body[index];
-    if (byte === comma || byte === closeBrace || byte === closeBracket || isWhitespace(byte)) break;
+    if (byte === comma || byte === closeBrace || byte === closeBracket || isJsonWhitespace(byte)) break;
     index++;
   }
   return index === from ? -1 : index;

@@ -1,4 +1,5 @@
 import type { OpenAiProviderConfig } from '../../config/schema.js';
+import { isJsonWhitespace } from '../../openai/outline-completion.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import type { ProviderCall } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
@@ -33,8 +34,6 @@ export function buildOpenAiChatBody(call: ProviderCall): string | Buffer {
 
 const usageRequested = Buffer.from('"stream_options":{"include_usage":true}');
 const comma = Buffer.from(',');
-
-const isJsonWhitespace = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 
 /**
  * The bytes of a JSON object (one that parsed as such, with at least one member) with one more member written before
