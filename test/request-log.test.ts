@@ -211,6 +211,60 @@ describe('the SQLite worker thread', () => {
       await worker.close();
     }
   });
+
+  it.skipIf(testEngine === 'postgres')(
+    'stores every column as enqueued, over several statements, and moves the key to its latest use',
+    async () => {
+      const { createRequire } = await import('node:module');
+      const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+      const worker = startSqliteWorker({
+        file: database.location,
+        driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+        onError: () => {},
+      });
+      try {
+        const start = Date.now() - 10_000;
+        // 123 rows: two 50-row statements and 23 rows one by one. Every column set, nulls and text with a NUL-free
+        // multi-byte character among them.
+        const rows: RequestLogInsert[] = Array.from({ length: 123 }, (_, index) => ({
+          ...row(index, start + index),
+          key_name: 'app ✓',
+          provider: index % 2 ? 'openai' : null,
+          upstream_model: 'gpt-4o-mini',
+          status: index % 3 ? 200 : 502,
+          outcome: index % 3 ? 'success' : 'error',
+          error_type: index % 3 ? null : 'server_error',
+          error_code: index % 3 ? null : 'upstream_error',
+          error_message: index % 3 ? null : `failed #${index}`,
+          stream: index % 2,
+          ttft_ms: index % 2 ? index : null,
+          prompt_tokens: 10 + index,
+          completion_tokens: 20,
+          cached_tokens: 0,
+          reasoning_tokens: null,
+          total_tokens: 30 + index,
+          usage_estimated: index % 2,
+          cost_usd: index / 1e6,
+          user_agent: `agent/${index % 4}`,
+          request_body: index === 7 ? '{"model":"m"}' : null,
+          response_body: null,
+          served_model: 'm',
+          deployment: 'openai/gpt-4o-mini',
+          attempt_count: 1,
+          attempts: `[{"n":${index}}]`,
+          cache_write_tokens: index % 5 ? 0 : 4,
+        }));
+        const log = writer({ sqliteWorker: worker, batchSize: 200 });
+        for (const item of rows) log.enqueue(item);
+        await log.flush();
+        const stored = await database.db.selectFrom('request_log').selectAll().orderBy('id').execute();
+        expect(stored.map(({ id: _id, ...columns }) => columns)).toEqual(rows);
+        expect(Number((await findKeyById(database.db, keyId))?.last_used_at)).toBe(start + 122);
+      } finally {
+        await worker.close();
+      }
+    },
+  );
 });
 
 describe('SQLite checkpoints', () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestLogBatchWriter, type RequestLogInsert } from '../src/db/repositories/request-log.js';
 import { createLogger } from '../src/observability/logger.js';
 import { applyRetention, ensurePartitions } from '../src/request-log/retention.js';
+import { RowBatch } from '../src/request-log/row-batch.js';
 import { testEngine } from './support/database.js';
 import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
@@ -73,8 +74,8 @@ describe('request-log retention', () => {
     const old = now - 40 * day;
     if (database.dialect === 'postgres') await ensurePartitions(database.db, old);
     const write = createRequestLogBatchWriter(database);
-    for (let batch = 0; batch < 12; batch++) await write(rows(5000, old - batch * 1000, account.id), new Map());
-    await write(rows(2000, now - 60_000, account.id), new Map());
+    for (let batch = 0; batch < 12; batch++) await write(RowBatch.of(rows(5000, old - batch * 1000, account.id)));
+    await write(RowBatch.of(rows(2000, now - 60_000, account.id)));
     const before = await databaseBytes();
 
     // Requests keep flowing, one after another, while retention works.

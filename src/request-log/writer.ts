@@ -8,6 +8,7 @@ import {
 } from '../db/repositories/request-log.js';
 import type { SqliteWorker } from '../db/sqlite-worker.js';
 import type { Logger } from '../observability/logger.js';
+import { RowBatch } from './row-batch.js';
 
 /**
  * Where request-log rows are written. Requests enqueue and never wait for the database: a batch is written when it
@@ -33,18 +34,24 @@ export interface RequestLogWriterOptions {
 const maxRetryDelayMs = 5_000;
 
 export class RequestLogWriter {
-  private queue: RequestLogInsert[] = [];
+  /**
+   * Rows waiting, in batches of up to batchSize (request-log/row-batch.ts: a row is copied in when enqueued and its
+   * object let go of). Only the last batch takes new rows; the ones before it are full or sealed by a flush.
+   */
+  private batches: RowBatch[] = [];
+  /** Rows in `batches`. */
+  private queued = 0;
   private flushing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private capacityWaiters: Array<() => void> = [];
   private retryDelayMs = 0;
   private nextAttemptAt = 0;
   /**
-   * Rows at the head of the queue that a flush asked for: written even when they do not make a full batch. Only what
-   * was queued when the flush was asked for: rows arriving while it writes wait for a full batch or the next flush.
-   * (Draining until the queue was empty never ended under steady load: each write of the few rows that had arrived
-   * during the previous one let a few more arrive. Seen as 1.9 WAL frames written per row at one request at a time,
-   * against 0.23 for batches of 500.)
+   * Batches at the head of the queue that a flush asked for: written even when they are not full. Only what was
+   * queued when the flush was asked for (a flush seals the batch that was taking rows): rows arriving while it writes
+   * wait for a full batch or the next flush. (Draining until the queue was empty never ended under steady load: each
+   * write of the few rows that had arrived during the previous one let a few more arrive. Seen as 1.9 WAL frames
+   * written per row at one request at a time, against 0.23 for batches of 500.)
    */
   private owed = 0;
   private closed = false;
@@ -54,8 +61,9 @@ export class RequestLogWriter {
     this.writeRows = createRequestLogBatchWriter(options.database, options.sqliteWorker);
   }
 
+  /** Rows queued, not yet written. */
   get depth(): number {
-    return this.queue.length;
+    return this.queued;
   }
 
   start(): void {
@@ -64,8 +72,14 @@ export class RequestLogWriter {
   }
 
   enqueue(row: RequestLogInsert): void {
-    this.queue.push(row);
-    if (this.queue.length >= this.options.batchSize && !this.flushing) {
+    let open = this.batches[this.batches.length - 1];
+    if (open === undefined || open.sealed || open.full) {
+      open = new RowBatch(this.options.batchSize);
+      this.batches.push(open);
+    }
+    open.append(row);
+    this.queued++;
+    if (open.full && !this.flushing) {
       // Under load only full batches are written: a batch costs a commit (~0.3 ms with the log's indexes whatever
       // its size), so writing the few rows that arrived during the previous write, again and again, made each row
       // cost four times as much. What is left goes at the next interval (or at flush()).
@@ -75,7 +89,7 @@ export class RequestLogWriter {
 
   /** undefined when there is room (the common case, no promise allocated); otherwise resolves when there is. */
   waitForCapacity(): Promise<void> | undefined {
-    if (this.queue.length < this.options.maxQueue) return undefined;
+    if (this.queued < this.options.maxQueue) return undefined;
     void this.flush();
     return new Promise((resolve) => this.capacityWaiters.push(resolve));
   }
@@ -85,7 +99,9 @@ export class RequestLogWriter {
    * that arrive meanwhile are not waited for.
    */
   flush(): Promise<void> {
-    this.owed = this.queue.length;
+    const open = this.batches[this.batches.length - 1];
+    if (open) open.sealed = true;
+    this.owed = this.batches.length;
     // A drain that has just decided to stop has not settled yet: start another once it has.
     if (this.flushing) return this.flushing.then(() => (this.owed > 0 ? this.startDrain() : undefined));
     return this.startDrain();
@@ -93,7 +109,7 @@ export class RequestLogWriter {
 
   private startDrain(): Promise<void> {
     if (this.flushing) return this.flushing;
-    if (this.queue.length === 0 || Date.now() < this.nextAttemptAt) return Promise.resolve();
+    if (this.queued === 0 || Date.now() < this.nextAttemptAt) return Promise.resolve();
     this.flushing = this.drain().finally(() => {
       this.flushing = undefined;
     });
@@ -101,39 +117,48 @@ export class RequestLogWriter {
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0 && (this.owed > 0 || this.queue.length >= this.options.batchSize)) {
-      const batch = this.queue.slice(0, this.options.batchSize);
+    for (;;) {
+      const batch = this.batches[0];
+      if (batch === undefined || !(this.owed > 0 || batch.full)) return;
+      // No more rows into a batch being written.
+      batch.sealed = true;
       try {
-        await this.writeBatch(batch);
+        await this.writeRows(batch);
       } catch (error) {
         // One row the database refuses (bad data) must not hold every row behind it forever: when rows written one
         // at a time succeed, the database is fine and the rows that still fail are set aside in a file.
-        if (batch.length > 1 && (await this.isolateRejectedRows(batch, error))) continue;
+        if (batch.count > 1 && (await this.isolateRejectedRows(batch, error))) continue;
         this.retryDelayMs = Math.min(maxRetryDelayMs, Math.max(100, this.retryDelayMs * 2));
         this.nextAttemptAt = Date.now() + this.retryDelayMs;
         this.options.onFlushFailure?.();
         this.options.logger.warn(
-          { err: error, queued: this.queue.length, retryInMs: this.retryDelayMs },
+          { err: error, queued: this.queued, retryInMs: this.retryDelayMs },
           'request-log write failed; rows kept and retried',
         );
         return;
       }
-      this.queue.splice(0, batch.length);
-      this.owed = Math.max(0, this.owed - batch.length);
+      this.removeHead(batch.count);
       this.retryDelayMs = 0;
       this.nextAttemptAt = 0;
-      this.options.onWritten?.(batch.length);
+      this.options.onWritten?.(batch.count);
       this.releaseWaiters();
     }
   }
 
+  /** The head batch is done with (written, or its refused rows set aside). */
+  private removeHead(rows: number): void {
+    this.batches.shift();
+    this.queued -= rows;
+    this.owed = Math.max(0, this.owed - 1);
+  }
+
   /** Writes the batch row by row; true when that settled it (some rows written, the refused ones set aside). */
-  private async isolateRejectedRows(batch: readonly RequestLogInsert[], batchError: unknown): Promise<boolean> {
+  private async isolateRejectedRows(batch: RowBatch, batchError: unknown): Promise<boolean> {
     const rejected: RequestLogInsert[] = [];
     const beforeAnySuccess: RequestLogInsert[] = [];
     let written = 0;
     // A row counts as refused only when it failed after another row was written: the database was answering.
-    for (const row of batch) {
+    for (const row of batch.rows()) {
       try {
         await this.writeBatch([row]);
         written++;
@@ -151,8 +176,7 @@ export class RequestLogWriter {
         rejected.push(row);
       }
     }
-    this.queue.splice(0, batch.length);
-    this.owed = Math.max(0, this.owed - batch.length);
+    this.removeHead(batch.count);
     this.options.onWritten?.(written);
     if (rejected.length > 0) {
       mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
@@ -168,18 +192,13 @@ export class RequestLogWriter {
   }
 
   private releaseWaiters(): void {
-    while (this.capacityWaiters.length > 0 && this.queue.length < this.options.maxQueue) {
+    while (this.capacityWaiters.length > 0 && this.queued < this.options.maxQueue) {
       this.capacityWaiters.shift()?.();
     }
   }
 
-  private async writeBatch(rows: readonly RequestLogInsert[]): Promise<void> {
-    const lastUse = new Map<string, number>();
-    for (const row of rows) {
-      const previous = lastUse.get(row.key_id) ?? 0;
-      if (row.created_at > previous) lastUse.set(row.key_id, row.created_at);
-    }
-    await this.writeRows(rows, lastUse);
+  private writeBatch(rows: readonly RequestLogInsert[]): Promise<void> {
+    return this.writeRows(RowBatch.of(rows));
   }
 
   /** Writes rows spilled by an earlier shutdown; files are removed only once their rows are in the database. */
@@ -213,14 +232,14 @@ export class RequestLogWriter {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    while (this.queue.length > 0 && Date.now() < deadline) {
+    while (this.queued > 0 && Date.now() < deadline) {
       this.nextAttemptAt = 0;
       await this.flush();
       // Rows left after a write that failed wait for the retry delay; rows that arrived during the write go at once.
-      if (this.queue.length > 0 && this.retryDelayMs > 0)
+      if (this.queued > 0 && this.retryDelayMs > 0)
         await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs, 1000)));
     }
-    if (this.queue.length > 0) this.spill();
+    if (this.queued > 0) this.spill();
     this.releaseWaiters();
     for (const waiter of this.capacityWaiters.splice(0)) waiter();
   }
@@ -228,11 +247,14 @@ export class RequestLogWriter {
   private spill(): void {
     mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
     const file = path.join(this.options.spillDir, `spill-${Date.now()}-${process.pid}.jsonl`);
-    writeFileSync(file, `${this.queue.map((row) => JSON.stringify(row)).join('\n')}\n`, { mode: 0o600 });
+    const rows = this.batches.flatMap((batch) => batch.rows());
+    writeFileSync(file, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`, { mode: 0o600 });
     this.options.logger.error(
-      { rows: this.queue.length, file },
+      { rows: rows.length, file },
       'request-log rows could not be written before shutdown; spilled to disk, written at next start',
     );
-    this.queue = [];
+    this.batches = [];
+    this.queued = 0;
+    this.owed = 0;
   }
 }

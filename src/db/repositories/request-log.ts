@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { RowBatch } from '../../request-log/row-batch.js';
 import type { DatabaseHandle } from '../connect.js';
 import type { Database, RequestLogTable } from '../schema.js';
 import type { SqliteWorker } from '../sqlite-worker.js';
@@ -53,68 +54,61 @@ export const requestLogColumns = [
   'cache_write_tokens',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
+/** The columns that hold numbers (request-log/row-batch.ts keeps them in a Float64Array, in this order). */
+export const requestLogNumberColumns = [
+  'created_at',
+  'status',
+  'stream',
+  'latency_ms',
+  'ttft_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'total_tokens',
+  'usage_estimated',
+  'cost_usd',
+  'attempt_count',
+  'cache_write_tokens',
+] as const satisfies ReadonlyArray<(typeof requestLogColumns)[number]>;
+
+/** The columns that hold text (request-log/row-batch.ts keeps them as indexes into the batch's strings). */
+export const requestLogTextColumns = [
+  'request_id',
+  'account_id',
+  'key_id',
+  'key_name',
+  'model',
+  'provider',
+  'upstream_model',
+  'outcome',
+  'error_type',
+  'error_code',
+  'error_message',
+  'user_agent',
+  'request_body',
+  'response_body',
+  'served_model',
+  'deployment',
+  'attempts',
+] as const satisfies ReadonlyArray<(typeof requestLogColumns)[number]>;
+
 /** Writes a batch of rows and moves each key's last-used time forward, in one transaction. */
-export type RequestLogBatchWriter = (
-  rows: readonly RequestLogInsert[],
-  lastUse: ReadonlyMap<string, number>,
-) => Promise<void>;
+export type RequestLogBatchWriter = (batch: RowBatch) => Promise<void>;
 
-/** Nulls, as many as the largest batch so far needed; sliced, it gives a packed array of any length up to that. */
-const nullTemplate: null[] = [];
-
-function packedNulls(length: number): unknown[] {
-  while (nullTemplate.length < length) nullTemplate.push(null);
-  return nullTemplate.slice(0, length);
+/** Each key's latest use among the rows (what api_keys.last_used_at is moved forward to). */
+export function lastUseOf(rows: readonly RequestLogInsert[]): Map<string, number> {
+  const lastUse = new Map<string, number>();
+  for (const row of rows) {
+    const previous = lastUse.get(row.key_id) ?? 0;
+    if (row.created_at > previous) lastUse.set(row.key_id, row.created_at);
+  }
+  return lastUse;
 }
 
-/**
- * Rows as one flat array of their values, in requestLogColumns order (what the prepared INSERTs take). Spelled out
- * column by column rather than looked up by name in a loop: this runs for every request, and fixed property reads
- * are several times cheaper (a unit test checks the order against requestLogColumns).
- */
+/** Rows as one flat array of their values, in requestLogColumns order (what the prepared INSERTs take). */
 export function requestLogValues(rows: readonly RequestLogInsert[]): unknown[] {
-  // A packed array of the right length, cut from a template of nulls. Not new Array(n): a preallocated array is
-  // "holey" to V8 for good, and postMessage clones a holey array key by key (index strings collected, each looked up)
-  // instead of element by element; for a batch of 500 rows that was 3.5x the serialize and 3x the deserialize time
-  // (measured with v8.serialize), paid on the event loop and on the SQLite thread: ~10 µs of CPU per logged request.
-  // Not appended to from empty either: growing it copied it over and over (~0.6 µs and ~0.8 KB of garbage per row,
-  // against ~0.1 µs for the copy of the template).
-  const values = packedNulls(rows.length * requestLogColumns.length);
-  let at = 0;
-  for (const row of rows) {
-    values[at++] = row.request_id;
-    values[at++] = row.created_at;
-    values[at++] = row.account_id;
-    values[at++] = row.key_id;
-    values[at++] = row.key_name;
-    values[at++] = row.model;
-    values[at++] = row.provider ?? null;
-    values[at++] = row.upstream_model ?? null;
-    values[at++] = row.status;
-    values[at++] = row.outcome;
-    values[at++] = row.error_type ?? null;
-    values[at++] = row.error_code ?? null;
-    values[at++] = row.error_message ?? null;
-    values[at++] = row.stream;
-    values[at++] = row.latency_ms;
-    values[at++] = row.ttft_ms ?? null;
-    values[at++] = row.prompt_tokens ?? null;
-    values[at++] = row.completion_tokens ?? null;
-    values[at++] = row.cached_tokens ?? null;
-    values[at++] = row.reasoning_tokens ?? null;
-    values[at++] = row.total_tokens ?? null;
-    values[at++] = row.usage_estimated ?? 0;
-    values[at++] = row.cost_usd ?? null;
-    values[at++] = row.user_agent ?? null;
-    values[at++] = row.request_body ?? null;
-    values[at++] = row.response_body ?? null;
-    values[at++] = row.served_model ?? null;
-    values[at++] = row.deployment ?? null;
-    values[at++] = row.attempt_count ?? null;
-    values[at++] = row.attempts ?? null;
-    values[at++] = row.cache_write_tokens ?? null;
-  }
-  return values;
+  return rows.flatMap((row) => requestLogColumns.map((column) => row[column] ?? null));
 }
 
 /**
@@ -135,8 +129,9 @@ export const touchLastUsedSql =
 /**
  * On SQLite the batch runs through statements prepared once and reused (a fresh multi-row INSERT per batch made
  * SQLite re-prepare a statement with thousands of parameters every time: ~10% of the gateway's CPU under load), on
- * the SQLite worker thread when there is one (db/sqlite-worker.ts: the insert then never stalls the event loop), on
- * this thread otherwise. Other engines use the Kysely multi-row insert.
+ * the SQLite worker thread when there is one (db/sqlite-worker.ts: the insert then never stalls the event loop; the
+ * batch crosses as it is held, see request-log/row-batch.ts), on this thread otherwise (the worker has died: rare).
+ * Other engines use the Kysely multi-row insert.
  */
 export function createRequestLogBatchWriter(handle: DatabaseHandle, worker?: SqliteWorker): RequestLogBatchWriter {
   const sqlite = handle.sqlite;
@@ -153,16 +148,20 @@ export function createRequestLogBatchWriter(handle: DatabaseHandle, worker?: Sql
       for (; start < values.length; start += width) insertOne.run(values.slice(start, start + width));
       for (const [keyId, at] of lastUse) touch.run(at, keyId, at);
     });
-    return async (rows, lastUse) => {
-      const values = requestLogValues(rows);
-      if (worker?.alive) await worker.write(values, lastUse);
-      else writeAll(values, lastUse);
+    return async (batch) => {
+      if (worker?.alive) {
+        await worker.write(batch.message());
+        return;
+      }
+      const rows = batch.rows();
+      writeAll(requestLogValues(rows), lastUseOf(rows));
     };
   }
-  return async (rows, lastUse) => {
+  return async (batch) => {
+    const rows = batch.rows();
     await handle.db.transaction().execute(async (transaction) => {
       await insertRequestLogRows(transaction, rows);
-      for (const [keyId, at] of lastUse) await touchLastUsed(transaction, keyId, at);
+      for (const [keyId, at] of lastUseOf(rows)) await touchLastUsed(transaction, keyId, at);
     });
   };
 }
