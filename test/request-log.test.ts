@@ -265,6 +265,47 @@ describe('the SQLite worker thread', () => {
       }
     },
   );
+
+  it.skipIf(testEngine === 'postgres')(
+    'inserts a batch account by account, each account and key keeping the order its requests came in',
+    async () => {
+      const { createRequire } = await import('node:module');
+      const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+      const worker = startSqliteWorker({
+        file: database.location,
+        driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+        onError: () => {},
+      });
+      try {
+        const start = Date.now() - 10_000;
+        // Three accounts and two keys taking turns, as requests of many tenants arrive.
+        const rows = Array.from({ length: 157 }, (_, index) => ({
+          ...row(index, start + index),
+          account_id: `acct_${index % 3}`,
+          key_id: `key_${(index * 7) % 2}`,
+        }));
+        const log = writer({ sqliteWorker: worker, batchSize: 500 });
+        for (const item of rows) log.enqueue(item);
+        await log.flush();
+        const stored = await database.db.selectFrom('request_log').selectAll().orderBy('id').execute();
+        expect(stored).toHaveLength(rows.length);
+        const group = (item: RequestLogInsert) => `${item.account_id}/${item.key_id}`;
+        const storedGroups = stored.map(group);
+        // Each account's rows are contiguous, and within an account each key's rows are.
+        for (const account of ['acct_0', 'acct_1', 'acct_2']) {
+          const positions = stored.flatMap((item, index) => (item.account_id === account ? [index] : []));
+          expect(positions).toEqual(positions.map((_, offset) => (positions[0] ?? 0) + offset));
+        }
+        expect(new Set(storedGroups).size).toBe(new Set(rows.map(group)).size);
+        for (const name of new Set(storedGroups)) {
+          const inArrivalOrder = rows.filter((item) => group(item) === name).map((item) => item.request_id);
+          expect(stored.filter((item) => group(item) === name).map((item) => item.request_id)).toEqual(inArrivalOrder);
+        }
+      } finally {
+        await worker.close();
+      }
+    },
+  );
 });
 
 describe('SQLite checkpoints', () => {

@@ -34,7 +34,10 @@ database.pragma('synchronous = NORMAL');
 database.pragma('foreign_keys = ON');
 database.pragma('wal_autocheckpoint = 0');
 // SQLite's own default page cache (2 MB), not better-sqlite3's 16 MB: appends touch only the right edge of each index,
-// and the larger cache filled up under load and stayed resident (~20 MB of this thread's malloc arena).
+// and the larger cache filled up under load and stayed resident (~20 MB of this thread's malloc arena). With many
+// accounts taking turns the four indexes that start with the account are written in as many places and a larger cache
+// helps (100 accounts in turn, in the gateway: +16% throughput with 8 MB), but 8 MB also stayed resident after the
+// load (+6 MB RSS, shrink_memory notwithstanding): the inserts are grouped by account instead (insertionOrder, below).
 database.pragma('cache_size = -2000');
 // Each 50-row INSERT keeps a statement journal (to undo just that statement if a row is refused) and SQLite spills
 // one larger than 64 KB to a temporary file: ~1 write per row to a file deleted afterwards. In memory it costs the
@@ -55,11 +58,12 @@ let writeAll;
 // directly instead of reading the elements of an array one by one through V8's API: ~0.7 µs less per row).
 const manyArguments = new Array(width * rowsPerInsert).fill(null);
 const oneArguments = new Array(width).fill(null);
-/** Fills target with rows first..first+count-1 of the batch, column by column (see RowBatch in row-batch.ts). */
-function fill(target, batch, first, count) {
+/** Fills target with the rows order[first..first+count-1] of the batch, column by column (see row-batch.ts). */
+function fill(target, batch, order, first, count) {
   const { numbers, texts, strings } = batch;
   let at = 0;
-  for (let row = first; row < first + count; row++) {
+  for (let position = first; position < first + count; position++) {
+    const row = order[position];
     const numberBase = row * numberWidth;
     const textBase = row * textWidth;
     for (let column = 0; column < width; column++) {
@@ -73,19 +77,51 @@ function fill(target, batch, first, count) {
     }
   }
 }
+/**
+ * The batch's rows grouped by account, and by key within an account, each group in arrival order. Four of the log's
+ * indexes start with the account: rows inserted account by account touch each account's index pages once per batch
+ * instead of once per row, and a page stays in SQLite's cache while it is used. Measured on isolated inserts of
+ * 500-row batches with 100 accounts taking turns: 35.8 -> 24.2 µs per row (one account: unchanged). Rows of the same
+ * account keep their order, so the log's ids still grow with arrival within an account.
+ */
+function insertionOrder(batch) {
+  const count = batch.count;
+  const texts = batch.texts;
+  const accountPlace = workerData.accountIdPlace;
+  const keyPlace = workerData.keyIdPlace;
+  const identity = new Int32Array(count);
+  let oneAccount = true;
+  for (let row = 0; row < count; row++) {
+    identity[row] = row;
+    if (texts[row * textWidth + accountPlace] !== texts[accountPlace]) oneAccount = false;
+  }
+  if (oneAccount) return identity;
+  // Two stable counting sorts (a text's index in the batch's strings stands for the text): by key, then by account.
+  const byKey = countingSort(identity, texts, keyPlace, batch.strings.length);
+  return countingSort(byKey, texts, accountPlace, batch.strings.length);
+}
+function countingSort(rows, texts, place, distinct) {
+  const counts = new Int32Array(distinct + 2);
+  for (let index = 0; index < rows.length; index++) counts[texts[rows[index] * textWidth + place] + 2]++;
+  for (let value = 1; value < counts.length; value++) counts[value] += counts[value - 1];
+  const sorted = new Int32Array(rows.length);
+  for (let index = 0; index < rows.length; index++) sorted[counts[texts[rows[index] * textWidth + place] + 1]++] = rows[index];
+  return sorted;
+}
 function prepare() {
   insertOne = database.prepare(workerData.insertOneSql);
   insertMany = database.prepare(workerData.insertManySql);
   touch = database.prepare(workerData.touchSql);
   writeAll = database.transaction((batch) => {
+    const order = insertionOrder(batch);
     // rowsPerInsert rows per statement, the remainder one by one.
     let first = 0;
     for (; first + rowsPerInsert <= batch.count; first += rowsPerInsert) {
-      fill(manyArguments, batch, first, rowsPerInsert);
+      fill(manyArguments, batch, order, first, rowsPerInsert);
       insertMany.run(...manyArguments);
     }
     for (; first < batch.count; first++) {
-      fill(oneArguments, batch, first, 1);
+      fill(oneArguments, batch, order, first, 1);
       insertOne.run(...oneArguments);
     }
     // Each key's latest use in the batch (its text index stands for it: one string per key in a batch).
@@ -133,6 +169,8 @@ parentPort.on('message', (message) => {
     // thread's it is only collected when JavaScript allocates here again.
     collectGarbage ??= fullCollection();
     if (collectGarbage) { collectGarbage(); collectGarbage(); }
+    // The page cache too: pages not in use are freed (read again from the file, or the OS's cache of it, when needed).
+    try { database.pragma('shrink_memory'); } catch {}
     return;
   }
   if (message.type === 'stop') {
@@ -182,6 +220,7 @@ export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
       numberWidth: requestLogNumberColumns.length,
       textWidth: requestLogTextColumns.length,
       keyIdPlace: requestLogTextColumns.indexOf('key_id'),
+      accountIdPlace: requestLogTextColumns.indexOf('account_id'),
       createdAtPlace: requestLogNumberColumns.indexOf('created_at'),
       rowsPerInsert: sqliteRowsPerInsert,
       insertOneSql: requestLogInsertSql(1),
