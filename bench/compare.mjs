@@ -719,10 +719,11 @@ function writeChart(arms, summary) {
     const max = Math.max(...values, 1);
     const rows = systems.map((name, index) => {
       const value = values[index];
-      const length = Math.max(2, (value / max) * 420);
+      const length = Math.max(2, (value / max) * 400);
       const y = offsetY + 30 + index * rowHeight;
       const color = name.startsWith('switchboard') ? '#2563eb' : name === 'floor' ? '#64748b' : '#94a3b8';
-      return `<text x="150" y="${y + 14}" text-anchor="end" font-size="13">${name}</text><rect x="160" y="${y}" width="${length.toFixed(1)}" height="18" fill="${color}"/><text x="${(166 + length).toFixed(1)}" y="${y + 14}" font-size="12">${value.toFixed(0)} ${unit}</text>`;
+      // Labels right-aligned at x=240: room for the longest arm name ("switchboard, 100 tenants in turn").
+      return `<text x="240" y="${y + 14}" text-anchor="end" font-size="13">${name}</text><rect x="250" y="${y}" width="${length.toFixed(1)}" height="18" fill="${color}"/><text x="${(256 + length).toFixed(1)}" y="${y + 14}" font-size="12">${value.toFixed(0)} ${unit}</text>`;
     });
     return `<text x="10" y="${offsetY + 18}" font-size="15" font-weight="bold">${title}</text>${rows.join('')}`;
   };

@@ -9,11 +9,12 @@ import {
  * Request-log rows waiting to be written, held as columns of plain numbers rather than as one object per row.
  *
  * Why: every request adds a row, and under load a batch of 500 fills in ~30 ms. Held as objects (31 properties each,
- * plus their strings) the rows lived through the young generation's collections and were copied and promoted, and
- * crossing to the SQLite thread cloned every object key by key. Here a row is copied into two typed arrays the
- * moment it is enqueued (numbers in one, text as indexes into the batch's list of strings in the other) and the
- * object dies young. Text that repeats from row to row (account, key, model, provider, outcome...) is stored once
- * per batch. What crosses to the SQLite thread is two typed arrays (one memory copy each) and one array of strings.
+ * plus their strings) the rows lived through the young generation's collections and were copied and promoted, then
+ * were flattened into one array of 15,500 values that crossed to the SQLite thread value by value. Here a row is
+ * copied into two typed arrays the moment it is enqueued (numbers in one, text as indexes into the batch's list of
+ * strings in the other) and the object dies young. Text that repeats from row to row (account, key, model, provider,
+ * outcome...) is stored once per batch. What crosses to the SQLite thread is two typed arrays (one memory copy each)
+ * and one array of strings.
  *
  * Absent values: NaN in a number column (SQLite stores a bound NaN as NULL, so this is what binding NaN did anyway),
  * -1 in a text column.
@@ -162,16 +163,16 @@ function decodeRows(batch: RowBatchMessage): RequestLogInsert[] {
   const rows: RequestLogInsert[] = [];
   for (let index = 0; index < batch.count; index++) {
     const row: Record<string, unknown> = {};
-    requestLogColumns.forEach((column, position) => {
+    for (let position = 0; position < requestLogColumns.length; position++) {
       const [kind, place] = requestLogLayout[position] as readonly [0 | 1, number];
       if (kind === 0) {
         const value = batch.numbers[index * numberWidth + place] as number;
-        row[column] = Number.isNaN(value) ? null : value;
+        row[requestLogColumns[position] as string] = Number.isNaN(value) ? null : value;
       } else {
         const text = batch.texts[index * textWidth + place] as number;
-        row[column] = text === noText ? null : batch.strings[text];
+        row[requestLogColumns[position] as string] = text === noText ? null : batch.strings[text];
       }
-    });
+    }
     rows.push(row as unknown as RequestLogInsert);
   }
   return rows;
