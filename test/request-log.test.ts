@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -8,6 +9,7 @@ import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { findKeyById } from '../src/db/repositories/api-keys.js';
 import type { RequestLogInsert } from '../src/db/repositories/request-log.js';
+import type { SqliteWorker } from '../src/db/sqlite-worker.js';
 import { createKey } from '../src/keys/service.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
@@ -187,6 +189,21 @@ describe('request-log writer', () => {
   });
 });
 
+/** Runs `use` with a SQLite worker thread on the test database, closed afterwards. */
+async function withSqliteWorker(use: (worker: SqliteWorker) => Promise<void>): Promise<void> {
+  const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+  const worker = startSqliteWorker({
+    file: database.location,
+    driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+    onError: () => {},
+  });
+  try {
+    await use(worker);
+  } finally {
+    await worker.close();
+  }
+}
+
 describe('the SQLite worker thread', () => {
   it.skipIf(testEngine === 'postgres')('collects its garbage on request and goes on writing', async () => {
     const { createRequire } = await import('node:module');
@@ -215,14 +232,7 @@ describe('the SQLite worker thread', () => {
   it.skipIf(testEngine === 'postgres')(
     'stores every column as enqueued, over several statements, and moves the key to its latest use',
     async () => {
-      const { createRequire } = await import('node:module');
-      const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
-      const worker = startSqliteWorker({
-        file: database.location,
-        driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
-        onError: () => {},
-      });
-      try {
+      await withSqliteWorker(async (worker) => {
         const start = Date.now() - 10_000;
         // 123 rows: two 50-row statements and 23 rows one by one. Every column set, nulls and text with a NUL-free
         // multi-byte character among them.
@@ -260,23 +270,14 @@ describe('the SQLite worker thread', () => {
         const stored = await database.db.selectFrom('request_log').selectAll().orderBy('id').execute();
         expect(stored.map(({ id: _id, ...columns }) => columns)).toEqual(rows);
         expect(Number((await findKeyById(database.db, keyId))?.last_used_at)).toBe(start + 122);
-      } finally {
-        await worker.close();
-      }
+      });
     },
   );
 
   it.skipIf(testEngine === 'postgres')(
     'inserts a batch account by account, each account and key keeping the order its requests came in',
     async () => {
-      const { createRequire } = await import('node:module');
-      const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
-      const worker = startSqliteWorker({
-        file: database.location,
-        driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
-        onError: () => {},
-      });
-      try {
+      await withSqliteWorker(async (worker) => {
         const start = Date.now() - 10_000;
         // Three accounts and two keys taking turns, as requests of many tenants arrive.
         const rows = Array.from({ length: 157 }, (_, index) => ({
@@ -301,9 +302,7 @@ describe('the SQLite worker thread', () => {
           const inArrivalOrder = rows.filter((item) => group(item) === name).map((item) => item.request_id);
           expect(stored.filter((item) => group(item) === name).map((item) => item.request_id)).toEqual(inArrivalOrder);
         }
-      } finally {
-        await worker.close();
-      }
+      });
     },
   );
 });

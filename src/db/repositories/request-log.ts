@@ -54,24 +54,6 @@ export const requestLogColumns = [
   'cache_write_tokens',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
-/** The columns that hold numbers (request-log/row-batch.ts keeps them in a Float64Array, in this order). */
-export const requestLogNumberColumns = [
-  'created_at',
-  'status',
-  'stream',
-  'latency_ms',
-  'ttft_ms',
-  'prompt_tokens',
-  'completion_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
-  'total_tokens',
-  'usage_estimated',
-  'cost_usd',
-  'attempt_count',
-  'cache_write_tokens',
-] as const satisfies ReadonlyArray<(typeof requestLogColumns)[number]>;
-
 /** The columns that hold text (request-log/row-batch.ts keeps them as indexes into the batch's strings). */
 export const requestLogTextColumns = [
   'request_id',
@@ -92,6 +74,11 @@ export const requestLogTextColumns = [
   'deployment',
   'attempts',
 ] as const satisfies ReadonlyArray<(typeof requestLogColumns)[number]>;
+
+/** The columns that hold numbers: all the others (request-log/row-batch.ts keeps them in a Float64Array, in this order). */
+export const requestLogNumberColumns: readonly (typeof requestLogColumns)[number][] = requestLogColumns.filter(
+  (column) => !(requestLogTextColumns as readonly string[]).includes(column),
+);
 
 /** Writes a batch of rows and moves each key's last-used time forward, in one transaction. */
 export type RequestLogBatchWriter = (batch: RowBatch) => Promise<void>;
