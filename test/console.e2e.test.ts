@@ -194,10 +194,13 @@ describe('console in a browser', () => {
       // drain the stream, as an application would
     }
     requestIds.push(streamId ?? '');
-    await expect(
-      client.chat.completions.create({ model: 'error-500', messages: [{ role: 'user', content: 'x' }] }),
-    ).rejects.toThrow();
-    await waitForLogRows(gateway, requestIds);
+    const failure = await client.chat.completions
+      .create({ model: 'error-500', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    // All three rows before the page is opened: the log is written every 50 ms, and a row whose request finished just
+    // after one write waits for the next (the page once opened in between and listed two rows).
+    await waitForLogRows(gateway, [...requestIds, (failure as InstanceType<typeof OpenAI.APIError>).requestID ?? '']);
 
     await alice.getByRole('link', { name: 'Request log' }).click();
     await alice.getByRole('heading', { name: 'Request log' }).waitFor();
