@@ -34,7 +34,8 @@ const started = Date.now();
 const log = (message) => process.stderr.write(`[bench ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
 
 process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
+  // nginx gets SIGTERM: killed outright, its master leaves its worker running (and listening) after the bench.
+  for (const child of children) child.kill(child.stopSignal ?? 'SIGKILL');
   rmSync(work, { recursive: true, force: true });
 });
 process.on('SIGINT', () => process.exit(130));
@@ -118,7 +119,8 @@ function startNginx(name, cpu, serverBlock) {
     conf,
     `daemon off;\nworker_processes 1;\nerror_log ${directory}/error.log error;\npid ${directory}/nginx.pid;\nevents { worker_connections 8192; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n  keepalive_timeout 300s;\n  client_body_temp_path ${directory}/body;\n  proxy_temp_path ${directory}/proxy;\n  fastcgi_temp_path ${directory}/fastcgi;\n  uwsgi_temp_path ${directory}/uwsgi;\n  scgi_temp_path ${directory}/scgi;\n${serverBlock}\n}\n`,
   );
-  spawnTracked('taskset', ['-c', cpu, nginxBinary, '-c', conf, '-p', directory], { stdio: 'ignore' });
+  const nginx = spawnTracked('taskset', ['-c', cpu, nginxBinary, '-c', conf, '-p', directory], { stdio: 'ignore' });
+  nginx.stopSignal = 'SIGTERM';
 }
 
 async function waitFor(url) {
