@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -12,10 +13,15 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
 /**
  * The console in a real browser (Debian's Chromium): sign in, create a key, use it with the openai SDK, find the
  * request in the log, rotate, revoke and see the key refused; a member of another account sees none of it.
- * Screenshots of every page go to docs/console/, where docs/console.md shows them.
+ * Screenshots of every page are taken on every run; with UPDATE_SCREENSHOTS=1 they go to docs/console/, where
+ * docs/console.md shows them, otherwise to a temporary folder (PNGs differ byte for byte from run to run, and a test run
+ * should not leave the working tree changed).
  */
 
-const screenshots = path.join(projectRoot, 'docs', 'console');
+const updateScreenshots = process.env.UPDATE_SCREENSHOTS === '1';
+const screenshots = updateScreenshots
+  ? path.join(projectRoot, 'docs', 'console')
+  : mkdtempSync(path.join(tmpdir(), 'switchboard-console-shots-'));
 const laptop = { width: 1280, height: 800 };
 const phone = { width: 390, height: 844 };
 
@@ -121,6 +127,7 @@ afterAll(async () => {
   await browser?.close();
   await gateway?.close();
   await mock?.close();
+  if (!updateScreenshots) rmSync(screenshots, { recursive: true, force: true });
 });
 
 describe('console in a browser', () => {

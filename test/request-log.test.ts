@@ -263,6 +263,7 @@ describe('the SQLite worker thread', () => {
           attempt_count: 1,
           attempts: `[{"n":${index}}]`,
           cache_write_tokens: index % 5 ? 0 : 4,
+          served_latency_ms: index % 3 ? 40 + index : null,
         }));
         const log = writer({ sqliteWorker: worker, batchSize: 200 });
         for (const item of rows) log.enqueue(item);

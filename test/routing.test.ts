@@ -194,6 +194,30 @@ describe('load balancing', () => {
   });
 });
 
+describe('the attempts of a request its first attempt served', () => {
+  it('are not written as JSON: the row implies the one attempt, and the entry gives it back', async () => {
+    const response = await postChat(gateway, chatBody('drop-seed'));
+    expect(response.status).toBe(200);
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row).toMatchObject({ attempts: null, attempt_count: 1, deployment: 'mock/drop-seed' });
+    expect(row?.served_latency_ms).toBeGreaterThanOrEqual(0);
+    expect(row?.served_latency_ms).toBeLessThanOrEqual(row?.latency_ms ?? 0);
+    expect(toLogEntry(row as Parameters<typeof toLogEntry>[0]).attempts).toEqual([
+      {
+        model: 'drop-seed',
+        deployment: 'mock/drop-seed',
+        provider: 'mock',
+        upstreamModel: 'drop-seed',
+        outcome: 'success',
+        status: 200,
+        code: null,
+        waitedMs: 0,
+        latencyMs: row?.served_latency_ms,
+      },
+    ]);
+  });
+});
+
 describe('retries', () => {
   it('retries transient failures with backoff and logs every attempt', async () => {
     const response = await postChat(gateway, chatBody('flaky'));

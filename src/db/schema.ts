@@ -82,9 +82,14 @@ export interface RequestLogTable {
   deployment: string | null;
   /** Upstream attempts made (retries and failovers included). */
   attempt_count: number | null;
-  /** JSON array of the attempts: model, deployment, outcome, status, code, wait and latency of each. */
+  /**
+   * JSON array of the attempts: model, deployment, outcome, status, code, wait and latency of each. Null when the
+   * first attempt served the request without a wait: that attempt is then implied by the row (request-log/entry.ts).
+   */
   attempts: string | null;
   cache_write_tokens: number | null;
+  /** Upstream latency of the attempt that served the request (null when none did). */
+  served_latency_ms: number | null;
 }
 
 /** A person who signs in to the console (account holders and operators). */

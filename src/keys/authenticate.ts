@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { allowedModels, type ModelCatalog } from '../access/policy.js';
 import { findKeyByHmac } from '../db/repositories/api-keys.js';
@@ -117,12 +116,13 @@ export class Authenticator {
    */
   authenticate(authorization: string | undefined, hasXApiKey: boolean): Principal | Promise<Principal> {
     const token = parseAuthorizationHeader(authorization, hasXApiKey);
-    // The cache is keyed by a one-shot SHA-256 (several times cheaper than an HMAC object per request); the shape
-    // and checksum of the key, and the HMAC the database stores, are looked at only on a cache miss.
-    const cacheKey = hash('sha256', token, 'base64');
-    const known = this.cached(cacheKey);
+    // The cache is keyed by the presented key itself: a Map hashes a ~56-character string in well under 0.1 µs, where
+    // a SHA-256 of it cost ~1 µs per request (CPU profile under load). The keys stay in this process's memory only,
+    // where every request's headers are anyway (never logged, stored or sent; the database holds their HMAC). The
+    // shape and checksum of the key, and the HMAC, are looked at only on a cache miss.
+    const known = this.cached(token);
     if (known !== undefined) return this.principalOf(known, token);
-    return this.lookup(cacheKey, token).then((loaded) => this.principalOf(loaded, token));
+    return this.lookup(token).then((loaded) => this.principalOf(loaded, token));
   }
 
   /** The principal of a usable key; otherwise the refusal that says why (the key shown masked). */
@@ -161,12 +161,12 @@ export class Authenticator {
   }
 
   /** A fresh cache entry; undefined when there is none (null is a cached "no such key"). */
-  private cached(cacheKey: string): KnownKey | null | undefined {
-    const entry = this.cache.get(cacheKey);
+  private cached(token: string): KnownKey | null | undefined {
+    const entry = this.cache.get(token);
     return entry && Date.now() - entry.loadedAt < this.options.cacheTtlMs ? entry.key : undefined;
   }
 
-  private async lookup(cacheKey: string, token: string): Promise<KnownKey | null> {
+  private async lookup(token: string): Promise<KnownKey | null> {
     if (!isWellFormedKey(token)) {
       throw unauthorized(
         `Incorrect API key provided: ${maskPresentedKey(token)}. It is not a well-formed Switchboard key (sk-sb-…); check that it was copied whole.`,
@@ -174,17 +174,17 @@ export class Authenticator {
       );
     }
     const now = Date.now();
-    const inFlight = this.pending.get(cacheKey);
+    const inFlight = this.pending.get(token);
     if (inFlight) return inFlight;
     const generation = this.generation;
-    const loading = this.load(hashKey(token, this.options.secret)).finally(() => this.pending.delete(cacheKey));
-    this.pending.set(cacheKey, loading);
+    const loading = this.load(hashKey(token, this.options.secret)).finally(() => this.pending.delete(token));
+    this.pending.set(token, loading);
     const key = await loading;
-    if (generation === this.generation) this.remember(cacheKey, { key, loadedAt: now });
+    if (generation === this.generation) this.remember(token, { key, loadedAt: now });
     return key;
   }
 
-  private remember(cacheKey: string, entry: CacheEntry): void {
+  private remember(token: string, entry: CacheEntry): void {
     if (this.cache.size >= this.maxEntries) {
       // Maps iterate in insertion order: drop the oldest tenth rather than one entry per insert.
       let toDrop = Math.ceil(this.maxEntries / 10);
@@ -193,7 +193,7 @@ export class Authenticator {
         if (--toDrop === 0) break;
       }
     }
-    this.cache.set(cacheKey, entry);
+    this.cache.set(token, entry);
   }
 
   private async load(hmac: string): Promise<KnownKey | null> {

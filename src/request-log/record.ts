@@ -47,7 +47,7 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
   if (!principal) return undefined;
   const usage = record.usage;
   const routing = record.routing;
-  return {
+  const row: RequestLogInsert = {
     request_id: record.requestId,
     created_at: record.startedAt,
     account_id: principal.accountId,
@@ -77,9 +77,36 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
     served_model: routing?.served?.model ?? null,
     deployment: routing ? (routing.served?.deployment ?? lastDeploymentAttempt(routing)?.deployment ?? null) : null,
     attempt_count: routing ? attemptCount(routing) : null,
-    attempts: routing && routing.attempts.length > 0 ? attemptsJson(routing.attempts) : null,
+    attempts: null,
     cache_write_tokens: usage?.cacheWriteTokens ?? null,
+    served_latency_ms: null,
   };
+  const attempts = routing?.attempts;
+  if (attempts && attempts.length > 0) {
+    const served = attempts.findLast((attempt) => attempt.outcome === 'success');
+    if (served) row.served_latency_ms = served.latencyMs;
+    if (!(attempts.length === 1 && served && impliedByRow(served, row))) row.attempts = attemptsJson(attempts);
+  }
+  return row;
+}
+
+/**
+ * Whether the row's own columns say all the attempt says: a success with status 200 after no wait, by the row's
+ * served model, deployment, provider and upstream model, its latency in served_latency_ms. The single attempt of such
+ * a row is not written as JSON (request-log/entry.ts rebuilds it, equal field for field: `impliedAttempts`).
+ */
+function impliedByRow(attempt: AttemptRecord, row: RequestLogInsert): boolean {
+  return (
+    attempt.status === 200 &&
+    attempt.code === null &&
+    attempt.waitedMs === 0 &&
+    Number.isFinite(attempt.latencyMs) &&
+    attempt.model === row.served_model &&
+    attempt.deployment === row.deployment &&
+    attempt.provider === row.provider &&
+    attempt.upstreamModel === row.upstream_model &&
+    row.attempt_count === 1
+  );
 }
 
 /**

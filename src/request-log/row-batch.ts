@@ -8,7 +8,7 @@ import {
 /**
  * Request-log rows waiting to be written, held as columns of plain numbers rather than as one object per row.
  *
- * Why: every request adds a row, and under load a batch of 500 fills in ~30 ms. Held as objects (31 properties each,
+ * Why: every request adds a row, and under load a batch of 500 fills in ~30 ms. Held as objects (32 properties each,
  * plus their strings) the rows lived through the young generation's collections and were copied and promoted, then
  * were flattened into one array of 15,500 values that crossed to the SQLite thread value by value. Here a row is
  * copied into two typed arrays the moment it is enqueued (numbers in one, text as indexes into the batch's list of
@@ -83,6 +83,7 @@ export class RowBatch {
     numbers[at++] = row.cost_usd ?? Number.NaN;
     numbers[at++] = row.attempt_count ?? Number.NaN;
     numbers[at++] = row.cache_write_tokens ?? Number.NaN;
+    numbers[at++] = row.served_latency_ms ?? Number.NaN;
     const texts = this.texts;
     at = this.count * textWidth;
     texts[at++] = this.once(row.request_id);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { attemptsJson } from '../../src/request-log/record.js';
-import type { AttemptRecord } from '../../src/routing/dispatch.js';
+import type { RequestLogRow } from '../../src/db/repositories/request-log.js';
+import { toLogEntry } from '../../src/request-log/entry.js';
+import { attemptsJson, type RequestRecord, toLogRow } from '../../src/request-log/record.js';
+import type { AttemptRecord, DispatchTrace } from '../../src/routing/dispatch.js';
 
 const attempt = (overrides: Partial<AttemptRecord> = {}): AttemptRecord => ({
   model: 'gpt-4o-mini',
@@ -41,5 +43,86 @@ describe('the attempts column', () => {
         expect(attemptsJson(attempts)).toBe(JSON.stringify(attempts));
       }
     }
+  });
+});
+
+/** The row a request served through `attempts` becomes, and the log entry read back from it. */
+function logged(attempts: AttemptRecord[]) {
+  const last = attempts[attempts.length - 1] as AttemptRecord;
+  const served = attempts.findLast((item) => item.outcome === 'success');
+  const routing: DispatchTrace = {
+    attempts,
+    droppedParameters: [],
+    ...(served
+      ? {
+          served: {
+            model: served.model,
+            deployment: served.deployment,
+            provider: served.provider,
+            upstreamModel: served.upstreamModel,
+            pricing: undefined,
+          },
+        }
+      : {}),
+  };
+  const record: RequestRecord = {
+    requestId: 'req_1',
+    route: 'chat',
+    startedAt: 1_700_000_000_000,
+    startedAtPrecise: 0,
+    principal: { accountId: 'acct_1', keyId: 'key_1', keyName: 'app', logBodies: false } as RequestRecord['principal'],
+    model: attempts[0]?.model ?? 'gpt-4o-mini',
+    provider: last.provider,
+    upstreamModel: last.upstreamModel,
+    stream: false,
+    status: served ? 200 : last.status,
+    outcome: served ? 'success' : 'error',
+    userAgent: undefined,
+    routing,
+  };
+  const row = toLogRow(record, 500) as RequestLogRow;
+  return { row, entry: toLogEntry({ ...row, id: 1 }) };
+}
+
+describe('attempts a row implies', () => {
+  it('leaves out the JSON of a single successful attempt and gives it back field for field', () => {
+    const { row, entry } = logged([attempt()]);
+    expect(row.attempts).toBeNull();
+    expect(row.served_latency_ms).toBe(412);
+    expect(entry.attempts).toEqual([attempt()]);
+    expect(JSON.stringify(entry.attempts)).toBe(JSON.stringify([attempt()]));
+  });
+
+  it('writes the JSON whenever it says more than the row: retries, waits, failures, fallbacks', () => {
+    const cases: AttemptRecord[][] = [
+      [
+        attempt({ outcome: 'error', status: 429, code: 'rate_limit_exceeded', latencyMs: 37 }),
+        attempt({ waitedMs: 1250 }),
+      ],
+      [attempt({ waitedMs: 300 })],
+      [attempt({ outcome: 'error', status: 502, code: 'upstream_error' })],
+      [attempt({ outcome: 'skipped', deployment: '', provider: '', upstreamModel: '', status: 400, latencyMs: 0 })],
+      [attempt({ latencyMs: Number.NaN })],
+    ];
+    for (const attempts of cases) {
+      const { row, entry } = logged(attempts);
+      expect(row.attempts).toBe(JSON.stringify(attempts));
+      expect(entry.attempts).toEqual(JSON.parse(JSON.stringify(attempts)));
+    }
+  });
+
+  it("keeps the served attempt's latency on every row that has one", () => {
+    const { row } = logged([attempt({ outcome: 'error', status: 500, latencyMs: 20 }), attempt({ latencyMs: 90 })]);
+    expect(row.served_latency_ms).toBe(90);
+    expect(logged([attempt({ outcome: 'error', status: 500 })]).row.served_latency_ms).toBeNull();
+  });
+
+  it('reads rows written before the column existed (attempts JSON, no latency) as before', () => {
+    const { row } = logged([attempt()]);
+    const old = { ...row, id: 1, attempts: JSON.stringify([attempt()]), served_latency_ms: null };
+    expect(toLogEntry(old).attempts).toEqual([attempt()]);
+    expect(
+      toLogEntry({ ...old, attempts: null, attempt_count: null, served_model: null, deployment: null }).attempts,
+    ).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, estimateUsage, readUsage } from '../../src/usage/usage.js';
+import { costOf, estimateUsage, readUsage, toTwelveDigits } from '../../src/usage/usage.js';
 
 const pricing = {
   inputPerMillion: 2.5,
@@ -52,5 +52,30 @@ describe('usage and cost', () => {
     expect(estimate.promptTokens).toBeGreaterThan(0);
     expect(estimate.estimated).toBe(true);
     expect(estimateUsage(400, 40)).toMatchObject({ promptTokens: 100, completionTokens: 10, totalTokens: 110 });
+  });
+});
+
+describe('toTwelveDigits (the rounding of every cost)', () => {
+  it('drops floating-point noise and agrees with Number(x.toPrecision(12)) for costs of every size', () => {
+    expect(toTwelveDigits(0.1 + 0.2)).toBe(0.3);
+    expect(toTwelveDigits(-(0.1 + 0.2))).toBe(-0.3);
+    expect(toTwelveDigits(0)).toBe(0);
+    expect(toTwelveDigits(12)).toBe(12);
+    expect(toTwelveDigits(Number.NaN)).toBeNaN();
+    const prices = [0.075, 0.1, 0.15, 0.4, 0.6, 1.25, 2.5, 3, 10, 15, 60];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    for (let draw = 0; draw < 20_000; draw++) {
+      const tokens = Math.floor(10 ** (next() * 7));
+      const price = prices[draw % prices.length] as number;
+      const dollars = (tokens * price + Math.floor(next() * 1000) * 0.3) / 1_000_000;
+      expect(toTwelveDigits(dollars)).toBe(Number(dollars.toPrecision(12)));
+    }
+    // Outside the range of exact powers of ten: the string round trip.
+    expect(toTwelveDigits(1.234567890123456e-20)).toBe(1.23456789012e-20);
+    expect(toTwelveDigits(123_456_789_012_345.6)).toBe(123_456_789_012_000);
   });
 });

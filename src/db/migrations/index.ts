@@ -4,6 +4,7 @@ import * as consoleUsers from './0002-console-users.js';
 import * as routingAttempts from './0003-routing-attempts.js';
 import * as limits from './0004-limits.js';
 import * as requestLogKeyIndex from './0005-request-log-key-index.js';
+import * as servedLatency from './0006-served-latency.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -18,4 +19,5 @@ export const migrations: Record<string, MigrationModule> = {
   '0003-routing-attempts': routingAttempts,
   '0004-limits': limits,
   '0005-request-log-key-index': requestLogKeyIndex,
+  '0006-served-latency': servedLatency,
 };
