@@ -84,7 +84,7 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
   const attempts = routing?.attempts;
   if (attempts && attempts.length > 0) {
     const served = attempts.findLast((attempt) => attempt.outcome === 'success');
-    if (served) row.served_latency_ms = served.latencyMs;
+    if (served && Number.isFinite(served.latencyMs)) row.served_latency_ms = served.latencyMs;
     if (!(attempts.length === 1 && served && impliedByRow(served, row))) row.attempts = attemptsJson(attempts);
   }
   return row;
