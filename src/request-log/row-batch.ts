@@ -8,7 +8,7 @@ import {
 /**
  * Request-log rows waiting to be written, held as columns of plain numbers rather than as one object per row.
  *
- * Why: every request adds a row, and under load a batch of 500 fills in ~30 ms. Held as objects (32 properties each,
+ * Why: every request adds a row, and under load a batch of 500 fills in ~30 ms. Held as objects (31 properties each,
  * plus their strings) the rows lived through the young generation's collections and were copied and promoted, then
  * were flattened into one array of 15,500 values that crossed to the SQLite thread value by value. Here a row is
  * copied into two typed arrays the moment it is enqueued (numbers in one, text as indexes into the batch's list of
