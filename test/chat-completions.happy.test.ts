@@ -261,3 +261,39 @@ describe('GET /v1/models', () => {
     expect((await jsonOf(chat)).error.code).toBe('model_not_found');
   });
 });
+
+describe('x-request-id', () => {
+  it('is on every kind of response, once, different each time, with headers set before it too', async () => {
+    const auth = { authorization: `Bearer ${gateway.key}` };
+    const limited = await gateway.newKey({ name: 'request-id-limits', limits: { requestsPerMinute: 1000 } });
+    const responses: Array<[string, Response]> = [
+      ['chat', await postChat(gateway, chatBody('mock'))],
+      ['stream', await postChat(gateway, chatBody('mock', { stream: true }))],
+      ['limited key (x-ratelimit headers set first)', await postChat(gateway, chatBody('mock'), as(limited.key))],
+      ['models', await fetch(`${gateway.baseUrl}/models`, { headers: auth })],
+      ['model', await fetch(`${gateway.baseUrl}/models/mock`, { headers: auth })],
+      ['unknown model', await fetch(`${gateway.baseUrl}/models/nope`, { headers: auth })],
+      ['no key', await fetch(`${gateway.baseUrl}/models`)],
+      ['bad JSON', await postChat(gateway, '{"model":')],
+      ['wrong method', await fetch(`${gateway.baseUrl}/chat/completions`, { headers: auth })],
+      ['unknown route', await fetch(`${gateway.baseUrl}/nope`, { headers: auth })],
+    ];
+    const ids = new Set<string>();
+    for (const [name, response] of responses) {
+      const id = response.headers.get('x-request-id');
+      // Two headers of one name would read as "req_…, req_…".
+      expect(id, name).toMatch(/^req_[0-9a-f]{32}$/);
+      ids.add(id as string);
+      await response.arrayBuffer();
+    }
+    expect(ids.size).toBe(responses.length);
+    expect(responses[2]?.[1].headers.get('x-ratelimit-limit-requests')).toBe('1000');
+    expect(responses.map(([, response]) => response.status)).toEqual([
+      200, 200, 200, 200, 200, 404, 401, 400, 405, 404,
+    ]);
+  });
+});
+
+function as(key: string) {
+  return { authorization: `Bearer ${key}` };
+}

@@ -126,12 +126,18 @@ export interface RenderedError {
   body: string;
 }
 
-/** The single rendering of an error into a response: status, JSON content type, extra headers, OpenAI body. */
-export function renderError(error: unknown): RenderedError {
+/**
+ * The single rendering of an error into a response: status, JSON content type, extra headers, OpenAI body; with a
+ * request id, its x-request-id header first (the data plane writes it with the others, see data-plane.ts).
+ */
+export function renderError(error: unknown, requestId?: string): RenderedError {
   const apiError = toApiError(error);
   return {
     status: apiError.status,
-    headers: { 'content-type': 'application/json', ...apiError.headers },
+    headers:
+      requestId === undefined
+        ? { 'content-type': 'application/json', ...apiError.headers }
+        : { 'x-request-id': requestId, 'content-type': 'application/json', ...apiError.headers },
     body: JSON.stringify(apiError.toBody()),
   };
 }

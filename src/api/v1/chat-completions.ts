@@ -202,6 +202,7 @@ async function completeChat(
   body ??= JSON.stringify(result.completion);
   announceDroppedParameters(response, dispatch.trace);
   response.writeHead(200, {
+    'x-request-id': record.requestId,
     'content-type': 'application/json',
     'content-length': typeof body === 'string' ? Buffer.byteLength(body) : body.length,
   });
@@ -239,7 +240,7 @@ async function streamChat(
     if (started) return;
     started = true;
     record.status = 200;
-    response.writeHead(200, sseHeaders);
+    response.writeHead(200, { 'x-request-id': record.requestId, ...sseHeaders });
   };
   const write = async (text: string) => {
     if (response.destroyed) return;

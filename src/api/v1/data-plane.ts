@@ -67,6 +67,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
 
     if (method === 'OPTIONS' && allowedOrigins.size > 0) {
       response.writeHead(204, {
+        'x-request-id': record.requestId,
         'access-control-allow-methods': 'GET, POST, OPTIONS',
         'access-control-allow-headers': corsAllowedHeaders,
         'access-control-max-age': '600',
@@ -116,7 +117,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     const principal = await authenticate(request);
     record.principal = principal;
     if (path === '/v1/models') {
-      listModels(response, principal, services.catalog, modelsCreated);
+      listModels(response, record.requestId, principal, services.catalog, modelsCreated);
     } else {
       let id: string;
       try {
@@ -125,7 +126,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         id = path.slice('/v1/models/'.length);
       }
       record.model = id.slice(0, 256);
-      retrieveModel(response, principal, services.catalog, modelsCreated, id);
+      retrieveModel(response, record.requestId, principal, services.catalog, modelsCreated, id);
     }
     record.status = 200;
   }
@@ -142,7 +143,8 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       outcome: 'success',
       userAgent: request.headers['user-agent'],
     };
-    response.setHeader('x-request-id', record.requestId);
+    // x-request-id goes out with each writeHead's own headers (never setHeader here): a header set before writeHead
+    // sends Node down its slow path, every header then set and validated one by one (~3 µs per request under load).
     applyCors(request, response);
     const cancellation = new Cancellation();
     active.add(cancellation);
@@ -175,7 +177,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         record.status = 499;
       }
       if (!response.headersSent && !response.destroyed) {
-        const rendered = renderError(apiError);
+        const rendered = renderError(apiError, record.requestId);
         // A body we refused to read would otherwise be read to the end before the next request on this connection.
         if (apiError.status === 413) rendered.headers.connection = 'close';
         response.writeHead(rendered.status, rendered.headers);

@@ -14,28 +14,37 @@ function toModelObject(catalog: ModelCatalog, name: string, created: number) {
   return { id: name, object: 'model' as const, created, owned_by: model?.ownedBy ?? 'switchboard' };
 }
 
-function sendJson(response: ServerResponse, body: unknown): void {
+function sendJson(response: ServerResponse, requestId: string, body: unknown): void {
   const text = JSON.stringify(body);
-  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(200, {
+    'x-request-id': requestId,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   response.end(text);
 }
 
 export function listModels(
   response: ServerResponse,
+  requestId: string,
   principal: Principal,
   catalog: ModelCatalog,
   created: number,
 ): void {
-  sendJson(response, { object: 'list', data: principal.models.map((name) => toModelObject(catalog, name, created)) });
+  sendJson(response, requestId, {
+    object: 'list',
+    data: principal.models.map((name) => toModelObject(catalog, name, created)),
+  });
 }
 
 export function retrieveModel(
   response: ServerResponse,
+  requestId: string,
   principal: Principal,
   catalog: ModelCatalog,
   created: number,
   id: string,
 ): void {
   if (!principal.modelSet.has(id)) throw modelNotFound(id);
-  sendJson(response, toModelObject(catalog, id, created));
+  sendJson(response, requestId, toModelObject(catalog, id, created));
 }
