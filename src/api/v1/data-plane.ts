@@ -144,7 +144,8 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       userAgent: request.headers['user-agent'],
     };
     // x-request-id goes out with each writeHead's own headers (never setHeader here): a header set before writeHead
-    // sends Node down its slow path, every header then set and validated one by one (~3 µs per request under load).
+    // sends Node down its slow path, every header then set and validated one by one (a response head measured
+    // 1,160 -> 654 ns without it).
     applyCors(request, response);
     const cancellation = new Cancellation();
     active.add(cancellation);
