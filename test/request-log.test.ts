@@ -91,6 +91,96 @@ describe('request-log writer', () => {
     expect(Number((await findKeyById(database.db, keyId))?.last_used_at)).toBe(lastUse);
   });
 
+  it('stores every column as given, whatever its text holds (quotes, backslashes, braces, NULL, newlines, emoji)', async () => {
+    const awkward = [
+      '"quoted"',
+      'back\\slash\\',
+      '{braces},comma',
+      'NULL',
+      '',
+      ' spaced ',
+      'line\nbreak\ttab',
+      'é ✓ 🎉',
+      '\\"both"\\',
+    ];
+    const full = (index: number): RequestLogInsert => ({
+      ...row(index, 1_764_000_000_000 + index),
+      request_id: `req_${awkward[index % awkward.length]}_${index}`,
+      key_name: awkward[(index + 1) % awkward.length] as string,
+      model: awkward[(index + 2) % awkward.length] as string,
+      provider: 'p',
+      upstream_model: awkward[(index + 3) % awkward.length] as string,
+      status: 502,
+      outcome: 'error',
+      error_type: 'upstream_error',
+      error_code: awkward[(index + 4) % awkward.length] as string,
+      error_message: `failed: ${awkward[(index + 5) % awkward.length]}`,
+      stream: 1,
+      latency_ms: 1234,
+      ttft_ms: 56,
+      prompt_tokens: 2_000_000_000,
+      completion_tokens: 0,
+      cached_tokens: 7,
+      reasoning_tokens: 8,
+      total_tokens: 9,
+      usage_estimated: 1,
+      cost_usd: 0.000_012_345_678_9,
+      user_agent: awkward[(index + 6) % awkward.length] as string,
+      request_body: JSON.stringify({ messages: [{ content: awkward.join('|') }] }),
+      response_body: awkward.join('\n').repeat(50),
+      served_model: 'sm',
+      deployment: 'p/m',
+      attempt_count: 2,
+      attempts: JSON.stringify([{ deployment: 'p/m', error: awkward[index % awkward.length] }]),
+      cache_write_tokens: 3,
+      served_latency_ms: 45,
+    });
+    const rows = [...Array.from({ length: 30 }, (_, index) => full(index)), row(30, 1_764_000_000_030)];
+    const log = writer();
+    for (const each of rows) log.enqueue(each);
+    await log.flush();
+    const stored = await database.db.selectFrom('request_log').selectAll().orderBy('id').execute();
+    expect(stored).toHaveLength(rows.length);
+    const numbers = new Set([
+      'created_at',
+      'status',
+      'stream',
+      'latency_ms',
+      'ttft_ms',
+      'prompt_tokens',
+      'completion_tokens',
+      'cached_tokens',
+      'reasoning_tokens',
+      'total_tokens',
+      'usage_estimated',
+      'cost_usd',
+      'attempt_count',
+      'cache_write_tokens',
+      'served_latency_ms',
+    ]);
+    stored.forEach((got, index) => {
+      const expected = rows[index] as Record<string, unknown>;
+      for (const [column, value] of Object.entries(got)) {
+        if (column === 'id') continue;
+        const want = expected[column] ?? (column === 'usage_estimated' ? 0 : null);
+        expect([column, value === null || !numbers.has(column) ? value : Number(value)]).toEqual([column, want]);
+      }
+    });
+  });
+
+  it("moves each key's last use to its own latest row in a batch", async () => {
+    const other = (await createKey(database.db, Buffer.from('s'.repeat(32)), { account: 'acme', name: 'other' })).info
+      .id;
+    const log = writer();
+    log.enqueue(row(1, 1_000));
+    log.enqueue({ ...row(2, 3_000), key_id: other });
+    log.enqueue(row(3, 2_000));
+    log.enqueue({ ...row(4, 2_500), key_id: other });
+    await log.flush();
+    expect(Number((await findKeyById(database.db, keyId))?.last_used_at)).toBe(2_000);
+    expect(Number((await findKeyById(database.db, other))?.last_used_at)).toBe(3_000);
+  });
+
   it('writes only full batches under load; what is left waits for the interval or a flush', async () => {
     const log = writer({ batchSize: 100 });
     // The 100th row starts a write; the 30 that arrive while it runs do not make a batch of their own.

@@ -3,7 +3,7 @@ import type { RowBatch } from '../../request-log/row-batch.js';
 import type { DatabaseHandle } from '../connect.js';
 import type { Database, RequestLogTable } from '../schema.js';
 import type { SqliteWorker } from '../sqlite-worker.js';
-import { touchLastUsed } from './api-keys.js';
+import { writeRowBatchPostgres } from './request-log-postgres.js';
 
 export type RequestLogInsert = Insertable<RequestLogTable>;
 export type RequestLogRow = Selectable<RequestLogTable>;
@@ -119,7 +119,7 @@ export const touchLastUsedSql =
  * SQLite re-prepare a statement with thousands of parameters every time: ~10% of the gateway's CPU under load), on
  * the SQLite worker thread when there is one (db/sqlite-worker.ts: the insert then never stalls the event loop; the
  * batch crosses as it is held, see request-log/row-batch.ts), on this thread otherwise (the worker has died: rare).
- * Other engines use the Kysely multi-row insert.
+ * PostgreSQL takes the batch as one array per column (request-log-postgres.ts).
  */
 export function createRequestLogBatchWriter(handle: DatabaseHandle, worker?: SqliteWorker): RequestLogBatchWriter {
   const sqlite = handle.sqlite;
@@ -145,13 +145,8 @@ export function createRequestLogBatchWriter(handle: DatabaseHandle, worker?: Sql
       writeAll(requestLogValues(rows), lastUseOf(rows));
     };
   }
-  return async (batch) => {
-    const rows = batch.rows();
-    await handle.db.transaction().execute(async (transaction) => {
-      await insertRequestLogRows(transaction, rows);
-      for (const [keyId, at] of lastUseOf(rows)) await touchLastUsed(transaction, keyId, at);
-    });
-  };
+  // PostgreSQL: one INSERT from column arrays (request-log-postgres.ts).
+  return (batch) => writeRowBatchPostgres(handle.db, batch.message());
 }
 
 export interface RequestLogCursor {
