@@ -8,7 +8,7 @@ import { createAccount } from '../src/accounts/service.js';
 import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { findKeyById } from '../src/db/repositories/api-keys.js';
-import type { RequestLogInsert } from '../src/db/repositories/request-log.js';
+import { type RequestLogInsert, requestLogNumberColumns } from '../src/db/repositories/request-log.js';
 import type { SqliteWorker } from '../src/db/sqlite-worker.js';
 import { createKey } from '../src/keys/service.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -141,23 +141,8 @@ describe('request-log writer', () => {
     await log.flush();
     const stored = await database.db.selectFrom('request_log').selectAll().orderBy('id').execute();
     expect(stored).toHaveLength(rows.length);
-    const numbers = new Set([
-      'created_at',
-      'status',
-      'stream',
-      'latency_ms',
-      'ttft_ms',
-      'prompt_tokens',
-      'completion_tokens',
-      'cached_tokens',
-      'reasoning_tokens',
-      'total_tokens',
-      'usage_estimated',
-      'cost_usd',
-      'attempt_count',
-      'cache_write_tokens',
-      'served_latency_ms',
-    ]);
+    // PostgreSQL returns bigint columns as strings; compare numbers as numbers.
+    const numbers: ReadonlySet<string> = new Set(requestLogNumberColumns);
     stored.forEach((got, index) => {
       const expected = rows[index] as Record<string, unknown>;
       for (const [column, value] of Object.entries(got)) {
