@@ -1,8 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import { type RowBatchMessage, requestLogLayout } from '../request-log/row-batch.js';
+import type { RowBatchMessage } from '../request-log/row-batch.js';
 import {
   requestLogColumns,
   requestLogInsertSql,
+  requestLogLayout,
   requestLogNumberColumns,
   requestLogTextColumns,
   sqliteRowsPerInsert,

@@ -1,9 +1,10 @@
+import type { RequestLogInsert } from '../db/repositories/request-log.js';
 import {
-  type RequestLogInsert,
   requestLogColumns,
+  requestLogLayout,
   requestLogNumberColumns,
   requestLogTextColumns,
-} from '../db/repositories/request-log.js';
+} from '../db/repositories/request-log-columns.js';
 
 /**
  * Request-log rows waiting to be written, held as columns of plain numbers rather than as one object per row.
@@ -148,14 +149,6 @@ export class RowBatch {
     this.texts = texts;
   }
 }
-
-/** Where each column of requestLogColumns is in a batch: its kind (0 number, 1 text) and its place among its kind. */
-export const requestLogLayout: ReadonlyArray<readonly [kind: 0 | 1, place: number]> = requestLogColumns.map(
-  (column) => {
-    const textPlace = (requestLogTextColumns as readonly string[]).indexOf(column);
-    return textPlace === -1 ? [0, requestLogNumberColumns.indexOf(column)] : [1, textPlace];
-  },
-);
 
 function decodeRows(batch: RowBatchMessage): RequestLogInsert[] {
   const rows: RequestLogInsert[] = [];

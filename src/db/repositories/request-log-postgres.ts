@@ -1,8 +1,13 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { RowBatchMessage } from '../../request-log/row-batch.js';
 import type { Database } from '../schema.js';
 import { touchLastUsed } from './api-keys.js';
-import { requestLogColumns, requestLogNumberColumns, requestLogTextColumns } from './request-log.js';
+import {
+  requestLogColumns,
+  requestLogLayout,
+  requestLogNumberColumns,
+  requestLogTextColumns,
+} from './request-log-columns.js';
 
 /**
  * A batch of request-log rows on PostgreSQL: one `INSERT … SELECT * FROM unnest($1::text[], $2::int8[], …)` with one
@@ -19,55 +24,31 @@ import { requestLogColumns, requestLogNumberColumns, requestLogTextColumns } fro
 /** Number columns that hold fractions; every other number column is an integer (int8 converts to int4 on insert). */
 const fractionColumns: ReadonlySet<string> = new Set(['cost_usd']);
 
-/**
- * The statement's fixed parts, made on first use: this module and request-log.ts import each other, so their
- * constants cannot be read while the modules load.
- */
-let statement:
-  | {
-      start: RawBuilder<unknown>;
-      arrayTypes: RawBuilder<unknown>[];
-      /** Per column of requestLogColumns: true for text, and its place among the batch's columns of its kind. */
-      layout: Array<readonly [isText: boolean, place: number]>;
-    }
-  | undefined;
-function insertStatement(): NonNullable<typeof statement> {
-  if (statement) return statement;
-  const texts: readonly string[] = requestLogTextColumns;
-  const layout = requestLogColumns.map((column) =>
-    texts.includes(column)
-      ? ([true, texts.indexOf(column)] as const)
-      : ([false, requestLogNumberColumns.indexOf(column)] as const),
-  );
-  statement = {
-    start: sql.raw(`insert into request_log (${requestLogColumns.join(', ')}) select * from unnest(`),
-    arrayTypes: requestLogColumns.map((column, position) =>
-      sql.raw(layout[position]?.[0] ? '::text[]' : fractionColumns.has(column) ? '::float8[]' : '::int8[]'),
-    ),
-    layout,
-  };
-  return statement;
-}
+const numberWidth = requestLogNumberColumns.length;
+const textWidth = requestLogTextColumns.length;
+const insertStart = sql.raw(`insert into request_log (${requestLogColumns.join(', ')}) select * from unnest(`);
+/** Each column's array type, in requestLogColumns order. */
+const arrayTypes = requestLogColumns.map((column, position) =>
+  sql.raw(requestLogLayout[position]?.[0] === 1 ? '::text[]' : fractionColumns.has(column) ? '::float8[]' : '::int8[]'),
+);
 
 /** A text as an element of an array literal: always quoted (so NULL, braces, commas and spaces stay text). */
-export function quoteArrayElement(text: string): string {
+function quoteArrayElement(text: string): string {
   if (text.indexOf('"') === -1 && text.indexOf('\\') === -1) return `"${text}"`;
   return `"${text.replace(/[\\"]/g, '\\$&')}"`;
 }
 
 /** One array literal per column of requestLogColumns, holding the batch's rows in order. */
-export function requestLogArrayLiterals(batch: RowBatchMessage): string[] {
+function requestLogArrayLiterals(batch: RowBatchMessage): string[] {
   const { count, numbers, texts, strings } = batch;
-  const numberWidth = requestLogNumberColumns.length;
-  const textWidth = requestLogTextColumns.length;
   // Quoted once per batch: shared texts (account, key, model, outcome…) repeat on every row.
   const quoted: Array<string | undefined> = new Array(strings.length);
   const literals: string[] = [];
-  for (const [isText, place] of insertStatement().layout) {
+  for (const [kind, place] of requestLogLayout) {
     let literal = '{';
     for (let row = 0; row < count; row++) {
       if (row > 0) literal += ',';
-      if (!isText) {
+      if (kind === 0) {
         const value = numbers[row * numberWidth + place] as number;
         // NaN marks an absent number in a batch.
         literal += Number.isNaN(value) ? 'NULL' : String(value);
@@ -91,9 +72,7 @@ export function requestLogArrayLiterals(batch: RowBatchMessage): string[] {
 }
 
 /** Each key's latest use among the batch's rows (what api_keys.last_used_at is moved forward to). */
-export function lastUseOfBatch(batch: RowBatchMessage): Map<string, number> {
-  const numberWidth = requestLogNumberColumns.length;
-  const textWidth = requestLogTextColumns.length;
+function lastUseOfBatch(batch: RowBatchMessage): Map<string, number> {
   const keyPlace = requestLogTextColumns.indexOf('key_id');
   const createdAtPlace = requestLogNumberColumns.indexOf('created_at');
   const lastUse = new Map<string, number>();
@@ -107,10 +86,9 @@ export function lastUseOfBatch(batch: RowBatchMessage): Map<string, number> {
 
 /** Inserts the batch and moves its keys' last-used times, in one transaction. */
 export async function writeRowBatchPostgres(db: Kysely<Database>, batch: RowBatchMessage): Promise<void> {
-  const { start, arrayTypes } = insertStatement();
   const parameters = requestLogArrayLiterals(batch).map((literal, position) => sql`${literal}${arrayTypes[position]}`);
   await db.transaction().execute(async (transaction) => {
-    await sql`${start}${sql.join(parameters)})`.execute(transaction);
+    await sql`${insertStart}${sql.join(parameters)})`.execute(transaction);
     for (const [keyId, at] of lastUseOfBatch(batch)) await touchLastUsed(transaction, keyId, at);
   });
 }

@@ -3,7 +3,15 @@ import type { RowBatch } from '../../request-log/row-batch.js';
 import type { DatabaseHandle } from '../connect.js';
 import type { Database, RequestLogTable } from '../schema.js';
 import type { SqliteWorker } from '../sqlite-worker.js';
+import { requestLogColumns } from './request-log-columns.js';
 import { writeRowBatchPostgres } from './request-log-postgres.js';
+
+export {
+  requestLogColumns,
+  requestLogLayout,
+  requestLogNumberColumns,
+  requestLogTextColumns,
+} from './request-log-columns.js';
 
 export type RequestLogInsert = Insertable<RequestLogTable>;
 export type RequestLogRow = Selectable<RequestLogTable>;
@@ -18,68 +26,6 @@ export async function insertRequestLogRows(db: Kysely<Database>, rows: readonly 
       .execute();
   }
 }
-
-/** Every column a row may set, in one fixed order (the prepared statement's parameters). */
-export const requestLogColumns = [
-  'request_id',
-  'created_at',
-  'account_id',
-  'key_id',
-  'key_name',
-  'model',
-  'provider',
-  'upstream_model',
-  'status',
-  'outcome',
-  'error_type',
-  'error_code',
-  'error_message',
-  'stream',
-  'latency_ms',
-  'ttft_ms',
-  'prompt_tokens',
-  'completion_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
-  'total_tokens',
-  'usage_estimated',
-  'cost_usd',
-  'user_agent',
-  'request_body',
-  'response_body',
-  'served_model',
-  'deployment',
-  'attempt_count',
-  'attempts',
-  'cache_write_tokens',
-  'served_latency_ms',
-] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
-
-/** The columns that hold text (request-log/row-batch.ts keeps them as indexes into the batch's strings). */
-export const requestLogTextColumns = [
-  'request_id',
-  'account_id',
-  'key_id',
-  'key_name',
-  'model',
-  'provider',
-  'upstream_model',
-  'outcome',
-  'error_type',
-  'error_code',
-  'error_message',
-  'user_agent',
-  'request_body',
-  'response_body',
-  'served_model',
-  'deployment',
-  'attempts',
-] as const satisfies ReadonlyArray<(typeof requestLogColumns)[number]>;
-
-/** The columns that hold numbers: all the others (request-log/row-batch.ts keeps them in a Float64Array, in this order). */
-export const requestLogNumberColumns: readonly (typeof requestLogColumns)[number][] = requestLogColumns.filter(
-  (column) => !(requestLogTextColumns as readonly string[]).includes(column),
-);
 
 /** Writes a batch of rows and moves each key's last-used time forward, in one transaction. */
 export type RequestLogBatchWriter = (batch: RowBatch) => Promise<void>;
