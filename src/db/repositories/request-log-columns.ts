@@ -2,8 +2,8 @@ import type { RequestLogInsert } from './request-log.js';
 
 /**
  * The request log's columns as the writers take them: one fixed order, split into text and number columns the way a
- * batch holds them (request-log/row-batch.ts). A module of its own, importing no values (so no import cycle), because the batch, the SQLite
- * thread and both engines' writers all read these lists as they load.
+ * batch holds them (request-log/row-batch.ts). A module of its own that imports no values, so that the batch, the
+ * SQLite thread and both engines' writers can read these lists as they load without an import cycle.
  */
 
 /** Every column a row may set, in one fixed order (the prepared statement's parameters). */
