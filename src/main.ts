@@ -9,6 +9,7 @@ import type { Config } from './config/schema.js';
 import { type DatabaseHandle, openDatabase } from './db/connect.js';
 import { sumSpend } from './db/repositories/request-log.js';
 import { type SqliteWorker, startSqliteWorker } from './db/sqlite-worker.js';
+import { apiError } from './errors/api-error.js';
 import { Authenticator } from './keys/authenticate.js';
 import { loadKeySecret } from './keys/secret.js';
 import type { Limiter } from './limits/limiter.js';
@@ -26,7 +27,6 @@ import { Dispatcher } from './routing/dispatch.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
 import { loadConsoleAssets } from './server/console-assets.js';
-import { ApiError } from './server/errors.js';
 import { reclaimMemoryWhenIdle } from './server/reclaim-memory-when-idle.js';
 import { UpstreamClient } from './upstream/client.js';
 import { hashPassword } from './users/password.js';
@@ -255,11 +255,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     if (outcome === 'deadline') {
       logger.warn({ inFlight: plane.inFlight }, 'shutdown deadline passed: interrupting the remaining requests');
       plane.abortAll(
-        new ApiError({
-          status: 503,
-          type: 'server_error',
-          code: 'server_shutting_down',
-          message: 'The server is shutting down; retry the request.',
+        apiError('server_shutting_down', 'The server is shutting down; retry the request.', {
           headers: { 'retry-after': '1', 'retry-after-ms': '1000' },
         }),
       );

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { type AccountRow, findAccountById } from '../db/repositories/accounts.js';
 import { findMembership } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
-import { forbidden, notFound } from '../server/errors.js';
+import { apiError } from '../errors/api-error.js';
 import type { Role } from '../users/service.js';
 
 /**
@@ -38,7 +38,7 @@ export interface AccountAccess {
 }
 
 export const accountNotFound = (accountId: string) =>
-  notFound(`no account with id "${accountId.slice(0, 64)}"`, 'account_not_found');
+  apiError('account_not_found', `no account with id "${accountId.slice(0, 64)}"`);
 
 export async function authorizeAccount(
   db: Kysely<Database>,
@@ -54,10 +54,10 @@ export async function authorizeAccount(
   if (caller.admin) return { account, role };
   if (role === null) throw accountNotFound(accountId);
   if (action === 'configure') {
-    throw forbidden("Only an operator (admin) can change an account's models, status and body logging.", 'admin_only');
+    throw apiError('admin_only', "Only an operator (admin) can change an account's models, status and body logging.");
   }
   if (action === 'manage-members' && role !== 'owner') {
-    throw forbidden("Only the account's owners can manage its members and invitations.", 'owner_only');
+    throw apiError('owner_only', "Only the account's owners can manage its members and invitations.");
   }
   return { account, role };
 }
@@ -65,6 +65,6 @@ export async function authorizeAccount(
 /** For operator-wide routes (all accounts, all users, the whole log): an admin not narrowed to one account. */
 export function requireAdmin(caller: Caller): void {
   if (!caller.admin || caller.accountScope !== null) {
-    throw forbidden('This requires an operator (admin) account.', 'admin_only');
+    throw apiError('admin_only', 'This requires an operator (admin) account.');
   }
 }

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { createAccount, listAllAccounts } from '../accounts/service.js';
 import type { Database } from '../db/schema.js';
+import { ApiError } from '../errors/api-error.js';
 import { createKey } from '../keys/service.js';
-import { ApiError } from '../server/errors.js';
 
 /**
  * The first start of a fresh installation: with no account in the database yet, `serve` creates the account

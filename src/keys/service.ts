@@ -9,8 +9,8 @@ import {
   updateApiKey,
 } from '../db/repositories/api-keys.js';
 import type { Database } from '../db/schema.js';
+import { apiError } from '../errors/api-error.js';
 import { parseStoredLimits, type StoredLimits, validateLimitChange } from '../limits/settings.js';
-import { invalidRequest, notFound } from '../server/errors.js';
 import { displayForm, generateKey, hashKey, newId } from './format.js';
 
 /** Management operations on keys (CLI and management API). Verification on the hot path is in authenticate.ts. */
@@ -78,7 +78,11 @@ export interface CreatedKey {
 
 function validateKeyName(name: string): void {
   if (name.trim().length === 0 || name.length > 100) {
-    throw invalidRequest('a key name is 1-100 characters, e.g. the application and environment it serves', 'name');
+    throw apiError(
+      'invalid_request',
+      'a key name is 1-100 characters, e.g. the application and environment it serves',
+      { param: 'name' },
+    );
   }
 }
 
@@ -110,7 +114,7 @@ function buildKeyRow(
 export async function createKey(db: Kysely<Database>, secret: Buffer, input: CreateKeyInput): Promise<CreatedKey> {
   validateKeyName(input.name);
   if (input.expiresInMs !== undefined && input.expiresInMs <= 0) {
-    throw invalidRequest('expiry must be in the future', 'expires_in');
+    throw apiError('invalid_request', 'expiry must be in the future', { param: 'expires_in' });
   }
   const account = await requireAccount(db, input.account);
   const now = Date.now();
@@ -131,7 +135,7 @@ export async function listKeys(db: Kysely<Database>, account: string): Promise<A
 
 async function requireKey(db: Kysely<Database>, keyId: string): Promise<ApiKeyRow> {
   const row = await findKeyById(db, keyId);
-  if (!row) throw notFound(`no key with id "${keyId}"`, 'key_not_found');
+  if (!row) throw apiError('key_not_found', `no key with id "${keyId}"`);
   return row;
 }
 
@@ -160,7 +164,9 @@ export async function rotateKey(
   const old = await requireKey(db, keyId);
   const now = Date.now();
   if (keyStatus(old, now) === 'revoked' || keyStatus(old, now) === 'expired') {
-    throw invalidRequest(`key ${keyId} is ${keyStatus(old, now)}; create a new key instead`, 'key_id', 'key_inactive');
+    throw apiError('key_inactive', `key ${keyId} is ${keyStatus(old, now)}; create a new key instead`, {
+      param: 'key_id',
+    });
   }
   const remainingLifetime = old.expires_at === null ? undefined : Number(old.expires_at) - now;
   const { key, row } = buildKeyRow(

@@ -1,10 +1,10 @@
 import type { ModelPricing } from '../config/schema.js';
+import { type ApiError, apiError, toApiError } from '../errors/api-error.js';
 import type { Metrics } from '../observability/metrics.js';
 import { synthesizeChunks } from '../openai/synthesize-stream.js';
 import type { ChatCompletionRequest } from '../openai/types.js';
 import type { CompletionResult, ProviderCall, StreamItem } from '../providers/provider.js';
 import type { CancelSignal } from '../server/cancellation.js';
-import { ApiError, toApiError } from '../server/errors.js';
 import { contextWindowError } from './context-window.js';
 import type { DeploymentHealth } from './deployment-health.js';
 import { applyParameterSupport } from './parameters.js';
@@ -86,12 +86,7 @@ export interface DispatcherOptions {
 }
 
 function cancelled(): ApiError {
-  return new ApiError({
-    status: 499,
-    type: 'invalid_request_error',
-    code: 'client_closed_request',
-    message: 'The request was cancelled.',
-  });
+  return apiError('client_closed_request', 'The request was cancelled.');
 }
 
 function abortableSleep(milliseconds: number, signal: CancelSignal): Promise<void> {
@@ -114,21 +109,17 @@ function noHealthyDeployment(model: string, retryInMs: number, rateLimited: bool
   const seconds = Math.max(1, Math.ceil(retryInMs / 1000));
   const headers = { 'retry-after': String(seconds), 'retry-after-ms': String(seconds * 1000) };
   if (rateLimited) {
-    return new ApiError({
-      status: 429,
-      type: 'rate_limit_error',
-      code: 'rate_limit_exceeded',
-      message: `The upstream providers serving \`${model}\` are rate-limiting the gateway; retry in ${seconds}s.`,
-      headers,
-    });
+    return apiError(
+      'rate_limit_exceeded',
+      `The upstream providers serving \`${model}\` are rate-limiting the gateway; retry in ${seconds}s.`,
+      { headers },
+    );
   }
-  return new ApiError({
-    status: 503,
-    type: 'server_error',
-    code: 'no_healthy_deployment',
-    message: `Every deployment that serves \`${model}\` is failing or cooling down; retry in ${seconds}s.`,
-    headers,
-  });
+  return apiError(
+    'no_healthy_deployment',
+    `Every deployment that serves \`${model}\` is failing or cooling down; retry in ${seconds}s.`,
+    { headers },
+  );
 }
 
 type Attempt<Result> = (deployment: Deployment, call: ProviderCall) => Promise<Result>;

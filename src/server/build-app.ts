@@ -7,10 +7,12 @@ import { registerManagementApi } from '../api/manage/index.js';
 import type { ManagementServices } from '../api/manage/services.js';
 import type { DataPlane } from '../api/v1/data-plane.js';
 import type { DatabaseHandle } from '../db/connect.js';
+import { ApiError, apiError, routeNotFound } from '../errors/api-error.js';
+import type { ErrorCode } from '../errors/error-codes.js';
+import { renderOpenAiError } from '../errors/render-openai.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { type ConsoleAssets, registerConsole } from './console-assets.js';
-import { ApiError, renderError, routeNotFound } from './errors.js';
 import { RequestIds } from './request-id.js';
 
 /**
@@ -58,6 +60,22 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex, re
   );
 }
 
+/** The codes of the client errors Fastify raises itself (a bad JSON body, a body too large, …). */
+const frameworkErrorCodes: Readonly<Record<number, ErrorCode>> = {
+  404: 'unknown_url',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'request_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** A client error raised by Fastify, by the table's code for its status; undefined for anything else. */
+function frameworkRefusal(error: unknown): ApiError | undefined {
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  return apiError(frameworkErrorCodes[status] ?? 'invalid_request', (error as Error).message);
+}
+
 export function buildApp(dependencies: AppDependencies): FastifyInstance<Server> {
   const { dataPlane, database, metrics } = dependencies;
   const requestIds = new RequestIds();
@@ -85,21 +103,14 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
   });
 
   app.setErrorHandler((error, _request, reply) => {
-    const fastifyStatus = (error as { statusCode?: number }).statusCode;
-    const apiError =
-      error instanceof ApiError
-        ? error
-        : fastifyStatus !== undefined && fastifyStatus >= 400 && fastifyStatus < 500
-          ? new ApiError({ status: fastifyStatus, type: 'invalid_request_error', message: (error as Error).message })
-          : error;
-    if (!(apiError instanceof ApiError))
-      dependencies.logger.error({ err: error }, 'unexpected error in a management route');
-    const rendered = renderError(apiError);
+    const refusal = error instanceof ApiError ? error : frameworkRefusal(error);
+    if (!refusal) dependencies.logger.error({ err: error }, 'unexpected error in a management route');
+    const rendered = renderOpenAiError(refusal ?? error);
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const rendered = renderError(routeNotFound(request.method, request.url.split('?')[0] ?? '/'));
+    const rendered = renderOpenAiError(routeNotFound(request.method, request.url.split('?')[0] ?? '/'));
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
@@ -123,13 +134,8 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
     }
     const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
     if (failing.length === 0) return { status: 'ready', ...checks };
-    const rendered = renderError(
-      new ApiError({
-        status: 503,
-        type: 'server_error',
-        code: 'not_ready',
-        message: `Not ready: ${failing.map(([name]) => name).join(' and ')} unreachable.`,
-      }),
+    const rendered = renderOpenAiError(
+      apiError('not_ready', `Not ready: ${failing.map(([name]) => name).join(' and ')} unreachable.`),
     );
     return reply.code(503).headers(rendered.headers).send(rendered.body);
   });

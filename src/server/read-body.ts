@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
+import { apiError, payloadTooLarge } from '../errors/api-error.js';
 import type { CancelSignal } from './cancellation.js';
-import { ApiError, invalidRequest, payloadTooLarge } from './errors.js';
 
 /**
  * Reads a request body under a size limit and parses it as JSON. A declared Content-Length over the limit is refused
@@ -83,8 +83,7 @@ export function readJsonBody(
   });
 }
 
-const incompleteBody = () =>
-  new ApiError({ status: 400, type: 'invalid_request_error', message: 'The request body was incomplete.' });
+const incompleteBody = () => apiError('incomplete_body', 'The request body was incomplete.');
 
 /** Deeper JSON than any real request needs; beyond it, serialising the body again would exhaust the stack. */
 export const maxJsonDepth = 128;
@@ -142,18 +141,18 @@ function memberCount(value: unknown): number {
 
 /** Parses a request body read whole: UTF-8, not nested too deep, JSON; and whether it may be forwarded as it is. */
 export function parseJsonBody(bytes: Buffer): ParsedBody {
-  if (bytes.length === 0) throw invalidRequest(`${invalidJsonMessage} The body was empty.`);
-  if (!isUtf8(bytes)) throw invalidRequest('The request body is not valid UTF-8.', null, 'invalid_encoding');
+  if (bytes.length === 0) throw apiError('invalid_request', `${invalidJsonMessage} The body was empty.`);
+  if (!isUtf8(bytes)) throw apiError('invalid_encoding', 'The request body is not valid UTF-8.');
   const text = bytes.toString('utf8');
   const members = scanJsonText(text, maxJsonDepth);
   if (members === -1) {
-    throw invalidRequest(`The JSON body is nested more than ${maxJsonDepth} levels deep.`, null, 'invalid_value');
+    throw apiError('invalid_value', `The JSON body is nested more than ${maxJsonDepth} levels deep.`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalidRequest(invalidJsonMessage);
+    throw apiError('invalid_request', invalidJsonMessage);
   }
   return { value, text, bytes, forwardable: memberCount(value) === members };
 }

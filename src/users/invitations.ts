@@ -10,8 +10,8 @@ import {
 } from '../db/repositories/invitations.js';
 import { findMembership, findUserByEmail, type UserRow, upsertMembership } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
+import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
-import { ApiError, forbidden, notFound, unauthorized } from '../server/errors.js';
 import { checkPasswordStrength, verifyPassword } from './password.js';
 import { generateSecretToken, hashSecretToken, looksLikeSecretToken } from './secret-token.js';
 import { createUser, normaliseEmail, type Role, setUserPassword } from './service.js';
@@ -85,12 +85,12 @@ export async function listInvitations(db: Kysely<Database>, accountId: string): 
 
 export async function revokeInvitation(db: Kysely<Database>, accountId: string, invitationId: string): Promise<void> {
   const row = await findInvitationById(db, invitationId);
-  if (!row || row.account_id !== accountId) throw notFound(`no invitation "${invitationId}"`, 'invitation_not_found');
+  if (!row || row.account_id !== accountId) throw apiError('invitation_not_found', `no invitation "${invitationId}"`);
   if (row.revoked_at === null) await updateInvitation(db, row.id, { revoked_at: Date.now() });
 }
 
 const unusable = () =>
-  notFound('This invitation link is not valid: it was revoked, already used, or has expired.', 'invitation_invalid');
+  apiError('invitation_invalid', 'This invitation link is not valid: it was revoked, already used, or has expired.');
 
 async function requireOpenInvitation(db: Kysely<Database>, token: string) {
   if (!looksLikeSecretToken('invitation', token)) throw unusable();
@@ -121,10 +121,10 @@ export async function previewInvitation(db: Kysely<Database>, token: string): Pr
 export async function acceptInvitation(db: Kysely<Database>, token: string, password: string): Promise<UserRow> {
   const invitation = await requireOpenInvitation(db, token);
   let user = await findUserByEmail(db, invitation.email);
-  if (user?.disabled === 1) throw forbidden('This user is disabled; ask the operator.', 'user_disabled');
+  if (user?.disabled === 1) throw apiError('user_disabled', 'This user is disabled; ask the operator.');
   if (user?.password_hash != null) {
     if (!(await verifyPassword(password, user.password_hash))) {
-      throw unauthorized('The password is not correct for this user.', 'invalid_credentials');
+      throw apiError('invalid_credentials', 'The password is not correct for this user.');
     }
   } else {
     checkPasswordStrength(password);
@@ -132,7 +132,7 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, pass
     else await createUser(db, { email: invitation.email, password });
     user = await findUserByEmail(db, invitation.email);
   }
-  if (!user) throw new ApiError({ status: 500, type: 'server_error', message: 'the invited user vanished' });
+  if (!user) throw apiError('internal_error', 'the invited user vanished');
   const accepted = user;
   await db.transaction().execute(async (transaction) => {
     if (!(await markInvitationAccepted(transaction, invitation.id, Date.now()))) throw unusable();

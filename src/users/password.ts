@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { invalidRequest } from '../server/errors.js';
+import { apiError } from '../errors/api-error.js';
 
 /**
  * Password hashing with scrypt (node:crypto, no native add-on). The stored form names its parameters,
@@ -37,14 +37,10 @@ function derive(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffe
 /** Rejects passwords that are too short or absurdly long (hashing a megabyte on every sign-in is a DoS lever). */
 export function checkPasswordStrength(password: string, param = 'password'): void {
   if (password.length < minimumPasswordLength) {
-    throw invalidRequest(
-      `passwords are at least ${minimumPasswordLength} characters long`,
-      param,
-      'password_too_short',
-    );
+    throw apiError('password_too_short', `passwords are at least ${minimumPasswordLength} characters long`, { param });
   }
   if (password.length > maximumPasswordLength) {
-    throw invalidRequest(`passwords are at most ${maximumPasswordLength} characters long`, param, 'password_too_long');
+    throw apiError('password_too_long', `passwords are at most ${maximumPasswordLength} characters long`, { param });
   }
 }
 

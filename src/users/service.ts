@@ -15,8 +15,8 @@ import {
   upsertMembership,
 } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
+import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
-import { conflict, invalidRequest, notFound } from '../server/errors.js';
 import { checkPasswordStrength, hashPassword } from './password.js';
 
 /** Console users and their memberships (CLI and management API). Sign-in and sessions are in sessions.ts. */
@@ -62,14 +62,14 @@ export function toUser(row: UserRow): User {
 export function normaliseEmail(email: string, param = 'email'): string {
   const normalised = email.trim().toLowerCase();
   if (normalised.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(normalised)) {
-    throw invalidRequest(`"${email.slice(0, 64)}" is not an e-mail address`, param, 'invalid_email');
+    throw apiError('invalid_email', `"${email.slice(0, 64)}" is not an e-mail address`, { param });
   }
   return normalised;
 }
 
 export function parseRole(role: string, param = 'role'): Role {
   if (role === 'owner' || role === 'member') return role;
-  throw invalidRequest(`role must be "owner" or "member"`, param, 'invalid_role');
+  throw apiError('invalid_role', `role must be "owner" or "member"`, { param });
 }
 
 export async function createUser(
@@ -78,7 +78,7 @@ export async function createUser(
 ): Promise<User> {
   const email = normaliseEmail(input.email);
   if (input.password !== undefined) checkPasswordStrength(input.password);
-  if (await findUserByEmail(db, email)) throw conflict(`a user with e-mail ${email} already exists`, 'user_exists');
+  if (await findUserByEmail(db, email)) throw apiError('user_exists', `a user with e-mail ${email} already exists`);
   const now = Date.now();
   const row: UserRow = {
     id: newId('user'),
@@ -99,7 +99,7 @@ export async function requireUser(db: Kysely<Database>, idOrEmail: string): Prom
   const row = idOrEmail.includes('@')
     ? await findUserByEmail(db, idOrEmail.trim().toLowerCase())
     : await findUserById(db, idOrEmail);
-  if (!row) throw notFound(`no user "${idOrEmail}"`, 'user_not_found');
+  if (!row) throw apiError('user_not_found', `no user "${idOrEmail}"`);
   return row;
 }
 
@@ -124,7 +124,7 @@ export async function setUserFlags(
   if (flags.disabled !== undefined) changes.disabled = flags.disabled ? 1 : 0;
   const losesAdmin = row.is_admin === 1 && row.disabled === 0 && (changes.is_admin === 0 || changes.disabled === 1);
   if (losesAdmin && (await countAdmins(db)) <= 1) {
-    throw conflict('this is the last active admin; make another user admin first', 'last_admin');
+    throw apiError('last_admin', 'this is the last active admin; make another user admin first');
   }
   await updateUser(db, row.id, changes);
   return toUser({ ...row, ...changes });
@@ -162,14 +162,14 @@ async function guardLastOwner(
   const current = await findMembership(db, userId, accountId);
   if (current?.role !== 'owner' || newRole === 'owner') return;
   if ((await countOwners(db, accountId)) <= 1) {
-    throw conflict('this is the last owner of the account; make another member owner first', 'last_owner');
+    throw apiError('last_owner', 'this is the last owner of the account; make another member owner first');
   }
 }
 
 export async function setMemberRole(db: Kysely<Database>, accountId: string, userId: string, role: Role) {
   await db.transaction().execute(async (transaction) => {
     if (!(await findMembership(transaction, userId, accountId))) {
-      throw notFound('no such member of this account', 'member_not_found');
+      throw apiError('member_not_found', 'no such member of this account');
     }
     await guardLastOwner(transaction, accountId, userId, role);
     await upsertMembership(transaction, { user_id: userId, account_id: accountId, role, created_at: Date.now() });
@@ -179,7 +179,7 @@ export async function setMemberRole(db: Kysely<Database>, accountId: string, use
 export async function removeMember(db: Kysely<Database>, accountId: string, userId: string): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     if (!(await findMembership(transaction, userId, accountId))) {
-      throw notFound('no such member of this account', 'member_not_found');
+      throw apiError('member_not_found', 'no such member of this account');
     }
     await guardLastOwner(transaction, accountId, userId, undefined);
     await deleteMembership(transaction, userId, accountId);

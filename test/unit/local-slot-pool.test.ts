@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError, apiError } from '../../src/errors/api-error.js';
 import { SlotPool } from '../../src/providers/local/slot-pool.js';
-import { ApiError } from '../../src/server/errors.js';
 
 const never = new AbortController().signal;
 
@@ -99,7 +99,7 @@ describe('SlotPool', () => {
     const slots = pool(['a'], 5);
     await slots.acquire(never);
     const waiting = slots.acquire(never);
-    const reason = new ApiError({ status: 503, type: 'server_error', code: 'model_unavailable', message: 'closing' });
+    const reason = apiError('model_unavailable', 'closing');
     slots.close(reason);
     expect(await rejection(waiting)).toBe(reason);
     expect(await rejection(slots.acquire(never))).toBe(reason);

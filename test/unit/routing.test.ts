@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../src/config/schema.js';
+import { ApiError, apiError, upstreamRejectedRequest } from '../../src/errors/api-error.js';
+import type { ErrorCode } from '../../src/errors/error-codes.js';
+import { openAiErrorBody } from '../../src/errors/render-openai.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/openai/types.js';
 import type { Provider, ProviderCall, StreamItem } from '../../src/providers/provider.js';
 import { contextWindowError } from '../../src/routing/context-window.js';
@@ -9,7 +12,6 @@ import { applyParameterSupport, isNeutral } from '../../src/routing/parameters.j
 import { backoffMs, classifyFailure, retryAfterMs } from '../../src/routing/retry-policy.js';
 import type { Deployment, Route, Router } from '../../src/routing/router.js';
 import { pickWeighted } from '../../src/routing/select-deployment.js';
-import { ApiError } from '../../src/server/errors.js';
 
 const settings = { failureThreshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
 
@@ -95,19 +97,18 @@ describe('deployment choice and retry policy', () => {
   });
 
   it('classifies failures', () => {
-    const error = (status: number, code: string | null) =>
-      new ApiError({ status, type: 'server_error', code, message: 'x' });
-    expect(classifyFailure(error(429, 'rate_limit_exceeded'))).toBe('retry');
-    expect(classifyFailure(error(503, 'upstream_overloaded'))).toBe('retry');
+    const error = (code: ErrorCode) => apiError(code, 'x');
+    expect(classifyFailure(error('rate_limit_exceeded'))).toBe('retry');
+    expect(classifyFailure(error('upstream_overloaded'))).toBe('retry');
     // The local model's full queue is its bound: try alternatives, never park the request to retry it.
-    expect(classifyFailure(error(503, 'model_overloaded'))).toBe('busy');
-    expect(classifyFailure(error(502, 'upstream_unreachable'))).toBe('retry');
-    expect(classifyFailure(error(502, 'upstream_auth_failed'))).toBe('next-deployment');
-    expect(classifyFailure(error(504, 'upstream_timeout'))).toBe('next-deployment');
-    expect(classifyFailure(error(400, 'context_length_exceeded'))).toBe('next-model');
-    expect(classifyFailure(error(400, 'invalid_value'))).toBe('fatal');
-    expect(classifyFailure(error(422, null))).toBe('fatal');
-    expect(classifyFailure(error(499, 'client_closed_request'))).toBe('fatal');
+    expect(classifyFailure(error('model_overloaded'))).toBe('busy');
+    expect(classifyFailure(error('upstream_unreachable'))).toBe('retry');
+    expect(classifyFailure(error('upstream_auth_failed'))).toBe('next-deployment');
+    expect(classifyFailure(error('upstream_timeout'))).toBe('next-deployment');
+    expect(classifyFailure(error('context_length_exceeded'))).toBe('next-model');
+    expect(classifyFailure(error('invalid_value'))).toBe('fatal');
+    expect(classifyFailure(upstreamRejectedRequest({ status: 422 }, 'x'))).toBe('fatal');
+    expect(classifyFailure(error('client_closed_request'))).toBe('fatal');
   });
 
   it('backs off exponentially with jitter, capped, and reads retry-after', () => {
@@ -116,16 +117,9 @@ describe('deployment choice and retry policy', () => {
     expect(backoffMs(2, policy, () => 1)).toBe(200);
     expect(backoffMs(3, policy, () => 1)).toBe(350);
     expect(backoffMs(2, policy, () => 0)).toBe(150);
-    const limited = new ApiError({
-      status: 429,
-      type: 'rate_limit_error',
-      message: 'x',
-      headers: { 'retry-after': '2', 'retry-after-ms': '1500' },
-    });
+    const limited = apiError('rate_limit_exceeded', 'x', { headers: { 'retry-after': '2', 'retry-after-ms': '1500' } });
     expect(retryAfterMs(limited)).toBe(1500);
-    expect(retryAfterMs(new ApiError({ status: 429, type: 'x', message: 'x', headers: { 'retry-after': '2' } }))).toBe(
-      2000,
-    );
+    expect(retryAfterMs(apiError('rate_limit_exceeded', 'x', { headers: { 'retry-after': '2' } }))).toBe(2000);
   });
 });
 
@@ -184,7 +178,7 @@ describe('parameter support', () => {
       throw new Error('expected a refusal');
     } catch (error) {
       expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).toBody().error).toMatchObject({
+      expect(openAiErrorBody(error as ApiError).error).toMatchObject({
         code: 'unsupported_parameter',
         param: 'temperature',
         type: 'invalid_request_error',
@@ -287,8 +281,7 @@ describe('dispatcher', () => {
     return { dispatcher, waits };
   }
 
-  const overloaded = () =>
-    new ApiError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: 'busy' });
+  const overloaded = () => apiError('upstream_overloaded', 'busy');
 
   it('retries with backoff, then succeeds; the trace has every attempt', async () => {
     let failures = 2;
@@ -342,7 +335,7 @@ describe('dispatcher', () => {
   });
 
   it('stops at once on a client error and reports it unchanged', async () => {
-    const bad = new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'no' });
+    const bad = apiError('invalid_value', 'no');
     const provider = fakeProvider('p', async () => {
       throw bad;
     });
@@ -358,13 +351,7 @@ describe('dispatcher', () => {
   it('honours a short retry-after and reports a long one without waiting', async () => {
     let calls = 0;
     const limited = (ms: number) =>
-      new ApiError({
-        status: 429,
-        type: 'rate_limit_error',
-        code: 'rate_limit_exceeded',
-        message: 'slow down',
-        headers: { 'retry-after-ms': String(ms) },
-      });
+      apiError('rate_limit_exceeded', 'slow down', { headers: { 'retry-after-ms': String(ms) } });
     const provider = fakeProvider('p', async () => {
       calls++;
       if (calls === 1) throw limited(1200);
@@ -409,7 +396,7 @@ describe('dispatcher', () => {
       code: 'no_healthy_deployment',
     });
     time.advance(1000);
-    answer = new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'bad' });
+    answer = apiError('invalid_value', 'bad');
     await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toBe(answer);
     expect(health.entries()).toEqual([]);
   });

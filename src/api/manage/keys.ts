@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { authorizeAccount } from '../../access/account-access.js';
 import { allowedModels } from '../../access/policy.js';
 import { findKeyById } from '../../db/repositories/api-keys.js';
+import { apiError } from '../../errors/api-error.js';
 import { createKey, listKeys, revokeKey, rotateKey, setKeyLimits, toKeyInfo } from '../../keys/service.js';
-import { invalidRequest, notFound } from '../../server/errors.js';
 import { defineRoute } from './route.js';
 import { accountParams, apiKeySchema, createdKeySchema, keyParams, limitsSchema, rotatedKeySchema } from './schemas.js';
 import type { ManagementServices } from './services.js';
@@ -19,7 +19,7 @@ const maximumGraceSeconds = 30 * 86_400;
 async function requireKeyOfAccount(services: ManagementServices, accountId: string, keyId: string) {
   const key = await findKeyById(services.database.db, keyId);
   // Another account's key is "not found" too: key ids must not be probeable across accounts.
-  if (!key || key.account_id !== accountId) throw notFound(`no key with id "${keyId.slice(0, 64)}"`, 'key_not_found');
+  if (!key || key.account_id !== accountId) throw apiError('key_not_found', `no key with id "${keyId.slice(0, 64)}"`);
   return key;
 }
 
@@ -69,19 +69,18 @@ export const keyRoutes = [
         );
         for (const model of body.models) {
           if (!permitted.has(model.trim())) {
-            throw invalidRequest(
-              `this account may not use the model "${model.slice(0, 100)}"`,
-              'models',
-              'model_not_allowed',
-            );
+            throw apiError('model_not_allowed', `this account may not use the model "${model.slice(0, 100)}"`, {
+              param: 'models',
+            });
           }
         }
-        if (body.models.length === 0) throw invalidRequest('give at least one model, or omit models', 'models');
+        if (body.models.length === 0)
+          throw apiError('invalid_request', 'give at least one model, or omit models', { param: 'models' });
         models = body.models;
       }
       const expiresInMs = body.expiresAt === undefined ? undefined : Date.parse(body.expiresAt) - Date.now();
       if (expiresInMs !== undefined && expiresInMs <= 0)
-        throw invalidRequest('expiresAt must be in the future', 'expiresAt');
+        throw apiError('invalid_request', 'expiresAt must be in the future', { param: 'expiresAt' });
       const created = await createKey(db, services.secret, {
         account: account.id,
         name: body.name,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { authorizeAccount } from '../../access/account-access.js';
 import { findUserById } from '../../db/repositories/users.js';
-import { notFound } from '../../server/errors.js';
+import { apiError } from '../../errors/api-error.js';
 import {
   acceptInvitation,
   createInvitation,
@@ -64,7 +64,7 @@ export const memberRoutes = [
       const { account } = await authorizeAccount(db, caller, params.accountId, 'manage-members');
       await setMemberRole(db, account.id, params.userId, body.role);
       const member = (await listMembers(db, account.id)).find((candidate) => candidate.userId === params.userId);
-      if (!member) throw notFound('no such member of this account', 'member_not_found');
+      if (!member) throw apiError('member_not_found', 'no such member of this account');
       return member;
     },
   }),
@@ -182,7 +182,7 @@ export const memberRoutes = [
         throw error;
       }
       const user = await findUserById(db, accepted.id);
-      if (!user) throw notFound('the invited user no longer exists', 'user_not_found');
+      if (!user) throw apiError('user_not_found', 'the invited user no longer exists');
       return startSession(services, request, reply, user);
     },
   }),

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Caller } from '../../access/account-access.js';
-import { ApiError, forbidden, invalidRequest } from '../../server/errors.js';
+import { apiError } from '../../errors/api-error.js';
 import { isValidCsrfToken } from '../../users/sessions.js';
 import { notSignedIn, resolveCaller } from './caller.js';
 import type { ManagementServices } from './services.js';
@@ -75,18 +75,17 @@ function containsNul(value: unknown): boolean {
 /** Turns the first zod issue into the OpenAI-style 400, naming the parameter. */
 function parseInput<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
   if (!schema) return (where === 'body' ? undefined : {}) as T;
-  if (containsNul(value)) throw invalidRequest(`The ${where} must not contain NUL characters.`, null, 'invalid_value');
+  if (containsNul(value)) throw apiError('invalid_value', `The ${where} must not contain NUL characters.`);
   const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue?.path.map(String).join('.') ?? '';
-  if (where === 'body' && value === undefined)
-    throw invalidRequest('This request needs a JSON body.', null, 'missing_body');
+  if (where === 'body' && value === undefined) throw apiError('missing_body', 'This request needs a JSON body.');
   const unknownKeys = issue?.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-  throw invalidRequest(
-    `Invalid ${where}${path ? ` field '${path}'` : ''}: ${issue?.message ?? 'invalid value'}${unknownKeys}`,
-    path || null,
+  throw apiError(
     'invalid_value',
+    `Invalid ${where}${path ? ` field '${path}'` : ''}: ${issue?.message ?? 'invalid value'}${unknownKeys}`,
+    { param: path || null },
   );
 }
 
@@ -102,12 +101,12 @@ export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]
         reply.header('cache-control', 'no-store');
         // A browser marks requests another site made it send; nothing legitimate on /api comes from another site.
         if (request.headers['sec-fetch-site'] === 'cross-site') {
-          throw forbidden('Cross-site requests are not accepted.', 'cross_site_request');
+          throw apiError('cross_site_request', 'Cross-site requests are not accepted.');
         }
         const caller = await resolveCaller(request, services);
         if (route.auth !== 'public' && !caller) throw notSignedIn();
         if (route.auth === 'session' && caller?.via !== 'session') {
-          throw forbidden('This can only be done from a signed-in console session, not with a token.', 'session_only');
+          throw apiError('session_only', 'This can only be done from a signed-in console session, not with a token.');
         }
         if (caller?.via === 'session' && !safeMethods.has(request.method)) {
           const presented = request.headers['x-csrf-token'];
@@ -115,21 +114,16 @@ export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]
             caller.sessionId === undefined ||
             !isValidCsrfToken(caller.sessionId, services.secret, Array.isArray(presented) ? presented[0] : presented)
           ) {
-            throw forbidden(
-              'Missing or invalid x-csrf-token header (get the token from GET /api/session).',
+            throw apiError(
               'csrf_token_invalid',
+              'Missing or invalid x-csrf-token header (get the token from GET /api/session).',
             );
           }
         }
         // JSON only: a plain-text or form body (which a cross-site form could send without a preflight) is refused.
         const contentType = request.headers['content-type'];
         if (request.body !== undefined && !/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
-          throw new ApiError({
-            status: 415,
-            type: 'invalid_request_error',
-            code: 'unsupported_media_type',
-            message: 'Send the body as JSON, with Content-Type: application/json.',
-          });
+          throw apiError('unsupported_media_type', 'Send the body as JSON, with Content-Type: application/json.');
         }
         const params = parseInput(route.params, request.params, 'path parameter');
         const query = parseInput(route.query, request.query, 'query parameter');

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../../access/account-access.js';
 import { findUserByEmail, listMembershipsOfUser, type UserRow, updateUser } from '../../db/repositories/users.js';
-import { ApiError, forbidden, unauthorized } from '../../server/errors.js';
+import { type ApiError, apiError } from '../../errors/api-error.js';
 import { needsRehash, verifyPassword } from '../../users/password.js';
 import { normaliseEmail, setUserPassword } from '../../users/service.js';
 import { createSession, csrfTokenFor, endOtherSessions, endSession } from '../../users/sessions.js';
@@ -54,20 +54,17 @@ export async function startSession(
 }
 
 export function tooManyAttempts(retryAfterSeconds: number): ApiError {
-  return new ApiError({
-    status: 429,
-    type: 'rate_limit_error',
-    code: 'too_many_sign_in_attempts',
-    message: `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
-    headers: { 'retry-after': String(retryAfterSeconds) },
-  });
+  return apiError(
+    'too_many_sign_in_attempts',
+    `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
+    { headers: { 'retry-after': String(retryAfterSeconds) } },
+  );
 }
 
-const invalidCredentials = () =>
-  unauthorized('The e-mail address or the password is not correct.', 'invalid_credentials');
+const invalidCredentials = () => apiError('invalid_credentials', 'The e-mail address or the password is not correct.');
 
 function sessionIdOf(caller: Caller): string {
-  if (caller.sessionId === undefined) throw forbidden('This needs a console session.', 'session_only');
+  if (caller.sessionId === undefined) throw apiError('session_only', 'This needs a console session.');
   return caller.sessionId;
 }
 
@@ -121,7 +118,7 @@ export const sessionRoutes = [
         throw invalidCredentials();
       }
       services.signInLimiter.recordSuccess(email);
-      if (user.disabled === 1) throw forbidden('This user is disabled; ask the operator.', 'user_disabled');
+      if (user.disabled === 1) throw apiError('user_disabled', 'This user is disabled; ask the operator.');
       if (needsRehash(user.password_hash)) await setUserPassword(services.database.db, user.id, body.password);
       return startSession(services, request, reply, user);
     },
@@ -159,7 +156,7 @@ export const sessionRoutes = [
       const user = await findUserByEmail(db, caller.email);
       if (!user?.password_hash || !(await verifyPassword(body.currentPassword, user.password_hash))) {
         services.signInLimiter.recordFailure(caller.email, address);
-        throw unauthorized('The current password is not correct.', 'invalid_credentials');
+        throw apiError('invalid_credentials', 'The current password is not correct.');
       }
       await setUserPassword(db, user.id, body.newPassword);
       await endOtherSessions(db, user.id, sessionIdOf(caller));

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ModelPricing } from '../../config/schema.js';
+import { ApiError, apiError, modelNotFound, toApiError } from '../../errors/api-error.js';
+import { openAiStreamError } from '../../errors/render-openai.js';
 import { type Admission, admittedWithoutLimits } from '../../limits/limiter.js';
 import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../../openai/normalize-chunk.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../openai/types.js';
@@ -7,7 +9,6 @@ import { validateChatRequest } from '../../openai/validate-chat-request.js';
 import type { RequestRecord } from '../../request-log/record.js';
 import { type DispatchTrace, lastDeploymentAttempt, newTrace } from '../../routing/dispatch.js';
 import type { CancelSignal } from '../../server/cancellation.js';
-import { ApiError, modelNotFound, renderStreamError, toApiError } from '../../server/errors.js';
 import { readJsonBody } from '../../server/read-body.js';
 import { sseData, sseDone, sseHeaders, sseKeepalive } from '../../upstream/sse.js';
 import {
@@ -309,7 +310,7 @@ async function streamChat(
     if (!started || response.destroyed) throw error;
     const apiError = dispatch.signal.aborted ? abortedError(dispatch.signal.reason) : toApiError(error);
     // Mid-stream failure: an in-band error, then [DONE]; never a clean-looking finish.
-    await write(renderStreamError(apiError));
+    await write(openAiStreamError(apiError));
     await write(sseDone);
     response.end();
     record.outcome = 'error';
@@ -324,10 +325,5 @@ async function streamChat(
 /** Why the gateway itself cut a stream short (the reason given to the AbortController in data-plane.ts). */
 function abortedError(reason: unknown): ApiError {
   if (reason instanceof ApiError) return reason;
-  return new ApiError({
-    status: 503,
-    type: 'server_error',
-    code: 'service_unavailable',
-    message: 'The request was interrupted.',
-  });
+  return apiError('service_unavailable', 'The request was interrupted.');
 }

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError, methodNotAllowed, routeNotFound, toApiError } from '../../errors/api-error.js';
+import { renderOpenAiError } from '../../errors/render-openai.js';
 import { KeyRefusedError, type Principal } from '../../keys/authenticate.js';
 import type { RequestRecord } from '../../request-log/record.js';
 import { toLogRow } from '../../request-log/record.js';
 import { Cancellation } from '../../server/cancellation.js';
-import { ApiError, methodNotAllowed, renderError, routeNotFound, toApiError } from '../../server/errors.js';
 import { InFlightRequests } from '../../server/in-flight.js';
 import { RequestIds } from '../../server/request-id.js';
 import { handleChatCompletions } from './chat-completions.js';
@@ -178,7 +179,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         record.status = 499;
       }
       if (!response.headersSent && !response.destroyed) {
-        const rendered = renderError(apiError, record.requestId);
+        const rendered = renderOpenAiError(apiError, record.requestId);
         // A body we refused to read would otherwise be read to the end before the next request on this connection.
         if (apiError.status === 413) rendered.headers.connection = 'close';
         response.writeHead(rendered.status, rendered.headers);

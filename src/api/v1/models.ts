@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ModelCatalog } from '../../access/policy.js';
+import { modelNotFound } from '../../errors/api-error.js';
 import type { Principal } from '../../keys/authenticate.js';
-import { modelNotFound } from '../../server/errors.js';
 
 /**
  * GET /v1/models and GET /v1/models/{id}: exactly the models the key may call. The list is the principal's

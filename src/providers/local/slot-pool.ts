@@ -1,5 +1,5 @@
+import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { CancelSignal } from '../../server/cancellation.js';
-import { ApiError } from '../../server/errors.js';
 
 /**
  * A fixed set of generation slots (one per context sequence) and a bounded line of requests waiting for one.
@@ -147,21 +147,14 @@ export class SlotPool<Slot> {
       reason === 'queue_full'
         ? `all ${this.slots.length} generation slots are busy and ${this.options.queueSize} requests are already waiting`
         : `no generation slot became free within ${Math.round(this.options.queueTimeoutMs / 1000)} s`;
-    return new ApiError({
-      status: 503,
-      type: 'server_error',
-      code: 'model_overloaded',
-      message: `That model is currently overloaded with other requests (${this.options.modelName}: ${detail}). You can retry your request in ${seconds} s.`,
-      headers: { 'retry-after': String(seconds), 'retry-after-ms': String(seconds * 1000) },
-    });
+    return apiError(
+      'model_overloaded',
+      `That model is currently overloaded with other requests (${this.options.modelName}: ${detail}). You can retry your request in ${seconds} s.`,
+      { headers: { 'retry-after': String(seconds), 'retry-after-ms': String(seconds * 1000) } },
+    );
   }
 }
 
 export function cancelled(): ApiError {
-  return new ApiError({
-    status: 499,
-    type: 'invalid_request_error',
-    code: 'client_closed_request',
-    message: 'The request was cancelled.',
-  });
+  return apiError('client_closed_request', 'The request was cancelled.');
 }

@@ -1,9 +1,9 @@
 import type { OpenAiProviderConfig } from '../../config/schema.js';
+import type { ApiError } from '../../errors/api-error.js';
 import { outlineCompletion } from '../../openai/outline-completion.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion, Usage } from '../../openai/types.js';
 import type { CancelSignal } from '../../server/cancellation.js';
-import type { ApiError } from '../../server/errors.js';
 import type { UpstreamHeaders, UpstreamResponse } from '../../upstream/client.js';
 import {
   isEventStream,
