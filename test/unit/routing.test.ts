@@ -7,11 +7,12 @@ import type { ChatCompletion, ChatCompletionRequest } from '../../src/openai/typ
 import type { Provider, ProviderCall, StreamItem } from '../../src/providers/provider.js';
 import { contextWindowError } from '../../src/routing/context-window.js';
 import { DeploymentHealth } from '../../src/routing/deployment-health.js';
-import { Dispatcher, newTrace } from '../../src/routing/dispatch.js';
+import { Dispatcher } from '../../src/routing/dispatch.js';
 import { applyParameterSupport, isNeutral } from '../../src/routing/parameters.js';
 import { backoffMs, classifyFailure, retryAfterMs } from '../../src/routing/retry-policy.js';
 import type { Deployment, Route, Router } from '../../src/routing/router.js';
 import { pickWeighted } from '../../src/routing/select-deployment.js';
+import { newTrace } from '../../src/routing/trace.js';
 
 const settings = { failureThreshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
 
