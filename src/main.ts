@@ -23,6 +23,7 @@ import { ensurePartitions, RetentionJob } from './request-log/retention.js';
 import { RequestLogWriter } from './request-log/writer.js';
 import { DeploymentHealth } from './routing/deployment-health.js';
 import { Dispatcher } from './routing/dispatch.js';
+import { RedisHealthStore } from './routing/redis-health-store.js';
 import { Router } from './routing/router.js';
 import { buildApp } from './server/build-app.js';
 import { loadConsoleAssets } from './server/console-assets.js';
@@ -157,6 +158,20 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   if (redis && !(await waitUntilReady(redis, 3000))) {
     logger.warn('Redis is not reachable at start-up; limits use the configured fallback until it is');
   }
+  // Deployment health is shared through Redis in the background; requests read this node's copy.
+  const healthStore =
+    redis && config.routing.circuitBreaker.enabled
+      ? new RedisHealthStore({
+          redis,
+          keyPrefix: config.redis.keyPrefix,
+          health,
+          deployments: router.deploymentIds(),
+          windowMs: config.routing.circuitBreaker.windowMs,
+          intervalMs: config.routing.circuitBreaker.syncIntervalMs,
+          logger,
+        })
+      : undefined;
+  healthStore?.start();
 
   const changeFeed = new AccessChangeFeed({
     db: database.db,
@@ -270,6 +285,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     changeFeed.close();
     await retention.close();
     await limiter.close();
+    await healthStore?.close();
     redis?.disconnect();
     subscriber?.disconnect();
     consoleServices?.close();

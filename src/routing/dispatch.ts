@@ -165,7 +165,7 @@ export class Dispatcher {
     body?: Buffer,
   ): Promise<AsyncIterable<StreamItem>> {
     // After the first content chunk a failure is reported in-band by the caller; it is recorded here.
-    const onFailure = (error: unknown) => this.streamFailed(error, trace);
+    const onFailure = (error: unknown) => this.streamFailed(error, trace, accountId);
     return this.run(request, signal, trace, accountId, body, async (deployment, call) => {
       if (!deployment.model.streaming) {
         const { stream: _stream, stream_options: _options, ...whole } = call.request;
@@ -181,7 +181,7 @@ export class Dispatcher {
   }
 
   /** A stream failed after its first content chunk: the attempt that served it, and its deployment's health. */
-  private streamFailed(error: unknown, trace: DispatchTrace): void {
+  private streamFailed(error: unknown, trace: DispatchTrace, accountId: string | undefined): void {
     const apiError = toApiError(error);
     const served = trace.served;
     const attempt = trace.attempts.at(-1);
@@ -191,7 +191,7 @@ export class Dispatcher {
       attempt.code = apiError.code;
     }
     if (served && apiError.status !== 499 && countsAgainstDeployment(classifyFailure(apiError))) {
-      this.options.health.failed(served.deployment);
+      this.options.health.failed(served.deployment, { account: accountId, request: trace, error: apiError });
     }
   }
 
@@ -229,11 +229,11 @@ export class Dispatcher {
         if (signal.aborted) throw cancelled();
         let healthy: readonly Deployment[] = deployments;
         for (const deployment of deployments) {
-          const availableInMs = health.availableInMs(deployment.id);
+          const availableInMs = health.availableInMs(deployment.id, chain);
           if (availableInMs < soonestAvailableMs) soonestAvailableMs = availableInMs;
           // Only when some deployment is out of rotation does the healthy set need an array of its own.
           if (availableInMs > 0 && healthy === deployments) {
-            healthy = deployments.filter((item) => health.isAvailable(item.id));
+            healthy = deployments.filter((item) => health.isAvailable(item.id, chain));
           }
         }
         if (healthy.length === 0 && tried === undefined) {
@@ -261,7 +261,7 @@ export class Dispatcher {
         if (!deployment) break;
         if (waitMs > 0) await this.sleep(waitMs, signal);
         tried ??= [];
-        if (!health.tryAcquire(deployment.id)) {
+        if (!health.tryAcquire(deployment.id, chain)) {
           // Another request took the half-open probe while this one waited.
           tried.push(deployment.id);
           continue;
@@ -290,7 +290,7 @@ export class Dispatcher {
             // Removing a parameter changed the request: its original bytes no longer say the same thing.
             body: prepared.request === request ? body : undefined,
           });
-          health.succeeded(deployment.id);
+          health.succeeded(deployment.id, { account: accountId, request: trace });
           this.record(trace, route, deployment, 'success', undefined, waitMs, performance.now() - started);
           trace.served = {
             model: route.model.name,
@@ -312,8 +312,10 @@ export class Dispatcher {
           const requested = retryAfterMs(apiError);
           const tooLong = requested !== undefined && requested > route.model.retry.maxRetryAfterMs;
           // A deployment that answers "your request is wrong" is up: only upstream trouble counts against it.
-          if (countsAgainstDeployment(kind)) health.failed(deployment.id, tooLong ? requested : undefined);
-          else health.succeeded(deployment.id);
+          if (countsAgainstDeployment(kind)) {
+            const pauseMs = tooLong ? requested : undefined;
+            health.failed(deployment.id, { account: accountId, request: trace, error: apiError, pauseMs });
+          } else health.succeeded(deployment.id, { account: accountId, request: trace });
           if (kind === 'fatal') throw apiError;
           lastError = apiError;
           // A wait longer than the model accepts is not waited for: other deployments and fallbacks go first.
