@@ -107,7 +107,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     queueDepth: () => logWriter?.depth ?? 0,
     inFlight: () => dataPlane?.inFlight ?? 0,
     deploymentStates: () =>
-      health.entries().map((entry) => ({ deployment: entry.deployment, unavailable: entry.availableInMs > 0 })),
+      health.entries().map((entry) => ({
+        deployment: entry.deployment,
+        unavailable: entry.state !== 'closed' || entry.availableInMs > 0,
+      })),
     providerLoad: () => registry.load(),
   });
   const dispatcher = new Dispatcher({ router, health, metrics });
