@@ -288,6 +288,8 @@ const localProviderSchema = z
     max_concurrent: z.number().int().min(1).max(256).default(4),
     /** Requests waiting for a free slot; beyond that the provider answers 503 with retry-after. */
     queue_size: z.number().int().min(0).max(100_000).default(64),
+    /** Requests one account may have waiting (default: a quarter of queue_size, at least 1). */
+    queue_per_account: z.number().int().min(1).max(100_000).optional(),
     /** Longest wait in the queue before a request is answered 503. */
     queue_timeout: duration.default(60_000),
     /** Tokens evaluated per batch (prompt processing). */
@@ -299,6 +301,15 @@ const localProviderSchema = z
     /** max_tokens applied when a request sets none (default: up to the end of the context). */
     default_max_tokens: z.number().int().min(1).optional(),
   })
+  .superRefine((provider, context) => {
+    if (provider.queue_per_account !== undefined && provider.queue_per_account > provider.queue_size) {
+      context.addIssue({
+        code: 'custom',
+        path: ['queue_per_account'],
+        message: `must not exceed queue_size (${provider.queue_size})`,
+      });
+    }
+  })
   .transform((provider) => ({
     name: provider.name,
     type: provider.type,
@@ -307,6 +318,7 @@ const localProviderSchema = z
     threads: provider.threads,
     maxConcurrent: provider.max_concurrent,
     queueSize: provider.queue_size,
+    queuePerAccount: provider.queue_per_account ?? Math.max(1, Math.ceil(provider.queue_size / 4)),
     queueTimeoutMs: provider.queue_timeout,
     batchSize: provider.batch_size,
     gpu: provider.gpu,
