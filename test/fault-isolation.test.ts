@@ -11,7 +11,8 @@ import { sendJson, sleep } from './support/mock-server.js';
  * on one node and on two nodes sharing Redis: B is served by the primary deployment every time, nothing is ejected,
  * and A gets the upstream's own error. When the upstream really is down for everyone, it is ejected (the standby
  * serves), probed, and brought back; across two nodes that each see only one of the failing accounts, that takes
- * the outcomes both nodes shared through Redis. With Redis unreachable, each node judges on its own.
+ * the outcomes both nodes shared through Redis. Refused connections eject from one account's traffic alone (no
+ * request can cause them). With Redis unreachable, each node judges on its own.
  */
 
 const poison = 'POISON: the upstream always fails on this';
@@ -184,7 +185,19 @@ describe('one node', () => {
     gateway = await startTestGateway({
       mock,
       config: { routing: routing() },
-      models: [...modelsFor('one-node'), ...modelsFor('one-node-down')],
+      // Nothing listens on port 1: every connection is refused before any request reaches an upstream.
+      providers: [{ name: 'closed', type: 'openai', base_url: 'http://127.0.0.1:1/v1', api_key: 'sk-closed' }],
+      models: [
+        ...modelsFor('one-node'),
+        ...modelsFor('one-node-down'),
+        {
+          name: 'refused',
+          deployments: [
+            { provider: 'closed', upstream_model: 'anything' },
+            { provider: 'mock', upstream_model: 'one-node-down-standby', weight: 0 },
+          ],
+        },
+      ],
     });
     [a, b] = await tenants(gateway);
   });
@@ -238,6 +251,13 @@ describe('one node', () => {
         'one-node-down',
       ),
     ).toBe(true);
+  });
+
+  it('ejects after consecutive refused connections, even from one account: no request can cause those', async () => {
+    const { answers, ejected: wasEjected } = await untilEjected([[gateway, a]], 'refused', 'closed/anything');
+    expect(wasEjected).toBe(true);
+    expect(answers.length).toBeLessThanOrEqual(5);
+    expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
   });
 });
 
