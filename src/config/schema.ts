@@ -288,6 +288,8 @@ const localProviderSchema = z
     max_concurrent: z.number().int().min(1).max(256).default(4),
     /** Requests waiting for a free slot; beyond that the provider answers 503 with retry-after. */
     queue_size: z.number().int().min(0).max(100_000).default(64),
+    /** Requests one account may have waiting (default: a quarter of queue_size, at least 1). */
+    queue_per_account: z.number().int().min(1).max(100_000).optional(),
     /** Longest wait in the queue before a request is answered 503. */
     queue_timeout: duration.default(60_000),
     /** Tokens evaluated per batch (prompt processing). */
@@ -299,6 +301,15 @@ const localProviderSchema = z
     /** max_tokens applied when a request sets none (default: up to the end of the context). */
     default_max_tokens: z.number().int().min(1).optional(),
   })
+  .superRefine((provider, context) => {
+    if (provider.queue_per_account !== undefined && provider.queue_per_account > provider.queue_size) {
+      context.addIssue({
+        code: 'custom',
+        path: ['queue_per_account'],
+        message: `must not exceed queue_size (${provider.queue_size})`,
+      });
+    }
+  })
   .transform((provider) => ({
     name: provider.name,
     type: provider.type,
@@ -307,6 +318,7 @@ const localProviderSchema = z
     threads: provider.threads,
     maxConcurrent: provider.max_concurrent,
     queueSize: provider.queue_size,
+    queuePerAccount: provider.queue_per_account ?? Math.max(1, Math.ceil(provider.queue_size / 4)),
     queueTimeoutMs: provider.queue_timeout,
     batchSize: provider.batch_size,
     gpu: provider.gpu,
@@ -371,18 +383,59 @@ const retryOverridesSchema = z.strictObject({
   max_retry_after: retryFields.max_retry_after.optional(),
 });
 
+/**
+ * When a deployment is taken out of rotation (see routing/deployment-health.ts). Ejection needs evidence from the
+ * traffic as a whole, so that one account's requests that fail on their own cannot take a model away from the others.
+ */
+const circuitBreakerSchema = z
+  .strictObject({
+    /** false: deployments are never ejected (an upstream's retry-after still pauses one). */
+    enabled: z.boolean().default(true),
+    /** Consecutive failed requests that cannot be the requests' own (connection refused, credentials rejected). */
+    failure_threshold: z.number().int().min(1).max(1000).default(5),
+    /** Failure percentage over the window, each account weighing the same, at or above which a deployment is ejected. */
+    failure_percentage: z.number().min(1).max(100).default(80),
+    /** Requests a deployment must have had in the window before its failure percentage is judged. */
+    minimum_requests: z.number().int().min(1).max(1_000_000).default(10),
+    /** Accounts whose requests failed in the window; 1 suits a single-tenant gateway. */
+    minimum_accounts: z.number().int().min(1).max(1000).default(2),
+    window: duration.default(60_000),
+    /** How long an ejected deployment stays out before one probe request is let through; doubles while probes fail. */
+    cooldown: duration.default(30_000),
+    max_cooldown: duration.default(300_000),
+    /** Below this percentage of healthy deployments in a model's chain, ejected ones serve again; 0 refuses instead. */
+    panic_threshold: z.number().min(0).max(100).default(50),
+    /** How often outcomes and ejections are exchanged with the other nodes through Redis (when configured). */
+    sync_interval: duration.default(1000),
+  })
+  .superRefine((breaker, context) => {
+    if (breaker.max_cooldown < breaker.cooldown) {
+      context.addIssue({ code: 'custom', path: ['max_cooldown'], message: 'must not be shorter than cooldown' });
+    }
+    if (breaker.window < 1000) {
+      context.addIssue({ code: 'custom', path: ['window'], message: 'must be at least 1s' });
+    }
+    if (breaker.sync_interval < 50) {
+      context.addIssue({ code: 'custom', path: ['sync_interval'], message: 'must be at least 50ms' });
+    }
+  })
+  .transform((breaker) => ({
+    enabled: breaker.enabled,
+    failureThreshold: breaker.failure_threshold,
+    failurePercentage: breaker.failure_percentage,
+    minimumRequests: breaker.minimum_requests,
+    minimumAccounts: breaker.minimum_accounts,
+    windowMs: breaker.window,
+    cooldownMs: breaker.cooldown,
+    maxCooldownMs: breaker.max_cooldown,
+    panicThreshold: breaker.panic_threshold,
+    syncIntervalMs: breaker.sync_interval,
+  }));
+
 const routingSchema = z
   .strictObject({
     retry: retrySchema.default(retrySchema.parse({})),
-    circuit_breaker: z
-      .strictObject({
-        /** Consecutive failures after which a deployment is taken out of rotation. */
-        failure_threshold: z.number().int().min(1).max(1000).default(5),
-        /** How long it stays out before one probe request is let through; doubles while probes fail. */
-        cooldown: duration.default(30_000),
-        max_cooldown: duration.default(300_000),
-      })
-      .default({ failure_threshold: 5, cooldown: 30_000, max_cooldown: 300_000 }),
+    circuit_breaker: circuitBreakerSchema.default(circuitBreakerSchema.parse({})),
   })
   .transform((routing) => ({
     retry: {
@@ -391,11 +444,7 @@ const routingSchema = z
       maxBackoffMs: routing.retry.max_backoff,
       maxRetryAfterMs: routing.retry.max_retry_after,
     },
-    circuitBreaker: {
-      failureThreshold: routing.circuit_breaker.failure_threshold,
-      cooldownMs: routing.circuit_breaker.cooldown,
-      maxCooldownMs: routing.circuit_breaker.max_cooldown,
-    },
+    circuitBreaker: routing.circuit_breaker,
   }));
 
 const deploymentSchema = z.strictObject({

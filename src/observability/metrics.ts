@@ -93,7 +93,7 @@ function buildMetrics(registry: Registry, options: MetricsSources): Metrics {
     ).register(registry),
     deploymentUnavailable: new Gauge({
       name: 'switchboard_deployment_unavailable',
-      help: 'Deployments out of rotation: circuit open or paused by an upstream retry-after (1), back in (0)',
+      help: 'Deployments out of rotation: ejected (until a probe succeeds) or paused by an upstream retry-after (1), back in (0)',
       labelNames: ['deployment'],
       registers: [registry],
       collect() {

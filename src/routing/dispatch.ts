@@ -8,7 +8,7 @@ import type { DeploymentHealth } from './deployment-health.js';
 import type { DispatchOperation, PreparedCall } from './operation.js';
 import { classifyFailure, countsAgainstDeployment, type FailureKind, retryAfterMs } from './retry-policy.js';
 import { RouteCursor } from './route-cursor.js';
-import type { Deployment, Route, Router } from './router.js';
+import type { Deployment, Route, RouteChain, Router } from './router.js';
 import type { AttemptRecord, DispatchTrace } from './trace.js';
 
 /**
@@ -105,7 +105,7 @@ export class Dispatcher {
     accountId?: string,
     body?: Buffer,
   ): Promise<AsyncIterable<StreamItem>> {
-    const onFailure = (error: unknown) => this.streamFailed(error, trace);
+    const onFailure = (error: unknown) => this.streamFailed(error, trace, accountId);
     return this.run(chatStreamOperation(request, body, onFailure), signal, trace, accountId);
   }
 
@@ -117,21 +117,22 @@ export class Dispatcher {
     accountId?: string,
   ): Promise<Result> {
     const failures = new ChainFailures();
-    for (const route of this.options.router.chain(operation.model)) {
+    const chain = this.options.router.chain(operation.model);
+    for (const route of chain) {
       const refusal = operation.refuseRoute?.(route);
       if (refusal) {
         this.recordSkippedRoute(trace, route, refusal);
         failures.refusal ??= refusal;
         continue;
       }
-      const outcome = await this.runRoute(route, operation, signal, trace, accountId, failures);
+      const outcome = await this.runRoute(route, chain, operation, signal, trace, accountId, failures);
       if (outcome.served) return outcome.result;
     }
     throw failures.final(operation.model);
   }
 
   /** A stream failed after its first content chunk: the attempt that served it, and its deployment's health. */
-  private streamFailed(error: unknown, trace: DispatchTrace): void {
+  private streamFailed(error: unknown, trace: DispatchTrace, accountId: string | undefined): void {
     const apiError = toApiError(error);
     const attempt = trace.attempts.at(-1);
     if (attempt && attempt.outcome === 'success') {
@@ -141,13 +142,14 @@ export class Dispatcher {
     }
     const served = trace.served;
     if (served && apiError.status !== 499 && countsAgainstDeployment(classifyFailure(apiError))) {
-      this.options.health.failed(served.deployment);
+      this.options.health.failed(served.deployment, { account: accountId, request: trace, error: apiError });
     }
   }
 
   /** Tries the deployments of one route until one serves, the route has nothing left, or a failure ends dispatch. */
   private async runRoute<Result>(
     route: Route,
+    chain: RouteChain,
     operation: DispatchOperation<Result>,
     signal: CancelSignal,
     trace: DispatchTrace,
@@ -155,7 +157,7 @@ export class Dispatcher {
     failures: ChainFailures,
   ): Promise<RouteResult<Result>> {
     const { health } = this.options;
-    const cursor = new RouteCursor(route, health, this.random);
+    const cursor = new RouteCursor(route, chain, health, this.random);
     for (;;) {
       if (signal.aborted) throw requestCancelled();
       const next = cursor.next();
@@ -169,7 +171,7 @@ export class Dispatcher {
       if (waitMs > 0) await this.sleep(waitMs, signal);
       cursor.tried(deployment);
       // Another request took the half-open probe while this one waited.
-      if (!health.tryAcquire(deployment.id)) continue;
+      if (!health.tryAcquire(deployment.id, chain)) continue;
 
       let call: PreparedCall<Result>;
       try {
@@ -185,7 +187,8 @@ export class Dispatcher {
       const startedAt = performance.now();
       try {
         const result = await call.send();
-        health.succeeded(deployment.id);
+        // The trace stands for the request: its retries count once.
+        health.succeeded(deployment.id, { account: accountId, request: trace });
         this.record(trace, route, deployment, 'success', undefined, waitMs, performance.now() - startedAt);
         trace.served = {
           model: route.model.name,
@@ -203,7 +206,7 @@ export class Dispatcher {
           health.released(deployment.id);
           throw failure.status === 499 ? failure : requestCancelled();
         }
-        const kind = this.judgeFailure(route, deployment, failure);
+        const kind = this.judgeFailure(route, deployment, failure, accountId, trace);
         if (kind === 'fatal') throw failure;
         failures.lastError = failure;
         cursor.failed(failure, kind);
@@ -217,13 +220,27 @@ export class Dispatcher {
    * accepts is not waited for (other deployments and fallbacks go first); a busy in-process provider is not retried in
    * place (its queue is the bound), only its alternatives.
    */
-  private judgeFailure(route: Route, deployment: Deployment, failure: ApiError): FailureKind {
+  private judgeFailure(
+    route: Route,
+    deployment: Deployment,
+    failure: ApiError,
+    accountId: string | undefined,
+    trace: DispatchTrace,
+  ): FailureKind {
     const kind = classifyFailure(failure);
     const requested = retryAfterMs(failure);
     const tooLong = requested !== undefined && requested > route.model.retry.maxRetryAfterMs;
+    const context = { account: accountId, request: trace };
     // A deployment that answers "your request is wrong" is up: only upstream trouble counts against it.
-    if (countsAgainstDeployment(kind)) this.options.health.failed(deployment.id, tooLong ? requested : undefined);
-    else this.options.health.succeeded(deployment.id);
+    if (countsAgainstDeployment(kind)) {
+      this.options.health.failed(deployment.id, {
+        ...context,
+        error: failure,
+        pauseMs: tooLong ? requested : undefined,
+      });
+    } else {
+      this.options.health.succeeded(deployment.id, context);
+    }
     if (kind === 'fatal' || kind === 'next-model') return kind;
     return tooLong || kind === 'busy' ? 'next-deployment' : kind;
   }

@@ -1,7 +1,7 @@
 import type { ApiError } from '../errors/api-error.js';
 import type { DeploymentHealth } from './deployment-health.js';
 import { backoffMs, type FailureKind, retryAfterMs } from './retry-policy.js';
-import type { Deployment, Route } from './router.js';
+import type { Deployment, Route, RouteChain } from './router.js';
 import { pickWeighted } from './select-deployment.js';
 
 /**
@@ -26,6 +26,8 @@ export class RouteCursor {
 
   constructor(
     private readonly route: Route,
+    /** The whole chain the route belongs to: health lets ejected deployments serve when too few are healthy. */
+    private readonly chain: RouteChain,
     private readonly health: DeploymentHealth,
     private readonly random: () => number,
   ) {
@@ -75,10 +77,10 @@ export class RouteCursor {
     const deployments = this.route.deployments;
     let healthy: readonly Deployment[] = deployments;
     for (const deployment of deployments) {
-      const availableInMs = this.health.availableInMs(deployment.id);
+      const availableInMs = this.health.availableInMs(deployment.id, this.chain);
       if (availableInMs < this.soonestAvailableMs) this.soonestAvailableMs = availableInMs;
       if (availableInMs > 0 && healthy === deployments) {
-        healthy = deployments.filter((item) => this.health.isAvailable(item.id));
+        healthy = deployments.filter((item) => this.health.isAvailable(item.id, this.chain));
       }
     }
     return healthy;

@@ -13,6 +13,7 @@ import { ProviderRegistry } from '../providers/registry.js';
 import { connectRedis, waitUntilReady } from '../redis/connect.js';
 import { DeploymentHealth } from '../routing/deployment-health.js';
 import { Dispatcher } from '../routing/dispatch.js';
+import { RedisHealthStore } from '../routing/redis-health-store.js';
 import { Router } from '../routing/router.js';
 import { UpstreamClient } from '../upstream/client.js';
 import type { Storage } from './build-storage.js';
@@ -102,7 +103,10 @@ export async function buildDataPlane(
   const router = new Router(catalog, registry, config.providers);
   const health = new DeploymentHealth(config.routing.circuitBreaker);
   metricsSources.deploymentStates = () =>
-    health.entries().map((entry) => ({ deployment: entry.deployment, unavailable: entry.availableInMs > 0 }));
+    health.entries().map((entry) => ({
+      deployment: entry.deployment,
+      unavailable: entry.state !== 'closed' || entry.availableInMs > 0,
+    }));
   metricsSources.providerLoad = () => registry.load();
   const dispatcher = new Dispatcher({ router, health, metrics });
 
@@ -115,6 +119,20 @@ export async function buildDataPlane(
     limitDefaults: { account: config.limits.accountDefaults, key: config.limits.keyDefaults },
   });
   const redis = await connectRedisIfConfigured(config, logger, metrics, lifetime);
+  if (redis && config.routing.circuitBreaker.enabled) {
+    // Deployment health is shared through Redis in the background; requests read this node's copy.
+    const healthStore = new RedisHealthStore({
+      redis: redis.client,
+      keyPrefix: config.redis.keyPrefix,
+      health,
+      deployments: router.deploymentIds(),
+      windowMs: config.routing.circuitBreaker.windowMs,
+      intervalMs: config.routing.circuitBreaker.syncIntervalMs,
+      logger,
+    });
+    healthStore.start();
+    lifetime.add('shared deployment health', healthStore, (store) => store.close());
+  }
   const changeFeed = new AccessChangeFeed({
     db: storage.database.db,
     logger,

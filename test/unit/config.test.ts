@@ -194,7 +194,45 @@ describe('providers and routing configuration', () => {
     expect(mixed?.deployments[0]?.timeouts).toEqual({ connectMs: undefined, firstByteMs: 20_000, idleMs: undefined });
     expect(mixed?.deployments[0]?.pricing?.inputPerMillion).toBe(1);
     expect(mixed?.deployments[1]?.pricing?.inputPerMillion).toBe(0.3);
-    expect(config.routing.circuitBreaker).toEqual({ failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 });
+    expect(config.routing.circuitBreaker).toEqual({
+      enabled: true,
+      failureThreshold: 5,
+      failurePercentage: 80,
+      minimumRequests: 10,
+      minimumAccounts: 2,
+      windowMs: 60_000,
+      cooldownMs: 30_000,
+      maxCooldownMs: 300_000,
+      panicThreshold: 50,
+      syncIntervalMs: 1000,
+    });
+  });
+
+  it('reads the circuit breaker, old keys included, and names a bad one', () => {
+    const config = parseConfig(
+      {
+        routing: {
+          circuit_breaker: { failure_threshold: 2, cooldown: '10s', max_cooldown: '1m', minimum_accounts: 1 },
+        },
+      },
+      'test',
+    );
+    expect(config.routing.circuitBreaker).toMatchObject({
+      failureThreshold: 2,
+      cooldownMs: 10_000,
+      maxCooldownMs: 60_000,
+      minimumAccounts: 1,
+      minimumRequests: 10,
+    });
+    expect(problemsOf({ routing: { circuit_breaker: { cooldown: '10m' } } })).toEqual([
+      'routing.circuit_breaker.max_cooldown: must not be shorter than cooldown',
+    ]);
+    expect(problemsOf({ routing: { circuit_breaker: { failure_percentage: 150 } } })[0]).toMatch(
+      /^routing\.circuit_breaker\.failure_percentage: /,
+    );
+    expect(problemsOf({ routing: { circuit_breaker: { consecutive_failures: 3 } } })[0]).toMatch(
+      /^routing\.circuit_breaker: .*consecutive_failures/,
+    );
   });
 
   it('names the bad field in deployments and fallbacks', () => {

@@ -6,7 +6,7 @@ import { openAiErrorBody } from '../../src/errors/render-openai.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/openai/types.js';
 import type { Provider, ProviderCall, StreamItem } from '../../src/providers/provider.js';
 import { contextWindowError } from '../../src/routing/context-window.js';
-import { DeploymentHealth } from '../../src/routing/deployment-health.js';
+import { type CircuitBreakerSettings, DeploymentHealth } from '../../src/routing/deployment-health.js';
 import { Dispatcher } from '../../src/routing/dispatch.js';
 import { applyParameterSupport, isNeutral } from '../../src/routing/parameters.js';
 import { backoffMs, classifyFailure, retryAfterMs } from '../../src/routing/retry-policy.js';
@@ -14,75 +14,23 @@ import type { Deployment, Route, Router } from '../../src/routing/router.js';
 import { pickWeighted } from '../../src/routing/select-deployment.js';
 import { newTrace } from '../../src/routing/trace.js';
 
-const settings = { failureThreshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
-
 function clock() {
   let now = 1_000_000;
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
-describe('deployment health (circuit breaker)', () => {
-  it('opens after consecutive failures, admits one probe after the cooldown, doubles the cooldown on failure', () => {
-    const time = clock();
-    const health = new DeploymentHealth(settings, time.now);
-    health.failed('a');
-    health.failed('a');
-    expect(health.isAvailable('a')).toBe(true);
-    health.failed('a');
-    expect(health.isAvailable('a')).toBe(false);
-    expect(health.availableInMs('a')).toBe(1000);
-    time.advance(1000);
-    expect(health.tryAcquire('a')).toBe(true);
-    // One probe at a time.
-    expect(health.tryAcquire('a')).toBe(false);
-    health.failed('a');
-    expect(health.availableInMs('a')).toBe(2000);
-    time.advance(2000);
-    expect(health.tryAcquire('a')).toBe(true);
-    health.failed('a');
-    time.advance(4000);
-    expect(health.tryAcquire('a')).toBe(true);
-    health.failed('a');
-    expect(health.availableInMs('a')).toBe(4000); // capped at max_cooldown
-    time.advance(4000);
-    expect(health.tryAcquire('a')).toBe(true);
-    health.succeeded('a');
-    expect(health.entries()).toEqual([]);
-    expect(health.isAvailable('a')).toBe(true);
-  });
-
-  it('a success resets the count of consecutive failures', () => {
-    const health = new DeploymentHealth(settings, clock().now);
-    health.failed('a');
-    health.failed('a');
-    health.succeeded('a');
-    health.failed('a');
-    health.failed('a');
-    expect(health.isAvailable('a')).toBe(true);
-  });
-
-  it('pauses a deployment for an upstream retry-after without opening its circuit', () => {
-    const time = clock();
-    const health = new DeploymentHealth(settings, time.now);
-    health.failed('a', 5000);
-    expect(health.isAvailable('a')).toBe(false);
-    expect(health.isPaused('a')).toBe(true);
-    expect(health.entries()[0]).toMatchObject({ state: 'closed', availableInMs: 5000 });
-    time.advance(5000);
-    expect(health.isAvailable('a')).toBe(true);
-  });
-
-  it('lets another probe through when one never reported back within a cooldown', () => {
-    const time = clock();
-    const health = new DeploymentHealth(settings, time.now);
-    for (let count = 0; count < 3; count++) health.failed('a');
-    time.advance(1000);
-    expect(health.tryAcquire('a')).toBe(true);
-    time.advance(999);
-    expect(health.tryAcquire('a')).toBe(false);
-    time.advance(1);
-    expect(health.tryAcquire('a')).toBe(true);
-  });
+const breaker = (overrides: Partial<CircuitBreakerSettings> = {}): CircuitBreakerSettings => ({
+  enabled: true,
+  failureThreshold: 5,
+  failurePercentage: 80,
+  minimumRequests: 10,
+  minimumAccounts: 2,
+  windowMs: 60_000,
+  cooldownMs: 1000,
+  maxCooldownMs: 1000,
+  panicThreshold: 50,
+  syncIntervalMs: 1000,
+  ...overrides,
 });
 
 describe('deployment choice and retry policy', () => {
@@ -273,7 +221,7 @@ describe('dispatcher', () => {
     const waits: number[] = [];
     const dispatcher = new Dispatcher({
       router,
-      health: new DeploymentHealth({ failureThreshold: 100, cooldownMs: 1000, maxCooldownMs: 1000 }),
+      health: new DeploymentHealth(breaker({ minimumRequests: 1000 })),
       random: () => 0,
       sleep: async (milliseconds) => {
         waits.push(milliseconds);
@@ -378,7 +326,9 @@ describe('dispatcher', () => {
 
   it('a deployment that answers a client error is up: its half-open probe closes the circuit', async () => {
     const time = clock();
-    const health = new DeploymentHealth({ failureThreshold: 1, cooldownMs: 1000, maxCooldownMs: 1000 }, time.now);
+    // Panic off (panic_threshold 0): an ejected single deployment refuses, as the operator asked.
+    const settings = breaker({ minimumRequests: 1, minimumAccounts: 1, panicThreshold: 0 });
+    const health = new DeploymentHealth(settings, time.now);
     let answer: ApiError = overloaded();
     const provider = fakeProvider('p', async () => {
       throw answer;
@@ -400,6 +350,30 @@ describe('dispatcher', () => {
     answer = apiError('invalid_value', 'bad');
     await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toBe(answer);
     expect(health.entries()).toEqual([]);
+  });
+
+  it("never refuses a chain's last deployment: in panic it serves, and the client gets the upstream's own error", async () => {
+    const time = clock();
+    const health = new DeploymentHealth(breaker({ minimumRequests: 2 }), time.now);
+    const calls: string[] = [];
+    const provider = fakeProvider('p', async (call) => {
+      calls.push(call.accountId ?? '');
+      throw overloaded();
+    });
+    const route = routeOf('m', [{ provider }], { retry: { ...model().retry, attempts: 0 } });
+    const dispatcher = new Dispatcher({ router: { chain: () => [route] } as unknown as Router, health });
+    for (const account of ['a', 'b']) {
+      await expect(
+        dispatcher.complete(request(), new AbortController().signal, newTrace(), account),
+      ).rejects.toMatchObject({ code: 'upstream_overloaded' });
+    }
+    // Two accounts, every request failed: ejected...
+    expect(health.entries()).toMatchObject([{ deployment: 'p/u', state: 'open' }]);
+    // ...but it is the only deployment of the chain: requests still reach it and get its own answer.
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace(), 'c')).rejects.toMatchObject({
+      code: 'upstream_overloaded',
+    });
+    expect(calls).toEqual(['a', 'b', 'c']);
   });
 
   it('hands a primed stream back with every chunk, first content included', async () => {

@@ -102,6 +102,7 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
     }
     const pool = new SlotPool(slots, {
       queueSize: config.queueSize,
+      queuePerAccount: config.queuePerAccount,
       queueTimeoutMs: config.queueTimeoutMs,
       modelName: config.name,
     });
