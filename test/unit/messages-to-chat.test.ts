@@ -3,6 +3,7 @@ import { toChatRequest } from '../../src/api/v1/messages/to-chat-request.js';
 import { validateMessagesRequest } from '../../src/api/v1/messages/validate-request.js';
 import { validateChatRequest } from '../../src/openai/validate-chat-request.js';
 import type { MessagesRequest } from '../../src/providers/anthropic/wire-types.js';
+import { convertRequest as toGemini } from '../../src/providers/gemini/convert-request.js';
 import { ApiError } from '../../src/server/errors.js';
 import { messagesFixture } from '../support/messages-fixtures.js';
 
@@ -26,6 +27,23 @@ describe('Messages -> chat translation', () => {
     expect(translation.dropped).toEqual(['thinking', 'context_management']);
     // What comes out is a chat request the gateway's own chat validation accepts.
     expect(() => validateChatRequest(structuredClone(translation.request))).not.toThrow();
+  });
+
+  it('gives the Gemini adapter a request it can translate: tool results find their calls, images stay', () => {
+    const { request: chat } = toChatRequest(
+      validateMessagesRequest(messagesFixture('claude-code-request.json')),
+      'gemini',
+    );
+    const gemini = toGemini(chat);
+    expect(gemini.systemInstruction?.parts).toHaveLength(1);
+    const parts = gemini.contents.flatMap((content) => content.parts);
+    expect(parts.filter((part) => 'functionCall' in part)).toHaveLength(3);
+    expect(parts.filter((part) => 'functionResponse' in part).map((part) => part.functionResponse?.name)).toEqual([
+      'Bash',
+      'Read',
+      'Bash',
+    ]);
+    expect(parts.some((part) => part.inlineData?.mimeType === 'image/png')).toBe(true);
   });
 
   it('puts tool results first in their turn, once each, even when text came before them', () => {
