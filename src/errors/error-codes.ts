@@ -9,10 +9,12 @@
 export type AnthropicErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
+  | 'billing_error'
   | 'permission_error'
   | 'not_found_error'
   | 'request_too_large'
   | 'rate_limit_error'
+  | 'timeout_error'
   | 'api_error'
   | 'overloaded_error';
 
@@ -22,13 +24,12 @@ export interface ErrorCodeEntry {
   type: string;
   /** The `error.code` clients see, when it is not the table's code. */
   wireCode?: string | null;
-  /** Anthropic's type for this error, when the status alone does not say it (see anthropicTypeOf). */
+  /** Anthropic's type for this error, when its status alone does not say it (see anthropicShapeOf). */
   anthropicType?: AnthropicErrorType;
 }
 
 const invalid = (status = 400): ErrorCodeEntry => ({ status, type: 'invalid_request_error' });
-const server = (status: number, anthropicType?: AnthropicErrorType): ErrorCodeEntry =>
-  anthropicType ? { status, type: 'server_error', anthropicType } : { status, type: 'server_error' };
+const server = (status: number): ErrorCodeEntry => ({ status, type: 'server_error' });
 const notFound = (): ErrorCodeEntry => ({ status: 404, type: 'not_found_error' });
 const permission = (): ErrorCodeEntry => ({ status: 403, type: 'permission_error' });
 
@@ -52,24 +53,19 @@ export const errorCodes = {
   incomplete_body: { status: 400, type: 'invalid_request_error', wireCode: null },
   malformed_request: invalid(),
   request_timeout: invalid(408),
-  request_too_large: { status: 413, type: 'invalid_request_error', anthropicType: 'request_too_large' },
+  request_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: invalid(415),
   method_not_allowed: invalid(405),
-  unknown_url: { status: 404, type: 'invalid_request_error', anthropicType: 'not_found_error' },
-  model_not_found: { status: 404, type: 'invalid_request_error', anthropicType: 'not_found_error' },
+  unknown_url: { status: 404, type: 'invalid_request_error' },
+  model_not_found: { status: 404, type: 'invalid_request_error' },
 
   // Who is calling.
-  invalid_api_key: { status: 401, type: 'invalid_request_error', anthropicType: 'authentication_error' },
+  invalid_api_key: { status: 401, type: 'invalid_request_error' },
   /** No key, or an Authorization header that is not `Bearer <key>` (OpenAI sends no code for these). */
-  invalid_authorization_header: {
-    status: 401,
-    type: 'invalid_request_error',
-    wireCode: null,
-    anthropicType: 'authentication_error',
-  },
-  invalid_token: { status: 401, type: 'invalid_request_error', anthropicType: 'authentication_error' },
-  invalid_credentials: { status: 401, type: 'invalid_request_error', anthropicType: 'authentication_error' },
-  not_signed_in: { status: 401, type: 'invalid_request_error', anthropicType: 'authentication_error' },
+  invalid_authorization_header: { status: 401, type: 'invalid_request_error', wireCode: null },
+  invalid_token: { status: 401, type: 'invalid_request_error' },
+  invalid_credentials: { status: 401, type: 'invalid_request_error' },
+  not_signed_in: { status: 401, type: 'invalid_request_error' },
   user_disabled: permission(),
   account_disabled: permission(),
   csrf_token_invalid: permission(),
@@ -90,7 +86,7 @@ export const errorCodes = {
   client_closed_request: invalid(499),
 
   // Routing and upstream providers.
-  no_healthy_deployment: server(503, 'overloaded_error'),
+  no_healthy_deployment: server(503),
   upstream_unavailable: server(502),
   upstream_unreachable: server(502),
   upstream_error: server(502),
@@ -99,20 +95,20 @@ export const errorCodes = {
   upstream_auth_failed: server(502),
   upstream_payment_required: server(502),
   upstream_not_found: server(502),
-  upstream_overloaded: { status: 503, type: 'server_error', anthropicType: 'overloaded_error' },
+  upstream_overloaded: { status: 503, type: 'server_error' },
   upstream_timeout: server(504),
   /** An upstream's refusal of the request itself, passed on with the upstream's own status, type and code. */
   upstream_rejected_request: { status: 400, type: 'invalid_request_error', wireCode: null },
 
   // The built-in local model.
-  model_overloaded: server(503, 'overloaded_error'),
+  model_overloaded: server(503),
   model_unavailable: server(503),
   local_generation_failed: server(500),
 
   // The gateway itself.
   internal_error: { status: 500, type: 'server_error', wireCode: null },
   service_unavailable: server(503),
-  server_shutting_down: server(503, 'overloaded_error'),
+  server_shutting_down: server(503),
   not_ready: server(503),
   console_not_built: server(503),
 
@@ -143,15 +139,32 @@ export const errorCodes = {
 
 export type ErrorCode = keyof typeof errorCodes;
 
-/** Anthropic's type for a status, where the table row does not name one. */
-export function anthropicTypeOf(entry: ErrorCodeEntry, status: number): AnthropicErrorType {
-  if (entry.anthropicType) return entry.anthropicType;
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 413) return 'request_too_large';
-  if (status === 429) return 'rate_limit_error';
-  if (status === 529) return 'overloaded_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
+/**
+ * Anthropic's status and type for an error, where the table row does not name a type: by the gateway's status, with
+ * gateway faults Anthropic has no status for mapped to its own (502 -> 500 api_error, 503 -> 529 overloaded_error),
+ * per anthropic-sdk-typescript's error classes and the API's errors page.
+ */
+const anthropicByStatus: Readonly<Record<number, { status: number; type: AnthropicErrorType }>> = {
+  400: { status: 400, type: 'invalid_request_error' },
+  401: { status: 401, type: 'authentication_error' },
+  402: { status: 402, type: 'billing_error' },
+  403: { status: 403, type: 'permission_error' },
+  404: { status: 404, type: 'not_found_error' },
+  408: { status: 408, type: 'timeout_error' },
+  413: { status: 413, type: 'request_too_large' },
+  429: { status: 429, type: 'rate_limit_error' },
+  431: { status: 431, type: 'request_too_large' },
+  500: { status: 500, type: 'api_error' },
+  502: { status: 500, type: 'api_error' },
+  503: { status: 529, type: 'overloaded_error' },
+  504: { status: 504, type: 'timeout_error' },
+  529: { status: 529, type: 'overloaded_error' },
+};
+
+/** The status and type an error has on /v1/messages. */
+export function anthropicShapeOf(entry: ErrorCodeEntry, status: number): { status: number; type: AnthropicErrorType } {
+  const byStatus = anthropicByStatus[status];
+  const type = entry.anthropicType ?? byStatus?.type ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+  if (type === 'overloaded_error') return { status: 529, type };
+  return { status: byStatus?.status ?? Math.min(status, 500), type };
 }

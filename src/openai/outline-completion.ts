@@ -88,14 +88,14 @@ export function isJsonWhitespace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 
-function skipWhitespace(body: Buffer, from: number): number {
+export function skipWhitespace(body: Buffer, from: number): number {
   let index = from;
   while (isJsonWhitespace(body[index])) index++;
   return index;
 }
 
 /** The index after the string whose opening quote is at `from`; -1 when it never closes. */
-function skipString(body: Buffer, from: number): number {
+export function skipString(body: Buffer, from: number): number {
   let end = from;
   for (;;) {
     end = body.indexOf(quote, end + 1);
@@ -108,7 +108,7 @@ function skipString(body: Buffer, from: number): number {
 }
 
 /** The index after the value starting at `from` (an object, array, string, number or literal); -1 when malformed. */
-function skipValue(body: Buffer, from: number): number {
+export function skipValue(body: Buffer, from: number): number {
   const first = body[from];
   if (first === quote) return skipString(body, from);
   if (first === openBrace || first === openBracket) {

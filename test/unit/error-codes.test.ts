@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { apiError, toApiError, upstreamRejectedRequest } from '../../src/errors/api-error.js';
 import { type ErrorCode, errorCodes } from '../../src/errors/error-codes.js';
-import { anthropicStreamError, renderAnthropicError } from '../../src/errors/render-anthropic.js';
+import { anthropicStreamError } from '../../src/errors/render-anthropic.js';
 import { openAiStreamError, renderOpenAiError } from '../../src/errors/render-openai.js';
 
 const codes = Object.keys(errorCodes) as ErrorCode[];
@@ -22,33 +22,6 @@ describe('the error-code table', () => {
         },
       });
     }
-  });
-
-  it('renders every code in Anthropic shape, with an Anthropic status and type', () => {
-    const anthropicTypes = new Set([
-      'invalid_request_error',
-      'authentication_error',
-      'permission_error',
-      'not_found_error',
-      'request_too_large',
-      'rate_limit_error',
-      'api_error',
-      'overloaded_error',
-    ]);
-    for (const code of codes) {
-      const rendered = renderAnthropicError(apiError(code, 'nope'));
-      const body = JSON.parse(rendered.body) as { type: string; error: { type: string; message: string } };
-      expect(body.type).toBe('error');
-      expect(anthropicTypes.has(body.error.type), `${code}: ${body.error.type}`).toBe(true);
-      expect(body.error.message).toBe('nope');
-      if (body.error.type === 'overloaded_error') expect(rendered.status).toBe(529);
-      else expect(rendered.status).toBe(errorCodes[code].status);
-    }
-    expect(JSON.parse(renderAnthropicError(apiError('invalid_api_key', 'x')).body).error.type).toBe(
-      'authentication_error',
-    );
-    expect(JSON.parse(renderAnthropicError(apiError('model_not_found', 'x')).body).error.type).toBe('not_found_error');
-    expect(renderAnthropicError(apiError('upstream_overloaded', 'x')).status).toBe(529);
   });
 
   it('passes an upstream refusal on with its own status, type and code', () => {
