@@ -2,7 +2,15 @@ import type { ProviderType } from '../config/schema.js';
 import type { ApiError } from '../errors/api-error.js';
 import type { UpstreamHeaders, UpstreamResponse } from '../upstream/client.js';
 import { type ErrorParser, postForBody, postUpstream } from './http.js';
-import type { CompletionResult, Provider, ProviderCall, ProviderDependencies, StreamItems } from './provider.js';
+import type {
+  CompletionResult,
+  ForwardCall,
+  ForwardedApi,
+  Provider,
+  ProviderCall,
+  ProviderDependencies,
+  StreamItems,
+} from './provider.js';
 
 /**
  * The skeleton every HTTP provider shares: where its API lives, one POST per call through the UpstreamClient, the
@@ -35,6 +43,11 @@ export interface HttpProviderSpec {
   /** A successful streaming answer, as chunks. */
   readStream(response: UpstreamResponse, call: ProviderCall): StreamItems | Promise<StreamItems>;
   unsupportedParameters?: Provider['unsupportedParameters'];
+  /** The APIs requests may be forwarded to as they came, and the headers (with the gateway's key) each needs. */
+  forwarding?: {
+    apis: readonly ForwardedApi[];
+    headers(call: ForwardCall): Record<string, string>;
+  };
 }
 
 export function createHttpProvider(spec: HttpProviderSpec, dependencies: ProviderDependencies): Provider {
@@ -74,5 +87,26 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
     },
   };
   if (spec.unsupportedParameters) provider.unsupportedParameters = spec.unsupportedParameters;
+  const forwarding = spec.forwarding;
+  if (forwarding) {
+    Object.assign(provider, {
+      forwards: forwarding.apis,
+      forward: (call: ForwardCall) =>
+        postUpstream(
+          dependencies.upstream,
+          settings.name,
+          {
+            origin,
+            path: `${basePath}/${call.api}`,
+            headers: forwarding.headers(call),
+            body: call.body,
+            signal: call.signal,
+            timeouts: call.timeouts,
+            maxConnections: settings.maxConnections,
+          },
+          parseError,
+        ),
+    } satisfies Pick<Provider, 'forwards' | 'forward'>);
+  }
   return provider;
 }

@@ -60,6 +60,22 @@ export function createAnthropicProvider(
         return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
       },
       readStream: (response, call) => translateStream(config.name, call.model.upstreamModel, response, call.signal),
+      // Messages requests from Anthropic clients go as they came, with the client's protocol headers and our key.
+      forwarding: {
+        apis: ['messages', 'messages/count_tokens'],
+        headers(call) {
+          const beta = call.headers['anthropic-beta'] ?? (config.beta.length > 0 ? config.beta.join(',') : undefined);
+          const headers: Record<string, string> = {
+            'content-type': 'application/json',
+            accept: call.stream ? 'text/event-stream' : 'application/json',
+            'anthropic-version': call.headers['anthropic-version'] ?? config.version,
+            ...config.headers,
+          };
+          if (beta) headers['anthropic-beta'] = beta;
+          if (config.apiKey) headers['x-api-key'] = config.apiKey;
+          return headers;
+        },
+      },
     },
     dependencies,
   );
