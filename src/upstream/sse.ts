@@ -83,5 +83,10 @@ export function sseData(json: string): string {
   return `data: ${json}\n\n`;
 }
 
+/** A named event (`event:` line first), as the Responses API streams: the name equals the payload's `type`. */
+export function sseEvent(name: string, json: string): string {
+  return `event: ${name}\ndata: ${json}\n\n`;
+}
+
 export const sseDone = 'data: [DONE]\n\n';
 export const sseKeepalive = ': keepalive\n\n';
