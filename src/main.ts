@@ -131,6 +131,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     retentionMs: config.requestLog.retentionMs,
     intervalMs: config.requestLog.retentionIntervalMs,
     batchSize: config.requestLog.retentionBatchSize,
+    responsesBatchSize: config.responses.retentionBatchSize,
   });
   if (options.runRetention !== false) retention.start();
 
