@@ -285,6 +285,32 @@ describe('toChatRequest', () => {
     expect(untranslatable).toMatchObject({ param: 'previous_response_id.type', code: 'unsupported_value' });
   });
 
+  it('sends an item once when the input repeats what the replayed history holds', () => {
+    const history: InputItem[] = [
+      { type: 'message', id: 'msg_q', role: 'user', content: [{ type: 'input_text', text: 'q' }] },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'f', arguments: '{}' },
+    ];
+    const { request: chat } = toChatRequest(
+      request({
+        previous_response_id: 'resp_1',
+        input: [
+          { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'call_1', output: 'r' },
+        ],
+      }),
+      history,
+    );
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'q' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'r' },
+    ]);
+  });
+
   it('carries reasoning as reasoning_content when asked, otherwise leaves it out and says so', () => {
     const input = [
       { role: 'user', content: 'q' },

@@ -21,7 +21,8 @@ import type {
  * - reasoning goes into the assistant message as `reasoning_content` when the caller asks (`carryReasoning`), and
  *   is otherwise left out and named in `dropped`, as is reasoning state only its provider can read (`encrypted_content`);
  * - records of hosted tools that ran before (`web_search_call`, …) are left out and named; anything else the chat side
- *   cannot carry (computer and shell calls, compaction, unknown item types) is a 400 naming the item.
+ *   cannot carry (computer and shell calls, compaction, unknown item types) is a 400 naming the item;
+ * - an item whose id came before (input repeating what `previous_response_id` replays) is not sent twice.
  * Each item comes with the `param` its errors name: `input[3]`, or `previous_response_id` for replayed history.
  */
 
@@ -130,7 +131,13 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
     message.content = typeof message.content === 'string' ? message.content + text : text;
   };
 
+  const seenIds = new Set<string>();
   for (const { item, param } of items) {
+    // An item sent again by id (a reference to what previous_response_id already replays) is the same item: once.
+    if (typeof item.id === 'string' && item.id !== '') {
+      if (seenIds.has(item.id)) continue;
+      seenIds.add(item.id);
+    }
     const type = item.type ?? 'message';
     switch (type) {
       case 'message': {
