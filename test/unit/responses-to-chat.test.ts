@@ -447,6 +447,19 @@ describe('toChatRequest', () => {
     ).toMatchObject({ param: 'tool_choice', code: 'unsupported_value' });
   });
 
+  it('refuses input that leaves nothing to send', () => {
+    expect(errorOf(() => toChatRequest(request({ input: [], instructions: 'x' }), []))).toMatchObject({
+      status: 400,
+      param: 'input',
+      code: 'empty_array',
+    });
+    expect(
+      errorOf(() =>
+        toChatRequest(request({ input: [{ type: 'reasoning', summary: [{ type: 'summary_text', text: 'x' }] }] }), []),
+      ),
+    ).toMatchObject({ param: 'input' });
+  });
+
   it('refuses prompt templates and server-side conversations', () => {
     expect(errorOf(() => toChatRequest(request({ prompt: { id: 'pmpt_1' } }), []))).toMatchObject({ param: 'prompt' });
     expect(errorOf(() => toChatRequest(request({ conversation: 'conv_1', input: 'x' }), []))).toMatchObject({

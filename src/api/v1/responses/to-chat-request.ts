@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest, ChatMessage } from '../../../openai/types.js';
+import { invalidRequest } from '../../../server/errors.js';
 import { convertItems, type ItemAt } from './convert-items.js';
 import { convertTools, type UnsupportedPolicy } from './convert-tools.js';
 import { unsupportedParameter } from './errors.js';
@@ -129,6 +130,13 @@ export function toChatRequest(
   // History left out (reasoning, records of hosted tools) is context, not a setting: never refused, since the
   // gateway's own answers carry reasoning items that clients send back.
   dropped.push(...items.dropped);
+  if (items.messages.length === 0) {
+    throw invalidRequest(
+      "Invalid 'input': it holds nothing to send to the model (no message, function call or function output).",
+      'input',
+      'empty_array',
+    );
+  }
   const messages: ChatMessage[] =
     typeof request.instructions === 'string' && request.instructions !== ''
       ? [{ role: 'system', content: request.instructions }, ...items.messages]
