@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createResponseObject } from '../../src/api/v1/responses/response-object.js';
 import {
   createResponseStreamTranslator,
+  formatEvent,
   formatEvents,
   type ResponseStreamTranslator,
   streamEnd,
@@ -209,6 +210,9 @@ describe('Responses stream events', () => {
       chunk({}, 'stop'),
     ]);
     expect(events.find((event) => event.type === 'response.output_text.delta')).toMatchObject({ logprobs: [logprob] });
+    // Deltas are written from a template: the same bytes as serializing the event.
+    for (const event of events)
+      expect(formatEvent(event)).toBe(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     expect(events.filter((event) => event.type.startsWith('response.refusal')).map((event) => event.type)).toEqual([
       'response.refusal.delta',
       'response.refusal.done',

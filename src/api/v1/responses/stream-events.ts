@@ -89,6 +89,17 @@ interface ChunkToolCall {
 
 const secondsNow = () => Math.floor(Date.now() / 1000);
 
+/**
+ * An item as it stands, for an event: items change while they stream, events must not. Parts are copied; their arrays
+ * (annotations, logprobs) are only appended to while their part is open, never after it is sent whole. Hand-written
+ * because structuredClone cost ~4 µs a call, a third of the translation of a short stream.
+ */
+function copyItem(item: OutputItem): OutputItem {
+  if (item.type === 'message') return { ...item, content: item.content.map((part) => ({ ...part })) };
+  if (item.type === 'reasoning') return { ...item, summary: item.summary.map((part) => ({ ...part })) };
+  return { ...item };
+}
+
 export function createResponseStreamTranslator(context: StreamContext): ResponseStreamTranslator {
   const now = context.now ?? secondsNow;
   const base = context.response;
@@ -111,7 +122,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
   const snapshot = (fields: Partial<ResponseObject>): ResponseObject => ({
     ...base,
     model,
-    output: output.map((item) => structuredClone(item)),
+    output: output.map(copyItem),
     ...fields,
   });
 
@@ -125,7 +136,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
   const addItem = (item: OutputItem, events: ResponseEvent[]): number => {
     const outputIndex = output.length;
     output.push(item);
-    events.push(event('response.output_item.added', { output_index: outputIndex, item: structuredClone(item) }));
+    events.push(event('response.output_item.added', { output_index: outputIndex, item: copyItem(item) }));
     return outputIndex;
   };
 
@@ -144,7 +155,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     } else {
       events.push(event('response.refusal.done', { ...where, refusal: part.text }));
     }
-    events.push(event('response.content_part.done', { ...where, part: structuredClone(content) }));
+    events.push(event('response.content_part.done', { ...where, part: { ...content } }));
   };
 
   const closeCurrent = (status: ItemStatus, events: ResponseEvent[]) => {
@@ -162,9 +173,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
       open.item.summary = [part];
       open.item.status = status;
     }
-    events.push(
-      event('response.output_item.done', { output_index: open.outputIndex, item: structuredClone(open.item) }),
-    );
+    events.push(event('response.output_item.done', { output_index: open.outputIndex, item: copyItem(open.item) }));
   };
 
   const closeCalls = (lastStatus: ItemStatus, events: ResponseEvent[]) => {
@@ -181,7 +190,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
           name: item.name,
         }),
       );
-      events.push(event('response.output_item.done', { output_index: call.outputIndex, item: structuredClone(item) }));
+      events.push(event('response.output_item.done', { output_index: call.outputIndex, item: copyItem(item) }));
     });
   };
 
@@ -203,14 +212,14 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     }
     const open = current;
     open.text += text;
-    events.push(
-      event('response.reasoning_summary_text.delta', {
-        item_id: open.item.id,
-        output_index: open.outputIndex,
-        summary_index: 0,
-        delta: text,
-      }),
-    );
+    events.push({
+      type: 'response.reasoning_summary_text.delta',
+      sequence_number: sequence++,
+      item_id: open.item.id,
+      output_index: open.outputIndex,
+      summary_index: 0,
+      delta: text,
+    });
   };
 
   const messagePart = (type: 'output_text' | 'refusal', events: ResponseEvent[]): NonNullable<OpenMessage['part']> => {
@@ -232,7 +241,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
         item_id: open.item.id,
         output_index: open.outputIndex,
         content_index: part.index,
-        part: structuredClone(empty),
+        part: { ...empty },
       }),
     );
     return part;
@@ -243,15 +252,16 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     part.text += text;
     part.logprobs.push(...logprobs);
     const open = current as OpenMessage;
-    events.push(
-      event('response.output_text.delta', {
-        item_id: open.item.id,
-        output_index: open.outputIndex,
-        content_index: part.index,
-        delta: text,
-        logprobs,
-      }),
-    );
+    // One event per token: a literal, not event()'s spread (the stream's hottest allocation).
+    events.push({
+      type: 'response.output_text.delta',
+      sequence_number: sequence++,
+      item_id: open.item.id,
+      output_index: open.outputIndex,
+      content_index: part.index,
+      delta: text,
+      logprobs,
+    });
   };
 
   const refusalDelta = (text: string, events: ResponseEvent[]) => {
@@ -282,13 +292,13 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     const fragment = delta.function?.arguments;
     if (typeof fragment !== 'string' || fragment === '') return;
     call.item.arguments += fragment;
-    events.push(
-      event('response.function_call_arguments.delta', {
-        item_id: call.item.id,
-        output_index: call.outputIndex,
-        delta: fragment,
-      }),
-    );
+    events.push({
+      type: 'response.function_call_arguments.delta',
+      sequence_number: sequence++,
+      item_id: call.item.id,
+      output_index: call.outputIndex,
+      delta: fragment,
+    });
   };
 
   const push = (chunk: ChatCompletion): ResponseEvent[] => {
@@ -376,15 +386,55 @@ export function createResponseStreamTranslator(context: StreamContext): Response
   };
 }
 
-/** One event as SSE: its `event:` line equal to its type, then its JSON; one string, to be written whole. */
-export function formatEvent(responseEvent: ResponseEvent): string {
-  return sseEvent(responseEvent.type, JSON.stringify(responseEvent));
+/**
+ * The JSON of a delta event, written out rather than serialized: there is one per token, and the template costs a
+ * fifth of JSON.stringify of the same object (about 0.2 against 1 µs). Undefined for any other event.
+ */
+function deltaJson(responseEvent: ResponseEvent): string | undefined {
+  const { type, sequence_number: sequence, item_id: itemId, output_index: outputIndex, delta } = responseEvent;
+  if (typeof itemId !== 'string' || typeof outputIndex !== 'number' || typeof delta !== 'string') return undefined;
+  const head = `{"type":"${type}","sequence_number":${sequence},"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}`;
+  switch (type) {
+    case 'response.output_text.delta': {
+      const logprobs = responseEvent.logprobs;
+      const logprobsJson = Array.isArray(logprobs) && logprobs.length === 0 ? '[]' : JSON.stringify(logprobs);
+      return `${head},"content_index":${responseEvent.content_index},"delta":${JSON.stringify(delta)},"logprobs":${logprobsJson}}`;
+    }
+    case 'response.reasoning_summary_text.delta':
+      return `${head},"summary_index":${responseEvent.summary_index},"delta":${JSON.stringify(delta)}}`;
+    case 'response.function_call_arguments.delta':
+      return `${head},"delta":${JSON.stringify(delta)}}`;
+    default:
+      return undefined;
+  }
 }
 
-/** Events in one string (each whole), for one write per chunk. */
+/** One event as SSE: its `event:` line equal to its type, then its JSON; one string, to be written whole. */
+export function formatEvent(responseEvent: ResponseEvent): string {
+  return sseEvent(responseEvent.type, deltaJson(responseEvent) ?? JSON.stringify(responseEvent));
+}
+
+/**
+ * Events in one string (each whole), for one write per chunk. `response.created` and `response.in_progress` carry the
+ * same response object: it is serialized once (it echoes the request's tools, often tens of kilobytes).
+ */
 export function formatEvents(events: readonly ResponseEvent[]): string {
   let text = '';
-  for (const responseEvent of events) text += formatEvent(responseEvent);
+  let lastResponse: unknown;
+  let lastJson = '';
+  for (const responseEvent of events) {
+    const response = responseEvent.response;
+    if (response === undefined || Object.keys(responseEvent).length !== 3) {
+      text += formatEvent(responseEvent);
+      continue;
+    }
+    if (response !== lastResponse) {
+      lastResponse = response;
+      lastJson = JSON.stringify(response);
+    }
+    const json = `{"type":${JSON.stringify(responseEvent.type)},"sequence_number":${responseEvent.sequence_number},"response":${lastJson}}`;
+    text += sseEvent(responseEvent.type, json);
+  }
   return text;
 }
 
