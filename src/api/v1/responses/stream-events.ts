@@ -91,8 +91,8 @@ const secondsNow = () => Math.floor(Date.now() / 1000);
 
 /**
  * An item as it stands, for an event: items change while they stream, events must not. Parts are copied; their arrays
- * (annotations, logprobs) are only appended to while their part is open, never after it is sent whole. Hand-written
- * because structuredClone cost ~4 µs a call, a third of the translation of a short stream.
+ * (annotations, logprobs) are only appended to while their part is open, never after it is sent whole. Hand-written:
+ * structuredClone was a large part of a short stream's translation (docs/performance.md).
  */
 function copyItem(item: OutputItem): OutputItem {
   if (item.type === 'message') return { ...item, content: item.content.map((part) => ({ ...part })) };
@@ -387,8 +387,8 @@ export function createResponseStreamTranslator(context: StreamContext): Response
 }
 
 /**
- * The JSON of a delta event, written out rather than serialized: there is one per token, and the template costs a
- * fifth of JSON.stringify of the same object (about 0.2 against 1 µs). Undefined for any other event.
+ * The JSON of a delta event, written out rather than serialized: there is one per token, and the template is several
+ * times cheaper than JSON.stringify of the same object (docs/performance.md). Undefined for any other event.
  */
 function deltaJson(responseEvent: ResponseEvent): string | undefined {
   const { type, sequence_number: sequence, item_id: itemId, output_index: outputIndex, delta } = responseEvent;
