@@ -130,6 +130,30 @@ const limitsSchema = z
 
 const fallbackPolicy = z.enum(['local', 'allow', 'deny']);
 
+/** Stored `/v1/responses` state: what `previous_response_id`, `GET /v1/responses/{id}` and item references read. */
+const responsesSchema = z
+  .strictObject({
+    /** A stored response (and the conversation it continues) is deleted this long after its latest use. */
+    retention: duration.default(30 * 86_400_000),
+    /** Largest stored response (its input items, output and settings as JSON); larger ones get a 400 unless `store: false`. */
+    max_stored_bytes: size.default(16 * 1024 * 1024),
+    /** Expired responses deleted per statement by the retention job. */
+    retention_batch_size: z.number().int().min(10).max(100_000).default(500),
+  })
+  .transform((responses) => ({
+    retentionMs: responses.retention,
+    maxStoredBytes: responses.max_stored_bytes,
+    retentionBatchSize: responses.retention_batch_size,
+  }));
+
+/**
+ * How `/v1/responses` reaches an OpenAI-compatible upstream: `translate` into chat completions (what every
+ * OpenAI-compatible server speaks), or `native`: the client's body forwarded to the upstream's own `/responses` with
+ * only the model name changed, so reasoning items, `encrypted_content` and item types unknown to the gateway pass
+ * through untouched.
+ */
+const responsesApiMode = z.enum(['translate', 'native']);
+
 const redisSchema = z
   .strictObject({
     /** redis://[user:password@]host:6379[/db]; when set, limits and budgets are shared by every node. */
@@ -242,8 +266,17 @@ const commonProviderFields = (provider: {
 
 /** Any OpenAI-compatible server. */
 const openAiProviderSchema = z
-  .strictObject({ ...providerCommon, type: z.literal('openai'), base_url: httpUrl })
-  .transform((provider) => ({ type: provider.type, ...commonProviderFields(provider) }));
+  .strictObject({
+    ...providerCommon,
+    type: z.literal('openai'),
+    base_url: httpUrl,
+    responses_api: responsesApiMode.default('translate'),
+  })
+  .transform((provider) => ({
+    type: provider.type,
+    ...commonProviderFields(provider),
+    responsesApi: provider.responses_api,
+  }));
 
 /** Anthropic's Messages API. */
 const anthropicProviderSchema = z
@@ -484,6 +517,8 @@ const modelSchema = z
     streaming: z.boolean().default(true),
     parameters: parametersSchema.default(parametersSchema.parse({})),
     pricing: pricingSchema.optional(),
+    /** Overrides its providers' `responses_api` for this model (only OpenAI-compatible providers can be native). */
+    responses_api: responsesApiMode.optional(),
   })
   .superRefine((model, context) => {
     if (model.deployments && (model.provider !== undefined || model.upstream_model !== undefined)) {
@@ -528,6 +563,8 @@ const modelSchema = z
       streaming: model.streaming,
       parameters: model.parameters,
       pricing: model.pricing,
+      // Optional in the type too, so configurations built in code need not spell it out.
+      ...(model.responses_api === undefined ? {} : { responsesApi: model.responses_api }),
     };
   });
 
@@ -542,12 +579,15 @@ export const configSchema = z
     logging: loggingSchema.default(loggingSchema.parse({})),
     routing: routingSchema.default(routingSchema.parse({})),
     console: consoleSchema.default(consoleSchema.parse({})),
+    responses: responsesSchema.default(responsesSchema.parse({})),
     providers: z.array(providerSchema).default([]),
     models: z.array(modelSchema).default([]),
   })
   .superRefine((config, context) => {
     const providerNames = new Set<string>();
+    const providerTypes = new Map<string, string>();
     config.providers.forEach((provider, index) => {
+      providerTypes.set(provider.name, provider.type);
       if (providerNames.has(provider.name)) {
         context.addIssue({
           code: 'custom',
@@ -590,6 +630,14 @@ export const configSchema = z
           });
         }
         deploymentIds.add(deployment.id);
+        const type = providerTypes.get(deployment.provider);
+        if (model.responsesApi === 'native' && type !== undefined && type !== 'openai') {
+          context.addIssue({
+            code: 'custom',
+            path: ['models', index, 'responses_api'],
+            message: `"native" needs OpenAI-compatible providers; "${deployment.provider}" is of type ${type}`,
+          });
+        }
       });
     });
     config.models.forEach((model, index) => {
@@ -613,6 +661,7 @@ export const configSchema = z
     logging: config.logging,
     routing: config.routing,
     console: config.console,
+    responses: config.responses,
     providers: config.providers,
     // Each model's retry policy is the routing default with the model's own overrides applied.
     models: config.models.map(({ retryOverrides, shortForm: _shortForm, ...model }) => ({

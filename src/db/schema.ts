@@ -152,6 +152,35 @@ export interface InvitationsTable {
   revoked_at: number | null;
 }
 
+/** A stored `/v1/responses` answer (migration 0008); its items are rows of response_items. */
+export interface ResponsesTable {
+  id: string;
+  account_id: string;
+  /** The key that created it (its id only; the key itself is never stored). */
+  key_id: string;
+  model: string;
+  /** The response this one continues; its items come before this one's when the conversation is replayed. */
+  previous_response_id: string | null;
+  created_at: number;
+  /** Deleted by the retention job from then on, and never read after it. */
+  expires_at: number;
+  /** How many of its items (positions 0 … input_count - 1) are input; the others are output. */
+  input_count: number;
+  /** Bytes of JSON stored for it: the response object and every item. */
+  stored_bytes: number;
+  /** The response object as JSON, without `output` (its output items are rows of response_items). */
+  response: string;
+}
+
+/** One input or output item of a stored response, as JSON, findable by its id within the account. */
+export interface ResponseItemsTable {
+  response_id: string;
+  position: number;
+  account_id: string;
+  item_id: string;
+  item: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -162,4 +191,6 @@ export interface Database {
   sessions: SessionsTable;
   management_tokens: ManagementTokensTable;
   invitations: InvitationsTable;
+  responses: ResponsesTable;
+  response_items: ResponseItemsTable;
 }

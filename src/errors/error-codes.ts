@@ -43,6 +43,8 @@ export const errorCodes = {
   decimal_below_min_value: invalid(),
   empty_array: invalid(),
   array_above_max_length: invalid(),
+  string_above_max_length: invalid(),
+  object_above_max_properties: invalid(),
   invalid_type: invalid(),
   invalid_encoding: invalid(),
   missing_required_parameter: invalid(),
@@ -58,6 +60,10 @@ export const errorCodes = {
   method_not_allowed: invalid(405),
   unknown_url: { status: 404, type: 'invalid_request_error' },
   model_not_found: { status: 404, type: 'invalid_request_error' },
+  previous_response_not_found: invalid(404),
+  response_not_found: invalid(404),
+  item_not_found: invalid(404),
+  stored_response_too_large: invalid(),
 
   // Who is calling.
   invalid_api_key: { status: 401, type: 'invalid_request_error' },

@@ -64,6 +64,7 @@ export async function buildStorage(
     retentionMs: config.requestLog.retentionMs,
     intervalMs: config.requestLog.retentionIntervalMs,
     batchSize: config.requestLog.retentionBatchSize,
+    responsesBatchSize: config.responses.retentionBatchSize,
   });
   if (options.runRetention) retention.start();
   lifetime.add('retention', retention, (job) => job.close());

@@ -87,7 +87,8 @@ export const sseDone = 'data: [DONE]\n\n';
 export const sseKeepalive = ': keepalive\n\n';
 
 /**
- * A named event (`event: <name>`), as Anthropic's streams are framed (an unnamed one without the field); each line of
+ * A named event (`event: <name>`), as the Responses API and Anthropic's streams are framed (an unnamed one without
+ * the field); each line of
  * `data` gets its own `data:` field.
  */
 export function sseEvent(name: string | undefined, data: string): string {

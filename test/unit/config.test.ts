@@ -142,6 +142,50 @@ describe('providers and routing configuration', () => {
     expect(problemsOf({ providers: [{ name: 'x', type: 'openai' }] })).toEqual(['providers[0].base_url: is required']);
   });
 
+  it('configures /v1/responses: stored state, and native or translated per provider and model', () => {
+    const config = parseConfig(
+      {
+        providers: [
+          { ...provider, api_key: 'k' },
+          { ...provider, name: 'native', api_key: 'k', responses_api: 'native' },
+        ],
+        models: [model, { name: 'm2', provider: 'openai', responses_api: 'native' }],
+        responses: { retention: '7d', max_stored_bytes: '2mb' },
+      },
+      'test',
+      { env: {} },
+    );
+    expect(config.responses).toEqual({
+      retentionMs: 7 * 86_400_000,
+      maxStoredBytes: 2 * 1024 * 1024,
+      retentionBatchSize: 500,
+    });
+    expect(config.providers.map((entry) => (entry.type === 'openai' ? entry.responsesApi : undefined))).toEqual([
+      'translate',
+      'native',
+    ]);
+    expect(config.models.map((entry) => entry.responsesApi)).toEqual([undefined, 'native']);
+    expect(parseConfig({}, 'test').responses).toEqual({
+      retentionMs: 30 * 86_400_000,
+      maxStoredBytes: 16 * 1024 * 1024,
+      retentionBatchSize: 500,
+    });
+    expect(problemsOf({ providers: [{ ...provider, api_key: 'k', responses_api: 'both' }] })[0]).toMatch(
+      /^providers\[0\]\.responses_api: /,
+    );
+    expect(
+      problemsOf({
+        providers: [{ ...anthropic }],
+        models: [{ name: 'claude', provider: anthropic.name, responses_api: 'native' }],
+      }),
+    ).toEqual([
+      `models[0].responses_api: "native" needs OpenAI-compatible providers; "${anthropic.name}" is of type anthropic`,
+    ]);
+    expect(problemsOf({ providers: [{ ...anthropic, responses_api: 'native' }] })).toEqual([
+      'providers[0]: unknown field "responses_api"',
+    ]);
+  });
+
   it('expands the short form into one deployment and merges retry settings', () => {
     const config = parseConfig(
       {
