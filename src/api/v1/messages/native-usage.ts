@@ -1,11 +1,11 @@
 import type { ApiError } from '../../../errors/api-error.js';
+import { topLevelMembers } from '../../../json/json-bytes.js';
 import { convertUsage } from '../../../providers/anthropic/convert-usage.js';
 import { anthropicStreamError } from '../../../providers/anthropic/parse-error.js';
 import type { AnthropicUsage } from '../../../providers/anthropic/wire-types.js';
 import { parseJsonObject } from '../../../providers/http.js';
 import { type SseEvent, sseEvent } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage } from '../../../usage/usage.js';
-import { topLevelMembers } from './top-level-members.js';
 
 /**
  * Usage of a passed-through Anthropic answer, for the log and the cost, while the answer itself goes to the client

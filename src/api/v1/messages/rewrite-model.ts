@@ -1,4 +1,4 @@
-import { topLevelMembers } from './top-level-members.js';
+import { topLevelMembers } from '../../../json/json-bytes.js';
 
 /**
  * The client's Messages body for an Anthropic upstream: the same bytes with only the `model` value replaced by the
