@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { Redis } from 'ioredis';
 import { AccessChangeFeed, publishAccessChange } from './access/change-feed.js';
 import { buildModelCatalog } from './access/policy.js';
 import type { ManagementServices } from './api/manage/services.js';
@@ -24,14 +25,17 @@ import { RequestLogWriter } from './request-log/writer.js';
 import { DeploymentHealth } from './routing/deployment-health.js';
 import { Dispatcher } from './routing/dispatch.js';
 import { Router } from './routing/router.js';
+import { GitHubSigningKeys } from './secret-scanning/github-keys.js';
 import { buildApp } from './server/build-app.js';
 import { loadConsoleAssets } from './server/console-assets.js';
 import { ApiError } from './server/errors.js';
+import { startMetricsServer } from './server/metrics-endpoint.js';
 import { reclaimMemoryWhenIdle } from './server/reclaim-memory-when-idle.js';
 import { UpstreamClient } from './upstream/client.js';
 import { hashPassword } from './users/password.js';
+import { RedisSignInThrottle } from './users/redis-sign-in-throttle.js';
 import { startSessionSweeper } from './users/sessions.js';
-import { SignInLimiter } from './users/sign-in-limiter.js';
+import { MemorySignInThrottle, type SignInThrottle } from './users/sign-in-throttle.js';
 
 /**
  * Start-up and shutdown. Every service with a lifetime is built here, passed down, and closed in reverse order:
@@ -46,6 +50,8 @@ export interface Gateway {
   database: DatabaseHandle;
   logger: Logger;
   metrics: Metrics;
+  /** http://host:port of the metrics listener, when metrics.port gives /metrics a port of its own. */
+  metricsUrl: string | undefined;
   dataPlane: DataPlane;
   /** Graceful stop: refuse new connections, let in-flight requests finish (up to the deadline), flush the log. */
   close(): Promise<void>;
@@ -59,22 +65,27 @@ export interface StartOptions {
   runRetention?: boolean;
 }
 
-/** The console's services with a lifetime: the sign-in limiter and the sweeper of ended sessions. */
-function startConsoleServices(config: Config, database: DatabaseHandle, logger: Logger) {
-  const signInLimiter = new SignInLimiter({
-    maxFailures: config.console.signInMaxFailures,
-    windowMs: config.console.signInWindowMs,
-  });
+/** The console's services with a lifetime: the sign-in throttle and the sweeper of ended sessions. */
+function startConsoleServices(config: Config, database: DatabaseHandle, logger: Logger, redis: Redis | undefined) {
+  const policy = {
+    freeFailures: config.console.signInMaxFailures,
+    maxDelayMs: config.console.signInMaxDelayMs,
+    forgetAfterMs: config.console.signInWindowMs,
+  };
+  const local = new MemorySignInThrottle(policy);
+  const signInThrottle: SignInThrottle = redis
+    ? new RedisSignInThrottle({ redis, keyPrefix: config.redis.keyPrefix, policy, local, logger })
+    : local;
   const sweeper = startSessionSweeper(database.db, 3_600_000, (error) =>
     logger.warn({ err: error }, 'could not delete ended console sessions'),
   );
   // Hashed once per process, off the request path; verified against when a sign-in names an unknown address.
   const decoyPasswordHash = hashPassword('decoy password that nobody has');
   return {
-    signInLimiter,
+    signInThrottle,
     decoyPasswordHash,
     close: () => {
-      signInLimiter.close();
+      signInThrottle.close();
       sweeper.close();
     },
   };
@@ -198,7 +209,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     logger,
     limiter,
   });
-  const consoleServices = config.console.enabled ? startConsoleServices(config, database, logger) : undefined;
+  const consoleServices = config.console.enabled ? startConsoleServices(config, database, logger, redis) : undefined;
   const management = consoleServices && {
     services: {
       config,
@@ -206,8 +217,16 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       catalog,
       secret,
       logger,
-      signInLimiter: consoleServices.signInLimiter,
+      signInThrottle: consoleServices.signInThrottle,
       decoyPasswordHash: consoleServices.decoyPasswordHash,
+      secretScanningKeys: config.secretScanning.enabled
+        ? new GitHubSigningKeys({
+            url: config.secretScanning.publicKeysUrl,
+            configured: config.secretScanning.publicKeys,
+            cacheMs: config.secretScanning.publicKeysCacheMs,
+            logger,
+          })
+        : undefined,
       // This node forgets its cached keys at once; the others hear it through Redis (or their database poll).
       onAccessChanged: () => {
         authenticator.invalidateAll();
@@ -221,13 +240,42 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     consoleAssets: loadConsoleAssets(),
     version: packageVersion(),
   };
-  const app = buildApp({ dataPlane, database, metrics, logger, redis, management });
+  const app = buildApp({
+    dataPlane,
+    database,
+    metrics,
+    logger,
+    redis,
+    management,
+    http: {
+      apiBodyTimeoutMs: config.server.apiBodyTimeoutMs,
+      v1BodyTimeoutMs: config.server.v1BodyTimeoutMs,
+      maxConnections: config.server.maxConnections,
+      trustProxy: config.console.trustProxy,
+    },
+    metricsEndpoint: { onMainPort: config.metrics.port === undefined, bearerToken: config.metrics.bearerToken },
+  });
   await app.listen({ host: config.server.host, port: config.server.port });
+  const metricsServer =
+    config.metrics.port === undefined
+      ? undefined
+      : await startMetricsServer({
+          host: config.metrics.host,
+          port: config.metrics.port,
+          metrics,
+          bearerToken: config.metrics.bearerToken,
+        });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info(
-    { url, database: database.location, models: catalog.names.length, providers: config.providers.length },
+    {
+      url,
+      metrics: metricsServer?.url,
+      database: database.location,
+      models: catalog.names.length,
+      providers: config.providers.length,
+    },
     'switchboard is listening',
   );
 
@@ -267,6 +315,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     }
     app.server.closeAllConnections();
     await app.close();
+    await metricsServer?.close();
     changeFeed.close();
     await retention.close();
     await limiter.close();
@@ -289,6 +338,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     database,
     logger,
     metrics,
+    metricsUrl: metricsServer?.url,
     dataPlane,
     close: () => {
       closing ??= close();
