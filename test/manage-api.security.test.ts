@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
+import type { AnyRoute } from '../src/api/manage/route.js';
 import { generateKey } from '../src/keys/format.js';
 import { setUserFlags } from '../src/users/service.js';
-import type { AnyRoute } from '../src/api/manage/route.js';
 import {
   type ApiClient,
   accountId,
@@ -390,6 +390,18 @@ describe('authentication of /api', () => {
     });
     expect(unknown.status).toBe(401);
     expect(unknown.body).toEqual(wrong.body);
+  });
+});
+
+describe("GitHub's secret-scanning endpoint", () => {
+  it('does not exist unless secret_scanning.enabled is set', async () => {
+    const response = await anonymousClient(gateway).request('POST', '/api/secret-scanning/github', [
+      { token: keyA.key, type: 'switchboard_api_key', url: '', source: 'content' },
+    ]);
+    expect(response.status).toBe(404);
+    expect(
+      (await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${keyA.key}` } })).status,
+    ).toBe(200);
   });
 });
 
