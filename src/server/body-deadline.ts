@@ -35,7 +35,11 @@ export function enforceBodyDeadline(
     }
     const rendered = renderError(bodyTimeoutError(), requestId());
     // The rest of the body is not worth reading: the connection ends with the answer.
-    response.writeHead(rendered.status, { ...rendered.headers, connection: 'close' });
+    response.writeHead(rendered.status, {
+      ...rendered.headers,
+      'content-length': String(Buffer.byteLength(rendered.body)),
+      connection: 'close',
+    });
     response.end(rendered.body, () => request.socket.destroy());
   }, timeoutMs);
   timer.unref();
