@@ -174,6 +174,21 @@ describe('an invitation does not make a gateway-wide identity', () => {
     expect((await userNamed('erin@other.example')).createdByInvitation).toBeNull();
   });
 
+  it('keeps the login tied when the same inviter invites it to another account of theirs', async () => {
+    await createTestUser(gateway, { email: 'two.hats@acme.test', account: 'acme', role: 'owner' });
+    await runCliJson(cli('users', 'add-to-account', 'two.hats@acme.test', '--account', 'globex', '--role', 'owner'), {
+      env: gateway.cliEnv,
+    });
+    const twoHats = await signIn(gateway, 'two.hats@acme.test');
+    const token = await invite(twoHats, acme, 'heidi@other.example');
+    await anonymousClient(gateway).request('POST', '/api/invitations/accept', { token, password: 'heidi by two hats' });
+    const heidi = await signIn(gateway, 'heidi@other.example', 'heidi by two hats');
+    const second = await invite(twoHats, globex, 'heidi@other.example');
+    expect((await heidi.request('POST', '/api/invitations/accept', { token: second })).status).toBe(200);
+    // Both links came from the same person: the login still proves nothing beyond what they vouch for.
+    expect((await userNamed('heidi@other.example')).createdByInvitation).toMatchObject({ accountId: acme });
+  });
+
   it('refuses a signed-in user accepting an invitation made for someone else', async () => {
     const token = await invite(ownerA, acme, 'frank@other.example');
     const preview = await ownerB.request('POST', '/api/invitations/preview', { token });

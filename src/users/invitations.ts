@@ -141,11 +141,15 @@ const wrongPassword = () =>
  * the login's when the address has one (so a leaked link cannot join someone else's login to an account), and it
  * becomes the login's when not. A login created here by an account owner's invitation is tied to that account (see
  * User.createdByInvitation): whoever opened the link chose the password, which proves nothing about the address. Its
- * holder accepting another invitation with it unties it: the same person then holds two links sent to the address. A
- * member keeps a higher role they already hold.
+ * holder accepting an invitation someone else vouches for unties it: the same person then holds two links sent to the
+ * address by two inviters (an operator, or another owner whose own login is not tied). Another invitation from the
+ * same inviter proves nothing new. A member keeps a higher role they already hold.
  */
 export async function acceptInvitation(db: Kysely<Database>, token: string, acceptance: Acceptance): Promise<UserRow> {
   const invitation = await requireOpenInvitation(db, token);
+  const inviter = invitation.created_by === null ? undefined : await findUserById(db, invitation.created_by);
+  // An invitation from the CLI (no inviter) or an admin is the operator's.
+  const byOperator = invitation.created_by === null || inviter?.is_admin === 1;
   let user = await findUserByEmail(db, invitation.email);
   if ('signedInUserId' in acceptance) {
     if (!user || user.id !== acceptance.signedInUserId) {
@@ -160,10 +164,8 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, acce
       throw wrongPassword();
     }
   } else {
-    const inviter = invitation.created_by === null ? undefined : await findUserById(db, invitation.created_by);
     // An operator's invitation vouches for the address; an account owner's only for their own account.
-    const tiedTo =
-      inviter && inviter.is_admin === 0 ? { accountId: invitation.account_id, inviterId: inviter.id } : undefined;
+    const tiedTo = !byOperator && inviter ? { accountId: invitation.account_id, inviterId: inviter.id } : undefined;
     if (user) {
       await setUserPassword(db, user, acceptance.password);
       if (tiedTo) {
@@ -177,7 +179,13 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, acce
   }
   if (!user) throw new ApiError({ status: 500, type: 'server_error', message: 'the invited user vanished' });
   const accepted = user;
-  const untie = accepted.invitation_account_id !== null && accepted.invitation_account_id !== invitation.account_id;
+  const vouchedByAnother =
+    byOperator ||
+    (inviter !== undefined && inviter.id !== accepted.invitation_inviter_id && inviter.invitation_account_id === null);
+  const untie =
+    accepted.invitation_account_id !== null &&
+    accepted.invitation_account_id !== invitation.account_id &&
+    vouchedByAnother;
   await db.transaction().execute(async (transaction) => {
     if (!(await markInvitationAccepted(transaction, invitation.id, Date.now()))) throw unusable();
     const current = await findMembership(transaction, accepted.id, invitation.account_id);
