@@ -38,6 +38,7 @@ export function enforceBodyDeadline(
     response.writeHead(rendered.status, {
       ...rendered.headers,
       'content-length': String(Buffer.byteLength(rendered.body)),
+      'x-content-type-options': 'nosniff',
       connection: 'close',
     });
     response.end(rendered.body, () => request.socket.destroy());

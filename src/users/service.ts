@@ -156,6 +156,7 @@ export async function requireTrustedLogin(
     );
   }
   await updateUser(db, user.id, { invitation_account_id: null, invitation_inviter_id: null });
+  // The caller's row goes on to be shown (setUserFlags): it must not still say the login is tied.
   user.invitation_account_id = null;
   user.invitation_inviter_id = null;
 }
