@@ -23,7 +23,7 @@ beforeAll(async () => {
   strict = await startTestGateway({
     mock,
     config: {
-      server: { api_body_timeout: '1s', v1_body_timeout: '2s' },
+      server: { api_body_timeout: '2s', v1_body_timeout: '3s' },
       metrics: { bearer_token: metricsToken },
       console: { trust_proxy: true },
     },
