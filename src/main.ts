@@ -23,6 +23,8 @@ export interface Gateway {
   database: DatabaseHandle;
   logger: Logger;
   metrics: Metrics;
+  /** http://host:port of the metrics listener, when metrics.port gives /metrics a port of its own. */
+  metricsUrl: string | undefined;
   dataPlane: DataPlane;
   /** Graceful stop: refuse new connections, let in-flight requests finish (up to the deadline), flush the log. */
   close(): Promise<void>;
@@ -58,9 +60,15 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     lifetime,
     options.limiter,
   );
-  const { url, port } = await listen(config, catalog, storage, parts, logger, metrics, lifetime);
+  const { url, port, metricsUrl } = await listen(config, catalog, storage, parts, logger, metrics, lifetime);
   logger.info(
-    { url, database: storage.database.location, models: catalog.names.length, providers: config.providers.length },
+    {
+      url,
+      metrics: metricsUrl,
+      database: storage.database.location,
+      models: catalog.names.length,
+      providers: config.providers.length,
+    },
     'switchboard is listening',
   );
 
@@ -76,6 +84,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     database: storage.database,
     logger,
     metrics,
+    metricsUrl,
     dataPlane: parts.dataPlane,
     close: () => {
       closing ??= close();

@@ -11,7 +11,8 @@ import type { Role } from '../users/service.js';
  *
  * - An admin may do anything to any account.
  * - A member (owner or member role) may read the account and manage its keys.
- * - Only an owner (or an admin) may manage the account's members and invitations.
+ * - Only an owner (or an admin) may manage the account's members and invitations, and change key limits (an owner
+ *   only within what an operator set: limits/key-limits.ts).
  * - Only an admin may change the account itself (models, disabled, body logging): those are the operator's terms.
  *
  * An account the caller is not a member of gets the same 404 as one that does not exist, so ids cannot be probed.
@@ -29,7 +30,7 @@ export interface Caller {
   accountScope: string | null;
 }
 
-export type AccountAction = 'read' | 'manage-keys' | 'manage-members' | 'configure';
+export type AccountAction = 'read' | 'manage-keys' | 'manage-limits' | 'manage-members' | 'configure';
 
 export interface AccountAccess {
   account: AccountRow;
@@ -58,6 +59,9 @@ export async function authorizeAccount(
   }
   if (action === 'manage-members' && role !== 'owner') {
     throw apiError('owner_only', "Only the account's owners can manage its members and invitations.");
+  }
+  if (action === 'manage-limits' && role !== 'owner') {
+    throw apiError('owner_only', "Only the account's owners (and operators) can change a key's limits and budgets.");
   }
   return { account, role };
 }

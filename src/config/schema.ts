@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 import { limitSettingsSchema, noLimits } from '../limits/settings.js';
 import { parseDuration, parseSize } from './units.js';
@@ -42,6 +43,20 @@ const serverSchema = z
     stream_keepalive: duration.default(15_000),
     /** How long SIGTERM waits for in-flight requests before aborting them. */
     shutdown_timeout: duration.default(30_000),
+    /** A request to /api (console, management API) must have arrived whole this long after it started, or 408. */
+    api_body_timeout: duration.default(30_000),
+    /**
+     * The same for /v1. Longer than /api's: a body may be up to limits.max_body_size (16 MB) from a client on a slow
+     * uplink (2 MB at 256 kbit/s takes about 65 s).
+     */
+    v1_body_timeout: duration.default(120_000),
+    /** Open connections at most; further ones are closed at once (counted in switchboard_connections_dropped_total). */
+    max_connections: z.number().int().min(1).max(1_000_000).default(10_000),
+  })
+  .superRefine((server, context) => {
+    for (const field of ['api_body_timeout', 'v1_body_timeout'] as const) {
+      if (server[field] < 100) context.addIssue({ code: 'custom', path: [field], message: 'must be at least 100ms' });
+    }
   })
   .transform((server) => ({
     host: server.host,
@@ -50,7 +65,24 @@ const serverSchema = z
     corsAllowedOrigins: server.cors_allowed_origins,
     streamKeepaliveMs: server.stream_keepalive,
     shutdownTimeoutMs: server.shutdown_timeout,
+    apiBodyTimeoutMs: server.api_body_timeout,
+    v1BodyTimeoutMs: server.v1_body_timeout,
+    maxConnections: server.max_connections,
   }));
+
+const metricsSchema = z
+  .strictObject({
+    /** Serve /metrics on this port of its own (and not on the main one), e.g. to keep it off the public network. */
+    port: z.number().int().min(0).max(65535).optional(),
+    /** The address of that port. */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** When set, /metrics answers only requests with `Authorization: Bearer <token>`. */
+    bearer_token: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.string().min(16, 'must be at least 16 characters').optional(),
+    ),
+  })
+  .transform((metrics) => ({ port: metrics.port, host: metrics.host, bearerToken: metrics.bearer_token }));
 
 const databaseSchema = z
   .strictObject({
@@ -203,9 +235,15 @@ const consoleSchema = z
     trust_proxy: z.boolean().default(false),
     /** The console's public address (e.g. https://gw.example.com), used in invitation links printed by the CLI. */
     public_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
-    /** Failed sign-ins allowed per e-mail address (and 3x that per client address) within sign_in_window. */
-    sign_in_max_failures: z.number().int().min(1).max(1000).default(10),
-    sign_in_window: duration.default(15 * 60_000),
+    /**
+     * Failed sign-ins per (client address, user) answered at once; after them each attempt from that client for that
+     * user waits twice as long as the one before, from 1 s up to sign_in_max_delay. A client gets 3x as many over all
+     * users. Nothing is counted per user alone, so nobody can lock a user out from another address.
+     */
+    sign_in_max_failures: z.number().int().min(1).max(1000).default(5),
+    sign_in_max_delay: duration.default(15 * 60_000),
+    /** A client's failures are forgotten this long after its last one. */
+    sign_in_window: duration.default(60 * 60_000),
     /** How long an invitation link stays valid. */
     invitation_ttl: duration.default(7 * 86_400_000),
   })
@@ -217,8 +255,43 @@ const consoleSchema = z
     trustProxy: console.trust_proxy,
     publicUrl: console.public_url?.replace(/\/+$/, ''),
     signInMaxFailures: console.sign_in_max_failures,
+    signInMaxDelayMs: console.sign_in_max_delay,
     signInWindowMs: console.sign_in_window,
     invitationTtlMs: console.invitation_ttl,
+  }));
+
+const secretScanningSchema = z
+  .strictObject({
+    /** Serve POST /api/secret-scanning/github, where GitHub's secret scanning reports leaked keys (revoked at once). */
+    enabled: z.boolean().default(false),
+    /** Where the signature verification keys are fetched from, in the format of GitHub's meta endpoint. */
+    public_keys_url: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+      .default('https://api.github.com/meta/public_keys/secret_scanning'),
+    /** Verification keys given here are used without fetching (an air-gapped gateway; tests). */
+    public_keys: z
+      .array(
+        z.strictObject({
+          key_identifier: z.string().min(1),
+          key: z.string().refine((pem) => {
+            try {
+              createPublicKey(pem);
+              return true;
+            } catch {
+              return false;
+            }
+          }, 'is not a PEM public key'),
+        }),
+      )
+      .default([]),
+    /** How long fetched keys are reused before they are fetched again. */
+    public_keys_cache: duration.default(3_600_000),
+  })
+  .transform((scanning) => ({
+    enabled: scanning.enabled,
+    publicKeysUrl: scanning.public_keys_url,
+    publicKeys: scanning.public_keys.map((entry) => ({ keyIdentifier: entry.key_identifier, pem: entry.key })),
+    publicKeysCacheMs: scanning.public_keys_cache,
   }));
 
 const timeoutsSchema = z
@@ -577,9 +650,11 @@ export const configSchema = z
     limits: limitsSchema.default(limitsSchema.parse({})),
     redis: redisSchema.default(redisSchema.parse({})),
     logging: loggingSchema.default(loggingSchema.parse({})),
+    metrics: metricsSchema.default(metricsSchema.parse({})),
     routing: routingSchema.default(routingSchema.parse({})),
     console: consoleSchema.default(consoleSchema.parse({})),
     responses: responsesSchema.default(responsesSchema.parse({})),
+    secret_scanning: secretScanningSchema.default(secretScanningSchema.parse({})),
     providers: z.array(providerSchema).default([]),
     models: z.array(modelSchema).default([]),
   })
@@ -659,9 +734,11 @@ export const configSchema = z
     limits: config.limits,
     redis: config.redis,
     logging: config.logging,
+    metrics: config.metrics,
     routing: config.routing,
     console: config.console,
     responses: config.responses,
+    secretScanning: config.secret_scanning,
     providers: config.providers,
     // Each model's retry policy is the routing default with the model's own overrides applied.
     models: config.models.map(({ retryOverrides, shortForm: _shortForm, ...model }) => ({

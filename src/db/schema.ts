@@ -36,6 +36,10 @@ export interface ApiKeysTable {
   replaced_by: string | null;
   /** JSON of the limits set on this key; null = configured defaults. */
   limits: string | null;
+  /** JSON of the limits an operator set on this key: an account owner may tighten them, never loosen them. */
+  operator_limits: string | null;
+  /** JSON: for each limit set on the key, who set it ({ role: operator | owner, userId }); see limits/key-limits.ts. */
+  limits_set_by: string | null;
 }
 
 /** An append-only feed of "something about keys or access changed", polled by every server process. */
@@ -104,6 +108,14 @@ export interface UsersTable {
   created_at: number;
   last_sign_in_at: number | null;
   password_changed_at: number | null;
+  /**
+   * Set while the login is tied to the account whose invitation created it (an owner's invitation: whoever opened
+   * the link chose the password, so the login proves nothing beyond that account). Cleared when its holder accepts
+   * another invitation or an operator confirms the login.
+   */
+  invitation_account_id: string | null;
+  /** Who made that invitation. */
+  invitation_inviter_id: string | null;
 }
 
 /** Which accounts a user belongs to, and as what: owner (manages members) or member. */

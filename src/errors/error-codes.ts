@@ -70,11 +70,16 @@ export const errorCodes = {
   /** No key, or an Authorization header that is not `Bearer <key>` (OpenAI sends no code for these). */
   invalid_authorization_header: { status: 401, type: 'invalid_request_error', wireCode: null },
   invalid_token: { status: 401, type: 'invalid_request_error' },
+  signature_missing: { status: 401, type: 'invalid_request_error' },
+  signature_invalid: { status: 401, type: 'invalid_request_error' },
+  invalid_metrics_token: { status: 401, type: 'invalid_request_error' },
   invalid_credentials: { status: 401, type: 'invalid_request_error' },
   not_signed_in: { status: 401, type: 'invalid_request_error' },
   user_disabled: permission(),
   account_disabled: permission(),
   csrf_token_invalid: permission(),
+  limit_set_by_operator: permission(),
+  signed_in_as_someone_else: permission(),
   admin_only: permission(),
   owner_only: permission(),
   session_only: permission(),
@@ -116,6 +121,7 @@ export const errorCodes = {
   service_unavailable: server(503),
   server_shutting_down: server(503),
   not_ready: server(503),
+  verification_keys_unavailable: server(503),
   console_not_built: server(503),
 
   // The management API's resources.
@@ -131,6 +137,9 @@ export const errorCodes = {
   model_not_configured: invalid(),
   model_not_allowed: invalid(),
   key_inactive: invalid(),
+  invalid_key: invalid(),
+  invalid_json: invalid(),
+  password_too_weak: invalid(),
   password_too_short: invalid(),
   invalid_email: invalid(),
   invalid_role: invalid(),
@@ -141,6 +150,7 @@ export const errorCodes = {
   user_exists: invalid(409),
   last_admin: invalid(409),
   last_owner: invalid(409),
+  login_created_by_invitation: invalid(409),
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof errorCodes;

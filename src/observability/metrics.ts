@@ -28,6 +28,8 @@ export interface Metrics {
   limiterDecisions: Counter<'decision' | 'limit'>;
   limiterFallbacks: Counter<'kind' | 'policy'>;
   redisUp: Gauge;
+  /** Connections closed at once because server.max_connections were open. */
+  connectionsDropped: Counter;
   providerSlotsBusy: Gauge<'provider'>;
   providerQueueWaiting: Gauge<'provider'>;
 }
@@ -136,6 +138,11 @@ function buildMetrics(registry: Registry, options: MetricsSources): Metrics {
     redisUp: new Gauge({
       name: 'switchboard_redis_up',
       help: '1 when the Redis connection is ready, 0 when it is not (absent when Redis is not configured)',
+      registers: [registry],
+    }),
+    connectionsDropped: new Counter({
+      name: 'switchboard_connections_dropped_total',
+      help: 'Connections closed at once because server.max_connections connections were open',
       registers: [registry],
     }),
     inFlight: new Gauge({

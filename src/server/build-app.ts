@@ -12,8 +12,11 @@ import type { ErrorCode } from '../errors/error-codes.js';
 import { renderOpenAiError } from '../errors/render-openai.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { enforceBodyDeadline } from './body-deadline.js';
 import { type ConsoleAssets, registerConsole } from './console-assets.js';
+import { isAuthorizedScrape, scrapeRefused } from './metrics-endpoint.js';
 import { RequestIds } from './request-id.js';
+import { securityHeaders } from './security-headers.js';
 
 /**
  * The HTTP server: /v1/* goes straight to the data plane on node:http (the hot path); everything else (health,
@@ -29,6 +32,16 @@ export interface AppDependencies {
   redis?: Redis | undefined;
   /** The management API (/api) and the web console (/console); absent when console.enabled is false. */
   management?: { services: ManagementServices; consoleAssets: ConsoleAssets; version: string };
+  http: {
+    /** Deadlines for a request to arrive whole (headers and body), per route group. */
+    apiBodyTimeoutMs: number;
+    v1BodyTimeoutMs: number;
+    maxConnections: number;
+    /** Believe X-Forwarded-Proto (console.trust_proxy), for HSTS. */
+    trustProxy: boolean;
+  };
+  /** Whether /metrics is served on this port (not when it has a port of its own), and the token it requires. */
+  metricsEndpoint: { onMainPort: boolean; bearerToken: string | undefined };
 }
 
 function isDataPlane(url: string | undefined): boolean {
@@ -50,11 +63,10 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex, re
     status === 431
       ? 'The request headers are too large.'
       : status === 408
-        ? 'The request was not received in time.'
+        ? 'The request was not received in time (its headers or body arrived too slowly).'
         : `The HTTP request is malformed (${error.code ?? 'parse error'}).`;
-  const body = JSON.stringify({
-    error: { message, type: 'invalid_request_error', param: null, code: 'malformed_request' },
-  });
+  const code = status === 408 ? 'request_timeout' : 'malformed_request';
+  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestIds.next()}\r\nconnection: close\r\n\r\n${body}`,
   );
@@ -77,14 +89,36 @@ function frameworkRefusal(error: unknown): ApiError | undefined {
 }
 
 export function buildApp(dependencies: AppDependencies): FastifyInstance<Server> {
-  const { dataPlane, database, metrics } = dependencies;
+  const { dataPlane, database, metrics, http } = dependencies;
   const requestIds = new RequestIds();
+  // Node enforces the longest deadline on every request itself (a sweep over the connections, no timer per request);
+  // the route group with the shorter one gets a timer of its own (body-deadline.ts).
+  const requestTimeout = Math.max(http.apiBodyTimeoutMs, http.v1BodyTimeoutMs);
   const app = Fastify<Server>({
     serverFactory: (fastifyHandler) => {
-      const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-        if (isDataPlane(request.url)) dataPlane.handle(request, response);
-        else fastifyHandler(request, response);
-      });
+      const server = createServer(
+        {
+          requestTimeout,
+          headersTimeout: Math.min(60_000, requestTimeout),
+          connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(requestTimeout / 8))),
+        },
+        (request: IncomingMessage, response: ServerResponse) => {
+          if (isDataPlane(request.url)) {
+            if (http.v1BodyTimeoutMs < requestTimeout) {
+              enforceBodyDeadline(request, response, http.v1BodyTimeoutMs, () => requestIds.next());
+            }
+            dataPlane.handle(request, response);
+          } else {
+            if (http.apiBodyTimeoutMs < requestTimeout) {
+              enforceBodyDeadline(request, response, http.apiBodyTimeoutMs, () => requestIds.next());
+            }
+            fastifyHandler(request, response);
+          }
+        },
+      );
+      // Each connection holds memory and a file descriptor; past the cap, new ones are closed at once.
+      server.maxConnections = http.maxConnections;
+      server.on('drop', () => metrics.connectionsDropped.inc());
       // Longer than the idle timeout of common load balancers (60 s), so they never reuse a connection we just closed.
       server.keepAliveTimeout = 65_000;
       server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
@@ -100,6 +134,7 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    reply.headers(securityHeaders(request.raw, http.trustProxy));
   });
 
   app.setErrorHandler((error, _request, reply) => {
@@ -140,10 +175,15 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
     return reply.code(503).headers(rendered.headers).send(rendered.body);
   });
 
-  app.get('/metrics', async (_request, reply) => {
-    reply.header('content-type', metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
+  if (dependencies.metricsEndpoint.onMainPort) {
+    app.get('/metrics', async (request, reply) => {
+      if (!isAuthorizedScrape(request.headers.authorization, dependencies.metricsEndpoint.bearerToken)) {
+        throw scrapeRefused();
+      }
+      reply.header('content-type', metrics.registry.contentType);
+      return metrics.registry.metrics();
+    });
+  }
 
   if (dependencies.management) {
     registerManagementApi(app, dependencies.management.services, dependencies.management.version);

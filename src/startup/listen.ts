@@ -7,12 +7,15 @@ import { apiError } from '../errors/api-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { packageVersion } from '../package-files.js';
+import { GitHubSigningKeys } from '../secret-scanning/github-keys.js';
 import { buildApp } from '../server/build-app.js';
 import { loadConsoleAssets } from '../server/console-assets.js';
+import { startMetricsServer } from '../server/metrics-endpoint.js';
 import { reclaimMemoryWhenIdle } from '../server/reclaim-memory-when-idle.js';
 import { hashPassword } from '../users/password.js';
+import { RedisSignInThrottle } from '../users/redis-sign-in-throttle.js';
 import { startSessionSweeper } from '../users/sessions.js';
-import { SignInLimiter } from '../users/sign-in-limiter.js';
+import { MemorySignInThrottle, type SignInThrottle } from '../users/sign-in-throttle.js';
 import type { DataPlaneParts } from './build-data-plane.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
@@ -26,11 +29,18 @@ function buildManagement(
   logger: Logger,
   lifetime: Lifetime,
 ): ManagementServices {
-  const signInLimiter = new SignInLimiter({
-    maxFailures: config.console.signInMaxFailures,
-    windowMs: config.console.signInWindowMs,
-  });
-  lifetime.add('sign-in limiter', signInLimiter, (limiter) => limiter.close());
+  const policy = {
+    freeFailures: config.console.signInMaxFailures,
+    maxDelayMs: config.console.signInMaxDelayMs,
+    forgetAfterMs: config.console.signInWindowMs,
+  };
+  const local = new MemorySignInThrottle(policy);
+  const redisClient = parts.redis?.client;
+  // Shared by every node through Redis when there is one, this node's own count otherwise.
+  const signInThrottle: SignInThrottle = redisClient
+    ? new RedisSignInThrottle({ redis: redisClient, keyPrefix: config.redis.keyPrefix, policy, local, logger })
+    : local;
+  lifetime.add('sign-in throttle', signInThrottle, (throttle) => throttle.close());
   const sweeper = startSessionSweeper(storage.database.db, 3_600_000, (error) =>
     logger.warn({ err: error }, 'could not delete ended console sessions'),
   );
@@ -42,7 +52,15 @@ function buildManagement(
     catalog,
     secret: storage.secret,
     logger,
-    signInLimiter,
+    signInThrottle,
+    secretScanningKeys: config.secretScanning.enabled
+      ? new GitHubSigningKeys({
+          url: config.secretScanning.publicKeysUrl,
+          configured: config.secretScanning.publicKeys,
+          cacheMs: config.secretScanning.publicKeysCacheMs,
+          logger,
+        })
+      : undefined,
     // Hashed once per process, off the request path; verified against when a sign-in names an unknown address.
     decoyPasswordHash: hashPassword('decoy password that nobody has'),
     // This node forgets its cached keys at once; the others hear it through Redis (or their database poll).
@@ -69,7 +87,7 @@ export async function listen(
   logger: Logger,
   metrics: Metrics,
   lifetime: Lifetime,
-): Promise<{ url: string; port: number }> {
+): Promise<{ url: string; port: number; metricsUrl: string | undefined }> {
   const { dataPlane } = parts;
   const management = config.console.enabled
     ? {
@@ -85,6 +103,13 @@ export async function listen(
     logger,
     redis: parts.redis?.client,
     management,
+    http: {
+      apiBodyTimeoutMs: config.server.apiBodyTimeoutMs,
+      v1BodyTimeoutMs: config.server.v1BodyTimeoutMs,
+      maxConnections: config.server.maxConnections,
+      trustProxy: config.console.trustProxy,
+    },
+    metricsEndpoint: { onMainPort: config.metrics.port === undefined, bearerToken: config.metrics.bearerToken },
   });
   await app.listen({ host: config.server.host, port: config.server.port });
   lifetime.add('http server', app, async (_app, deadline) => {
@@ -111,9 +136,22 @@ export async function listen(
   });
   lifetime.add('idle memory reclaim', stopReclaiming, (stop) => stop());
 
+  // /metrics on a listener of its own when metrics.port is set (the main port then answers 404 for it).
+  let metricsUrl: string | undefined;
+  if (config.metrics.port !== undefined) {
+    const metricsServer = await startMetricsServer({
+      host: config.metrics.host,
+      port: config.metrics.port,
+      metrics,
+      bearerToken: config.metrics.bearerToken,
+    });
+    metricsUrl = metricsServer.url;
+    lifetime.add('metrics listener', metricsServer, (server) => server.close());
+  }
+
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return { url: `http://${host}:${address.port}`, port: address.port };
+  return { url: `http://${host}:${address.port}`, port: address.port, metricsUrl };
 }
 
 /** Resolves with 'done' when the promise settles, or 'deadline' when the deadline comes first. */
