@@ -2,7 +2,7 @@ import type { Metric, Registry } from 'prom-client';
 
 /**
  * A counter and a histogram for the data plane's hot path. prom-client's own hash the label object on every inc()
- * and observe() (measured ~2.5 µs per request for the three metrics every request updates); these keep plain numbers
+ * and observe() (a real share of a request, docs/performance.md#hot-metrics); these keep plain numbers
  * per label combination and build the exposition only when /metrics is scraped. They register in the gateway's
  * prom-client registry like any of its metrics, and the text they produce is the one prom-client would.
  * Label values must come from bounded sets (routes, statuses, configured model and deployment names).
@@ -52,8 +52,8 @@ abstract class RegisteredMetric {
 
 /**
  * The series of each label combination, found through one Map per label (values as they come, a missing one as
- * undefined). Not one Map keyed by the values joined into a string: building that string and hashing it on every
- * lookup cost ~300 ns per call, three calls per request; nested lookups of strings V8 has hashed before cost ~50 ns.
+ * undefined). Not one Map keyed by the values joined into a string: building and hashing that string on every
+ * lookup costs several times more than nested lookups of strings V8 has hashed before.
  */
 class SeriesTable<Series> {
   private readonly root = new Map<string, Map<string | undefined, Map<string | undefined, Series>>>();

@@ -38,8 +38,7 @@ const ended: IteratorReturnResult<undefined> = Object.freeze({ value: undefined,
 /**
  * The primed stream: the buffered items, then the rest straight from the upstream's iterator. An iterator object,
  * not an async generator: each generator layer between the upstream and the client cost a promise hand-off per chunk
- * (two such layers, this one and dispatch's failure watch, measured ~0.5 µs per chunk against ~0.05 µs for this
- * object) and ~0.5 KB per open stream.
+ * and memory per open stream (docs/performance.md#primed-streams).
  */
 class PrimedStream implements AsyncIterableIterator<StreamItem> {
   private replayed = 0;
@@ -59,7 +58,7 @@ class PrimedStream implements AsyncIterableIterator<StreamItem> {
     if (this.replayed < this.buffered.length) {
       const value = this.buffered[this.replayed++] as StreamItem;
       // Not kept for the rest of the stream: each item's raw text is a slice that keeps the whole upstream read it
-      // came from alive (~1 KB per open stream, measured with 1,000 streams).
+      // came from alive.
       if (this.replayed === this.buffered.length) this.buffered = [];
       return Promise.resolve({ value, done: false });
     }

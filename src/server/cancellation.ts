@@ -2,9 +2,9 @@
  * How a request's work learns that it should stop (the client went away, or the server gave up on it).
  *
  * `CancelSignal` is the part of `AbortSignal` the gateway uses; a real AbortSignal satisfies it, so tests and callers
- * may pass one. On the data plane each request gets a `Cancellation` instead: measured on this machine, an
- * AbortController with one listener added and removed costs ~3.5 µs (Node's EventTarget), about a tenth of what a
- * bare proxy spends on a whole request; this costs next to nothing. undici accepts it as a `signal` (it only needs
+ * may pass one. On the data plane each request gets a `Cancellation` instead: an AbortController with one
+ * listener costs a noticeable share of a whole proxied request (Node's EventTarget; docs/performance.md#cancellation),
+ * this next to nothing. undici accepts it as a `signal` (it only needs
  * `aborted`, `reason` and add/removeEventListener), and the local model forwards it to an AbortController of its own.
  */
 

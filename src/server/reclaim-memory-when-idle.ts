@@ -19,10 +19,7 @@ export interface IdleMemoryReclaimOptions {
   intervalMs?: number;
   /** The collection to run (tests pass their own); V8's full collection by default. */
   collect?: () => void;
-  /**
-   * Other isolates to collect at the same moment (the SQLite worker thread: its heap grows with the batches it
-   * receives and, measured, gives back ~9 MB of resident memory after a load).
-   */
+  /** Other isolates to collect at the same moment (the SQLite worker thread: its heap grows with the batches). */
   alsoCollect?: () => void;
 }
 
@@ -57,15 +54,12 @@ export function reclaimMemoryWhenIdle(options: IdleMemoryReclaimOptions): () => 
     const before = process.memoryUsage();
     const startedAt = performance.now();
     if (passesLeft === passesPerQuietPeriod - 1) {
-      // Twice: the second collection compacts what the first one's sweeping freed (measured: ~20 MB more given back
-      // on a process pinned to one core, where V8's concurrent sweeper lags).
+      // Twice: the second collection compacts what the first one's sweeping freed (docs/performance.md#idle-memory).
       collect();
       collect();
     } else {
-      // Then once per interval while it stays quiet: V8 shrinks its young generation (2 x 16 MB after a load) only
-      // when a collection finds the allocation rate low, and the rate it computes still includes the load for a
-      // while. Measured after 1,000 streams: the collection 10 s after the first one shrinks it (heap 67 -> 36 MB,
-      // RSS 168 -> 137 MB); without these V8's own memory reducer does the same ~25 s after the load.
+      // Then once per interval while it stays quiet: V8 shrinks its young generation only when a collection finds the
+      // allocation rate low, and the rate it computes still includes the load for a while.
       collect();
     }
     options.alsoCollect?.();

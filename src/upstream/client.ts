@@ -4,10 +4,9 @@ import type { CancelSignal } from '../server/cancellation.js';
 
 /**
  * The only module that makes outbound HTTP requests. One keep-alive connection pool per upstream origin (undici
- * `Pool`: measured 5-7x faster than `fetch` for proxying; undici sets TCP_NODELAY on every socket). Two ways to call:
+ * `Pool`, much cheaper than `fetch` for proxying; TCP_NODELAY on every socket). Two ways to call:
  * - `exchange`: a whole response in one Buffer (non-streaming completions), through undici's `dispatch` with a
- *   handler that only collects bytes: no stream object, no promise per chunk. Measured on this machine: a proxy
- *   doing this spends ~34 µs of CPU per request against ~51 µs with `request` + reading the body stream;
+ *   handler that only collects bytes: no stream object, no promise per chunk (docs/performance.md#upstream-client);
  * - `send`: headers first and the body as a stream (event streams).
  * Failures are classified here once, so callers can map them to 502/504 without knowing undici's error zoo.
  */
@@ -179,10 +178,9 @@ export class UpstreamClient {
 }
 
 /**
- * Bodies from this size on are handed to undici as an iterable that gives up its bytes once they are written. undici
- * keeps a Buffer or string body on its request object until the response has been read to the end, which for a
- * stream is the stream's whole life: a 100 KB prompt was held twice over (the string and its bytes) per open stream.
- * Smaller bodies stay a Buffer or string (written with the headers in one call, no promise per request).
+ * Bodies from this size on are handed to undici as an iterable that gives up its bytes once they are written: undici
+ * keeps a Buffer or string body until the response has been read to the end, for a stream its whole life. Smaller
+ * bodies stay a Buffer or string (written with the headers in one call, no promise per request).
  */
 export const bodyForgottenFromBytes = 16 * 1024;
 
@@ -194,7 +192,7 @@ function bodyForUndici(request: UpstreamRequest): {
 } {
   const body = request.body;
   if (body === undefined) return { headers: request.headers, body: null };
-  // A string takes at most 3 bytes per UTF-16 unit in UTF-8: one that short stays as it is, without being measured.
+  // A string takes at most 3 bytes per UTF-16 unit in UTF-8: one that short stays as it is, without counting bytes.
   if (typeof body === 'string' && body.length * 3 < bodyForgottenFromBytes) return { headers: request.headers, body };
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   if (bytes.length < bodyForgottenFromBytes) return { headers: request.headers, body: bytes };
@@ -221,10 +219,8 @@ class WrittenOnce implements Iterable<Buffer> {
  * directly; the newer controller-style handlers are adapted to it per request). Collects the body, follows the
  * request's cancellation, and settles exactly once.
  *
- * Once settled it lets go of everything it held (body, raw headers, the promise's callbacks and through them the
- * parsed result), so that whatever still points at the handler for a while (undici's request object) keeps nothing
- * big alive long enough to be promoted to the old generation. Measured when it was added: mark-compacts at one
- * request at a time halved.
+ * Once settled it lets go of everything it held, so that undici's request object, which still points at the handler
+ * for a while, keeps nothing big alive into the old generation (docs/performance.md#upstream-client).
  */
 class CollectingHandler implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
@@ -309,9 +305,8 @@ const noHeaders: Buffer[] = [];
  * A whole response. Its headers are parsed on first use (errors and their retry-after): most successful responses
  * never need them.
  *
- * A class, not an object literal with a getter: each such literal gets a map of its own (maps live in the old
- * generation), and that map holds the getter's closure, so every response's raw headers were kept alive through the
- * next scavenge and promoted. Measured at one request at a time: ~0.5 MB per scavenge promoted for nothing.
+ * A class, not an object literal with a getter: such a literal's map (old generation) holds the getter's closure and
+ * kept every response's raw headers alive into the old generation (docs/performance.md#upstream-client).
  */
 class CollectedReply implements UpstreamReply {
   private parsedHeaders: UpstreamHeaders | undefined;

@@ -119,7 +119,7 @@ export function costOf(usage: TokenUsage, pricing: ModelPricing | undefined): nu
  * The value rounded to 12 significant digits: drops binary floating-point noise (0.30000000000000004 -> 0.3) without
  * losing micro-cent amounts. Scaled to a 12-digit integer, rounded and scaled back (both factors exact powers of ten,
  * so the division gives the double nearest the 12-digit decimal, as parsing it would); `Number(x.toPrecision(12))`
- * gives the same but formats and parses a string (measured: 177 -> 89 ns per call).
+ * gives the same but formats and parses a string, on every request.
  */
 export function toTwelveDigits(value: number): number {
   if (value === 0 || !Number.isFinite(value)) return value;

@@ -8,7 +8,7 @@ import { stripSignatures } from '../tool-call-id.js';
  * The upstream request body for an OpenAI-compatible server: the client's body with only what must change rewritten
  * (the model name; usage always requested when streaming, so the log and limits never see a stream without usage;
  * tool-call ids minted for another provider lose the state they carry). When nothing must change, the client's own
- * bytes are sent (no second serialization: measured ~2 µs for a 1 KB request, ~2 ms for a 1 MB one). The client's
+ * bytes are sent, not serialized again (docs/performance.md#forwarded-bytes). The client's
  * own headers and key are never forwarded.
  */
 export function buildOpenAiChatBody(call: ProviderCall): string | Buffer {
@@ -20,8 +20,7 @@ export function buildOpenAiChatBody(call: ProviderCall): string | Buffer {
   if (call.body && withoutSignatures === request && request.model === upstreamModel) {
     if (usageAsked) return call.body;
     // A stream whose client did not mention stream_options (what the SDKs send by default): the member is added to
-    // the client's bytes instead of serializing the whole request again (~420 µs for a 100 KB prompt, measured on
-    // the AMD machine of docs/performance.md, against a copy of the bytes).
+    // the client's bytes instead of serializing the whole request again.
     if (!Object.hasOwn(request, 'stream_options')) {
       const withUsage = withMemberAppended(call.body, usageRequested);
       if (withUsage) return withUsage;
