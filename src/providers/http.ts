@@ -1,4 +1,5 @@
 import { ApiError, apiError } from '../errors/api-error.js';
+import type { ChatCompletion } from '../openai/types.js';
 import type { CancelSignal } from '../server/cancellation.js';
 import {
   classifyUpstreamError,
@@ -8,6 +9,7 @@ import {
   type UpstreamTimeouts,
 } from '../upstream/client.js';
 import { type SseEvent, SseParser } from '../upstream/sse.js';
+import type { StreamItem } from './provider.js';
 import { toProviderError } from './upstream-error.js';
 
 /**
@@ -147,4 +149,24 @@ export async function* sseEvents(
   } finally {
     if (!response.body.destroyed) response.body.destroy();
   }
+}
+
+/** A stream translator: each upstream event becomes zero or more chat chunks; `end` may add the last ones. */
+export interface StreamTranslator<Event> {
+  push(event: Event): readonly ChatCompletion[];
+  end(): readonly ChatCompletion[];
+}
+
+/** The chat chunks of an SSE response, each event's JSON given to the provider's translator. */
+export async function* translateEvents<Event>(
+  providerName: string,
+  response: UpstreamResponse,
+  signal: CancelSignal,
+  translator: StreamTranslator<Event>,
+): AsyncGenerator<StreamItem> {
+  for await (const event of sseEvents(providerName, response, signal)) {
+    const data = parseJsonObject(providerName, event.data, 'stream data') as Event;
+    for (const chunk of translator.push(data)) yield { chunk };
+  }
+  for (const chunk of translator.end()) yield { chunk };
 }

@@ -114,3 +114,13 @@ export function readRetryAfter(headers: Record<string, string | string[] | undef
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
+
+/** An upstream's error body as JSON; one that is not JSON becomes an error object quoting its start. */
+export function parseErrorBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const trimmed = text.trim();
+    return { error: { message: trimmed ? `non-JSON error body: ${trimmed.slice(0, 200)}` : undefined } };
+  }
+}

@@ -84,8 +84,12 @@ export function estimatePromptCharacters(request: ChatCompletionRequest): number
 }
 
 export function estimateUsage(promptCharacters: number, completionCharacters: number): TokenUsage {
-  const promptTokens = estimateTokens(promptCharacters);
   const completionTokens = completionCharacters > 0 ? estimateTokens(completionCharacters) : 0;
+  return estimatedUsage(estimateTokens(promptCharacters), completionTokens);
+}
+
+/** Usage in plain prompt and completion tokens, marked as an estimate (nothing cached, no reasoning counted). */
+export function estimatedUsage(promptTokens: number, completionTokens: number): TokenUsage {
   return {
     promptTokens,
     completionTokens,

@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest } from '../../openai/types.js';
+import { parametersSet } from '../tool-choice.js';
 import { convertMessages } from './convert-messages.js';
 import { convertTools } from './convert-tools.js';
 import type { AnthropicRequest } from './wire-types.js';
@@ -61,29 +62,28 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
   return body;
 }
 
+const untranslatedParameters = [
+  'n',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'presence_penalty',
+  'frequency_penalty',
+  'seed',
+  'audio',
+  'modalities',
+  'prediction',
+  'web_search_options',
+  'reasoning_effort',
+  'verbosity',
+  'service_tier',
+  'functions',
+  'function_call',
+];
+
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
 export function unsupportedParameters(request: ChatCompletionRequest): string[] {
-  const unsupported: string[] = [];
-  for (const name of [
-    'n',
-    'logprobs',
-    'top_logprobs',
-    'logit_bias',
-    'presence_penalty',
-    'frequency_penalty',
-    'seed',
-    'audio',
-    'modalities',
-    'prediction',
-    'web_search_options',
-    'reasoning_effort',
-    'verbosity',
-    'service_tier',
-    'functions',
-    'function_call',
-  ]) {
-    if (request[name] !== undefined && request[name] !== null) unsupported.push(name);
-  }
+  const unsupported = parametersSet(request, untranslatedParameters);
   const format = request.response_format as { type?: unknown } | null | undefined;
   if (format && format.type === 'json_object') unsupported.push('response_format');
   return unsupported;

@@ -1,4 +1,5 @@
 import { untranslatable } from '../message-content.js';
+import { readToolChoice } from '../tool-choice.js';
 import { cacheControlOf } from './convert-content.js';
 import type { AnthropicTool, AnthropicToolChoice } from './wire-types.js';
 
@@ -39,24 +40,15 @@ export function convertTools(tools: unknown, toolChoice: unknown, parallelToolCa
   if (!Array.isArray(tools) || tools.length === 0) return {};
   let converted = (tools as FunctionTool[]).map(convertTool);
   let choice: AnthropicToolChoice | undefined;
-  if (toolChoice === 'none') choice = { type: 'none' };
-  else if (toolChoice === 'required') choice = { type: 'any' };
-  else if (toolChoice === 'auto') choice = { type: 'auto' };
-  else if (toolChoice && typeof toolChoice === 'object') {
-    const object = toolChoice as {
-      type?: unknown;
-      function?: { name?: unknown };
-      allowed_tools?: { mode?: unknown; tools?: Array<{ function?: { name?: unknown } }> };
-    };
-    if (object.type === 'function') {
-      choice = { type: 'tool', name: String(object.function?.name) };
-    } else if (object.type === 'allowed_tools') {
-      const allowed = new Set((object.allowed_tools?.tools ?? []).map((tool) => tool.function?.name));
-      converted = converted.filter((tool) => allowed.has(tool.name));
-      choice = { type: object.allowed_tools?.mode === 'required' ? 'any' : 'auto' };
-    } else {
-      throw untranslatable('tool_choice.type', 'anthropic', `tool_choice of type '${String(object.type)}'`);
-    }
+  const read = readToolChoice(toolChoice, (what) => untranslatable('tool_choice.type', 'anthropic', what));
+  if (read?.kind === 'none') choice = { type: 'none' };
+  else if (read?.kind === 'required') choice = { type: 'any' };
+  else if (read?.kind === 'auto') choice = { type: 'auto' };
+  else if (read?.kind === 'function') choice = { type: 'tool', name: read.name };
+  else if (read?.kind === 'allowed') {
+    const allowed = new Set(read.names);
+    converted = converted.filter((tool) => allowed.has(tool.name));
+    choice = { type: read.required ? 'any' : 'auto' };
   }
   if (parallelToolCalls === false && choice?.type !== 'none') {
     choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true } as AnthropicToolChoice;

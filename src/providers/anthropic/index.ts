@@ -1,9 +1,7 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
-import type { CancelSignal } from '../../server/cancellation.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
-import { malformed, parseJsonObject, sseEvents } from '../http.js';
+import { malformed, parseJsonObject, translateEvents } from '../http.js';
 import { createHttpProvider } from '../http-provider.js';
-import type { Provider, ProviderDependencies, StreamItem } from '../provider.js';
+import type { Provider, ProviderDependencies } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
 import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
@@ -12,20 +10,6 @@ import { type AnthropicStreamEvent, createAnthropicStreamTranslator } from './tr
 import type { AnthropicResponse } from './wire-types.js';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-async function* translateStream(
-  providerName: string,
-  upstreamModel: string,
-  response: UpstreamResponse,
-  signal: CancelSignal,
-): AsyncGenerator<StreamItem> {
-  const translator = createAnthropicStreamTranslator(providerName, upstreamModel, nowSeconds());
-  for await (const event of sseEvents(providerName, response, signal)) {
-    const data = parseJsonObject(providerName, event.data, 'stream data') as AnthropicStreamEvent;
-    for (const chunk of translator.push(data)) yield { chunk };
-  }
-  translator.end();
-}
 
 /** Anthropic's Messages API (`POST {base_url}/messages`). */
 export function createAnthropicProvider(
@@ -59,7 +43,13 @@ export function createAnthropicProvider(
         if (!Array.isArray(body.content)) throw malformed(config.name, 'a response without content');
         return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
       },
-      readStream: (response, call) => translateStream(config.name, call.model.upstreamModel, response, call.signal),
+      readStream: (response, call) =>
+        translateEvents<AnthropicStreamEvent>(
+          config.name,
+          response,
+          call.signal,
+          createAnthropicStreamTranslator(config.name, call.model.upstreamModel, nowSeconds()),
+        ),
       // Messages requests from Anthropic clients go as they came, with the client's protocol headers and our key.
       forwarding: {
         apis: ['messages', 'messages/count_tokens'],

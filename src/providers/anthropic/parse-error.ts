@@ -1,5 +1,5 @@
 import type { ApiError } from '../../errors/api-error.js';
-import { mapUpstreamError, readRetryAfter } from '../upstream-error.js';
+import { mapUpstreamError, parseErrorBody, readRetryAfter } from '../upstream-error.js';
 
 /**
  * Anthropic's error body `{"type":"error","error":{"type","message"},"request_id"}` (docs: API errors), in HTTP
@@ -72,13 +72,7 @@ function errorFromAnthropic(
 }
 
 export function parseAnthropicError(providerName: string, status: number, headers: Headers, text: string): ApiError {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    const trimmed = text.trim();
-    body = { error: { message: trimmed ? `non-JSON error body: ${trimmed.slice(0, 200)}` : undefined } };
-  }
+  const body = parseErrorBody(text);
   return errorFromAnthropic(providerName, status, body, readRetryAfter(headers));
 }
 

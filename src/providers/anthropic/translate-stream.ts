@@ -25,7 +25,8 @@ export interface AnthropicStreamTranslator {
   /** The chunks one event produces; throws an ApiError for `error` events. */
   push(event: AnthropicStreamEvent): ChatCompletion[];
   /** At the end of the body: throws when the stream stopped before `message_stop`. */
-  end(): void;
+  /** Checks the stream was finished (message_stop); it adds no chunk of its own. */
+  end(): ChatCompletion[];
 }
 
 interface ToolBlock {
@@ -142,6 +143,7 @@ export function createAnthropicStreamTranslator(
     },
     end() {
       if (!stopped) throw malformed(providerName, 'a stream that ended before message_stop');
+      return [];
     },
   };
 }

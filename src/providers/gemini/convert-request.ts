@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest } from '../../openai/types.js';
+import { parametersSet } from '../tool-choice.js';
 import { convertContents } from './convert-contents.js';
 import { convertTools } from './convert-tools.js';
 import type { GeminiGenerationConfig, GeminiRequest } from './wire-types.js';
@@ -54,23 +55,22 @@ export function convertRequest(request: ChatCompletionRequest): GeminiRequest {
   return body;
 }
 
+const untranslatedParameters = [
+  'logit_bias',
+  'parallel_tool_calls',
+  'audio',
+  'modalities',
+  'prediction',
+  'web_search_options',
+  'reasoning_effort',
+  'verbosity',
+  'service_tier',
+  'functions',
+  'function_call',
+];
+
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
 export function unsupportedParameters(request: ChatCompletionRequest): string[] {
-  const unsupported: string[] = [];
-  for (const name of [
-    'logit_bias',
-    'parallel_tool_calls',
-    'audio',
-    'modalities',
-    'prediction',
-    'web_search_options',
-    'reasoning_effort',
-    'verbosity',
-    'service_tier',
-    'functions',
-    'function_call',
-  ]) {
-    if (request[name] !== undefined && request[name] !== null) unsupported.push(name);
-  }
+  const unsupported = parametersSet(request, untranslatedParameters);
   return unsupported;
 }

@@ -1,4 +1,5 @@
 import { untranslatable } from '../message-content.js';
+import { readToolChoice } from '../tool-choice.js';
 import type { GeminiFunctionDeclaration, GeminiRequest } from './wire-types.js';
 
 /**
@@ -28,29 +29,16 @@ function declaration(tool: FunctionTool, index: number): GeminiFunctionDeclarati
 export function convertTools(tools: unknown, toolChoice: unknown): ToolFields {
   if (!Array.isArray(tools) || tools.length === 0) return {};
   const fields: ToolFields = { tools: [{ functionDeclarations: (tools as FunctionTool[]).map(declaration) }] };
-  if (toolChoice === 'none') fields.toolConfig = { functionCallingConfig: { mode: 'NONE' } };
-  else if (toolChoice === 'required') fields.toolConfig = { functionCallingConfig: { mode: 'ANY' } };
-  else if (toolChoice === 'auto') fields.toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
-  else if (toolChoice && typeof toolChoice === 'object') {
-    const object = toolChoice as {
-      type?: unknown;
-      function?: { name?: unknown };
-      allowed_tools?: { mode?: unknown; tools?: Array<{ function?: { name?: unknown } }> };
+  const read = readToolChoice(toolChoice, (what) => untranslatable('tool_choice.type', 'gemini', what));
+  if (read?.kind === 'none') fields.toolConfig = { functionCallingConfig: { mode: 'NONE' } };
+  else if (read?.kind === 'required') fields.toolConfig = { functionCallingConfig: { mode: 'ANY' } };
+  else if (read?.kind === 'auto') fields.toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
+  else if (read?.kind === 'function') {
+    fields.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [read.name] } };
+  } else if (read?.kind === 'allowed') {
+    fields.toolConfig = {
+      functionCallingConfig: { mode: read.required ? 'ANY' : 'AUTO', allowedFunctionNames: read.names },
     };
-    if (object.type === 'function') {
-      fields.toolConfig = {
-        functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [String(object.function?.name)] },
-      };
-    } else if (object.type === 'allowed_tools') {
-      fields.toolConfig = {
-        functionCallingConfig: {
-          mode: object.allowed_tools?.mode === 'required' ? 'ANY' : 'AUTO',
-          allowedFunctionNames: (object.allowed_tools?.tools ?? []).map((tool) => String(tool.function?.name)),
-        },
-      };
-    } else {
-      throw untranslatable('tool_choice.type', 'gemini', `tool_choice of type '${String(object.type)}'`);
-    }
   }
   return fields;
 }

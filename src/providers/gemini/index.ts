@@ -1,9 +1,7 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
-import type { CancelSignal } from '../../server/cancellation.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
-import { parseJsonObject, sseEvents } from '../http.js';
+import { parseJsonObject, translateEvents } from '../http.js';
 import { createHttpProvider } from '../http-provider.js';
-import type { Provider, ProviderDependencies, StreamItem } from '../provider.js';
+import type { Provider, ProviderDependencies } from '../provider.js';
 import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
 import { geminiErrorInBody, parseGeminiError } from './parse-error.js';
@@ -15,20 +13,6 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 /** `models/{name}` unless the configured name already is a resource path (models/…, tunedModels/…). */
 function modelPath(upstreamModel: string): string {
   return upstreamModel.includes('/') ? upstreamModel : `models/${upstreamModel}`;
-}
-
-async function* translateStream(
-  providerName: string,
-  upstreamModel: string,
-  response: UpstreamResponse,
-  signal: CancelSignal,
-): AsyncGenerator<StreamItem> {
-  const translator = createGeminiStreamTranslator(providerName, upstreamModel, nowSeconds());
-  for await (const event of sseEvents(providerName, response, signal)) {
-    const data = parseJsonObject(providerName, event.data, 'stream data') as GeminiResponse;
-    for (const chunk of translator.push(data)) yield { chunk };
-  }
-  for (const chunk of translator.end()) yield { chunk };
 }
 
 /** Google's Gemini API: `POST {base_url}/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`. */
@@ -57,7 +41,13 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
         if (body.error !== undefined) throw geminiErrorInBody(config.name, body);
         return { completion: convertResponse(body as GeminiResponse, call.model.upstreamModel, nowSeconds()) };
       },
-      readStream: (response, call) => translateStream(config.name, call.model.upstreamModel, response, call.signal),
+      readStream: (response, call) =>
+        translateEvents<GeminiResponse>(
+          config.name,
+          response,
+          call.signal,
+          createGeminiStreamTranslator(config.name, call.model.upstreamModel, nowSeconds()),
+        ),
     },
     dependencies,
   );

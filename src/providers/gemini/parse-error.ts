@@ -1,5 +1,5 @@
 import type { ApiError } from '../../errors/api-error.js';
-import { mapUpstreamError, readRetryAfter } from '../upstream-error.js';
+import { mapUpstreamError, parseErrorBody, readRetryAfter } from '../upstream-error.js';
 
 /**
  * Google's error body `{"error":{"code","message","status","details":[…]}}` (sometimes wrapped in an array), in HTTP
@@ -51,13 +51,7 @@ function errorFromGemini(providerName: string, status: number, error: GoogleErro
 }
 
 export function parseGeminiError(providerName: string, status: number, headers: Headers, text: string): ApiError {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    const trimmed = text.trim();
-    body = { error: { message: trimmed ? `non-JSON error body: ${trimmed.slice(0, 200)}` : undefined } };
-  }
+  const body = parseErrorBody(text);
   return errorFromGemini(providerName, status, readError(body), headers);
 }
 

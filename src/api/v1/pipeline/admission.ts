@@ -3,7 +3,7 @@ import { ApiError } from '../../../errors/api-error.js';
 import type { Principal } from '../../../keys/authenticate.js';
 import { type Admission, admittedWithoutLimits, type Limiter } from '../../../limits/limiter.js';
 import type { Metrics } from '../../../observability/metrics.js';
-import { costOf } from '../../../usage/usage.js';
+import { costOf, estimatedUsage } from '../../../usage/usage.js';
 import type { TokenReservation } from './endpoint.js';
 
 /**
@@ -20,19 +20,7 @@ export function admit(
 ): Admission | Promise<Admission> {
   if (principal.limitSubjects.length === 0) return admittedWithoutLimits;
   const { promptTokens, completionTokens } = reservation;
-  const estimatedCostUsd =
-    costOf(
-      {
-        promptTokens,
-        completionTokens,
-        totalTokens: promptTokens + completionTokens,
-        cachedTokens: 0,
-        cacheWriteTokens: 0,
-        reasoningTokens: 0,
-        estimated: true,
-      },
-      pricing,
-    ) ?? 0;
+  const estimatedCostUsd = costOf(estimatedUsage(promptTokens, completionTokens), pricing) ?? 0;
   return limiter
     .admit({
       partition: principal.accountId,
