@@ -7,7 +7,8 @@
 import { defineConfig } from 'rolldown';
 
 export default defineConfig({
-  input: { switchboard: 'dist/cli/main.js' },
+  // The SQLite worker thread is an entry of its own: request-log/sqlite-worker.ts starts it from the file next to it.
+  input: { switchboard: 'dist/cli/main.js', 'sqlite-worker-thread': 'dist/request-log/sqlite-worker-thread.js' },
   platform: 'node',
   // Native addons stay in node_modules (they are loaded from there, with their .node files); node-llama-cpp is large
   // and only loaded when a local model is configured.

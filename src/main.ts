@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { AccessChangeFeed, publishAccessChange } from './access/change-feed.js';
@@ -8,7 +7,6 @@ import { createDataPlane, type DataPlane } from './api/v1/data-plane.js';
 import type { Config } from './config/schema.js';
 import { type DatabaseHandle, openDatabase } from './db/connect.js';
 import { sumSpend } from './db/repositories/request-log.js';
-import { type SqliteWorker, startSqliteWorker } from './db/sqlite-worker.js';
 import { Authenticator } from './keys/authenticate.js';
 import { loadKeySecret } from './keys/secret.js';
 import type { Limiter } from './limits/limiter.js';
@@ -20,6 +18,7 @@ import { packageVersion } from './package-files.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { connectRedis, waitUntilReady } from './redis/connect.js';
 import { ensurePartitions, RetentionJob } from './request-log/retention.js';
+import { type SqliteWorker, startSqliteWorker } from './request-log/sqlite-worker.js';
 import { RequestLogWriter } from './request-log/writer.js';
 import { DeploymentHealth } from './routing/deployment-health.js';
 import { Dispatcher } from './routing/dispatch.js';
@@ -84,13 +83,12 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const logger = options.logger ?? createLogger(config.logging.level);
   const secret = loadKeySecret(config.server.dataDir, config.keys.secret);
   const database = await openDatabase(config);
-  // Request-log inserts and checkpoints run on a worker thread, off the event loop (see db/sqlite-worker.ts).
+  // Request-log inserts and checkpoints run on a worker thread, off the event loop (see request-log/sqlite-worker.ts).
   let sqliteWorker: SqliteWorker | undefined;
   if (database.sqlite) {
     database.sqlite.pragma('wal_autocheckpoint = 0');
     sqliteWorker = startSqliteWorker({
       file: database.location,
-      driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
       onError: (message) => logger.warn({ error: message }, 'SQLite worker: retried, or written on the main thread'),
     });
   }

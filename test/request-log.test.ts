@@ -1,5 +1,4 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -8,10 +7,10 @@ import { createAccount } from '../src/accounts/service.js';
 import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { findKeyById } from '../src/db/repositories/api-keys.js';
-import { type RequestLogInsert, requestLogNumberColumns } from '../src/db/repositories/request-log.js';
-import type { SqliteWorker } from '../src/db/sqlite-worker.js';
 import { createKey } from '../src/keys/service.js';
 import { createLogger } from '../src/observability/logger.js';
+import { type RequestLogInsert, requestLogNumberColumns } from '../src/request-log/row-layout.js';
+import type { SqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
 import { createTestDatabase, type TestDatabase, testEngine } from './support/database.js';
 
@@ -266,10 +265,9 @@ describe('request-log writer', () => {
 
 /** Runs `use` with a SQLite worker thread on the test database, closed afterwards. */
 async function withSqliteWorker(use: (worker: SqliteWorker) => Promise<void>): Promise<void> {
-  const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+  const { startSqliteWorker } = await import('../src/request-log/sqlite-worker.js');
   const worker = startSqliteWorker({
     file: database.location,
-    driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
     onError: () => {},
   });
   try {
@@ -281,12 +279,10 @@ async function withSqliteWorker(use: (worker: SqliteWorker) => Promise<void>): P
 
 describe('the SQLite worker thread', () => {
   it.skipIf(testEngine === 'postgres')('collects its garbage on request and goes on writing', async () => {
-    const { createRequire } = await import('node:module');
-    const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+    const { startSqliteWorker } = await import('../src/request-log/sqlite-worker.js');
     const errors: string[] = [];
     const worker = startSqliteWorker({
       file: database.location,
-      driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
       onError: (message) => errors.push(message),
     });
     try {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertRequestLogRows, type RequestLogInsert } from '../src/db/repositories/request-log.js';
+import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
+import { RowBatch } from '../src/request-log/row-batch.js';
+import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { buildUsageReport, percentilesOf } from '../src/usage/usage-report.js';
 import { accountId } from './support/console.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
@@ -53,7 +55,8 @@ beforeAll(async () => {
       cost_usd: prompt === null ? null : prompt / 1e6,
     });
   }
-  await insertRequestLogRows(gateway.gateway.database.db, rows);
+  // Through the gateway's own batch writer (on its connection, not the worker thread), so the rows are what it writes.
+  await createRequestLogBatchWriter(gateway.gateway.database)(RowBatch.of(rows));
 });
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { requireAccount } from '../accounts/service.js';
-import { listRequestLog } from '../db/repositories/request-log.js';
 import { type LogEntry, toLogEntry } from '../request-log/entry.js';
+import { searchRequestLog } from '../request-log/search.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
 import { printJson, printTable } from './output.js';
 
@@ -30,7 +30,7 @@ export function logsCommand(): Command {
       throw new Error('--limit is a whole number from 1 to 10000');
     await withContext(options, async ({ database, output }) => {
       const account = await requireAccount(database.db, options.account);
-      const entries = (await listRequestLog(database.db, { accountId: account.id, limit })).map(toLogEntry);
+      const entries = (await searchRequestLog(database.db, { accountId: account.id, limit })).map(toLogEntry);
       if (output.json) return printJson(output, entries);
       printTable(
         output,

@@ -1,5 +1,5 @@
-import type { RequestLogRow } from '../db/repositories/request-log.js';
 import type { AttemptRecord } from '../routing/dispatch.js';
+import type { RequestLogRow } from './row-layout.js';
 
 /** A request-log row as the CLI and the management API present it. */
 export interface LogEntry {

@@ -1,8 +1,8 @@
-import type { RequestLogInsert } from '../db/repositories/request-log.js';
 import type { Principal } from '../keys/authenticate.js';
 import { type AttemptRecord, attemptCount, type DispatchTrace, lastDeploymentAttempt } from '../routing/dispatch.js';
 import type { ApiError } from '../server/errors.js';
 import type { TokenUsage } from '../usage/usage.js';
+import type { RequestLogInsert } from './row-layout.js';
 
 /** Bodies kept in the log (only for accounts with body logging on) are cut at this size. */
 const maxLoggedBodyCharacters = 1_000_000;

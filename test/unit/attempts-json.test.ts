@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestLogRow } from '../../src/db/repositories/request-log.js';
 import { toLogEntry } from '../../src/request-log/entry.js';
 import { attemptsJson, type RequestRecord, toLogRow } from '../../src/request-log/record.js';
+import type { RequestLogRow } from '../../src/request-log/row-layout.js';
 import type { AttemptRecord, DispatchTrace } from '../../src/routing/dispatch.js';
 
 const attempt = (overrides: Partial<AttemptRecord> = {}): AttemptRecord => ({

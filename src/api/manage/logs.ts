@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
-import type { RequestLogRow } from '../../db/repositories/request-log.js';
+import { toLogEntry } from '../../request-log/entry.js';
+import type { RequestLogRow } from '../../request-log/row-layout.js';
 import {
   findRequestLogEntry,
   type RequestLogFilter,
   searchRequestLog,
   statusClasses,
-} from '../../db/repositories/request-log-search.js';
-import { toLogEntry } from '../../request-log/entry.js';
+} from '../../request-log/search.js';
 import { invalidRequest, notFound } from '../../server/errors.js';
 import { cursorParam, encodeCursor, limitParam, timeParam } from './query-params.js';
 import { defineRoute } from './route.js';

@@ -1,6 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Database } from '../schema.js';
-import { type RequestLogCursor, type RequestLogRow, requestLogColumns } from './request-log.js';
+import type { Database } from '../db/schema.js';
+import { type RequestLogRow, requestLogColumns } from './row-layout.js';
 
 /**
  * Request-log queries for the console and the management API: filters and keyset pagination that stay fast at
@@ -8,6 +8,12 @@ import { type RequestLogCursor, type RequestLogRow, requestLogColumns } from './
  * indexes (migration 0002), and the cursor is a range on created_at, so every page (the first or the ten-thousandth)
  * is an index seek plus `limit` rows walked newest first. No OFFSET, no COUNT.
  */
+
+/** A position in the log, newest first: rows strictly older than it come next. */
+export interface RequestLogCursor {
+  createdAt: number;
+  id: number;
+}
 
 /** success | error (any) | client_error (4xx) | server_error (5xx) | cancelled (the client went away). */
 export type StatusClass = 'success' | 'error' | 'client_error' | 'server_error' | 'cancelled';
