@@ -84,7 +84,8 @@ export interface RequestLogTable {
   attempt_count: number | null;
   /**
    * JSON array of the attempts: model, deployment, outcome, status, code, wait and latency of each. Null when the
-   * first attempt served the request without a wait: that attempt is then implied by the row (request-log/entry.ts).
+   * first attempt served the request without a wait: that attempt is then implied by the row
+   * (request-log/attempts-column.ts).
    */
   attempts: string | null;
   cache_write_tokens: number | null;

@@ -1,4 +1,5 @@
 import type { AttemptRecord } from '../routing/dispatch.js';
+import { readAttempts } from './attempts-column.js';
 import type { RequestLogRow } from './row-layout.js';
 
 /** A request-log row as the CLI and the management API present it. */
@@ -36,30 +37,6 @@ export interface LogEntry {
   userAgent: string | null;
 }
 
-function parseAttempts(text: string | null): AttemptRecord[] {
-  if (!text) return [];
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? (value as AttemptRecord[]) : [];
-  } catch {
-    return [];
-  }
-}
-
-/**
- * The single attempt of a row written without attempts JSON (request-log/record.ts leaves it out when the row's own
- * columns say it all); no attempt for rows without routing. Field for field what the JSON would have held.
- */
-function impliedAttempts(row: Omit<RequestLogRow, 'request_body' | 'response_body'>): AttemptRecord[] {
-  const latencyMs = row.served_latency_ms;
-  if (row.attempt_count !== 1 || latencyMs === null || latencyMs === undefined) return [];
-  const { served_model: model, deployment, provider, upstream_model: upstreamModel } = row;
-  if (model === null || deployment === null || provider === null || upstreamModel === null) return [];
-  return [
-    { model, deployment, provider, upstreamModel, outcome: 'success', status: 200, code: null, waitedMs: 0, latencyMs },
-  ];
-}
-
 /** Bodies are not part of an entry, so summary rows (selected without them) are accepted too. */
 export function toLogEntry(row: Omit<RequestLogRow, 'request_body' | 'response_body'>): LogEntry {
   return {
@@ -75,7 +52,7 @@ export function toLogEntry(row: Omit<RequestLogRow, 'request_body' | 'response_b
     servedModel: row.served_model,
     deployment: row.deployment,
     attemptCount: row.attempt_count,
-    attempts: row.attempts === null ? impliedAttempts(row) : parseAttempts(row.attempts),
+    attempts: readAttempts(row),
     status: row.status,
     outcome: row.outcome,
     error:
