@@ -13,6 +13,8 @@ import { accountIdPlace, keyIdPlace, requestLogColumns, textColumnCount } from '
 export const rowsPerInsert = 50;
 
 const columnCount = requestLogColumns.length;
+// Read for every row sorted: a module's own bindings are cheaper to read than imported ones.
+const textWidth = textColumnCount;
 
 function insertSql(rows: number): string {
   const row = `(${requestLogColumns.map(() => '?').join(', ')})`;
@@ -68,7 +70,7 @@ export function insertionOrder(batch: RowBatchMessage): Int32Array {
   let oneAccount = true;
   for (let row = 0; row < count; row++) {
     identity[row] = row;
-    if (texts[row * textColumnCount + accountIdPlace] !== texts[accountIdPlace]) oneAccount = false;
+    if (texts[row * textWidth + accountIdPlace] !== texts[accountIdPlace]) oneAccount = false;
   }
   if (oneAccount) return identity;
   // Two stable counting sorts (a text's index in the batch's strings stands for the text): by key, then by account.
@@ -80,7 +82,7 @@ export function insertionOrder(batch: RowBatchMessage): Int32Array {
 function countingSort(rows: Int32Array, texts: Int32Array, place: number, distinct: number): Int32Array {
   // starts[slot + 1] counts the rows of each slot (the text index + 1), then becomes where each slot's rows start.
   const starts = new Int32Array(distinct + 2);
-  const slotOf = (row: number) => (texts[row * textColumnCount + place] as number) + 1;
+  const slotOf = (row: number) => (texts[row * textWidth + place] as number) + 1;
   for (const row of rows) {
     const next = slotOf(row) + 1;
     starts[next] = (starts[next] as number) + 1;
