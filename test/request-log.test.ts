@@ -133,6 +133,7 @@ describe('request-log writer', () => {
       attempts: JSON.stringify([{ deployment: 'p/m', error: awkward[index % awkward.length] }]),
       cache_write_tokens: 3,
       served_latency_ms: 45,
+      endpoint: index % 2 ? 'chat_completions' : awkward[(index + 7) % awkward.length],
     });
     const rows = [...Array.from({ length: 30 }, (_, index) => full(index)), row(30, 1_764_000_000_030)];
     const log = writer();
@@ -335,6 +336,7 @@ describe('the SQLite worker thread', () => {
           attempts: `[{"n":${index}}]`,
           cache_write_tokens: index % 5 ? 0 : 4,
           served_latency_ms: index % 3 ? 40 + index : null,
+          endpoint: index % 4 ? 'chat_completions' : index % 8 ? 'models' : null,
         }));
         const log = writer({ sqliteWorker: worker, batchSize: 200 });
         for (const item of rows) log.enqueue(item);

@@ -91,6 +91,8 @@ export interface RequestLogTable {
   cache_write_tokens: number | null;
   /** Upstream latency of the attempt that served the request (null when none did). */
   served_latency_ms: number | null;
+  /** The data-plane endpoint that served the request (chat_completions, models, model…); null on rows before 0007. */
+  endpoint: string | null;
 }
 
 /** A person who signs in to the console (account holders and operators). */

@@ -7,6 +7,8 @@ export interface LogEntry {
   id: number;
   requestId: string;
   time: string;
+  /** The data-plane endpoint that served the request; null on rows logged before the column existed. */
+  endpoint: string | null;
   accountId: string;
   keyId: string;
   keyName: string;
@@ -43,6 +45,7 @@ export function toLogEntry(row: Omit<RequestLogRow, 'request_body' | 'response_b
     id: Number(row.id),
     requestId: row.request_id,
     time: new Date(Number(row.created_at)).toISOString(),
+    endpoint: row.endpoint,
     accountId: row.account_id,
     keyId: row.key_id,
     keyName: row.key_name,

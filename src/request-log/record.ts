@@ -11,7 +11,7 @@ const maxLoggedBodyCharacters = 1_000_000;
 /** What the data plane learns about one request while serving it; becomes one request-log row. */
 export interface RequestRecord {
   requestId: string;
-  /** The data-plane route, for metrics ("unknown" until the path is recognised). */
+  /** The data-plane route, for metrics and the row's endpoint column ("unknown" until the path is recognised). */
   route: string;
   startedAt: number;
   startedAtPrecise: number;
@@ -82,6 +82,7 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
     attempts: null,
     cache_write_tokens: usage?.cacheWriteTokens ?? null,
     served_latency_ms: null,
+    endpoint: record.route,
   };
   writeAttemptColumns(row, routing?.attempts);
   return row;

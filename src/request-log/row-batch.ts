@@ -110,6 +110,7 @@ export class RowBatch {
     texts[at++] = this.shared(row.served_model);
     texts[at++] = this.shared(row.deployment);
     texts[at++] = this.once(row.attempts);
+    texts[at++] = this.shared(row.endpoint);
     this.count++;
   }
 

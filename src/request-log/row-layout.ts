@@ -46,6 +46,7 @@ export const requestLogColumns = [
   'attempts',
   'cache_write_tokens',
   'served_latency_ms',
+  'endpoint',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 export type RequestLogColumn = (typeof requestLogColumns)[number];
@@ -69,6 +70,7 @@ export const requestLogTextColumns = [
   'served_model',
   'deployment',
   'attempts',
+  'endpoint',
 ] as const satisfies ReadonlyArray<RequestLogColumn>;
 
 /** The columns that hold numbers: all the others, in requestLogColumns order (a batch keeps them in a Float64Array). */

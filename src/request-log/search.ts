@@ -24,6 +24,8 @@ export interface RequestLogFilter {
   accountId?: string | undefined;
   keyId?: string | undefined;
   model?: string | undefined;
+  /** The data-plane endpoint (chat_completions, models…). */
+  endpoint?: string | undefined;
   status?: StatusClass | undefined;
   /** Inclusive lower bound, ms. */
   from?: number | undefined;
@@ -57,6 +59,7 @@ export function applyRequestLogFilter<Output>(
   if (filter.accountId !== undefined) select = select.where('account_id', '=', filter.accountId);
   if (filter.keyId !== undefined) select = select.where('key_id', '=', filter.keyId);
   if (filter.model !== undefined) select = select.where('model', '=', filter.model);
+  if (filter.endpoint !== undefined) select = select.where('endpoint', '=', filter.endpoint);
   switch (filter.status) {
     case undefined:
       break;

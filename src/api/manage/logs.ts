@@ -19,6 +19,11 @@ import type { ManagementServices } from './services.js';
 const filterFields = {
   key: z.string().min(1).max(100).optional().describe('key id'),
   model: z.string().min(1).max(256).optional().describe('public model name'),
+  endpoint: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected an endpoint name such as chat_completions')
+    .optional()
+    .describe('the data-plane endpoint that served the request: chat_completions, models (the list), model (one)'),
   status: z.enum(statusClasses).optional().describe('client_error = 4xx, server_error = 5xx'),
   from: timeParam.optional().describe('inclusive; ISO 8601 or epoch ms'),
   to: timeParam.optional().describe('exclusive; ISO 8601 or epoch ms'),
