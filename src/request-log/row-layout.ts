@@ -12,70 +12,60 @@ export type RequestLogInsert = Insertable<RequestLogTable>;
 /** A row as read back. */
 export type RequestLogRow = Selectable<RequestLogTable>;
 
-/** Every column a row may set, in one fixed order (the prepared statement's parameters). */
-export const requestLogColumns = [
-  'request_id',
-  'created_at',
-  'account_id',
-  'key_id',
-  'key_name',
-  'model',
-  'provider',
-  'upstream_model',
-  'status',
-  'outcome',
-  'error_type',
-  'error_code',
-  'error_message',
-  'stream',
-  'latency_ms',
-  'ttft_ms',
-  'prompt_tokens',
-  'completion_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
-  'total_tokens',
-  'usage_estimated',
-  'cost_usd',
-  'user_agent',
-  'request_body',
-  'response_body',
-  'served_model',
-  'deployment',
-  'attempt_count',
-  'attempts',
-  'cache_write_tokens',
-  'served_latency_ms',
-  'endpoint',
-] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
+/**
+ * Every column a row may set, in one fixed order (the INSERTs' parameters), with what it holds. Checked against the
+ * table: a column added to db/schema.ts does not compile until it is added here (and to RowBatch.append, which a unit
+ * test round-trips).
+ */
+const columnKinds = {
+  request_id: 'text',
+  created_at: 'number',
+  account_id: 'text',
+  key_id: 'text',
+  key_name: 'text',
+  model: 'text',
+  provider: 'text',
+  upstream_model: 'text',
+  status: 'number',
+  outcome: 'text',
+  error_type: 'text',
+  error_code: 'text',
+  error_message: 'text',
+  stream: 'number',
+  latency_ms: 'number',
+  ttft_ms: 'number',
+  prompt_tokens: 'number',
+  completion_tokens: 'number',
+  cached_tokens: 'number',
+  reasoning_tokens: 'number',
+  total_tokens: 'number',
+  usage_estimated: 'number',
+  cost_usd: 'number',
+  user_agent: 'text',
+  request_body: 'text',
+  response_body: 'text',
+  served_model: 'text',
+  deployment: 'text',
+  attempt_count: 'number',
+  attempts: 'text',
+  cache_write_tokens: 'number',
+  served_latency_ms: 'number',
+  endpoint: 'text',
+} as const satisfies Record<Exclude<keyof RequestLogTable, 'id'>, 'text' | 'number'>;
 
-export type RequestLogColumn = (typeof requestLogColumns)[number];
+export type RequestLogColumn = keyof typeof columnKinds;
 
-/** The columns that hold text, in the order RowBatch.append writes them (a batch keeps indexes into its strings). */
-export const requestLogTextColumns = [
-  'request_id',
-  'account_id',
-  'key_id',
-  'key_name',
-  'model',
-  'provider',
-  'upstream_model',
-  'outcome',
-  'error_type',
-  'error_code',
-  'error_message',
-  'user_agent',
-  'request_body',
-  'response_body',
-  'served_model',
-  'deployment',
-  'attempts',
-  'endpoint',
-] as const satisfies ReadonlyArray<RequestLogColumn>;
+/** Every column, in the order of columnKinds (a string-keyed object keeps its keys in the order written). */
+export const requestLogColumns = Object.keys(columnKinds) as readonly RequestLogColumn[];
 
-/** The columns that hold numbers: all the others, in requestLogColumns order (a batch keeps them in a Float64Array). */
+/** The columns that hold text, in requestLogColumns order (a batch keeps them as indexes into its strings). */
+export const requestLogTextColumns: readonly RequestLogColumn[] = requestLogColumns.filter(
+  (column) => columnKinds[column] === 'text',
+);
+
+/** The columns that hold numbers, in requestLogColumns order (a batch keeps them in a Float64Array). */
 export const requestLogNumberColumns: readonly RequestLogColumn[] = requestLogColumns.filter(
-  (column) => !(requestLogTextColumns as readonly string[]).includes(column),
+  (column) => columnKinds[column] === 'number',
 );
 
 export const numberColumnCount = requestLogNumberColumns.length;
@@ -83,12 +73,12 @@ export const textColumnCount = requestLogTextColumns.length;
 
 /** Per column of requestLogColumns: 1 when it holds text, 0 when it holds a number. */
 export const columnIsText: Uint8Array = Uint8Array.from(requestLogColumns, (column) =>
-  (requestLogTextColumns as readonly string[]).includes(column) ? 1 : 0,
+  columnKinds[column] === 'text' ? 1 : 0,
 );
 
 /** Per column of requestLogColumns: its place among the columns of its kind (its offset within a row of a batch). */
 export const columnPlaces: Int32Array = Int32Array.from(requestLogColumns, (column) => {
-  const textPlace = (requestLogTextColumns as readonly string[]).indexOf(column);
+  const textPlace = requestLogTextColumns.indexOf(column);
   return textPlace === -1 ? requestLogNumberColumns.indexOf(column) : textPlace;
 });
 
