@@ -1,6 +1,8 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
@@ -12,8 +14,10 @@ import { createLogger } from '../src/observability/logger.js';
 import { type RequestLogInsert, requestLogNumberColumns } from '../src/request-log/row-layout.js';
 import type { SqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
+import { projectRoot } from './support/cli.js';
 import { createTestDatabase, type TestDatabase, testEngine } from './support/database.js';
 
+const run = promisify(execFile);
 let directory: string;
 let testDatabase: TestDatabase;
 let database: DatabaseHandle;
@@ -279,6 +283,25 @@ async function withSqliteWorker(use: (worker: SqliteWorker) => Promise<void>): P
 }
 
 describe('the SQLite worker thread', () => {
+  it.skipIf(testEngine === 'postgres')("starts from tsc's dist/ output as well (npm run build)", async () => {
+    // The bundle is covered by the tests that run bin/switchboard (shutdown.test.ts); this is the unbundled build.
+    const script = `
+      const { startSqliteWorker } = await import(${JSON.stringify(path.join(projectRoot, 'dist/request-log/sqlite-worker.js'))});
+      const { RowBatch } = await import(${JSON.stringify(path.join(projectRoot, 'dist/request-log/row-batch.js'))});
+      const errors = [];
+      const worker = startSqliteWorker({ file: process.argv[2], onError: (message) => errors.push(message) });
+      await worker.write(RowBatch.of(JSON.parse(process.argv[3])).message());
+      await worker.close();
+      process.stdout.write(JSON.stringify(errors));`;
+    // A file, not --eval: a worker inherits its parent's execArgv.
+    const scriptFile = path.join(directory, 'write-through-dist.mjs');
+    writeFileSync(scriptFile, script);
+    const rows = [row(1), row(2)];
+    const { stdout } = await run(process.execPath, [scriptFile, database.location, JSON.stringify(rows)]);
+    expect(JSON.parse(stdout)).toEqual([]);
+    expect(await count()).toBe(2);
+  });
+
   it.skipIf(testEngine === 'postgres')('collects its garbage on request and goes on writing', async () => {
     const { startSqliteWorker } = await import('../src/request-log/sqlite-worker.js');
     const errors: string[] = [];
