@@ -149,7 +149,8 @@ async function startGateway() {
     child.stdout.on('data', (chunk) => {
       output += chunk;
       for (const line of output.split('\n')) {
-        if (line.includes('"event":"first_run"')) found.key = JSON.parse(line).key;
+        // Output that is not a terminal gets the key in a file (0600) named by the event, never the key itself.
+        if (line.includes('"event":"first_run"')) found.key = readFileSync(JSON.parse(line).keyFile, 'utf8').trim();
         if (line.includes('"event":"listening"')) found.url = JSON.parse(line).url;
       }
       if (found.key && found.url) resolve(found);

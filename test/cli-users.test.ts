@@ -118,7 +118,8 @@ describe('switchboard users', () => {
     expect(await canSignIn('dev@acme.test', 'developer password')).toBe(401);
     expect(await canSignIn('dev@acme.test', 'a replaced password')).toBe(200);
     await runCliJson(withConfig('users', 'disable', 'dev@acme.test'));
-    expect(await canSignIn('dev@acme.test', 'a replaced password')).toBe(403);
+    // A disabled user is answered like a wrong password: the answer does not tell a right password from a wrong one.
+    expect(await canSignIn('dev@acme.test', 'a replaced password')).toBe(401);
     await runCliJson(withConfig('users', 'enable', 'dev@acme.test'));
     expect(await canSignIn('dev@acme.test', 'a replaced password')).toBe(200);
     const lastAdmin = await runCli(withConfig('users', 'set-admin', 'root@example.com', 'off'));

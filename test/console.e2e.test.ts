@@ -298,6 +298,18 @@ describe('console in a browser', () => {
     await shoot(alice, 'keys');
   });
 
+  it('revokes a leaked key pasted as found, never showing it back', async () => {
+    const leaked = await gateway.newKey({ name: 'pasted-in-a-ticket' });
+    await alice.getByRole('button', { name: 'Revoke a leaked key' }).click();
+    const dialog = alice.getByRole('dialog', { name: 'Revoke a leaked key' });
+    await dialog.getByLabel('The key (sk-sb-…)').fill(leaked.key);
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await expect.poll(() => dialog.textContent()).toContain('Revoked "pasted-in-a-ticket"');
+    expect(await dialog.textContent()).not.toContain(leaked.key.slice(6, -4));
+    expect(await refusedWithin(leaked.key, 1000)).toBeLessThan(1000);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+  });
+
   it('invites a member, and shows settings with management tokens', async () => {
     await alice.getByRole('link', { name: 'Members' }).click();
     await alice.getByRole('heading', { name: 'Members' }).waitFor();
@@ -334,6 +346,24 @@ describe('console in a browser', () => {
     expect(token).toMatch(/^sbm_/);
     await alice.getByRole('button', { name: 'I have stored the token' }).click();
     await shoot(alice, 'settings');
+
+    // A new password revokes the management tokens, and the page says so (then back to the old one).
+    const messages: string[] = [];
+    for (const [current, next] of [
+      [testPassword, 'alice has a new passphrase'],
+      ['alice has a new passphrase', testPassword],
+    ] as const) {
+      await alice.getByLabel('Current password').fill(current);
+      await alice.getByLabel(/^New password/).fill(next);
+      await alice.getByLabel('Repeat the new password').fill(next);
+      await alice.getByRole('button', { name: 'Change password' }).click();
+      const status = alice.getByRole('status').filter({ hasText: 'Password changed' });
+      await status.waitFor();
+      messages.push((await status.textContent()) ?? '');
+    }
+    expect(messages[0]).toContain('1 management token revoked');
+    const refused = await fetch(`${gateway.url}/api/accounts`, { headers: { authorization: `Bearer ${token}` } });
+    expect(refused.status).toBe(401);
   });
 
   it('is readable at phone width, with the navigation behind a Menu button', async () => {

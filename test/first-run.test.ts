@@ -1,17 +1,28 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleMarkers } from '../src/cli/first-run.js';
+import { exampleMarkers, firstKeyFileName } from '../src/cli/first-run.js';
+import { isWellFormedKey } from '../src/keys/format.js';
 import { defaultModel } from '../src/providers/local/default-model.js';
 import { projectRoot, switchboardBin } from './support/cli.js';
 import { writeTinyGguf } from './support/tiny-gguf.js';
 
 /**
  * A fresh installation, as a new user meets it: no configuration file, an empty data directory holding only the
- * built-in model file, and `switchboard serve`. The first start creates the account "default" and a key, and prints
- * curl, Python and JavaScript examples; each is run here exactly as printed. The real SmolLM2 file is used when
+ * built-in model file, and `switchboard serve` in a terminal. The first start creates the account "default" and a
+ * key, and prints curl, Python and JavaScript examples; each is run here exactly as printed. When the output is not a
+ * terminal (a service's log), the key goes to a file instead. The real SmolLM2 file is used when
  * `npm test` could fetch it, a tiny generated model under the same name otherwise.
  */
 
@@ -41,13 +52,30 @@ interface Served {
   stdout: () => string;
 }
 
-/** Starts `serve` on a data directory, without configuration, and resolves once its output satisfies `ready`. */
-function serve(data: string, extra: string[], ready: (stdout: string) => boolean): Promise<Served> {
-  const child = spawn(process.execPath, [switchboardBin, 'serve', '--port', '0', '--data-dir', data, ...extra], {
-    cwd: directory,
-    env: { ...process.env, SWITCHBOARD_CONFIG: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+const shellQuote = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Starts `serve` on a data directory, without configuration, and resolves once its output satisfies `ready`. With
+ * `terminal`, its output is a terminal (a pseudo-terminal made by util-linux's `script`), as when a person runs it.
+ */
+function serve(
+  data: string,
+  extra: string[],
+  ready: (stdout: string) => boolean,
+  options: { terminal?: boolean } = {},
+): Promise<Served> {
+  const command = [process.execPath, switchboardBin, 'serve', '--port', '0', '--data-dir', data, ...extra];
+  const child = options.terminal
+    ? spawn('script', ['-qefc', command.map(shellQuote).join(' '), '/dev/null'], {
+        cwd: directory,
+        env: { ...process.env, SWITCHBOARD_CONFIG: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(command[0] as string, command.slice(1), {
+        cwd: directory,
+        env: { ...process.env, SWITCHBOARD_CONFIG: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -57,7 +85,8 @@ function serve(data: string, extra: string[], ready: (stdout: string) => boolean
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not get ready:\n${stdout}\n${stderr}`)), 60_000);
     child.stdout?.on('data', (chunk) => {
-      stdout += String(chunk);
+      // A terminal ends lines with CR LF.
+      stdout += String(chunk).replaceAll('\r\n', '\n');
       if (ready(stdout)) {
         clearTimeout(timer);
         resolve({ child, stdout: () => stdout });
@@ -107,9 +136,9 @@ describe('first run', () => {
     if (first) await stop(first);
   });
 
-  it('creates the default account and a key, and prints them once with the built-in model', async () => {
+  it('creates the default account and a key, and prints them once to a terminal, with the built-in model', async () => {
     // Kept running: the examples name its port.
-    first = await serve(dataDir, [], bannerPrinted);
+    first = await serve(dataDir, [], bannerPrinted, { terminal: true });
     output = first.stdout();
     expect(output).toContain('First run: created the account "default" and its first API key');
     expect(output).toMatch(/^ {4}sk-sb-[0-9A-Za-z]+$/m);
@@ -158,7 +187,31 @@ describe('first run', () => {
     await stop(again);
   }, 120_000);
 
-  it('announces the first run as JSON with --json', async () => {
+  it('writes the key to a file only this user can read when the output is not a terminal, and logs where', async () => {
+    const piped = path.join(directory, 'piped');
+    mkdirSync(path.join(piped, 'models'), { recursive: true });
+    const served = await serve(piped, [], (stdout) => stdout.includes('"keyFile"'));
+    const output = served.stdout();
+    // Output that is not a terminal ends up in journald or docker logs: no key in it, only where to find it.
+    expect(output).not.toMatch(/sk-sb-/);
+    const logLine = output.split('\n').find((line) => line.includes('"keyFile"')) as string;
+    const keyFile = path.join(piped, firstKeyFileName);
+    expect(JSON.parse(logLine)).toMatchObject({ keyFile, account: 'default' });
+    expect(logLine).toContain(keyFile);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyFile, 'utf8').trim();
+    expect(isWellFormedKey(key)).toBe(true);
+    const url = (
+      JSON.parse(output.split('\n').find((line) => line.includes('switchboard is listening')) as string) as {
+        url: string;
+      }
+    ).url;
+    const models = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(models.status).toBe(200);
+    await stop(served);
+  }, 120_000);
+
+  it('announces the first run as JSON with --json, naming the key file instead of the key', async () => {
     const fresh = path.join(directory, 'fresh');
     mkdirSync(path.join(fresh, 'models'), { recursive: true });
     const served = await serve(fresh, ['--json'], listening);
@@ -170,7 +223,10 @@ describe('first run', () => {
     await stop(served);
     // No model file in this data directory: the account and key exist, and there is no model to name yet.
     expect(event).toMatchObject({ event: 'first_run', account: 'default', model: null });
-    expect(event.key).toMatch(/^sk-sb-/);
+    expect(event.key).toBeUndefined();
+    expect(event.keyFile).toBe(path.join(fresh, firstKeyFileName));
+    expect(served.stdout()).not.toMatch(/sk-sb-/);
+    expect(readFileSync(event.keyFile, 'utf8')).toMatch(/^sk-sb-[0-9A-Za-z]+\n$/);
     expect(event.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     expect(served.stdout()).toContain('npx switchboard models fetch');
   }, 120_000);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
 import type { AnyRoute } from '../src/api/manage/route.js';
+import { generateKey } from '../src/keys/format.js';
+import { setUserFlags } from '../src/users/service.js';
 import {
   type ApiClient,
   accountId,
@@ -55,6 +57,8 @@ const sampleBodies: Record<string, unknown> = {
   'POST /api/accounts/:accountId/keys/:keyId/rotate': { gracePeriodSeconds: 0 },
   'POST /api/users': { email: 'intruder@evil.test', password: testPassword, admin: true },
   'PATCH /api/users/:userId': { admin: true },
+  'POST /api/keys/revoke': { key: 'sk-sb-placeholder' },
+  'POST /api/secret-scanning/github': [{ token: 'sk-sb-x', type: 'switchboard_api_key', url: '', source: 'content' }],
 };
 
 function pathFor(route: AnyRoute, params: Record<string, string>): string {
@@ -186,6 +190,19 @@ describe('a member of account B never reads or changes anything of account A', (
     expect(await snapshotOfA()).toEqual(before);
   });
 
+  it("cannot revoke A's key by its value either: the same 404 as a key that does not exist, never echoing it", async () => {
+    const before = await snapshotOfA();
+    for (const intruder of [ownerB, tokenClient(gateway, ownerBToken)]) {
+      const response = await intruder.request('POST', '/api/keys/revoke', { key: keyA.key });
+      expect(response.status).toBe(404);
+      expect(response.body.error.code).toBe('key_not_found');
+      expect(JSON.stringify(response.body)).not.toContain(keyA.key.slice(6));
+      const unknown = await intruder.request('POST', '/api/keys/revoke', { key: generateKey() });
+      expect(unknown.body).toEqual(response.body);
+    }
+    expect(await snapshotOfA()).toEqual(before);
+  });
+
   it("does not list A in B's accounts, and cannot revoke A's management token", async () => {
     const accounts = await ownerB.request('GET', '/api/accounts');
     expect(accounts.body.map((account: { id: string }) => account.id)).toEqual([globex]);
@@ -212,8 +229,8 @@ describe('roles', () => {
   });
 
   it('refuses every owner route to a plain member with 403', async () => {
-    expect(ownerRoutes.length).toBeGreaterThanOrEqual(5);
-    const params = { accountId: acme, userId: memberAId, invitationId: invitationA.id };
+    expect(ownerRoutes.length).toBeGreaterThanOrEqual(6);
+    const params = { accountId: acme, userId: memberAId, invitationId: invitationA.id, keyId: keyA.id };
     const before = await snapshotOfA();
     for (const route of ownerRoutes) {
       const response = await memberA.request(route.method, pathFor(route, params), bodyFor(route));
@@ -376,6 +393,18 @@ describe('authentication of /api', () => {
   });
 });
 
+describe("GitHub's secret-scanning endpoint", () => {
+  it('does not exist unless secret_scanning.enabled is set', async () => {
+    const response = await anonymousClient(gateway).request('POST', '/api/secret-scanning/github', [
+      { token: keyA.key, type: 'switchboard_api_key', url: '', source: 'content' },
+    ]);
+    expect(response.status).toBe(404);
+    expect(
+      (await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${keyA.key}` } })).status,
+    ).toBe(200);
+  });
+});
+
 describe('secrets', () => {
   it('never puts keys, tokens, cookies or passwords in a log line or in the database in clear', async () => {
     const db = gateway.gateway.database.db;
@@ -407,30 +436,67 @@ describe('sign-in limits and session lifetime', () => {
     limited = await startTestGateway({
       mock,
       config: {
-        console: { sign_in_max_failures: 3, sign_in_window: '1m', session_ttl: '3s', session_idle_timeout: '1500ms' },
+        console: {
+          sign_in_max_failures: 3,
+          sign_in_window: '1h',
+          session_ttl: '3s',
+          session_idle_timeout: '1500ms',
+          // The test speaks for several clients through X-Forwarded-For, as a proxy in front would.
+          trust_proxy: true,
+        },
       },
     });
     await createTestUser(limited, { email: 'target@acme.test', account: 'acme' });
     await createTestUser(limited, { email: 'bystander@acme.test', account: 'acme' });
+    await createTestUser(limited, { email: 'disabled@acme.test', account: 'acme' });
   });
   afterAll(async () => limited?.close());
 
-  it('refuses further attempts, even with the right password, after too many failures for an address', async () => {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const response = await apiRequest(limited.url, 'POST', '/api/session', {
-        body: { email: 'target@acme.test', password: 'guess number one' },
-      });
-      expect(response.status).toBe(401);
-    }
-    const blocked = await apiRequest(limited.url, 'POST', '/api/session', {
-      body: { email: 'target@acme.test', password: testPassword },
+  const attempt = (email: string, password: string, client: string) =>
+    apiRequest(limited.url, 'POST', '/api/session', {
+      body: { email, password },
+      headers: { 'x-forwarded-for': client },
     });
+
+  it('makes a guessing client wait longer and longer, without locking the user out from anywhere else', async () => {
+    for (let index = 0; index < 3; index++) {
+      expect((await attempt('target@acme.test', 'guess number one', '203.0.113.7')).status).toBe(401);
+    }
+    // Past the free failures every further failure doubles the wait; the guesser soon gets only 429s.
+    const waits: number[] = [];
+    for (let index = 0; index < 8 && waits.length < 2; index++) {
+      const response = await attempt('target@acme.test', 'guess number two', '203.0.113.7');
+      if (response.status === 429) {
+        expect(response.body.error.code).toBe('too_many_sign_in_attempts');
+        waits.push(Number(response.headers.get('retry-after')));
+      } else expect(response.status).toBe(401);
+    }
+    expect(waits.length).toBe(2);
+    expect(waits[0]).toBeGreaterThan(0);
+    // Even the right password waits, from the guessing client.
+    const blocked = await attempt('target@acme.test', testPassword, '203.0.113.7');
     expect(blocked.status).toBe(429);
-    expect(blocked.body.error.code).toBe('too_many_sign_in_attempts');
-    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(blocked.headers.get('set-cookie')).toBeNull();
-    // Another address from the same client still signs in (the per-client budget is larger).
-    await signIn(limited, 'bystander@acme.test');
+    // The user, from any other address, signs in at once: someone else's guesses never lock them out.
+    const owner = await attempt('target@acme.test', testPassword, '198.51.100.20');
+    expect(owner.status).toBe(200);
+    expect(owner.headers.get('set-cookie')).toContain('switchboard_session=');
+    // And the guessing client may still sign in as someone else (its overall budget is larger).
+    expect((await attempt('bystander@acme.test', testPassword, '203.0.113.7')).status).toBe(200);
+  });
+
+  it("answers a disabled user's right password exactly like a wrong one", async () => {
+    const user = await limited.gateway.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('email', '=', 'disabled@acme.test')
+      .executeTakeFirstOrThrow();
+    await setUserFlags(limited.gateway.database.db, user.id, { disabled: true });
+    const right = await attempt('disabled@acme.test', testPassword, '192.0.2.1');
+    const wrong = await attempt('disabled@acme.test', 'not the password at all', '192.0.2.2');
+    expect(right.status).toBe(401);
+    expect(right.body).toEqual(wrong.body);
+    expect(right.headers.get('set-cookie')).toBeNull();
   });
 
   it('ends an idle session, and an active one at its absolute lifetime', async () => {

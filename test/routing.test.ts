@@ -426,7 +426,13 @@ describe('circuit breaker', () => {
       config: {
         routing: {
           retry: { attempts: 0 },
-          circuit_breaker: { failure_threshold: 2, cooldown: '400ms', max_cooldown: '2s' },
+          // One account sends everything here: the operator's single-tenant setting lets its failures count.
+          circuit_breaker: {
+            minimum_requests: 2,
+            minimum_accounts: 1,
+            cooldown: '400ms',
+            max_cooldown: '2s',
+          },
         },
       },
       models: [
@@ -459,26 +465,26 @@ describe('circuit breaker', () => {
     const metrics = await (await fetch(`${breakerGateway.url}/metrics`)).text();
     expect(metrics).toContain('switchboard_deployment_unavailable{deployment="mock/always-500"} 1');
 
-    // A model with no other deployment fails fast with 503 and a retry-after, without calling the upstream.
+    // A model with no other deployment is never refused: its requests still go upstream (panic) and get the
+    // upstream's own answer, not 503 no_healthy_deployment; a failure while the cooldown runs does not prolong it.
     const solo = await postChat(breakerGateway, chatBody('breaker-solo'));
-    expect(solo.status).toBe(503);
-    expect((await jsonOf(solo)).error.code).toBe('no_healthy_deployment');
-    expect(Number(solo.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(calls()).toBe(2);
+    expect(solo.status).toBe(502);
+    expect((await jsonOf(solo)).error.code).toBe('upstream_error');
+    expect(calls()).toBe(3);
 
-    // After the cooldown one probe goes through; it fails, so the circuit re-opens for twice as long.
+    // After the cooldown one probe goes through; it fails, so the deployment is ejected for twice as long.
     await sleep(450);
     expect((await postChat(breakerGateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(3);
+    expect(calls()).toBe(4);
     expect((await postChat(breakerGateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(3);
+    expect(calls()).toBe(4);
 
     // The upstream recovers: the next probe succeeds and closes the circuit.
     healthy = true;
     await sleep(850);
     expect((await postChat(breakerGateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(4);
-    expect((await postChat(breakerGateway, chatBody('breaker-solo'))).status).toBe(200);
     expect(calls()).toBe(5);
+    expect((await postChat(breakerGateway, chatBody('breaker-solo'))).status).toBe(200);
+    expect(calls()).toBe(6);
   });
 });

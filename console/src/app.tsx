@@ -41,8 +41,24 @@ export function App() {
     api.get<SessionView>('/session').then(enter, () => setPhase({ name: 'signed-out' }));
   }, [api, enter]);
 
-  if (location.path === '/invitation') return <InvitationPage api={api} onSignedIn={enter} />;
   if (phase.name === 'loading') return <Loading label="Loading the console…" />;
+  if (location.path === '/invitation') {
+    return (
+      <InvitationPage
+        api={api}
+        session={phase.name === 'signed-in' ? phase.session : undefined}
+        onSignedIn={enter}
+        onSignOut={async () => {
+          try {
+            await api.delete('/session');
+          } finally {
+            api.setCsrfToken(undefined);
+            setPhase({ name: 'signed-out' });
+          }
+        }}
+      />
+    );
+  }
   if (phase.name === 'signed-out') {
     return (
       <SignInPage

@@ -14,6 +14,7 @@ export type {
   ManagementTokenView,
   MemberView,
   ModelView,
+  PasswordChangedView,
   RotatedKeyView,
   SessionView,
   UsagePoint,

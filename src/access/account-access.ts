@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { type AccountRow, findAccountById } from '../db/repositories/accounts.js';
 import { findMembership } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
-import { forbidden, notFound } from '../server/errors.js';
+import { apiError } from '../errors/api-error.js';
 import type { Role } from '../users/service.js';
 
 /**
@@ -11,7 +11,8 @@ import type { Role } from '../users/service.js';
  *
  * - An admin may do anything to any account.
  * - A member (owner or member role) may read the account and manage its keys.
- * - Only an owner (or an admin) may manage the account's members and invitations.
+ * - Only an owner (or an admin) may manage the account's members and invitations, and change key limits (an owner
+ *   only within what an operator set: limits/key-limits.ts).
  * - Only an admin may change the account itself (models, disabled, body logging): those are the operator's terms.
  *
  * An account the caller is not a member of gets the same 404 as one that does not exist, so ids cannot be probed.
@@ -29,7 +30,7 @@ export interface Caller {
   accountScope: string | null;
 }
 
-export type AccountAction = 'read' | 'manage-keys' | 'manage-members' | 'configure';
+export type AccountAction = 'read' | 'manage-keys' | 'manage-limits' | 'manage-members' | 'configure';
 
 export interface AccountAccess {
   account: AccountRow;
@@ -38,7 +39,7 @@ export interface AccountAccess {
 }
 
 export const accountNotFound = (accountId: string) =>
-  notFound(`no account with id "${accountId.slice(0, 64)}"`, 'account_not_found');
+  apiError('account_not_found', `no account with id "${accountId.slice(0, 64)}"`);
 
 export async function authorizeAccount(
   db: Kysely<Database>,
@@ -54,10 +55,13 @@ export async function authorizeAccount(
   if (caller.admin) return { account, role };
   if (role === null) throw accountNotFound(accountId);
   if (action === 'configure') {
-    throw forbidden("Only an operator (admin) can change an account's models, status and body logging.", 'admin_only');
+    throw apiError('admin_only', "Only an operator (admin) can change an account's models, status and body logging.");
   }
   if (action === 'manage-members' && role !== 'owner') {
-    throw forbidden("Only the account's owners can manage its members and invitations.", 'owner_only');
+    throw apiError('owner_only', "Only the account's owners can manage its members and invitations.");
+  }
+  if (action === 'manage-limits' && role !== 'owner') {
+    throw apiError('owner_only', "Only the account's owners (and operators) can change a key's limits and budgets.");
   }
   return { account, role };
 }
@@ -65,6 +69,6 @@ export async function authorizeAccount(
 /** For operator-wide routes (all accounts, all users, the whole log): an admin not narrowed to one account. */
 export function requireAdmin(caller: Caller): void {
   if (!caller.admin || caller.accountScope !== null) {
-    throw forbidden('This requires an operator (admin) account.', 'admin_only');
+    throw apiError('admin_only', 'This requires an operator (admin) account.');
   }
 }

@@ -9,9 +9,9 @@ import {
   updateAccount,
 } from '../db/repositories/accounts.js';
 import type { Database } from '../db/schema.js';
+import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
 import { parseStoredLimits, type StoredLimits, validateLimitChange } from '../limits/settings.js';
-import { conflict, invalidRequest, notFound } from '../server/errors.js';
 
 /** An account as the CLI and the management API present it. */
 export interface Account {
@@ -45,7 +45,8 @@ export function normaliseModelList(models: readonly string[], param = 'models'):
   const cleaned = [...new Set(models.map((model) => model.trim()).filter((model) => model.length > 0))];
   if (cleaned.includes('*')) return ['*'];
   for (const model of cleaned) {
-    if (model.length > 256) throw invalidRequest(`model name too long: "${model.slice(0, 32)}…"`, param);
+    if (model.length > 256)
+      throw apiError('invalid_request', `model name too long: "${model.slice(0, 32)}…"`, { param });
   }
   return cleaned;
 }
@@ -55,13 +56,14 @@ export async function createAccount(
   input: { name: string; models?: readonly string[] | undefined },
 ): Promise<Account> {
   if (!accountNamePattern.test(input.name)) {
-    throw invalidRequest(
+    throw apiError(
+      'invalid_request',
       'account names are 1-64 characters: letters, digits, ".", "_" and "-", starting with a letter or digit',
-      'name',
+      { param: 'name' },
     );
   }
   if (await findAccountByName(db, input.name)) {
-    throw conflict(`an account named "${input.name}" already exists`, 'account_exists');
+    throw apiError('account_exists', `an account named "${input.name}" already exists`);
   }
   const row: AccountRow = {
     id: newId('acct'),
@@ -79,7 +81,7 @@ export async function createAccount(
 /** Finds an account by name or id; throws a 404 naming what was asked for. */
 export async function requireAccount(db: Kysely<Database>, nameOrId: string): Promise<AccountRow> {
   const row = (await findAccountByName(db, nameOrId)) ?? (await findAccountById(db, nameOrId));
-  if (!row) throw notFound(`no account named "${nameOrId}"`, 'account_not_found');
+  if (!row) throw apiError('account_not_found', `no account named "${nameOrId}"`);
   return row;
 }
 

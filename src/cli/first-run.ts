@@ -1,8 +1,10 @@
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { createAccount, listAllAccounts } from '../accounts/service.js';
 import type { Database } from '../db/schema.js';
+import { ApiError } from '../errors/api-error.js';
 import { createKey } from '../keys/service.js';
-import { ApiError } from '../server/errors.js';
 
 /**
  * The first start of a fresh installation: with no account in the database yet, `serve` creates the account
@@ -31,6 +33,20 @@ export async function bootstrapFirstRun(db: Kysely<Database>, secret: Buffer): P
   }
   const created = await createKey(db, secret, { account: firstAccountName, name: firstKeyName });
   return { account: firstAccountName, key: created.key, keyId: created.info.id };
+}
+
+/** The file the first key is written to when it cannot be printed to a terminal. */
+export const firstKeyFileName = 'first-api-key';
+
+/** Writes the key to a file only this user can read (0600, also when the file existed); returns its absolute path. */
+export function writeFirstKeyFile(dataDir: string, key: string): string {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = path.resolve(dataDir, firstKeyFileName);
+  // Made unreadable before the key goes in: a file left from an earlier installation may have another mode.
+  if (existsSync(file)) chmodSync(file, 0o600);
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
 }
 
 /** The address a client on this machine should use: a wildcard listen address is not one to connect to. */

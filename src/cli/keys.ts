@@ -5,6 +5,7 @@ import {
   type CreatedKey,
   createKey,
   listKeys,
+  requireKeyByIdOrValue,
   revokeKey,
   rotateKey,
   setKeyLimits,
@@ -102,15 +103,20 @@ export function keysCommand(): Command {
     });
   });
 
-  withCommonOptions(keys.command('revoke <keyId>').description('revoke a key at once, on every server')).action(
-    async (keyId: string, options: CommonOptions) => {
-      await withContext(options, async ({ database, output }) => {
-        const key = await revokeKey(database.db, keyId);
-        if (output.json) return printJson(output, key);
-        output.write(`Revoked ${key.id} (${key.display}, "${key.name}") at ${key.revokedAt}.`);
-      });
-    },
-  );
+  withCommonOptions(
+    keys
+      .command('revoke <keyIdOrKey>')
+      .description('revoke a key at once, on every server: give its id, or the key itself (sk-sb-…) as found'),
+  ).action(async (keyIdOrKey: string, options: CommonOptions) => {
+    await withContext(options, async (context) => {
+      const row = await requireKeyByIdOrValue(context.database.db, context.secret(), keyIdOrKey);
+      const key = await revokeKey(context.database.db, row.id);
+      if (context.output.json) return printJson(context.output, key);
+      context.output.write(
+        `Revoked ${key.id} (${key.display}, "${key.name}", account ${key.accountId}) at ${key.revokedAt}.`,
+      );
+    });
+  });
 
   withCommonOptions(
     keys

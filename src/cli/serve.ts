@@ -6,10 +6,11 @@ import type { Config } from '../config/schema.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { loadKeySecret } from '../keys/secret.js';
 import { IpcLimiter } from '../limits/ipc-limiter.js';
+import type { Logger } from '../observability/logger.js';
 import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
 import { type CommonOptions, withCommonOptions } from './context.js';
-import { bootstrapFirstRun, clientBaseUrl, firstRunBanner } from './first-run.js';
+import { bootstrapFirstRun, clientBaseUrl, firstRunBanner, writeFirstKeyFile } from './first-run.js';
 
 function portOption(text: string): number {
   const port = Number(text);
@@ -30,13 +31,37 @@ interface ServeOptions extends CommonOptions {
   workers?: number;
 }
 
-/** A fresh installation gets an account and a key to try it with, printed once (never logged). */
-async function announceFirstRun(config: Config, database: DatabaseHandle, listeningUrl: string, json: boolean) {
+/**
+ * A fresh installation gets an account and a key to try it with. The key is printed once, and only to a terminal:
+ * output that is not one ends up in journald, docker logs or a CI log, where others read it. Then the key goes to a
+ * file in the data directory that only this user can read, and the log says where (never the key).
+ */
+async function announceFirstRun(
+  config: Config,
+  database: DatabaseHandle,
+  listeningUrl: string,
+  json: boolean,
+  logger: Logger,
+) {
   const firstRun = await bootstrapFirstRun(database.db, loadKeySecret(config.server.dataDir, config.keys.secret));
   if (!firstRun) return;
   const names = config.models.map((model) => model.name);
   const model = names.includes(defaultModel.name) ? defaultModel.name : names[0];
   const baseUrl = clientBaseUrl(listeningUrl);
+  if (!process.stdout.isTTY) {
+    const keyFile = writeFirstKeyFile(config.server.dataDir, firstRun.key);
+    const { key: _key, ...announced } = firstRun;
+    logger.warn(
+      { account: firstRun.account, keyId: firstRun.keyId, keyFile },
+      `first run: created the account "${firstRun.account}" and its first API key; the output is not a terminal, so the key is not printed: it is in ${keyFile}, readable only by this user`,
+    );
+    if (json) {
+      process.stdout.write(
+        `${JSON.stringify({ event: 'first_run', ...announced, keyFile, baseUrl, model: model ?? null })}\n`,
+      );
+    }
+    return;
+  }
   if (json) {
     process.stdout.write(`${JSON.stringify({ event: 'first_run', ...firstRun, baseUrl, model: model ?? null })}\n`);
   } else {
@@ -67,7 +92,7 @@ export function serveCommand(): Command {
         workers,
         logger,
         // The primary creates the first account once, before any worker could race it.
-        beforeWorkers: (database) => announceFirstRun(config, database, listeningUrl, json),
+        beforeWorkers: (database) => announceFirstRun(config, database, listeningUrl, json, logger),
         onListening: (url, port) => {
           if (json) process.stdout.write(`${JSON.stringify({ event: 'listening', url, port, workers })}\n`);
         },
@@ -117,7 +142,7 @@ export function serveCommand(): Command {
     if (workerIndex === undefined) process.on('SIGINT', stop);
     else process.on('SIGINT', () => {});
     if (workerIndex === undefined) {
-      await announceFirstRun(config, gateway.database, gateway.url, json);
+      await announceFirstRun(config, gateway.database, gateway.url, json, gateway.logger);
       if (json)
         process.stdout.write(`${JSON.stringify({ event: 'listening', url: gateway.url, port: gateway.port })}\n`);
     } else {

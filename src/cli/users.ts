@@ -1,8 +1,9 @@
 import { Command } from 'commander';
-import { requireAccount } from '../accounts/service.js';
+import { listAllAccounts, requireAccount } from '../accounts/service.js';
 import { deleteSessionsOfUser } from '../db/repositories/sessions.js';
 import { listMembershipsOfUser } from '../db/repositories/users.js';
 import { createInvitation, invitationPath } from '../users/invitations.js';
+import { changePassword, describePasswordChange } from '../users/password-change.js';
 import {
   addMember,
   createUser,
@@ -10,7 +11,6 @@ import {
   parseRole,
   requireUser,
   setUserFlags,
-  setUserPassword,
   type User,
 } from '../users/service.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
@@ -70,9 +70,13 @@ export function usersCommand(): Command {
           })),
         );
         if (output.json) return printJson(output, withAccounts);
+        const emails = new Map(list.map((user) => [user.id, user.email]));
+        const accountNames = new Map(
+          (await listAllAccounts(database.db)).map((account) => [account.id, account.name] as const),
+        );
         printTable(
           output,
-          ['EMAIL', 'ID', 'ADMIN', 'STATUS', 'ACCOUNTS', 'LAST SIGN-IN'],
+          ['EMAIL', 'ID', 'ADMIN', 'STATUS', 'ACCOUNTS', 'LAST SIGN-IN', 'UNCONFIRMED LOGIN'],
           withAccounts.map((user) => [
             user.email,
             user.id,
@@ -80,6 +84,11 @@ export function usersCommand(): Command {
             user.disabled ? 'disabled' : user.hasPassword ? 'active' : 'invited',
             user.memberships.map((membership) => `${membership.account} (${membership.role})`).join(', '),
             user.lastSignInAt ?? 'never',
+            user.createdByInvitation
+              ? `created by an invitation to ${accountNames.get(user.createdByInvitation.accountId) ?? '?'} from ${
+                  emails.get(user.createdByInvitation.invitedBy ?? '') ?? '?'
+                }`
+              : '',
           ]),
         );
       });
@@ -123,24 +132,34 @@ export function usersCommand(): Command {
   withCommonOptions(
     users
       .command('set-password <email>')
-      .description("reset a user's password (prompted, or from stdin); signs them out everywhere"),
+      .description(
+        "reset a user's password (prompted, or from stdin); signs them out everywhere and revokes their management tokens",
+      ),
   ).action(async (email: string, options: CommonOptions) => {
     const password = await readNewPassword();
     await withContext(options, async ({ database, output }) => {
       const user = await requireUser(database.db, email);
-      await setUserPassword(database.db, user.id, password);
-      await deleteSessionsOfUser(database.db, user.id);
-      if (output.json) return printJson(output, { id: user.id, email: user.email, passwordChanged: true });
-      output.write(`Password of ${user.email} changed; their sessions have ended.`);
+      const changed = await changePassword(database.db, user, password);
+      if (output.json) return printJson(output, { id: user.id, email: user.email, passwordChanged: true, ...changed });
+      output.write(`Password of ${user.email} changed; ${describePasswordChange(changed)}.`);
     });
   });
 
   withCommonOptions(
-    users.command('set-admin <email> <onOff>').description('make a user an operator (on) or not (off)'),
-  ).action(async (email: string, onOff: string, options: CommonOptions) => {
+    users
+      .command('set-admin <email> <onOff>')
+      .description('make a user an operator (on) or not (off)')
+      .option('--confirm', "trust a login that an account owner's invitation created (you checked who holds it)"),
+  ).action(async (email: string, onOff: string, options: CommonOptions & { confirm?: boolean }) => {
     const admin = parseSwitch(onOff, 'the admin switch');
     await withContext(options, async ({ database, output }) => {
-      printUser(output, await setUserFlags(database.db, email, { admin }), 'Updated');
+      const user = await setUserFlags(
+        database.db,
+        email,
+        { admin },
+        { confirmInvitedLogin: options.confirm === true, howToConfirm: 're-run with --confirm' },
+      );
+      printUser(output, user, 'Updated');
     });
   });
 
@@ -168,11 +187,15 @@ export function usersCommand(): Command {
       .command('add-to-account <email>')
       .description('make an existing user a member of an account, or change their role there')
       .requiredOption('--account <name>', 'account name')
-      .option('--role <role>', 'owner or member', 'member'),
-  ).action(async (email: string, options: CommonOptions & { account: string; role: string }) => {
+      .option('--role <role>', 'owner or member', 'member')
+      .option('--confirm', "trust a login that an account owner's invitation created (you checked who holds it)"),
+  ).action(async (email: string, options: CommonOptions & { account: string; role: string; confirm?: boolean }) => {
     const role = parseRole(options.role, '--role');
     await withContext(options, async ({ database, output }) => {
-      const { account, user } = await addMember(database.db, options.account, email, role);
+      const { account, user } = await addMember(database.db, options.account, email, role, {
+        confirmInvitedLogin: options.confirm === true,
+        howToConfirm: 're-run with --confirm',
+      });
       if (output.json) return printJson(output, { userId: user.id, email: user.email, accountId: account.id, role });
       output.write(`${user.email} is now ${role} of ${account.name}.`);
     });

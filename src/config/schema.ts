@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 import { limitSettingsSchema, noLimits } from '../limits/settings.js';
 import { parseDuration, parseSize } from './units.js';
@@ -42,6 +43,20 @@ const serverSchema = z
     stream_keepalive: duration.default(15_000),
     /** How long SIGTERM waits for in-flight requests before aborting them. */
     shutdown_timeout: duration.default(30_000),
+    /** A request to /api (console, management API) must have arrived whole this long after it started, or 408. */
+    api_body_timeout: duration.default(30_000),
+    /**
+     * The same for /v1. Longer than /api's: a body may be up to limits.max_body_size (16 MB) from a client on a slow
+     * uplink (2 MB at 256 kbit/s takes about 65 s).
+     */
+    v1_body_timeout: duration.default(120_000),
+    /** Open connections at most; further ones are closed at once (counted in switchboard_connections_dropped_total). */
+    max_connections: z.number().int().min(1).max(1_000_000).default(10_000),
+  })
+  .superRefine((server, context) => {
+    for (const field of ['api_body_timeout', 'v1_body_timeout'] as const) {
+      if (server[field] < 100) context.addIssue({ code: 'custom', path: [field], message: 'must be at least 100ms' });
+    }
   })
   .transform((server) => ({
     host: server.host,
@@ -50,7 +65,24 @@ const serverSchema = z
     corsAllowedOrigins: server.cors_allowed_origins,
     streamKeepaliveMs: server.stream_keepalive,
     shutdownTimeoutMs: server.shutdown_timeout,
+    apiBodyTimeoutMs: server.api_body_timeout,
+    v1BodyTimeoutMs: server.v1_body_timeout,
+    maxConnections: server.max_connections,
   }));
+
+const metricsSchema = z
+  .strictObject({
+    /** Serve /metrics on this port of its own (and not on the main one), e.g. to keep it off the public network. */
+    port: z.number().int().min(0).max(65535).optional(),
+    /** The address of that port. */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** When set, /metrics answers only requests with `Authorization: Bearer <token>`. */
+    bearer_token: z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.string().min(16, 'must be at least 16 characters').optional(),
+    ),
+  })
+  .transform((metrics) => ({ port: metrics.port, host: metrics.host, bearerToken: metrics.bearer_token }));
 
 const databaseSchema = z
   .strictObject({
@@ -130,6 +162,30 @@ const limitsSchema = z
 
 const fallbackPolicy = z.enum(['local', 'allow', 'deny']);
 
+/** Stored `/v1/responses` state: what `previous_response_id`, `GET /v1/responses/{id}` and item references read. */
+const responsesSchema = z
+  .strictObject({
+    /** A stored response (and the conversation it continues) is deleted this long after its latest use. */
+    retention: duration.default(30 * 86_400_000),
+    /** Largest stored response (its input items, output and settings as JSON); larger ones get a 400 unless `store: false`. */
+    max_stored_bytes: size.default(16 * 1024 * 1024),
+    /** Expired responses deleted per statement by the retention job. */
+    retention_batch_size: z.number().int().min(10).max(100_000).default(500),
+  })
+  .transform((responses) => ({
+    retentionMs: responses.retention,
+    maxStoredBytes: responses.max_stored_bytes,
+    retentionBatchSize: responses.retention_batch_size,
+  }));
+
+/**
+ * How `/v1/responses` reaches an OpenAI-compatible upstream: `translate` into chat completions (what every
+ * OpenAI-compatible server speaks), or `native`: the client's body forwarded to the upstream's own `/responses` with
+ * only the model name changed, so reasoning items, `encrypted_content` and item types unknown to the gateway pass
+ * through untouched.
+ */
+const responsesApiMode = z.enum(['translate', 'native']);
+
 const redisSchema = z
   .strictObject({
     /** redis://[user:password@]host:6379[/db]; when set, limits and budgets are shared by every node. */
@@ -179,9 +235,15 @@ const consoleSchema = z
     trust_proxy: z.boolean().default(false),
     /** The console's public address (e.g. https://gw.example.com), used in invitation links printed by the CLI. */
     public_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
-    /** Failed sign-ins allowed per e-mail address (and 3x that per client address) within sign_in_window. */
-    sign_in_max_failures: z.number().int().min(1).max(1000).default(10),
-    sign_in_window: duration.default(15 * 60_000),
+    /**
+     * Failed sign-ins per (client address, user) answered at once; after them each attempt from that client for that
+     * user waits twice as long as the one before, from 1 s up to sign_in_max_delay. A client gets 3x as many over all
+     * users. Nothing is counted per user alone, so nobody can lock a user out from another address.
+     */
+    sign_in_max_failures: z.number().int().min(1).max(1000).default(5),
+    sign_in_max_delay: duration.default(15 * 60_000),
+    /** A client's failures are forgotten this long after its last one. */
+    sign_in_window: duration.default(60 * 60_000),
     /** How long an invitation link stays valid. */
     invitation_ttl: duration.default(7 * 86_400_000),
   })
@@ -193,8 +255,43 @@ const consoleSchema = z
     trustProxy: console.trust_proxy,
     publicUrl: console.public_url?.replace(/\/+$/, ''),
     signInMaxFailures: console.sign_in_max_failures,
+    signInMaxDelayMs: console.sign_in_max_delay,
     signInWindowMs: console.sign_in_window,
     invitationTtlMs: console.invitation_ttl,
+  }));
+
+const secretScanningSchema = z
+  .strictObject({
+    /** Serve POST /api/secret-scanning/github, where GitHub's secret scanning reports leaked keys (revoked at once). */
+    enabled: z.boolean().default(false),
+    /** Where the signature verification keys are fetched from, in the format of GitHub's meta endpoint. */
+    public_keys_url: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+      .default('https://api.github.com/meta/public_keys/secret_scanning'),
+    /** Verification keys given here are used without fetching (an air-gapped gateway; tests). */
+    public_keys: z
+      .array(
+        z.strictObject({
+          key_identifier: z.string().min(1),
+          key: z.string().refine((pem) => {
+            try {
+              createPublicKey(pem);
+              return true;
+            } catch {
+              return false;
+            }
+          }, 'is not a PEM public key'),
+        }),
+      )
+      .default([]),
+    /** How long fetched keys are reused before they are fetched again. */
+    public_keys_cache: duration.default(3_600_000),
+  })
+  .transform((scanning) => ({
+    enabled: scanning.enabled,
+    publicKeysUrl: scanning.public_keys_url,
+    publicKeys: scanning.public_keys.map((entry) => ({ keyIdentifier: entry.key_identifier, pem: entry.key })),
+    publicKeysCacheMs: scanning.public_keys_cache,
   }));
 
 const timeoutsSchema = z
@@ -242,8 +339,17 @@ const commonProviderFields = (provider: {
 
 /** Any OpenAI-compatible server. */
 const openAiProviderSchema = z
-  .strictObject({ ...providerCommon, type: z.literal('openai'), base_url: httpUrl })
-  .transform((provider) => ({ type: provider.type, ...commonProviderFields(provider) }));
+  .strictObject({
+    ...providerCommon,
+    type: z.literal('openai'),
+    base_url: httpUrl,
+    responses_api: responsesApiMode.default('translate'),
+  })
+  .transform((provider) => ({
+    type: provider.type,
+    ...commonProviderFields(provider),
+    responsesApi: provider.responses_api,
+  }));
 
 /** Anthropic's Messages API. */
 const anthropicProviderSchema = z
@@ -288,6 +394,8 @@ const localProviderSchema = z
     max_concurrent: z.number().int().min(1).max(256).default(4),
     /** Requests waiting for a free slot; beyond that the provider answers 503 with retry-after. */
     queue_size: z.number().int().min(0).max(100_000).default(64),
+    /** Requests one account may have waiting (default: a quarter of queue_size, at least 1). */
+    queue_per_account: z.number().int().min(1).max(100_000).optional(),
     /** Longest wait in the queue before a request is answered 503. */
     queue_timeout: duration.default(60_000),
     /** Tokens evaluated per batch (prompt processing). */
@@ -299,6 +407,15 @@ const localProviderSchema = z
     /** max_tokens applied when a request sets none (default: up to the end of the context). */
     default_max_tokens: z.number().int().min(1).optional(),
   })
+  .superRefine((provider, context) => {
+    if (provider.queue_per_account !== undefined && provider.queue_per_account > provider.queue_size) {
+      context.addIssue({
+        code: 'custom',
+        path: ['queue_per_account'],
+        message: `must not exceed queue_size (${provider.queue_size})`,
+      });
+    }
+  })
   .transform((provider) => ({
     name: provider.name,
     type: provider.type,
@@ -307,6 +424,7 @@ const localProviderSchema = z
     threads: provider.threads,
     maxConcurrent: provider.max_concurrent,
     queueSize: provider.queue_size,
+    queuePerAccount: provider.queue_per_account ?? Math.max(1, Math.ceil(provider.queue_size / 4)),
     queueTimeoutMs: provider.queue_timeout,
     batchSize: provider.batch_size,
     gpu: provider.gpu,
@@ -371,18 +489,59 @@ const retryOverridesSchema = z.strictObject({
   max_retry_after: retryFields.max_retry_after.optional(),
 });
 
+/**
+ * When a deployment is taken out of rotation (see routing/deployment-health.ts). Ejection needs evidence from the
+ * traffic as a whole, so that one account's requests that fail on their own cannot take a model away from the others.
+ */
+const circuitBreakerSchema = z
+  .strictObject({
+    /** false: deployments are never ejected (an upstream's retry-after still pauses one). */
+    enabled: z.boolean().default(true),
+    /** Consecutive failed requests that cannot be the requests' own (connection refused, credentials rejected). */
+    failure_threshold: z.number().int().min(1).max(1000).default(5),
+    /** Failure percentage over the window, each account weighing the same, at or above which a deployment is ejected. */
+    failure_percentage: z.number().min(1).max(100).default(80),
+    /** Requests a deployment must have had in the window before its failure percentage is judged. */
+    minimum_requests: z.number().int().min(1).max(1_000_000).default(10),
+    /** Accounts whose requests failed in the window; 1 suits a single-tenant gateway. */
+    minimum_accounts: z.number().int().min(1).max(1000).default(2),
+    window: duration.default(60_000),
+    /** How long an ejected deployment stays out before one probe request is let through; doubles while probes fail. */
+    cooldown: duration.default(30_000),
+    max_cooldown: duration.default(300_000),
+    /** Below this percentage of healthy deployments in a model's chain, ejected ones serve again; 0 refuses instead. */
+    panic_threshold: z.number().min(0).max(100).default(50),
+    /** How often outcomes and ejections are exchanged with the other nodes through Redis (when configured). */
+    sync_interval: duration.default(1000),
+  })
+  .superRefine((breaker, context) => {
+    if (breaker.max_cooldown < breaker.cooldown) {
+      context.addIssue({ code: 'custom', path: ['max_cooldown'], message: 'must not be shorter than cooldown' });
+    }
+    if (breaker.window < 1000) {
+      context.addIssue({ code: 'custom', path: ['window'], message: 'must be at least 1s' });
+    }
+    if (breaker.sync_interval < 50) {
+      context.addIssue({ code: 'custom', path: ['sync_interval'], message: 'must be at least 50ms' });
+    }
+  })
+  .transform((breaker) => ({
+    enabled: breaker.enabled,
+    failureThreshold: breaker.failure_threshold,
+    failurePercentage: breaker.failure_percentage,
+    minimumRequests: breaker.minimum_requests,
+    minimumAccounts: breaker.minimum_accounts,
+    windowMs: breaker.window,
+    cooldownMs: breaker.cooldown,
+    maxCooldownMs: breaker.max_cooldown,
+    panicThreshold: breaker.panic_threshold,
+    syncIntervalMs: breaker.sync_interval,
+  }));
+
 const routingSchema = z
   .strictObject({
     retry: retrySchema.default(retrySchema.parse({})),
-    circuit_breaker: z
-      .strictObject({
-        /** Consecutive failures after which a deployment is taken out of rotation. */
-        failure_threshold: z.number().int().min(1).max(1000).default(5),
-        /** How long it stays out before one probe request is let through; doubles while probes fail. */
-        cooldown: duration.default(30_000),
-        max_cooldown: duration.default(300_000),
-      })
-      .default({ failure_threshold: 5, cooldown: 30_000, max_cooldown: 300_000 }),
+    circuit_breaker: circuitBreakerSchema.default(circuitBreakerSchema.parse({})),
   })
   .transform((routing) => ({
     retry: {
@@ -391,11 +550,7 @@ const routingSchema = z
       maxBackoffMs: routing.retry.max_backoff,
       maxRetryAfterMs: routing.retry.max_retry_after,
     },
-    circuitBreaker: {
-      failureThreshold: routing.circuit_breaker.failure_threshold,
-      cooldownMs: routing.circuit_breaker.cooldown,
-      maxCooldownMs: routing.circuit_breaker.max_cooldown,
-    },
+    circuitBreaker: routing.circuit_breaker,
   }));
 
 const deploymentSchema = z.strictObject({
@@ -435,6 +590,8 @@ const modelSchema = z
     streaming: z.boolean().default(true),
     parameters: parametersSchema.default(parametersSchema.parse({})),
     pricing: pricingSchema.optional(),
+    /** Overrides its providers' `responses_api` for this model (only OpenAI-compatible providers can be native). */
+    responses_api: responsesApiMode.optional(),
   })
   .superRefine((model, context) => {
     if (model.deployments && (model.provider !== undefined || model.upstream_model !== undefined)) {
@@ -479,6 +636,8 @@ const modelSchema = z
       streaming: model.streaming,
       parameters: model.parameters,
       pricing: model.pricing,
+      // Optional in the type too, so configurations built in code need not spell it out.
+      ...(model.responses_api === undefined ? {} : { responsesApi: model.responses_api }),
     };
   });
 
@@ -491,14 +650,19 @@ export const configSchema = z
     limits: limitsSchema.default(limitsSchema.parse({})),
     redis: redisSchema.default(redisSchema.parse({})),
     logging: loggingSchema.default(loggingSchema.parse({})),
+    metrics: metricsSchema.default(metricsSchema.parse({})),
     routing: routingSchema.default(routingSchema.parse({})),
     console: consoleSchema.default(consoleSchema.parse({})),
+    responses: responsesSchema.default(responsesSchema.parse({})),
+    secret_scanning: secretScanningSchema.default(secretScanningSchema.parse({})),
     providers: z.array(providerSchema).default([]),
     models: z.array(modelSchema).default([]),
   })
   .superRefine((config, context) => {
     const providerNames = new Set<string>();
+    const providerTypes = new Map<string, string>();
     config.providers.forEach((provider, index) => {
+      providerTypes.set(provider.name, provider.type);
       if (providerNames.has(provider.name)) {
         context.addIssue({
           code: 'custom',
@@ -541,6 +705,14 @@ export const configSchema = z
           });
         }
         deploymentIds.add(deployment.id);
+        const type = providerTypes.get(deployment.provider);
+        if (model.responsesApi === 'native' && type !== undefined && type !== 'openai') {
+          context.addIssue({
+            code: 'custom',
+            path: ['models', index, 'responses_api'],
+            message: `"native" needs OpenAI-compatible providers; "${deployment.provider}" is of type ${type}`,
+          });
+        }
       });
     });
     config.models.forEach((model, index) => {
@@ -562,8 +734,11 @@ export const configSchema = z
     limits: config.limits,
     redis: config.redis,
     logging: config.logging,
+    metrics: config.metrics,
     routing: config.routing,
     console: config.console,
+    responses: config.responses,
+    secretScanning: config.secret_scanning,
     providers: config.providers,
     // Each model's retry policy is the routing default with the model's own overrides applied.
     models: config.models.map(({ retryOverrides, shortForm: _shortForm, ...model }) => ({

@@ -36,6 +36,10 @@ export interface ApiKeysTable {
   replaced_by: string | null;
   /** JSON of the limits set on this key; null = configured defaults. */
   limits: string | null;
+  /** JSON of the limits an operator set on this key: an account owner may tighten them, never loosen them. */
+  operator_limits: string | null;
+  /** JSON: for each limit set on the key, who set it ({ role: operator | owner, userId }); see limits/key-limits.ts. */
+  limits_set_by: string | null;
 }
 
 /** An append-only feed of "something about keys or access changed", polled by every server process. */
@@ -107,6 +111,14 @@ export interface UsersTable {
   created_at: number;
   last_sign_in_at: number | null;
   password_changed_at: number | null;
+  /**
+   * Set while the login is tied to the account whose invitation created it (an owner's invitation: whoever opened
+   * the link chose the password, so the login proves nothing beyond that account). Cleared when its holder accepts
+   * another invitation or an operator confirms the login.
+   */
+  invitation_account_id: string | null;
+  /** Who made that invitation. */
+  invitation_inviter_id: string | null;
 }
 
 /** Which accounts a user belongs to, and as what: owner (manages members) or member. */
@@ -155,6 +167,35 @@ export interface InvitationsTable {
   revoked_at: number | null;
 }
 
+/** A stored `/v1/responses` answer (migration 0008); its items are rows of response_items. */
+export interface ResponsesTable {
+  id: string;
+  account_id: string;
+  /** The key that created it (its id only; the key itself is never stored). */
+  key_id: string;
+  model: string;
+  /** The response this one continues; its items come before this one's when the conversation is replayed. */
+  previous_response_id: string | null;
+  created_at: number;
+  /** Deleted by the retention job from then on, and never read after it. */
+  expires_at: number;
+  /** How many of its items (positions 0 … input_count - 1) are input; the others are output. */
+  input_count: number;
+  /** Bytes of JSON stored for it: the response object and every item. */
+  stored_bytes: number;
+  /** The response object as JSON, without `output` (its output items are rows of response_items). */
+  response: string;
+}
+
+/** One input or output item of a stored response, as JSON, findable by its id within the account. */
+export interface ResponseItemsTable {
+  response_id: string;
+  position: number;
+  account_id: string;
+  item_id: string;
+  item: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -165,4 +206,6 @@ export interface Database {
   sessions: SessionsTable;
   management_tokens: ManagementTokensTable;
   invitations: InvitationsTable;
+  responses: ResponsesTable;
+  response_items: ResponseItemsTable;
 }

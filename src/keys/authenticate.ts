@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import { allowedModels, type ModelCatalog } from '../access/policy.js';
 import { findKeyByHmac } from '../db/repositories/api-keys.js';
 import type { Database } from '../db/schema.js';
+import { ApiError, apiError } from '../errors/api-error.js';
 import type { LimitSubject } from '../limits/limiter.js';
 import { effectiveLimits, hasAnyLimit, type LimitSettings, parseStoredLimits } from '../limits/settings.js';
 import type { Logger } from '../observability/logger.js';
-import { ApiError, forbidden, unauthorized } from '../server/errors.js';
 import { hashKey, isWellFormedKey, maskPresentedKey } from './format.js';
 
 /**
@@ -50,23 +50,28 @@ const bearerHelp =
 export function parseAuthorizationHeader(authorization: string | undefined, hasXApiKey: boolean): string {
   if (authorization === undefined || authorization === '') {
     if (hasXApiKey) {
-      throw unauthorized(`The x-api-key header is not accepted here. ${bearerHelp}`);
+      throw apiError('invalid_authorization_header', `The x-api-key header is not accepted here. ${bearerHelp}`);
     }
-    throw unauthorized(`You didn't provide an API key. ${bearerHelp}`);
+    throw apiError('invalid_authorization_header', `You didn't provide an API key. ${bearerHelp}`);
   }
   const space = authorization.indexOf(' ');
   const scheme = space === -1 ? authorization : authorization.slice(0, space);
   if (scheme !== 'Bearer') {
     if (space === -1 && !/^[A-Za-z-]{1,20}$/.test(authorization)) {
-      throw unauthorized(`The Authorization header has no scheme. ${bearerHelp}`);
+      throw apiError('invalid_authorization_header', `The Authorization header has no scheme. ${bearerHelp}`);
     }
     const shownScheme = /^[A-Za-z-]{1,20}$/.test(scheme) ? `'${scheme}'` : 'given';
-    throw unauthorized(`The ${shownScheme} authorization scheme is not supported. ${bearerHelp}`);
+    throw apiError(
+      'invalid_authorization_header',
+      `The ${shownScheme} authorization scheme is not supported. ${bearerHelp}`,
+    );
   }
   const token = authorization.slice(space + 1);
-  if (token === '' || space === -1) throw unauthorized(`You didn't provide an API key. ${bearerHelp}`);
+  if (token === '' || space === -1)
+    throw apiError('invalid_authorization_header', `You didn't provide an API key. ${bearerHelp}`);
   if (/\s/.test(token)) {
-    throw unauthorized(
+    throw apiError(
+      'invalid_authorization_header',
       'Malformed Authorization header: expected the word Bearer, exactly one space, then the key, with no other whitespace.',
     );
   }
@@ -79,7 +84,7 @@ export class KeyRefusedError extends ApiError {
     readonly principal: Principal,
     refusal: ApiError,
   ) {
-    super({ status: refusal.status, type: refusal.type, code: refusal.code, message: refusal.message });
+    super(refusal.errorCode, refusal.message, { headers: refusal.headers });
   }
 }
 
@@ -128,9 +133,9 @@ export class Authenticator {
   /** The principal of a usable key; otherwise the refusal that says why (the key shown masked). */
   private principalOf(known: KnownKey | null, token: string): Principal {
     if (known === null) {
-      throw unauthorized(
-        `Incorrect API key provided: ${maskPresentedKey(token)}. No such key exists; create one in the console or with \`switchboard keys create\`.`,
+      throw apiError(
         'invalid_api_key',
+        `Incorrect API key provided: ${maskPresentedKey(token)}. No such key exists; create one in the console or with \`switchboard keys create\`.`,
       );
     }
     // A refused key that exists still identifies its account: the refusal goes into that account's request log
@@ -138,22 +143,22 @@ export class Authenticator {
     if (known.revoked) {
       throw new KeyRefusedError(
         known.principal,
-        unauthorized(`The API key ${maskPresentedKey(token)} has been revoked.`, 'invalid_api_key'),
+        apiError('invalid_api_key', `The API key ${maskPresentedKey(token)} has been revoked.`),
       );
     }
     if (known.expiresAt !== null && known.expiresAt <= Date.now()) {
       const expiredAt = new Date(known.expiresAt).toISOString();
       throw new KeyRefusedError(
         known.principal,
-        unauthorized(`The API key ${maskPresentedKey(token)} expired at ${expiredAt}.`, 'invalid_api_key'),
+        apiError('invalid_api_key', `The API key ${maskPresentedKey(token)} expired at ${expiredAt}.`),
       );
     }
     if (known.accountDisabled) {
       throw new KeyRefusedError(
         known.principal,
-        forbidden(
-          `The account of API key ${maskPresentedKey(token)} is disabled; contact the operator.`,
+        apiError(
           'account_disabled',
+          `The account of API key ${maskPresentedKey(token)} is disabled; contact the operator.`,
         ),
       );
     }
@@ -168,9 +173,9 @@ export class Authenticator {
 
   private async lookup(token: string): Promise<KnownKey | null> {
     if (!isWellFormedKey(token)) {
-      throw unauthorized(
-        `Incorrect API key provided: ${maskPresentedKey(token)}. It is not a well-formed Switchboard key (sk-sb-…); check that it was copied whole.`,
+      throw apiError(
         'invalid_api_key',
+        `Incorrect API key provided: ${maskPresentedKey(token)}. It is not a well-formed Switchboard key (sk-sb-…); check that it was copied whole.`,
       );
     }
     const now = Date.now();
@@ -201,11 +206,7 @@ export class Authenticator {
     try {
       row = await findKeyByHmac(this.options.db, hmac);
     } catch (error) {
-      throw new ApiError({
-        status: 503,
-        type: 'server_error',
-        code: 'service_unavailable',
-        message: 'The key store is temporarily unavailable; retry shortly.',
+      throw apiError('service_unavailable', 'The key store is temporarily unavailable; retry shortly.', {
         headers: { 'retry-after': '1', 'retry-after-ms': '1000' },
         cause: error,
       });

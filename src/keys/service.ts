@@ -4,14 +4,28 @@ import { recordAccessChange } from '../db/repositories/access-changes.js';
 import {
   type ApiKeyRow,
   findKeyById,
+  findKeyRowByHmac,
   insertApiKey,
   listKeysOfAccount,
   updateApiKey,
 } from '../db/repositories/api-keys.js';
 import type { Database } from '../db/schema.js';
-import { parseStoredLimits, type StoredLimits, validateLimitChange } from '../limits/settings.js';
-import { invalidRequest, notFound } from '../server/errors.js';
-import { displayForm, generateKey, hashKey, newId } from './format.js';
+import { apiError } from '../errors/api-error.js';
+import {
+  applyKeyLimitChange,
+  keyLimitState,
+  type LimitSetter,
+  type LimitSetters,
+  parseLimitSetters,
+} from '../limits/key-limits.js';
+import {
+  type LimitSettings,
+  noLimits,
+  parseStoredLimits,
+  type StoredLimits,
+  validateLimitChange,
+} from '../limits/settings.js';
+import { displayForm, generateKey, hashKey, isWellFormedKey, keyPrefix, newId } from './format.js';
 
 /** Management operations on keys (CLI and management API). Verification on the hot path is in authenticate.ts. */
 
@@ -33,6 +47,10 @@ export interface ApiKeyInfo {
   replacedBy: string | null;
   /** Limits set on the key itself; the rest follow limits.key_defaults in the configuration. */
   limits: StoredLimits;
+  /** The limits an operator set on the key: an account owner may tighten them, not loosen them. */
+  operatorLimits: StoredLimits;
+  /** Who set each limit in `limits` last. */
+  limitsSetBy: LimitSetters;
 }
 
 const isoOrNull = (time: number | null): string | null => (time === null ? null : new Date(Number(time)).toISOString());
@@ -59,6 +77,8 @@ export function toKeyInfo(row: ApiKeyRow, now = Date.now()): ApiKeyInfo {
     revokedAt: isoOrNull(row.revoked_at),
     replacedBy: row.replaced_by,
     limits: parseStoredLimits(row.limits),
+    operatorLimits: parseStoredLimits(row.operator_limits),
+    limitsSetBy: parseLimitSetters(row.limits_set_by),
   };
 }
 
@@ -78,14 +98,20 @@ export interface CreatedKey {
 
 function validateKeyName(name: string): void {
   if (name.trim().length === 0 || name.length > 100) {
-    throw invalidRequest('a key name is 1-100 characters, e.g. the application and environment it serves', 'name');
+    throw apiError(
+      'invalid_request',
+      'a key name is 1-100 characters, e.g. the application and environment it serves',
+      { param: 'name' },
+    );
   }
 }
 
 function buildKeyRow(
   secret: Buffer,
   accountId: string,
-  input: Omit<CreateKeyInput, 'account'> & { limits?: string | null },
+  input: Omit<CreateKeyInput, 'account'> & {
+    limitsOf?: Pick<ApiKeyRow, 'limits' | 'operator_limits' | 'limits_set_by'>;
+  },
   now: number,
 ) {
   const key = generateKey();
@@ -102,7 +128,9 @@ function buildKeyRow(
     expires_at: input.expiresInMs === undefined ? null : now + input.expiresInMs,
     revoked_at: null,
     replaced_by: null,
-    limits: input.limits ?? null,
+    limits: input.limitsOf?.limits ?? null,
+    operator_limits: input.limitsOf?.operator_limits ?? null,
+    limits_set_by: input.limitsOf?.limits_set_by ?? null,
   };
   return { key, row };
 }
@@ -110,7 +138,7 @@ function buildKeyRow(
 export async function createKey(db: Kysely<Database>, secret: Buffer, input: CreateKeyInput): Promise<CreatedKey> {
   validateKeyName(input.name);
   if (input.expiresInMs !== undefined && input.expiresInMs <= 0) {
-    throw invalidRequest('expiry must be in the future', 'expires_in');
+    throw apiError('invalid_request', 'expiry must be in the future', { param: 'expires_in' });
   }
   const account = await requireAccount(db, input.account);
   const now = Date.now();
@@ -131,8 +159,40 @@ export async function listKeys(db: Kysely<Database>, account: string): Promise<A
 
 async function requireKey(db: Kysely<Database>, keyId: string): Promise<ApiKeyRow> {
   const row = await findKeyById(db, keyId);
-  if (!row) throw notFound(`no key with id "${keyId}"`, 'key_not_found');
+  // Something that looks like a key (a typo in a pasted one) is never echoed.
+  if (!row) throw apiError('key_not_found', `no key with id "${keyId.startsWith(keyPrefix) ? '(hidden)' : keyId}"`);
   return row;
+}
+
+/**
+ * The row of a key given by its value (a leaked key is what its finder has, not its id); undefined when the text is
+ * not a well-formed Switchboard key or not one of this gateway's. The value is only hashed, never stored or echoed.
+ */
+export async function findKeyByValue(
+  db: Kysely<Database>,
+  secret: Buffer,
+  value: string,
+): Promise<ApiKeyRow | undefined> {
+  const key = value.trim();
+  if (!isWellFormedKey(key)) return undefined;
+  return findKeyRowByHmac(db, hashKey(key, secret));
+}
+
+/** A key by its id or by its value (for revocation, wherever an id is accepted); 404 otherwise, never echoing a key. */
+export async function requireKeyByIdOrValue(
+  db: Kysely<Database>,
+  secret: Buffer,
+  idOrValue: string,
+): Promise<ApiKeyRow> {
+  if (!idOrValue.trim().startsWith(keyPrefix)) return requireKey(db, idOrValue);
+  const row = await findKeyByValue(db, secret, idOrValue);
+  if (row) return row;
+  throw apiError(
+    'key_not_found',
+    isWellFormedKey(idOrValue.trim())
+      ? "That key is not one of this gateway's keys (or was made with another server secret)."
+      : 'That is not a complete Switchboard key: its checksum does not match (check for a typo or a cut-off copy).',
+  );
 }
 
 /** Revokes at once; idempotent (a revoked key stays revoked with its original time). */
@@ -160,7 +220,9 @@ export async function rotateKey(
   const old = await requireKey(db, keyId);
   const now = Date.now();
   if (keyStatus(old, now) === 'revoked' || keyStatus(old, now) === 'expired') {
-    throw invalidRequest(`key ${keyId} is ${keyStatus(old, now)}; create a new key instead`, 'key_id', 'key_inactive');
+    throw apiError('key_inactive', `key ${keyId} is ${keyStatus(old, now)}; create a new key instead`, {
+      param: 'key_id',
+    });
   }
   const remainingLifetime = old.expires_at === null ? undefined : Number(old.expires_at) - now;
   const { key, row } = buildKeyRow(
@@ -172,7 +234,7 @@ export async function rotateKey(
       models: old.allowed_models === null ? undefined : (JSON.parse(old.allowed_models) as string[]),
       // Rotation replaces the secret, not the policy: a key that was going to expire still expires.
       expiresInMs: remainingLifetime,
-      limits: old.limits,
+      limitsOf: old,
     },
     now,
   );
@@ -189,17 +251,31 @@ export async function rotateKey(
   };
 }
 
-/** Changes some limits of a key (null removes one, even a configured default; fields not given stay). */
+/**
+ * Changes some limits of a key (null removes one, even a configured default; fields not given stay), as an operator
+ * or as an account owner, who may only tighten what an operator set (see limits/key-limits.ts).
+ */
 export async function setKeyLimits(
   db: Kysely<Database>,
   keyId: string,
   change: Record<string, unknown>,
+  options: { by?: LimitSetter; keyDefaults?: LimitSettings } = {},
 ): Promise<ApiKeyInfo> {
   const row = await requireKey(db, keyId);
-  const limits = JSON.stringify({ ...parseStoredLimits(row.limits), ...validateLimitChange(change) });
+  const next = applyKeyLimitChange(
+    keyLimitState(row),
+    validateLimitChange(change),
+    options.by ?? { role: 'operator', userId: null },
+    options.keyDefaults ?? noLimits,
+  );
+  const changes = {
+    limits: JSON.stringify(next.limits),
+    operator_limits: JSON.stringify(next.operatorLimits),
+    limits_set_by: JSON.stringify(next.setters),
+  };
   await db.transaction().execute(async (transaction) => {
-    await updateApiKey(transaction, row.id, { limits });
+    await updateApiKey(transaction, row.id, changes);
     await recordAccessChange(transaction, 'key_changed', row.id);
   });
-  return toKeyInfo({ ...row, limits });
+  return toKeyInfo({ ...row, ...changes });
 }

@@ -1,4 +1,4 @@
-import { ApiError, type ApiErrorFields } from '../server/errors.js';
+import { ApiError, type ApiErrorData, apiError, fromApiErrorData, toApiErrorData } from '../errors/api-error.js';
 import type { Admission, AdmissionRequest, Limiter, Usage } from './limiter.js';
 import { admittedWithoutLimits } from './limiter.js';
 
@@ -15,7 +15,7 @@ export interface LimiterMessage {
   request?: AdmissionRequest;
   actual?: Usage;
   headers?: Record<string, string>;
-  error?: ApiErrorFields;
+  error?: ApiErrorData;
 }
 
 export function isLimiterMessage(message: unknown): message is LimiterMessage {
@@ -35,7 +35,7 @@ export class IpcLimiter implements Limiter {
     if (!waiter) return;
     this.pending.delete(message.id);
     if (message.kind === 'refused' && message.error) {
-      waiter.reject(new ApiError(message.error));
+      waiter.reject(fromApiErrorData(message.error));
       return;
     }
     const id = message.id;
@@ -102,27 +102,13 @@ export function serveLimiter(
         send({ channel: 'switchboard-limiter', id, kind: 'admitted', headers: { ...admission.headers } });
       },
       (error: unknown) => {
-        const apiError =
-          error instanceof ApiError
-            ? error
-            : new ApiError({
-                status: 503,
-                type: 'server_error',
-                code: 'limits_unavailable',
-                message: 'Limits could not be checked.',
-              });
+        const refusal =
+          error instanceof ApiError ? error : apiError('limits_unavailable', 'Limits could not be checked.');
         send({
           channel: 'switchboard-limiter',
           id,
           kind: 'refused',
-          error: {
-            status: apiError.status,
-            type: apiError.type,
-            code: apiError.code,
-            param: apiError.param,
-            message: apiError.message,
-            headers: apiError.headers,
-          },
+          error: toApiErrorData(refusal),
         });
       },
     );

@@ -1,4 +1,4 @@
-import { ApiError } from '../server/errors.js';
+import { type ApiError, apiError, retryHeaders } from '../errors/api-error.js';
 import type { LimitSettings } from './settings.js';
 
 /**
@@ -84,14 +84,6 @@ export function tighter(current: WindowState | undefined, candidate: WindowState
   return current === undefined || candidate.remaining < current.remaining ? candidate : current;
 }
 
-function retryHeaders(retryAfterMs: number): Record<string, string> {
-  // Seconds rounded up (≥ 1, as the SPEC's Retry-After), milliseconds exact; every SDK honours delays ≤ 60 s.
-  return {
-    'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
-    'retry-after-ms': String(Math.max(1, Math.ceil(retryAfterMs))),
-  };
-}
-
 function describeWait(milliseconds: number): string {
   return milliseconds < 1000 ? `${Math.ceil(milliseconds)}ms` : `${(milliseconds / 1000).toFixed(1)}s`;
 }
@@ -110,13 +102,11 @@ export function rateLimitError(
       : kind === 'tokens'
         ? `tokens per minute (limit ${limit}${requested === undefined ? '' : `, this request needs about ${requested}`})`
         : `concurrent requests (limit ${limit})`;
-  return new ApiError({
-    status: 429,
-    type: kind === 'tokens' ? 'tokens' : 'requests',
-    code: 'rate_limit_exceeded',
-    message: `Rate limit reached for ${subject.label} on ${what}. Please try again in ${describeWait(retryAfterMs)}.`,
-    headers: { ...headers, ...retryHeaders(retryAfterMs) },
-  });
+  return apiError(
+    kind === 'tokens' ? 'tokens_rate_limited' : 'requests_rate_limited',
+    `Rate limit reached for ${subject.label} on ${what}. Please try again in ${describeWait(retryAfterMs)}.`,
+    { headers: { ...headers, ...retryHeaders(retryAfterMs) } },
+  );
 }
 
 /** A request bigger than the whole per-minute token allowance can never pass: say so, do not ask for a retry. */
@@ -126,13 +116,11 @@ export function requestTooLargeForLimit(
   requested: number,
   headers: Record<string, string>,
 ): ApiError {
-  return new ApiError({
-    status: 429,
-    type: 'tokens',
-    code: 'rate_limit_exceeded',
-    message: `Request too large for ${subject.label}: tokens per minute limit is ${limit}, this request needs about ${requested}. Reduce the prompt or max_tokens.`,
-    headers: { ...headers, 'x-should-retry': 'false' },
-  });
+  return apiError(
+    'tokens_rate_limited',
+    `Request too large for ${subject.label}: tokens per minute limit is ${limit}, this request needs about ${requested}. Reduce the prompt or max_tokens.`,
+    { headers: { ...headers, 'x-should-retry': 'false' } },
+  );
 }
 
 export function quotaError(
@@ -142,24 +130,20 @@ export function quotaError(
   resetsAt: Date,
 ): ApiError {
   const period = kind === 'daily_budget' ? 'daily' : 'monthly';
-  return new ApiError({
-    status: 429,
-    type: 'insufficient_quota',
-    code: 'insufficient_quota',
-    message: `You exceeded your current quota: the ${period} budget of $${budgetUsd.toFixed(2)} for ${subject.label} is used up. It resets at ${resetsAt.toISOString()}.`,
+  return apiError(
+    'insufficient_quota',
+    `You exceeded your current quota: the ${period} budget of $${budgetUsd.toFixed(2)} for ${subject.label} is used up. It resets at ${resetsAt.toISOString()}.`,
     // Retrying cannot help before the period ends; tell the SDKs not to.
-    headers: { 'x-should-retry': 'false' },
-  });
+    { headers: { 'x-should-retry': 'false' } },
+  );
 }
 
 export function limitsUnavailableError(): ApiError {
-  return new ApiError({
-    status: 503,
-    type: 'server_error',
-    code: 'limits_unavailable',
-    message: 'The budget store is unreachable, so spending cannot be checked; the request was refused. Retry shortly.',
-    headers: retryHeaders(1000),
-  });
+  return apiError(
+    'limits_unavailable',
+    'The budget store is unreachable, so spending cannot be checked; the request was refused. Retry shortly.',
+    { headers: retryHeaders(1000) },
+  );
 }
 
 /** UTC period boundaries for budgets. */

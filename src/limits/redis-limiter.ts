@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { ApiError } from '../errors/api-error.js';
 import type { Logger } from '../observability/logger.js';
-import { ApiError } from '../server/errors.js';
 import {
   type Admission,
   type AdmissionRequest,

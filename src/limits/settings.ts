@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidRequest } from '../server/errors.js';
+import { apiError } from '../errors/api-error.js';
 
 /**
  * The limits an account or a key can have. `null` or absent means "no limit of this kind". Requests and tokens
@@ -90,7 +90,9 @@ export function validateLimitChange(change: Record<string, unknown>): StoredLimi
   const result: StoredLimits = {};
   for (const [field, value] of Object.entries(change)) {
     if (!(limitFields as readonly string[]).includes(field)) {
-      throw invalidRequest(`unknown limit "${field}"; limits are ${limitFields.join(', ')}`, field);
+      throw apiError('invalid_request', `unknown limit "${field}"; limits are ${limitFields.join(', ')}`, {
+        param: field,
+      });
     }
     if (value === undefined) continue;
     if (value === null) {
@@ -104,9 +106,10 @@ export function validateLimitChange(change: Record<string, unknown>): StoredLimi
       value < 0 ||
       (!isBudget && (!Number.isInteger(value) || value < 1))
     ) {
-      throw invalidRequest(
+      throw apiError(
+        'invalid_request',
         isBudget ? `${field} must be a number of dollars, 0 or more` : `${field} must be a whole number, 1 or more`,
-        field,
+        { param: field },
       );
     }
     result[field as keyof LimitSettings] = value;

@@ -28,6 +28,8 @@ export interface Metrics {
   limiterDecisions: Counter<'decision' | 'limit'>;
   limiterFallbacks: Counter<'kind' | 'policy'>;
   redisUp: Gauge;
+  /** Connections closed at once because server.max_connections were open. */
+  connectionsDropped: Counter;
   providerSlotsBusy: Gauge<'provider'>;
   providerQueueWaiting: Gauge<'provider'>;
 }
@@ -93,7 +95,7 @@ function buildMetrics(registry: Registry, options: MetricsSources): Metrics {
     ).register(registry),
     deploymentUnavailable: new Gauge({
       name: 'switchboard_deployment_unavailable',
-      help: 'Deployments out of rotation: circuit open or paused by an upstream retry-after (1), back in (0)',
+      help: 'Deployments out of rotation: ejected (until a probe succeeds) or paused by an upstream retry-after (1), back in (0)',
       labelNames: ['deployment'],
       registers: [registry],
       collect() {
@@ -136,6 +138,11 @@ function buildMetrics(registry: Registry, options: MetricsSources): Metrics {
     redisUp: new Gauge({
       name: 'switchboard_redis_up',
       help: '1 when the Redis connection is ready, 0 when it is not (absent when Redis is not configured)',
+      registers: [registry],
+    }),
+    connectionsDropped: new Counter({
+      name: 'switchboard_connections_dropped_total',
+      help: 'Connections closed at once because server.max_connections connections were open',
       registers: [registry],
     }),
     inFlight: new Gauge({

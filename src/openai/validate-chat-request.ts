@@ -1,4 +1,5 @@
-import { ApiError } from '../server/errors.js';
+import { apiError } from '../errors/api-error.js';
+import type { ErrorCode } from '../errors/error-codes.js';
 import type { ChatCompletionRequest } from './types.js';
 
 /**
@@ -9,8 +10,8 @@ import type { ChatCompletionRequest } from './types.js';
 
 type JsonObject = Record<string, unknown>;
 
-function fail(message: string, param: string | null, code: string): never {
-  throw new ApiError({ status: 400, type: 'invalid_request_error', message, param, code });
+function fail(message: string, param: string | null, code: ErrorCode): never {
+  throw apiError(code, message, { param });
 }
 
 function describeType(value: unknown): string {

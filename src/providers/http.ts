@@ -1,5 +1,5 @@
+import { ApiError, apiError } from '../errors/api-error.js';
 import type { CancelSignal } from '../server/cancellation.js';
-import { ApiError } from '../server/errors.js';
 import {
   classifyUpstreamError,
   type UpstreamClient,
@@ -104,12 +104,7 @@ export async function readBody(
 }
 
 export function malformed(providerName: string, what: string): ApiError {
-  return new ApiError({
-    status: 502,
-    type: 'server_error',
-    code: 'upstream_malformed_response',
-    message: `The upstream provider "${providerName}" sent ${what}.`,
-  });
+  return apiError('upstream_malformed_response', `The upstream provider "${providerName}" sent ${what}.`);
 }
 
 /** Parses a JSON object body, or throws 502 upstream_malformed_response. */

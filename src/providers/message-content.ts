@@ -1,4 +1,4 @@
-import { ApiError } from '../server/errors.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
 
 /** Reading OpenAI message content, for adapters that translate it into another provider's shape. */
 
@@ -44,13 +44,11 @@ export function parseDataUrl(url: string): DataUrl | undefined {
 
 /** Content the target provider has no way to represent: a 400 naming the part, never silently dropped. */
 export function untranslatable(param: string, providerType: string, what: string): ApiError {
-  return new ApiError({
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'unsupported_value',
-    param,
-    message: `Invalid '${param}': ${what} cannot be sent to this model (served by a ${providerType} provider).`,
-  });
+  return apiError(
+    'unsupported_value',
+    `Invalid '${param}': ${what} cannot be sent to this model (served by a ${providerType} provider).`,
+    { param },
+  );
 }
 
 /** Tool-call arguments as an object: they are a JSON-encoded string on the OpenAI wire. */
@@ -63,13 +61,7 @@ export function parseToolArguments(argumentsText: string, param: string): Record
     value = undefined;
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ApiError({
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'invalid_value',
-      param,
-      message: `Invalid '${param}': expected a JSON object encoded as a string.`,
-    });
+    throw apiError('invalid_value', `Invalid '${param}': expected a JSON object encoded as a string.`, { param });
   }
   return value as Record<string, unknown>;
 }

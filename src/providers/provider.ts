@@ -2,7 +2,7 @@ import type { ModelConfig, ProviderConfigOf, ProviderType } from '../config/sche
 import type { Logger } from '../observability/logger.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../openai/types.js';
 import type { CancelSignal } from '../server/cancellation.js';
-import type { UpstreamClient, UpstreamTimeouts } from '../upstream/client.js';
+import type { UpstreamClient, UpstreamResponse, UpstreamTimeouts } from '../upstream/client.js';
 
 /**
  * What every provider adapter offers the gateway. Adapters speak OpenAI on one side and their upstream's wire format
@@ -49,6 +49,24 @@ export interface StreamItem {
 /** Chunks of a stream; a plain array serves when the whole answer is already known (synthesized streams). */
 export type StreamItems = AsyncIterable<StreamItem> | Iterable<StreamItem>;
 
+/** An API an upstream may speak itself, to which a request can be forwarded as the client wrote it. */
+export type ForwardedApi = 'messages' | 'messages/count_tokens' | 'responses';
+
+/**
+ * A request forwarded in an API the upstream speaks itself: the client's body with only the model name mapped, the
+ * client's protocol headers passed on (never its credentials), the gateway's own key added by the provider.
+ */
+export interface ForwardCall {
+  api: ForwardedApi;
+  body: string | Buffer;
+  /** Protocol headers of the client's to pass on (e.g. anthropic-version, anthropic-beta). */
+  headers: Readonly<Record<string, string>>;
+  stream: boolean;
+  model: ModelConfig;
+  timeouts: UpstreamTimeouts;
+  signal: CancelSignal;
+}
+
 export interface Provider {
   readonly name: string;
   readonly type: ProviderType;
@@ -64,6 +82,13 @@ export interface Provider {
    * or refuses them per the model's configuration; parameters set to their neutral value never reach this question.
    */
   unsupportedParameters?(request: ChatCompletionRequest): string[];
+  /** The APIs this provider can forward requests to unchanged (see ForwardCall); absent: none. */
+  readonly forwards?: readonly ForwardedApi[];
+  /**
+   * Sends a forwarded request; resolves with the upstream's 2xx response (its body unread, JSON or SSE), otherwise
+   * throws the provider's error in the gateway's shape.
+   */
+  forward?(call: ForwardCall): Promise<UpstreamResponse>;
   /** Slots in use and requests waiting, for providers with a fixed capacity (local models); absent otherwise. */
   load?(): { slots: number; busy: number; waiting: number } | undefined;
   /** Prepares what the first request would otherwise wait for (e.g. loading a local model); never throws. */

@@ -13,12 +13,17 @@ import type { ChatCompletionRequest, ChatMessage } from '../openai/types.js';
 const signatureMarker = '__sig_';
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** `call_` + 24 random base62 characters, the shape OpenAI's own ids have. */
-export function newToolCallId(): string {
-  const bytes = randomBytes(24);
-  let id = 'call_';
+/** `length` random base62 characters after `prefix`. */
+export function randomId(prefix: string, length = 24): string {
+  const bytes = randomBytes(length);
+  let id = prefix;
   for (const byte of bytes) id += alphabet[byte % alphabet.length];
   return id;
+}
+
+/** `call_` + 24 random base62 characters, the shape OpenAI's own ids have. */
+export function newToolCallId(): string {
+  return randomId('call_');
 }
 
 export function attachSignature(id: string, signature: string | undefined): string {

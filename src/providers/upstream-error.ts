@@ -1,4 +1,4 @@
-import { ApiError } from '../server/errors.js';
+import { ApiError, apiError, upstreamRejectedRequest } from '../errors/api-error.js';
 import { UpstreamFailure } from '../upstream/client.js';
 
 /**
@@ -18,7 +18,7 @@ export interface UpstreamErrorDetails {
   retryAfterSeconds?: number | undefined;
 }
 
-function retryHeaders(seconds: number | undefined): Record<string, string> {
+function retryAfterHeaders(seconds: number | undefined): Record<string, string> {
   if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return {};
   return { 'retry-after': String(Math.ceil(seconds)), 'retry-after-ms': String(Math.round(seconds * 1000)) };
 }
@@ -27,121 +27,80 @@ export function mapUpstreamError(providerName: string, details: UpstreamErrorDet
   const { status } = details;
   const upstreamMessage = details.message?.slice(0, 2000) ?? `HTTP ${status} with no error message`;
   if (status === 401 || status === 403 || status === 407) {
-    return new ApiError({
-      status: 502,
-      type: 'server_error',
-      code: 'upstream_auth_failed',
-      message: `The upstream provider "${providerName}" rejected the gateway's credentials (HTTP ${status}). This is a gateway configuration problem, not your API key.`,
-    });
+    return apiError(
+      'upstream_auth_failed',
+      `The upstream provider "${providerName}" rejected the gateway's credentials (HTTP ${status}). This is a gateway configuration problem, not your API key.`,
+    );
   }
   if (status === 402) {
-    return new ApiError({
-      status: 502,
-      type: 'server_error',
-      code: 'upstream_payment_required',
-      message: `The upstream provider "${providerName}" refused the gateway's account for billing reasons (HTTP 402): ${upstreamMessage}`,
-    });
+    return apiError(
+      'upstream_payment_required',
+      `The upstream provider "${providerName}" refused the gateway's account for billing reasons (HTTP 402): ${upstreamMessage}`,
+    );
   }
   if (status === 404) {
-    return new ApiError({
-      status: 502,
-      type: 'server_error',
-      code: 'upstream_not_found',
-      message: `The upstream provider "${providerName}" answered 404: ${upstreamMessage}`,
-    });
+    return apiError('upstream_not_found', `The upstream provider "${providerName}" answered 404: ${upstreamMessage}`);
   }
   if (status === 429) {
-    return new ApiError({
-      status: 429,
-      type: details.type ?? 'rate_limit_error',
-      code: details.code ?? 'rate_limit_exceeded',
-      param: details.param ?? null,
-      message: upstreamMessage,
-      headers: retryHeaders(details.retryAfterSeconds),
-    });
+    return upstreamRejectedRequest(
+      { status: 429, type: details.type ?? 'rate_limit_error', code: details.code ?? 'rate_limit_exceeded' },
+      upstreamMessage,
+      { param: details.param ?? null, headers: retryAfterHeaders(details.retryAfterSeconds) },
+    );
   }
   if (status >= 400 && status < 500) {
-    return new ApiError({
-      status,
-      type: details.type ?? 'invalid_request_error',
-      code: details.code ?? null,
+    return upstreamRejectedRequest({ status, type: details.type, code: details.code }, upstreamMessage, {
       param: details.param ?? null,
-      message: upstreamMessage,
     });
   }
   if (status === 503 || status === 529) {
-    return new ApiError({
-      status: 503,
-      type: 'server_error',
-      code: 'upstream_overloaded',
-      message: `The upstream provider "${providerName}" is overloaded: ${upstreamMessage}`,
-      headers: retryHeaders(details.retryAfterSeconds),
-    });
+    return apiError(
+      'upstream_overloaded',
+      `The upstream provider "${providerName}" is overloaded: ${upstreamMessage}`,
+      { headers: retryAfterHeaders(details.retryAfterSeconds) },
+    );
   }
   if (status === 504) {
-    return new ApiError({
-      status: 504,
-      type: 'server_error',
-      code: 'upstream_timeout',
-      message: `The upstream provider "${providerName}" timed out: ${upstreamMessage}`,
-    });
+    return apiError('upstream_timeout', `The upstream provider "${providerName}" timed out: ${upstreamMessage}`);
   }
-  return new ApiError({
-    status: 502,
-    type: 'server_error',
-    code: 'upstream_error',
-    message: `The upstream provider "${providerName}" failed (HTTP ${status}): ${upstreamMessage}`,
-  });
+  return apiError(
+    'upstream_error',
+    `The upstream provider "${providerName}" failed (HTTP ${status}): ${upstreamMessage}`,
+  );
 }
 
 /** Connection-level failures: timeouts become 504, anything else 502. */
 export function mapUpstreamFailure(providerName: string, failure: UpstreamFailure): ApiError {
   if (failure.isTimeout) {
-    return new ApiError({
-      status: 504,
-      type: 'server_error',
-      code: 'upstream_timeout',
-      message: `The upstream provider "${providerName}" timed out: ${failure.message}.`,
+    return apiError('upstream_timeout', `The upstream provider "${providerName}" timed out: ${failure.message}.`, {
       cause: failure,
     });
   }
   if (failure.kind === 'aborted') {
-    return new ApiError({
-      status: 499,
-      type: 'invalid_request_error',
-      code: 'client_closed_request',
-      message: 'The request was cancelled.',
-      cause: failure,
-    });
+    return apiError('client_closed_request', 'The request was cancelled.', { cause: failure });
   }
   if (failure.kind === 'too_large') {
-    return new ApiError({
-      status: 502,
-      type: 'server_error',
-      code: 'upstream_response_too_large',
-      message: `The upstream provider "${providerName}" sent ${failure.message}, more than the gateway accepts.`,
-      cause: failure,
-    });
+    return apiError(
+      'upstream_response_too_large',
+      `The upstream provider "${providerName}" sent ${failure.message}, more than the gateway accepts.`,
+      { cause: failure },
+    );
   }
-  return new ApiError({
-    status: 502,
-    type: 'server_error',
-    code: 'upstream_unreachable',
-    message: `The upstream provider "${providerName}" could not be reached: ${failure.message}.`,
-    cause: failure,
-  });
+  return apiError(
+    'upstream_unreachable',
+    `The upstream provider "${providerName}" could not be reached: ${failure.message}.`,
+    { cause: failure },
+  );
 }
 
 export function toProviderError(providerName: string, error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UpstreamFailure) return mapUpstreamFailure(providerName, error);
-  return new ApiError({
-    status: 502,
-    type: 'server_error',
-    code: 'upstream_error',
-    message: `The upstream provider "${providerName}" failed: ${error instanceof Error ? error.message : String(error)}`,
-    cause: error,
-  });
+  return apiError(
+    'upstream_error',
+    `The upstream provider "${providerName}" failed: ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
 }
 
 /** Reads Retry-After (seconds or HTTP date) and retry-after-ms from upstream headers. */

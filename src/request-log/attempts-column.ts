@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../routing/dispatch.js';
+import type { AttemptRecord } from '../routing/trace.js';
 import type { RequestLogInsert, RequestLogRow } from './row-layout.js';
 
 /**

@@ -1,6 +1,6 @@
+import type { ApiError } from '../errors/api-error.js';
 import type { Principal } from '../keys/authenticate.js';
-import { attemptCount, type DispatchTrace, lastDeploymentAttempt } from '../routing/dispatch.js';
-import type { ApiError } from '../server/errors.js';
+import { attemptCount, type DispatchTrace, lastDeploymentAttempt } from '../routing/trace.js';
 import type { TokenUsage } from '../usage/usage.js';
 import { writeAttemptColumns } from './attempts-column.js';
 import type { RequestLogInsert } from './row-layout.js';
@@ -8,29 +8,28 @@ import type { RequestLogInsert } from './row-layout.js';
 /** Bodies kept in the log (only for accounts with body logging on) are cut at this size. */
 const maxLoggedBodyCharacters = 1_000_000;
 
-/** What the data plane learns about one request while serving it; becomes one request-log row. */
-export interface RequestRecord {
-  requestId: string;
-  /** The data-plane route, for metrics and the row's endpoint column ("unknown" until the path is recognised). */
-  route: string;
-  startedAt: number;
-  startedAtPrecise: number;
-  principal?: Principal;
-  model?: string;
-  provider?: string;
-  upstreamModel?: string;
-  stream: boolean;
-  status: number;
-  outcome: 'success' | 'error' | 'cancelled';
-  error?: ApiError;
-  usage?: TokenUsage;
-  costUsd?: number | null;
-  firstTokenAt?: number;
-  userAgent: string | undefined;
-  requestBody?: string;
-  responseBody?: string;
-  /** Which deployments were tried and which one served (data-plane requests that reached the router). */
-  routing?: DispatchTrace;
+/** A data-plane request once it is over, as the pipeline (api/v1/pipeline/serve-request.ts) saw it. */
+export interface FinishedRequest {
+  readonly requestId: string;
+  /** The endpoint that served it (its metrics label and log column); "unknown" for unrouted paths. */
+  readonly endpoint: string;
+  readonly startedAt: number;
+  readonly startedAtPrecise: number;
+  readonly finishedAtPrecise: number;
+  readonly principal: Principal | undefined;
+  readonly model: string | undefined;
+  readonly stream: boolean;
+  readonly status: number;
+  readonly outcome: 'success' | 'error' | 'cancelled';
+  readonly error: ApiError | undefined;
+  readonly usage: TokenUsage | undefined;
+  readonly costUsd: number | null | undefined;
+  readonly firstTokenAt: number | undefined;
+  readonly userAgent: string | undefined;
+  readonly requestBody: string | undefined;
+  readonly responseBody: string | undefined;
+  /** Which deployments were tried and which one served (requests that reached dispatch). */
+  readonly trace: DispatchTrace | undefined;
 }
 
 /**
@@ -43,11 +42,13 @@ const cut = (text: string | undefined): string | null =>
   text === undefined ? null : text.length > maxLoggedBodyCharacters ? text.slice(0, maxLoggedBodyCharacters) : text;
 
 /** The row for a finished request; undefined when the request never identified an account (nothing to log it to). */
-export function toLogRow(record: RequestRecord, finishedAtPrecise: number): RequestLogInsert | undefined {
+export function toLogRow(record: FinishedRequest): RequestLogInsert | undefined {
   const principal = record.principal;
   if (!principal) return undefined;
   const usage = record.usage;
-  const routing = record.routing;
+  const routing = record.trace;
+  // What served the request, or the last deployment that tried to.
+  const attempted = routing && (routing.served ?? lastDeploymentAttempt(routing));
   const row: RequestLogInsert = {
     request_id: record.requestId,
     created_at: record.startedAt,
@@ -55,15 +56,15 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
     key_id: principal.keyId,
     key_name: clean(principal.keyName),
     model: clean(record.model ?? ''),
-    provider: record.provider ?? null,
-    upstream_model: record.upstreamModel ?? null,
+    provider: attempted?.provider ?? null,
+    upstream_model: attempted?.upstreamModel ?? null,
     status: record.status,
     outcome: record.outcome,
     error_type: record.error?.type ?? null,
     error_code: record.error?.code ?? null,
     error_message: record.error ? clean(record.error.message.slice(0, 1000)) : null,
     stream: record.stream ? 1 : 0,
-    latency_ms: Math.round(finishedAtPrecise - record.startedAtPrecise),
+    latency_ms: Math.round(record.finishedAtPrecise - record.startedAtPrecise),
     ttft_ms: record.firstTokenAt === undefined ? null : Math.round(record.firstTokenAt - record.startedAtPrecise),
     prompt_tokens: usage?.promptTokens ?? null,
     completion_tokens: usage?.completionTokens ?? null,
@@ -76,13 +77,13 @@ export function toLogRow(record: RequestRecord, finishedAtPrecise: number): Requ
     request_body: principal.logBodies ? cut(record.requestBody) : null,
     response_body: principal.logBodies ? cut(record.responseBody) : null,
     served_model: routing?.served?.model ?? null,
-    deployment: routing ? (routing.served?.deployment ?? lastDeploymentAttempt(routing)?.deployment ?? null) : null,
+    deployment: attempted?.deployment ?? null,
     attempt_count: routing ? attemptCount(routing) : null,
     // Set with served_latency_ms by writeAttemptColumns, below: it needs the columns above.
     attempts: null,
     cache_write_tokens: usage?.cacheWriteTokens ?? null,
     served_latency_ms: null,
-    endpoint: record.route,
+    endpoint: record.endpoint,
   };
   writeAttemptColumns(row, routing?.attempts);
   return row;

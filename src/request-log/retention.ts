@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
+import { deleteExpiredResponses } from '../db/repositories/responses.js';
 import type { Database } from '../db/schema.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -24,6 +25,8 @@ export interface RetentionOptions {
   retentionMs: number;
   intervalMs: number;
   batchSize: number;
+  /** When set, each run also deletes expired stored `/v1/responses` answers, this many per statement. */
+  responsesBatchSize?: number;
 }
 
 export interface RetentionResult {
@@ -148,6 +151,15 @@ export class RetentionJob {
       }
     } catch (error) {
       this.options.logger.warn({ err: error }, 'request-log retention failed; it runs again at the next interval');
+    }
+    const responsesBatchSize = this.options.responsesBatchSize;
+    if (responsesBatchSize === undefined) return;
+    try {
+      // Each stored response carries its own expiry (responses.retention), so the sweep needs only the time.
+      const deleted = await deleteExpiredResponses(this.options.database.db, Date.now(), responsesBatchSize);
+      if (deleted > 0) this.options.logger.info({ deletedResponses: deleted }, 'expired stored responses deleted');
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'deleting expired responses failed; it runs again at the next interval');
     }
   }
 

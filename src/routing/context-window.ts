@@ -1,6 +1,6 @@
 import type { ModelConfig } from '../config/schema.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ChatCompletionRequest } from '../openai/types.js';
-import { ApiError } from '../server/errors.js';
 import { estimatePromptCharacters } from '../usage/usage.js';
 
 /**
@@ -20,11 +20,9 @@ export function contextWindowError(request: ChatCompletionRequest, model: ModelC
   if (model.contextWindow === undefined) return undefined;
   const tokens = minimumPromptTokens(request);
   if (tokens <= model.contextWindow) return undefined;
-  return new ApiError({
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'context_length_exceeded',
-    param: 'messages',
-    message: `This model's maximum context length is ${model.contextWindow} tokens. However, your messages resulted in at least ${tokens} tokens. Please reduce the length of the messages.`,
-  });
+  return apiError(
+    'context_length_exceeded',
+    `This model's maximum context length is ${model.contextWindow} tokens. However, your messages resulted in at least ${tokens} tokens. Please reduce the length of the messages.`,
+    { param: 'messages' },
+  );
 }

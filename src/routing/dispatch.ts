@@ -1,80 +1,24 @@
-import type { ModelPricing } from '../config/schema.js';
+import { type ApiError, apiError, requestCancelled, toApiError } from '../errors/api-error.js';
 import type { Metrics } from '../observability/metrics.js';
-import { synthesizeChunks } from '../openai/synthesize-stream.js';
 import type { ChatCompletionRequest } from '../openai/types.js';
-import type { CompletionResult, ProviderCall, StreamItem } from '../providers/provider.js';
+import type { CompletionResult, StreamItem } from '../providers/provider.js';
 import type { CancelSignal } from '../server/cancellation.js';
-import { ApiError, toApiError } from '../server/errors.js';
-import { contextWindowError } from './context-window.js';
+import { chatCompletionOperation, chatStreamOperation } from './chat-operations.js';
 import type { DeploymentHealth } from './deployment-health.js';
-import { applyParameterSupport } from './parameters.js';
-import { primeStream } from './prime-stream.js';
-import { backoffMs, classifyFailure, countsAgainstDeployment, type FailureKind, retryAfterMs } from './retry-policy.js';
-import type { Deployment, Route, Router } from './router.js';
-import { pickWeighted } from './select-deployment.js';
+import type { DispatchOperation, PreparedCall } from './operation.js';
+import { classifyFailure, countsAgainstDeployment, type FailureKind, retryAfterMs } from './retry-policy.js';
+import { RouteCursor } from './route-cursor.js';
+import type { Deployment, Route, RouteChain, Router } from './router.js';
+import type { AttemptRecord, DispatchTrace } from './trace.js';
 
 /**
- * Dispatch: serves one request from the route chain of its model (the model, then its fallbacks). Per model, a
- * deployment is picked by weight among the healthy ones; a failed attempt moves to an untried deployment, or, for
- * transient failures when none is left, retries after a backoff that honours the upstream's retry-after (a longer
- * wait than the model's `max_retry_after` is not waited for: that deployment is paused and the next one tried).
- * When a model has nothing left, the next fallback takes over. Every attempt is recorded in the trace, which becomes
- * part of the request-log row. Streams fail over until their first content chunk; after that a failure is in-band.
+ * Dispatch: serves one request from the route chain of its model (the model, then its fallbacks). Per model a
+ * deployment is picked by weight among the healthy ones (route-cursor.ts); a failed attempt moves to an untried
+ * deployment or, for transient failures when none is left, retries after a backoff that honours the upstream's
+ * retry-after (a longer wait than the model's `max_retry_after` is not waited for: that deployment is paused and the
+ * next one tried). When a model has nothing left, the next fallback takes over. Every attempt is recorded in the
+ * trace, which becomes part of the request-log row. Streams fail over until their first content chunk.
  */
-
-export interface AttemptRecord {
-  /** The public model this attempt served (the requested one or a fallback). */
-  model: string;
-  /** Deployment id (`provider/upstream_model`). */
-  deployment: string;
-  provider: string;
-  upstreamModel: string;
-  outcome: 'success' | 'error' | 'skipped';
-  /** The HTTP status the error would have had for the client (success: 200). */
-  status: number;
-  code: string | null;
-  /** How long the gateway waited (backoff / retry-after) before this attempt. */
-  waitedMs: number;
-  latencyMs: number;
-}
-
-export interface ServedBy {
-  model: string;
-  deployment: string;
-  provider: string;
-  upstreamModel: string;
-  pricing: ModelPricing | undefined;
-}
-
-/** What dispatch learned about one request; filled in as it goes, so it is complete even when dispatch throws. */
-export interface DispatchTrace {
-  attempts: AttemptRecord[];
-  served?: ServedBy;
-  /** Parameters removed because the serving model does not support them (header x-switchboard-dropped-parameters). */
-  droppedParameters: readonly string[];
-}
-
-const noParameters: readonly string[] = Object.freeze([]);
-
-export function newTrace(): DispatchTrace {
-  return { attempts: [], droppedParameters: noParameters };
-}
-
-/** The last attempt that reached a deployment (skipped routes have none). */
-export function lastDeploymentAttempt(trace: DispatchTrace): AttemptRecord | undefined {
-  for (let index = trace.attempts.length - 1; index >= 0; index--) {
-    const attempt = trace.attempts[index] as AttemptRecord;
-    if (attempt.deployment !== '') return attempt;
-  }
-  return undefined;
-}
-
-/** Attempts that reached a deployment or were refused by its adapter (skipped routes are not attempts). */
-export function attemptCount(trace: DispatchTrace): number {
-  let count = 0;
-  for (const attempt of trace.attempts) if (attempt.outcome !== 'skipped') count++;
-  return count;
-}
 
 export interface DispatcherOptions {
   router: Router;
@@ -85,25 +29,16 @@ export interface DispatcherOptions {
   sleep?: (milliseconds: number, signal: CancelSignal) => Promise<void>;
 }
 
-function cancelled(): ApiError {
-  return new ApiError({
-    status: 499,
-    type: 'invalid_request_error',
-    code: 'client_closed_request',
-    message: 'The request was cancelled.',
-  });
-}
-
 function abortableSleep(milliseconds: number, signal: CancelSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(cancelled());
+    if (signal.aborted) return reject(requestCancelled());
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve();
     }, milliseconds);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(cancelled());
+      reject(requestCancelled());
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
@@ -114,24 +49,33 @@ function noHealthyDeployment(model: string, retryInMs: number, rateLimited: bool
   const seconds = Math.max(1, Math.ceil(retryInMs / 1000));
   const headers = { 'retry-after': String(seconds), 'retry-after-ms': String(seconds * 1000) };
   if (rateLimited) {
-    return new ApiError({
-      status: 429,
-      type: 'rate_limit_error',
-      code: 'rate_limit_exceeded',
-      message: `The upstream providers serving \`${model}\` are rate-limiting the gateway; retry in ${seconds}s.`,
-      headers,
-    });
+    return apiError(
+      'rate_limit_exceeded',
+      `The upstream providers serving \`${model}\` are rate-limiting the gateway; retry in ${seconds}s.`,
+      { headers },
+    );
   }
-  return new ApiError({
-    status: 503,
-    type: 'server_error',
-    code: 'no_healthy_deployment',
-    message: `Every deployment that serves \`${model}\` is failing or cooling down; retry in ${seconds}s.`,
-    headers,
-  });
+  return apiError(
+    'no_healthy_deployment',
+    `Every deployment that serves \`${model}\` is failing or cooling down; retry in ${seconds}s.`,
+    { headers },
+  );
 }
 
-type Attempt<Result> = (deployment: Deployment, call: ProviderCall) => Promise<Result>;
+/** What the chain's failures add up to, reported when nothing served: the last failure, else a refusal, else 503. */
+class ChainFailures {
+  lastError: ApiError | undefined;
+  refusal: ApiError | undefined;
+  unavailable: ApiError | undefined;
+
+  final(model: string): ApiError {
+    return this.lastError ?? this.refusal ?? this.unavailable ?? noHealthyDeployment(model, 1000, false);
+  }
+}
+
+/** The result of one route: served (with the result), or passed on to the next route. */
+type RouteResult<Result> = { served: true; result: Result } | { served: false };
+const passedOn: RouteResult<never> = Object.freeze({ served: false });
 
 export class Dispatcher {
   private readonly random: () => number;
@@ -142,7 +86,7 @@ export class Dispatcher {
     this.sleep = options.sleep ?? abortableSleep;
   }
 
-  /** A non-streaming completion from the first deployment in the chain that can give one. */
+  /** A non-streaming chat completion from the first deployment in the chain that can give one. */
   complete(
     request: ChatCompletionRequest,
     signal: CancelSignal,
@@ -150,185 +94,158 @@ export class Dispatcher {
     accountId?: string,
     body?: Buffer,
   ): Promise<CompletionResult> {
-    return this.run(request, signal, trace, accountId, body, (deployment, call) => deployment.provider.complete(call));
+    return this.run(chatCompletionOperation(request, body), signal, trace, accountId);
   }
 
-  /**
-   * A stream that has produced its first content chunk (or ended) without failing. A model configured with
-   * `streaming: false` is asked for a complete answer, streamed to the client by the gateway.
-   */
-  async stream(
+  /** A chat stream that has produced its first content chunk (or ended) without failing. */
+  stream(
     request: ChatCompletionRequest,
     signal: CancelSignal,
     trace: DispatchTrace,
     accountId?: string,
     body?: Buffer,
   ): Promise<AsyncIterable<StreamItem>> {
-    // After the first content chunk a failure is reported in-band by the caller; it is recorded here.
-    const onFailure = (error: unknown) => this.streamFailed(error, trace);
-    return this.run(request, signal, trace, accountId, body, async (deployment, call) => {
-      if (!deployment.model.streaming) {
-        const { stream: _stream, stream_options: _options, ...whole } = call.request;
-        const { body: _body, ...rest } = call;
-        const { completion } = await deployment.provider.complete({ ...rest, request: whole as ChatCompletionRequest });
-        return primeStream(
-          synthesizeChunks(completion).map((chunk): StreamItem => ({ chunk })),
-          onFailure,
-        );
+    const onFailure = (error: unknown) => this.streamFailed(error, trace, accountId);
+    return this.run(chatStreamOperation(request, body, onFailure), signal, trace, accountId);
+  }
+
+  /** Serves an operation from its model's route chain; throws what the chain's failures add up to. */
+  async run<Result>(
+    operation: DispatchOperation<Result>,
+    signal: CancelSignal,
+    trace: DispatchTrace,
+    accountId?: string,
+  ): Promise<Result> {
+    const failures = new ChainFailures();
+    const chain = this.options.router.chain(operation.model);
+    for (const route of chain) {
+      const refusal = operation.refuseRoute?.(route);
+      if (refusal) {
+        this.recordSkippedRoute(trace, route, refusal);
+        failures.refusal ??= refusal;
+        continue;
       }
-      return primeStream(await deployment.provider.stream(call), onFailure);
-    });
+      const outcome = await this.runRoute(route, chain, operation, signal, trace, accountId, failures);
+      if (outcome.served) return outcome.result;
+    }
+    throw failures.final(operation.model);
   }
 
   /** A stream failed after its first content chunk: the attempt that served it, and its deployment's health. */
-  private streamFailed(error: unknown, trace: DispatchTrace): void {
+  private streamFailed(error: unknown, trace: DispatchTrace, accountId: string | undefined): void {
     const apiError = toApiError(error);
-    const served = trace.served;
     const attempt = trace.attempts.at(-1);
     if (attempt && attempt.outcome === 'success') {
       attempt.outcome = 'error';
       attempt.status = apiError.status;
       attempt.code = apiError.code;
     }
+    const served = trace.served;
     if (served && apiError.status !== 499 && countsAgainstDeployment(classifyFailure(apiError))) {
-      this.options.health.failed(served.deployment);
+      this.options.health.failed(served.deployment, { account: accountId, request: trace, error: apiError });
     }
   }
 
-  private async run<Result>(
-    request: ChatCompletionRequest,
+  /** Tries the deployments of one route until one serves, the route has nothing left, or a failure ends dispatch. */
+  private async runRoute<Result>(
+    route: Route,
+    chain: RouteChain,
+    operation: DispatchOperation<Result>,
     signal: CancelSignal,
     trace: DispatchTrace,
-    /** Passed to providers that keep per-account state (the local model's prompt cache). */
     accountId: string | undefined,
-    /** The client's body as received, when it may be forwarded (ProviderCall.body). */
-    body: Buffer | undefined,
-    attempt: Attempt<Result>,
-  ): Promise<Result> {
+    failures: ChainFailures,
+  ): Promise<RouteResult<Result>> {
     const { health } = this.options;
-    const chain = this.options.router.chain(request.model);
-    let lastError: ApiError | undefined;
-    let refusal: ApiError | undefined;
-    let soonestAvailableMs = Number.POSITIVE_INFINITY;
-    let unavailable: ApiError | undefined;
+    const cursor = new RouteCursor(route, chain, health, this.random);
+    for (;;) {
+      if (signal.aborted) throw requestCancelled();
+      const next = cursor.next();
+      if (next === 'unavailable') {
+        failures.unavailable ??= noHealthyDeployment(operation.model, cursor.soonestAvailableMs, cursor.rateLimited);
+        this.recordSkippedRoute(trace, route, failures.unavailable);
+        return passedOn;
+      }
+      if (next === undefined) return passedOn;
+      const { deployment, waitMs } = next;
+      if (waitMs > 0) await this.sleep(waitMs, signal);
+      cursor.tried(deployment);
+      // Another request took the half-open probe while this one waited.
+      if (!health.tryAcquire(deployment.id, chain)) continue;
 
-    for (const route of chain) {
-      const contextError = contextWindowError(request, route.model);
-      if (contextError) {
-        this.skip(trace, route, contextError);
-        refusal ??= contextError;
+      let call: PreparedCall<Result>;
+      try {
+        call = operation.prepare(deployment, { signal, accountId });
+      } catch (error) {
+        // This deployment's provider cannot take the request; another deployment or a fallback may.
+        const refusal = toApiError(error);
+        this.record(trace, route, deployment, 'skipped', refusal, 0, 0);
+        failures.refusal ??= refusal;
         continue;
       }
-      // Deployment ids already tried for this model; allocated at the second attempt (most requests make one).
-      let tried: string[] | undefined;
-      let retriesLeft = route.model.retry.attempts;
-      let previous: { error: ApiError; kind: FailureKind } | undefined;
-      const deployments = route.deployments;
 
-      for (;;) {
-        if (signal.aborted) throw cancelled();
-        let healthy: readonly Deployment[] = deployments;
-        for (const deployment of deployments) {
-          const availableInMs = health.availableInMs(deployment.id);
-          if (availableInMs < soonestAvailableMs) soonestAvailableMs = availableInMs;
-          // Only when some deployment is out of rotation does the healthy set need an array of its own.
-          if (availableInMs > 0 && healthy === deployments) {
-            healthy = deployments.filter((item) => health.isAvailable(item.id));
-          }
+      const startedAt = performance.now();
+      try {
+        const result = await call.send();
+        // The trace stands for the request: its retries count once.
+        health.succeeded(deployment.id, { account: accountId, request: trace });
+        this.record(trace, route, deployment, 'success', undefined, waitMs, performance.now() - startedAt);
+        trace.served = {
+          model: route.model.name,
+          deployment: deployment.id,
+          provider: deployment.provider.name,
+          upstreamModel: deployment.model.upstreamModel,
+          pricing: deployment.pricing,
+        };
+        trace.droppedParameters = call.dropped;
+        return { served: true, result };
+      } catch (error) {
+        const failure = toApiError(error);
+        this.record(trace, route, deployment, 'error', failure, waitMs, performance.now() - startedAt);
+        if (signal.aborted) {
+          health.released(deployment.id);
+          throw failure.status === 499 ? failure : requestCancelled();
         }
-        if (healthy.length === 0 && tried === undefined) {
-          const rateLimited = deployments.every((deployment) => health.isPaused(deployment.id));
-          unavailable ??= noHealthyDeployment(request.model, soonestAvailableMs, rateLimited);
-          this.skip(trace, route, unavailable);
-          break;
-        }
-        const triedSoFar = tried;
-        const fresh =
-          triedSoFar === undefined ? healthy : healthy.filter((deployment) => !triedSoFar.includes(deployment.id));
-        let candidates = fresh;
-        let waitMs = 0;
-        if (fresh.length === 0) {
-          // Nothing untried: only a transient failure earns a retry, on a deployment that can take it.
-          if (previous?.kind !== 'retry' || retriesLeft === 0) break;
-          candidates = healthy;
-          if (candidates.length === 0) break;
-          retriesLeft--;
-          const retryNumber = route.model.retry.attempts - retriesLeft;
-          const requested = retryAfterMs(previous.error);
-          waitMs = requested ?? backoffMs(retryNumber, route.model.retry, this.random);
-        }
-        const deployment = pickWeighted(candidates, this.random);
-        if (!deployment) break;
-        if (waitMs > 0) await this.sleep(waitMs, signal);
-        tried ??= [];
-        if (!health.tryAcquire(deployment.id)) {
-          // Another request took the half-open probe while this one waited.
-          tried.push(deployment.id);
-          continue;
-        }
-        tried.push(deployment.id);
-
-        let prepared: ReturnType<typeof applyParameterSupport>;
-        try {
-          prepared = applyParameterSupport(request, deployment.model, deployment.provider);
-        } catch (error) {
-          // This deployment's provider cannot take the request; another deployment or a fallback may.
-          const apiError = toApiError(error);
-          this.record(trace, route, deployment, 'skipped', apiError, 0, 0);
-          refusal ??= apiError;
-          continue;
-        }
-
-        const started = performance.now();
-        try {
-          const result = await attempt(deployment, {
-            request: prepared.request,
-            model: deployment.model,
-            timeouts: deployment.timeouts,
-            signal,
-            accountId,
-            // Removing a parameter changed the request: its original bytes no longer say the same thing.
-            body: prepared.request === request ? body : undefined,
-          });
-          health.succeeded(deployment.id);
-          this.record(trace, route, deployment, 'success', undefined, waitMs, performance.now() - started);
-          trace.served = {
-            model: route.model.name,
-            deployment: deployment.id,
-            provider: deployment.provider.name,
-            upstreamModel: deployment.model.upstreamModel,
-            pricing: deployment.pricing,
-          };
-          trace.droppedParameters = prepared.dropped;
-          return result;
-        } catch (error) {
-          const apiError = toApiError(error);
-          this.record(trace, route, deployment, 'error', apiError, waitMs, performance.now() - started);
-          if (signal.aborted) {
-            health.released(deployment.id);
-            throw apiError.status === 499 ? apiError : cancelled();
-          }
-          const kind = classifyFailure(apiError);
-          const requested = retryAfterMs(apiError);
-          const tooLong = requested !== undefined && requested > route.model.retry.maxRetryAfterMs;
-          // A deployment that answers "your request is wrong" is up: only upstream trouble counts against it.
-          if (countsAgainstDeployment(kind)) health.failed(deployment.id, tooLong ? requested : undefined);
-          else health.succeeded(deployment.id);
-          if (kind === 'fatal') throw apiError;
-          lastError = apiError;
-          // A wait longer than the model accepts is not waited for: other deployments and fallbacks go first.
-          // A busy in-process provider is not retried in place (its queue is the bound), only its alternatives.
-          previous = { error: apiError, kind: tooLong || kind === 'busy' ? 'next-deployment' : kind };
-          if (kind === 'next-model') break;
-        }
+        const kind = this.judgeFailure(route, deployment, failure, accountId, trace);
+        if (kind === 'fatal') throw failure;
+        failures.lastError = failure;
+        cursor.failed(failure, kind);
+        if (kind === 'next-model') return passedOn;
       }
     }
-    if (lastError) throw lastError;
-    if (refusal) throw refusal;
-    throw unavailable ?? noHealthyDeployment(request.model, 1000, false);
   }
 
-  private skip(trace: DispatchTrace, route: Route, error: ApiError): void {
+  /**
+   * What a failed attempt means for the deployment's health and for what is tried next. A wait longer than the model
+   * accepts is not waited for (other deployments and fallbacks go first); a busy in-process provider is not retried in
+   * place (its queue is the bound), only its alternatives.
+   */
+  private judgeFailure(
+    route: Route,
+    deployment: Deployment,
+    failure: ApiError,
+    accountId: string | undefined,
+    trace: DispatchTrace,
+  ): FailureKind {
+    const kind = classifyFailure(failure);
+    const requested = retryAfterMs(failure);
+    const tooLong = requested !== undefined && requested > route.model.retry.maxRetryAfterMs;
+    const context = { account: accountId, request: trace };
+    // A deployment that answers "your request is wrong" is up: only upstream trouble counts against it.
+    if (countsAgainstDeployment(kind)) {
+      this.options.health.failed(deployment.id, {
+        ...context,
+        error: failure,
+        pauseMs: tooLong ? requested : undefined,
+      });
+    } else {
+      this.options.health.succeeded(deployment.id, context);
+    }
+    if (kind === 'fatal' || kind === 'next-model') return kind;
+    return tooLong || kind === 'busy' ? 'next-deployment' : kind;
+  }
+
+  private recordSkippedRoute(trace: DispatchTrace, route: Route, error: ApiError): void {
     trace.attempts.push({
       model: route.model.name,
       deployment: '',

@@ -1,7 +1,7 @@
 import type { ModelConfig } from '../config/schema.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ChatCompletionRequest } from '../openai/types.js';
 import type { Provider } from '../providers/provider.js';
-import { ApiError } from '../server/errors.js';
 
 /**
  * Per-model parameter support. A parameter is unsupported when the provider's adapter cannot translate it or the
@@ -56,13 +56,11 @@ export interface PreparedRequest {
 const noneDropped: readonly string[] = Object.freeze([]);
 
 export function unsupportedParameter(name: string, model: string): ApiError {
-  return new ApiError({
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'unsupported_parameter',
-    param: name,
-    message: `Unsupported parameter: '${name}' is not supported with this model (${model}).`,
-  });
+  return apiError(
+    'unsupported_parameter',
+    `Unsupported parameter: '${name}' is not supported with this model (${model}).`,
+    { param: name },
+  );
 }
 
 /** The request as this deployment should receive it; throws 400 unsupported_parameter when policy says refuse. */

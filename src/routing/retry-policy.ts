@@ -1,4 +1,4 @@
-import type { ApiError } from '../server/errors.js';
+import type { ApiError } from '../errors/api-error.js';
 
 /**
  * What the router does after a failed attempt, decided from the error the client would otherwise see:

@@ -1,8 +1,8 @@
 import type { ModelCatalog } from '../access/policy.js';
 import type { DeploymentConfig, ModelConfig, ModelPricing, ProviderConfig } from '../config/schema.js';
+import { modelNotFound } from '../errors/api-error.js';
 import type { Provider } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import { modelNotFound } from '../server/errors.js';
 import type { UpstreamTimeouts } from '../upstream/client.js';
 
 /**

@@ -7,11 +7,16 @@ import { registerManagementApi } from '../api/manage/index.js';
 import type { ManagementServices } from '../api/manage/services.js';
 import type { DataPlane } from '../api/v1/data-plane.js';
 import type { DatabaseHandle } from '../db/connect.js';
+import { ApiError, apiError, routeNotFound } from '../errors/api-error.js';
+import type { ErrorCode } from '../errors/error-codes.js';
+import { renderOpenAiError } from '../errors/render-openai.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { enforceBodyDeadline } from './body-deadline.js';
 import { type ConsoleAssets, registerConsole } from './console-assets.js';
-import { ApiError, renderError, routeNotFound } from './errors.js';
+import { isAuthorizedScrape, scrapeRefused } from './metrics-endpoint.js';
 import { RequestIds } from './request-id.js';
+import { securityHeaders } from './security-headers.js';
 
 /**
  * The HTTP server: /v1/* goes straight to the data plane on node:http (the hot path); everything else (health,
@@ -27,6 +32,16 @@ export interface AppDependencies {
   redis?: Redis | undefined;
   /** The management API (/api) and the web console (/console); absent when console.enabled is false. */
   management?: { services: ManagementServices; consoleAssets: ConsoleAssets; version: string };
+  http: {
+    /** Deadlines for a request to arrive whole (headers and body), per route group. */
+    apiBodyTimeoutMs: number;
+    v1BodyTimeoutMs: number;
+    maxConnections: number;
+    /** Believe X-Forwarded-Proto (console.trust_proxy), for HSTS. */
+    trustProxy: boolean;
+  };
+  /** Whether /metrics is served on this port (not when it has a port of its own), and the token it requires. */
+  metricsEndpoint: { onMainPort: boolean; bearerToken: string | undefined };
 }
 
 function isDataPlane(url: string | undefined): boolean {
@@ -48,25 +63,62 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex, re
     status === 431
       ? 'The request headers are too large.'
       : status === 408
-        ? 'The request was not received in time.'
+        ? 'The request was not received in time (its headers or body arrived too slowly).'
         : `The HTTP request is malformed (${error.code ?? 'parse error'}).`;
-  const body = JSON.stringify({
-    error: { message, type: 'invalid_request_error', param: null, code: 'malformed_request' },
-  });
+  const code = status === 408 ? 'request_timeout' : 'malformed_request';
+  const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestIds.next()}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
+/** The codes of the client errors Fastify raises itself (a bad JSON body, a body too large, …). */
+const frameworkErrorCodes: Readonly<Record<number, ErrorCode>> = {
+  404: 'unknown_url',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'request_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** A client error raised by Fastify, by the table's code for its status; undefined for anything else. */
+function frameworkRefusal(error: unknown): ApiError | undefined {
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  return apiError(frameworkErrorCodes[status] ?? 'invalid_request', (error as Error).message);
+}
+
 export function buildApp(dependencies: AppDependencies): FastifyInstance<Server> {
-  const { dataPlane, database, metrics } = dependencies;
+  const { dataPlane, database, metrics, http } = dependencies;
   const requestIds = new RequestIds();
+  // Node enforces the longest deadline on every request itself (a sweep over the connections, no timer per request);
+  // the route group with the shorter one gets a timer of its own (body-deadline.ts).
+  const requestTimeout = Math.max(http.apiBodyTimeoutMs, http.v1BodyTimeoutMs);
   const app = Fastify<Server>({
     serverFactory: (fastifyHandler) => {
-      const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-        if (isDataPlane(request.url)) dataPlane.handle(request, response);
-        else fastifyHandler(request, response);
-      });
+      const server = createServer(
+        {
+          requestTimeout,
+          headersTimeout: Math.min(60_000, requestTimeout),
+          connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(requestTimeout / 8))),
+        },
+        (request: IncomingMessage, response: ServerResponse) => {
+          if (isDataPlane(request.url)) {
+            if (http.v1BodyTimeoutMs < requestTimeout) {
+              enforceBodyDeadline(request, response, http.v1BodyTimeoutMs, () => requestIds.next());
+            }
+            dataPlane.handle(request, response);
+          } else {
+            if (http.apiBodyTimeoutMs < requestTimeout) {
+              enforceBodyDeadline(request, response, http.apiBodyTimeoutMs, () => requestIds.next());
+            }
+            fastifyHandler(request, response);
+          }
+        },
+      );
+      // Each connection holds memory and a file descriptor; past the cap, new ones are closed at once.
+      server.maxConnections = http.maxConnections;
+      server.on('drop', () => metrics.connectionsDropped.inc());
       // Longer than the idle timeout of common load balancers (60 s), so they never reuse a connection we just closed.
       server.keepAliveTimeout = 65_000;
       server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
@@ -82,24 +134,18 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    reply.headers(securityHeaders(request.raw, http.trustProxy));
   });
 
   app.setErrorHandler((error, _request, reply) => {
-    const fastifyStatus = (error as { statusCode?: number }).statusCode;
-    const apiError =
-      error instanceof ApiError
-        ? error
-        : fastifyStatus !== undefined && fastifyStatus >= 400 && fastifyStatus < 500
-          ? new ApiError({ status: fastifyStatus, type: 'invalid_request_error', message: (error as Error).message })
-          : error;
-    if (!(apiError instanceof ApiError))
-      dependencies.logger.error({ err: error }, 'unexpected error in a management route');
-    const rendered = renderError(apiError);
+    const refusal = error instanceof ApiError ? error : frameworkRefusal(error);
+    if (!refusal) dependencies.logger.error({ err: error }, 'unexpected error in a management route');
+    const rendered = renderOpenAiError(refusal ?? error);
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const rendered = renderError(routeNotFound(request.method, request.url.split('?')[0] ?? '/'));
+    const rendered = renderOpenAiError(routeNotFound(request.method, request.url.split('?')[0] ?? '/'));
     void reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
   });
 
@@ -123,21 +169,21 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
     }
     const failing = Object.entries(checks).filter(([, state]) => state !== 'ok');
     if (failing.length === 0) return { status: 'ready', ...checks };
-    const rendered = renderError(
-      new ApiError({
-        status: 503,
-        type: 'server_error',
-        code: 'not_ready',
-        message: `Not ready: ${failing.map(([name]) => name).join(' and ')} unreachable.`,
-      }),
+    const rendered = renderOpenAiError(
+      apiError('not_ready', `Not ready: ${failing.map(([name]) => name).join(' and ')} unreachable.`),
     );
     return reply.code(503).headers(rendered.headers).send(rendered.body);
   });
 
-  app.get('/metrics', async (_request, reply) => {
-    reply.header('content-type', metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
+  if (dependencies.metricsEndpoint.onMainPort) {
+    app.get('/metrics', async (request, reply) => {
+      if (!isAuthorizedScrape(request.headers.authorization, dependencies.metricsEndpoint.bearerToken)) {
+        throw scrapeRefused();
+      }
+      reply.header('content-type', metrics.registry.contentType);
+      return metrics.registry.metrics();
+    });
+  }
 
   if (dependencies.management) {
     registerManagementApi(app, dependencies.management.services, dependencies.management.version);

@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { apiError } from '../errors/api-error.js';
 import { packagePath } from '../package-files.js';
-import { ApiError } from './errors.js';
 
 /**
  * Serves the built web console (console/dist, made by `npm run build`) at /console. The files are read into memory
@@ -110,24 +110,17 @@ export function registerConsole(app: FastifyInstance, assets: ConsoleAssets): vo
   app.get('/console/*', async (request, reply) => {
     const index = assets.files.get('index.html');
     if (!index) {
-      throw new ApiError({
-        status: 503,
-        type: 'server_error',
-        code: 'console_not_built',
-        message: `The web console has not been built (${assets.directory} is missing); run \`npm run build\`.`,
-      });
+      throw apiError(
+        'console_not_built',
+        `The web console has not been built (${assets.directory} is missing); run \`npm run build\`.`,
+      );
     }
     const wildcard = (request.params as { '*'?: string })['*'] ?? '';
     const file = assets.files.get(wildcard);
     if (file && wildcard !== 'index.html') return send(request, reply, file);
     // A missing hashed file is a stale page asking for an old build: 404, not the app's HTML under a .js name.
     if (wildcard.startsWith('assets/') || /\.[a-z0-9]{1,5}$/i.test(wildcard)) {
-      throw new ApiError({
-        status: 404,
-        type: 'invalid_request_error',
-        code: 'unknown_url',
-        message: `No console file ${wildcard.slice(0, 200)}.`,
-      });
+      throw apiError('unknown_url', `No console file ${wildcard.slice(0, 200)}.`);
     }
     return send(request, reply, index);
   });

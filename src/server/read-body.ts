@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
+import { apiError, payloadTooLarge } from '../errors/api-error.js';
+import { countTopLevelNames } from '../json/json-bytes.js';
 import type { CancelSignal } from './cancellation.js';
-import { ApiError, invalidRequest, payloadTooLarge } from './errors.js';
 
 /**
  * Reads a request body under a size limit and parses it as JSON. A declared Content-Length over the limit is refused
@@ -83,55 +84,10 @@ export function readJsonBody(
   });
 }
 
-const incompleteBody = () =>
-  new ApiError({ status: 400, type: 'invalid_request_error', message: 'The request body was incomplete.' });
+const incompleteBody = () => apiError('incomplete_body', 'The request body was incomplete.');
 
 /** Deeper JSON than any real request needs; beyond it, serialising the body again would exhaust the stack. */
 export const maxJsonDepth = 128;
-
-/**
- * One pass over JSON text (strings skipped) that finds nesting deeper than `depthLimit` and counts the members named
- * in the top-level object. Returns that count, or -1 when the text is nested too deep. Strings are skipped with
- * indexOf (native), not character by character: most of a chat request is string content.
- */
-export function scanJsonText(text: string, depthLimit: number): number {
-  let depth = 0;
-  let members = 0;
-  let expectName = false;
-  const length = text.length;
-  for (let index = 0; index < length; index++) {
-    const character = text.charCodeAt(index);
-    if (character === 34 /* " */) {
-      if (depth === 1 && expectName) {
-        members++;
-        expectName = false;
-      }
-      // The closing quote is the next one not escaped by an odd number of backslashes.
-      let end = index;
-      for (;;) {
-        end = text.indexOf('"', end + 1);
-        if (end === -1) return members; // unterminated: JSON.parse reports it
-        let backslashes = 0;
-        while (text.charCodeAt(end - 1 - backslashes) === 92 /* \ */) backslashes++;
-        if (backslashes % 2 === 0) break;
-      }
-      index = end;
-    } else if (character === 123 /* { */ || character === 91 /* [ */) {
-      if (++depth > depthLimit) return -1;
-      if (depth === 1) expectName = character === 123;
-    } else if (character === 125 /* } */ || character === 93 /* ] */) {
-      depth--;
-    } else if (character === 44 /* , */ && depth === 1) {
-      expectName = true;
-    }
-  }
-  return members;
-}
-
-/** The deepest nesting of arrays and objects in JSON text (strings skipped) exceeds `limit`. */
-export function jsonDepthExceeds(text: string, limit: number): boolean {
-  return scanJsonText(text, limit) === -1;
-}
 
 function memberCount(value: unknown): number {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return -1;
@@ -142,18 +98,18 @@ function memberCount(value: unknown): number {
 
 /** Parses a request body read whole: UTF-8, not nested too deep, JSON; and whether it may be forwarded as it is. */
 export function parseJsonBody(bytes: Buffer): ParsedBody {
-  if (bytes.length === 0) throw invalidRequest(`${invalidJsonMessage} The body was empty.`);
-  if (!isUtf8(bytes)) throw invalidRequest('The request body is not valid UTF-8.', null, 'invalid_encoding');
-  const text = bytes.toString('utf8');
-  const members = scanJsonText(text, maxJsonDepth);
+  if (bytes.length === 0) throw apiError('invalid_request', `${invalidJsonMessage} The body was empty.`);
+  if (!isUtf8(bytes)) throw apiError('invalid_encoding', 'The request body is not valid UTF-8.');
+  const members = countTopLevelNames(bytes, maxJsonDepth);
   if (members === -1) {
-    throw invalidRequest(`The JSON body is nested more than ${maxJsonDepth} levels deep.`, null, 'invalid_value');
+    throw apiError('invalid_value', `The JSON body is nested more than ${maxJsonDepth} levels deep.`);
   }
+  const text = bytes.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalidRequest(invalidJsonMessage);
+    throw apiError('invalid_request', invalidJsonMessage);
   }
   return { value, text, bytes, forwardable: memberCount(value) === members };
 }

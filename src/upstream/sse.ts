@@ -85,3 +85,13 @@ export function sseData(json: string): string {
 
 export const sseDone = 'data: [DONE]\n\n';
 export const sseKeepalive = ': keepalive\n\n';
+
+/**
+ * A named event (`event: <name>`), as the Responses API and Anthropic's streams are framed (an unnamed one without
+ * the field); each line of
+ * `data` gets its own `data:` field.
+ */
+export function sseEvent(name: string | undefined, data: string): string {
+  const lines = data.includes('\n') ? data.split('\n').join('\ndata: ') : data;
+  return name === undefined ? `data: ${lines}\n\n` : `event: ${name}\ndata: ${lines}\n\n`;
+}

@@ -8,18 +8,25 @@ import {
   markInvitationAccepted,
   updateInvitation,
 } from '../db/repositories/invitations.js';
-import { findMembership, findUserByEmail, type UserRow, upsertMembership } from '../db/repositories/users.js';
+import {
+  findMembership,
+  findUserByEmail,
+  findUserById,
+  type UserRow,
+  updateUser,
+  upsertMembership,
+} from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
+import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
-import { ApiError, forbidden, notFound, unauthorized } from '../server/errors.js';
-import { checkPasswordStrength, verifyPassword } from './password.js';
+import { verifyPassword } from './password.js';
 import { generateSecretToken, hashSecretToken, looksLikeSecretToken } from './secret-token.js';
 import { createUser, normaliseEmail, type Role, setUserPassword } from './service.js';
 
 /**
  * Invitations to an account. The inviter (an account owner or an admin) gets a link holding a random token, shown
- * once, and passes it on; whoever opens it sets a password (a new user) or confirms theirs (an existing one) and
- * becomes a member with the invited role. The link names the e-mail address it was made for.
+ * once, and passes it on; whoever opens it joins with the invited role: signed in as the invited address, or with a
+ * password (the login's own, or a new one for a new login). The link names the e-mail address it was made for.
  */
 
 export interface Invitation {
@@ -36,8 +43,11 @@ export interface InvitationPreview {
   accountName: string;
   role: Role;
   expiresAt: string;
-  /** true: the invitee already has a password and confirms it; false: they choose one. */
-  existingUser: boolean;
+  /**
+   * Whether the caller is signed in as the invited address (they may join without a password). Whether the address
+   * has a login at all is not said: the inviter could otherwise probe addresses with invitations.
+   */
+  signedInAsInvitee: boolean;
 }
 
 function toInvitation(row: InvitationRow): Invitation {
@@ -85,12 +95,12 @@ export async function listInvitations(db: Kysely<Database>, accountId: string): 
 
 export async function revokeInvitation(db: Kysely<Database>, accountId: string, invitationId: string): Promise<void> {
   const row = await findInvitationById(db, invitationId);
-  if (!row || row.account_id !== accountId) throw notFound(`no invitation "${invitationId}"`, 'invitation_not_found');
+  if (!row || row.account_id !== accountId) throw apiError('invitation_not_found', `no invitation "${invitationId}"`);
   if (row.revoked_at === null) await updateInvitation(db, row.id, { revoked_at: Date.now() });
 }
 
 const unusable = () =>
-  notFound('This invitation link is not valid: it was revoked, already used, or has expired.', 'invitation_invalid');
+  apiError('invitation_invalid', 'This invitation link is not valid: it was revoked, already used, or has expired.');
 
 async function requireOpenInvitation(db: Kysely<Database>, token: string) {
   if (!looksLikeSecretToken('invitation', token)) throw unusable();
@@ -101,39 +111,81 @@ async function requireOpenInvitation(db: Kysely<Database>, token: string) {
   return row;
 }
 
-export async function previewInvitation(db: Kysely<Database>, token: string): Promise<InvitationPreview> {
+export async function previewInvitation(
+  db: Kysely<Database>,
+  token: string,
+  signedInEmail: string | undefined,
+): Promise<InvitationPreview> {
   const row = await requireOpenInvitation(db, token);
-  const user = await findUserByEmail(db, row.email);
   return {
     email: row.email,
     accountName: row.account_name,
     role: row.role as Role,
     expiresAt: new Date(Number(row.expires_at)).toISOString(),
-    existingUser: user?.password_hash != null,
+    signedInAsInvitee: signedInEmail === row.email,
   };
 }
 
+/** Who accepts: the holder of a console session as the invited address, or whoever gives a password. */
+export type Acceptance = { signedInUserId: string } | { password: string };
+
+const wrongPassword = () =>
+  apiError(
+    'invalid_credentials',
+    'This address already has a login, and that is not its password. Give that password (or sign in with it ' +
+      'and open the link again); if it is forgotten, the operator can reset it.',
+  );
+
 /**
- * Accepts an invitation: a new user is created with the password given; an existing user must give their current
- * password (so a leaked link cannot be used to join someone else's login to an account). A member keeps a higher
- * role they already hold.
+ * Accepts an invitation. Signed in as the invited address, nothing more is asked. Otherwise a password: it must be
+ * the login's when the address has one (so a leaked link cannot join someone else's login to an account), and it
+ * becomes the login's when not. A login created here by an account owner's invitation is tied to that account (see
+ * User.createdByInvitation): whoever opened the link chose the password, which proves nothing about the address. Its
+ * holder accepting an invitation someone else vouches for unties it: the same person then holds two links sent to the
+ * address by two inviters (an operator, or another owner whose own login is not tied). Another invitation from the
+ * same inviter proves nothing new. A member keeps a higher role they already hold.
  */
-export async function acceptInvitation(db: Kysely<Database>, token: string, password: string): Promise<UserRow> {
+export async function acceptInvitation(db: Kysely<Database>, token: string, acceptance: Acceptance): Promise<UserRow> {
   const invitation = await requireOpenInvitation(db, token);
+  const inviter = invitation.created_by === null ? undefined : await findUserById(db, invitation.created_by);
+  // An invitation from the CLI (no inviter) or an admin is the operator's.
+  const byOperator = invitation.created_by === null || inviter?.is_admin === 1;
   let user = await findUserByEmail(db, invitation.email);
-  if (user?.disabled === 1) throw forbidden('This user is disabled; ask the operator.', 'user_disabled');
-  if (user?.password_hash != null) {
-    if (!(await verifyPassword(password, user.password_hash))) {
-      throw unauthorized('The password is not correct for this user.', 'invalid_credentials');
+  if ('signedInUserId' in acceptance) {
+    if (!user || user.id !== acceptance.signedInUserId) {
+      throw apiError(
+        'signed_in_as_someone_else',
+        `This invitation is for ${invitation.email}; sign out first, or open it where you are signed in as them.`,
+      );
+    }
+  } else if (user?.password_hash != null) {
+    // A disabled user learns nothing more than a wrong password would tell.
+    if (!(await verifyPassword(acceptance.password, user.password_hash)) || user.disabled === 1) {
+      throw wrongPassword();
     }
   } else {
-    checkPasswordStrength(password);
-    if (user) await setUserPassword(db, user.id, password);
-    else await createUser(db, { email: invitation.email, password });
+    // An operator's invitation vouches for the address; an account owner's only for their own account.
+    const tiedTo = !byOperator && inviter ? { accountId: invitation.account_id, inviterId: inviter.id } : undefined;
+    if (user) {
+      await setUserPassword(db, user, acceptance.password);
+      if (tiedTo) {
+        await updateUser(db, user.id, {
+          invitation_account_id: tiedTo.accountId,
+          invitation_inviter_id: tiedTo.inviterId,
+        });
+      }
+    } else await createUser(db, { email: invitation.email, password: acceptance.password, tiedTo });
     user = await findUserByEmail(db, invitation.email);
   }
-  if (!user) throw new ApiError({ status: 500, type: 'server_error', message: 'the invited user vanished' });
+  if (!user) throw apiError('internal_error', 'the invited user vanished');
   const accepted = user;
+  const vouchedByAnother =
+    byOperator ||
+    (inviter !== undefined && inviter.id !== accepted.invitation_inviter_id && inviter.invitation_account_id === null);
+  const untie =
+    accepted.invitation_account_id !== null &&
+    accepted.invitation_account_id !== invitation.account_id &&
+    vouchedByAnother;
   await db.transaction().execute(async (transaction) => {
     if (!(await markInvitationAccepted(transaction, invitation.id, Date.now()))) throw unusable();
     const current = await findMembership(transaction, accepted.id, invitation.account_id);
@@ -144,6 +196,7 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, pass
       role,
       created_at: Date.now(),
     });
+    if (untie) await updateUser(transaction, accepted.id, { invitation_account_id: null, invitation_inviter_id: null });
   });
   return accepted;
 }

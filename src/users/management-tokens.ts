@@ -9,8 +9,8 @@ import {
 } from '../db/repositories/management-tokens.js';
 import { findUserById, type UserRow } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
+import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
-import { invalidRequest, notFound } from '../server/errors.js';
 import { displaySecretToken, generateSecretToken, hashSecretToken, looksLikeSecretToken } from './secret-token.js';
 
 /**
@@ -58,9 +58,10 @@ export async function createManagementToken(
   input: { userId: string; name: string; accountId?: string | null | undefined; expiresInMs?: number | undefined },
 ): Promise<{ token: string; info: ManagementToken }> {
   const name = input.name.trim();
-  if (name.length === 0 || name.length > 100) throw invalidRequest('a token name is 1-100 characters', 'name');
+  if (name.length === 0 || name.length > 100)
+    throw apiError('invalid_request', 'a token name is 1-100 characters', { param: 'name' });
   if (input.expiresInMs !== undefined && input.expiresInMs <= 0) {
-    throw invalidRequest('expiry must be in the future', 'expiresInDays');
+    throw apiError('invalid_request', 'expiry must be in the future', { param: 'expiresInDays' });
   }
   const token = generateSecretToken('management');
   const now = Date.now();
@@ -92,7 +93,7 @@ export async function revokeManagementToken(
   tokenId: string,
 ): Promise<ManagementToken> {
   const row = await findManagementTokenById(db, tokenId);
-  if (!row || row.user_id !== userId) throw notFound(`no token with id "${tokenId}"`, 'token_not_found');
+  if (!row || row.user_id !== userId) throw apiError('token_not_found', `no token with id "${tokenId}"`);
   if (row.revoked_at !== null) return toManagementToken(row);
   const revokedAt = Date.now();
   await updateManagementToken(db, row.id, { revoked_at: revokedAt });

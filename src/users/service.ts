@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { requireAccount } from '../accounts/service.js';
+import { findAccountById } from '../db/repositories/accounts.js';
 import {
   countAdmins,
   countOwners,
@@ -15,8 +16,8 @@ import {
   upsertMembership,
 } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
+import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
-import { conflict, invalidRequest, notFound } from '../server/errors.js';
 import { checkPasswordStrength, hashPassword } from './password.js';
 
 /** Console users and their memberships (CLI and management API). Sign-in and sessions are in sessions.ts. */
@@ -33,6 +34,11 @@ export interface User {
   hasPassword: boolean;
   createdAt: string;
   lastSignInAt: string | null;
+  /**
+   * Set while the login is tied to the account whose owner's invitation created it: whoever opened that link chose
+   * the password, so the operator is asked to confirm before trusting the login with anything else.
+   */
+  createdByInvitation: { accountId: string; invitedBy: string | null } | null;
 }
 
 export interface Member {
@@ -55,6 +61,10 @@ export function toUser(row: UserRow): User {
     hasPassword: row.password_hash !== null,
     createdAt: new Date(Number(row.created_at)).toISOString(),
     lastSignInAt: isoOrNull(row.last_sign_in_at),
+    createdByInvitation:
+      row.invitation_account_id === null
+        ? null
+        : { accountId: row.invitation_account_id, invitedBy: row.invitation_inviter_id },
   };
 }
 
@@ -62,23 +72,29 @@ export function toUser(row: UserRow): User {
 export function normaliseEmail(email: string, param = 'email'): string {
   const normalised = email.trim().toLowerCase();
   if (normalised.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(normalised)) {
-    throw invalidRequest(`"${email.slice(0, 64)}" is not an e-mail address`, param, 'invalid_email');
+    throw apiError('invalid_email', `"${email.slice(0, 64)}" is not an e-mail address`, { param });
   }
   return normalised;
 }
 
 export function parseRole(role: string, param = 'role'): Role {
   if (role === 'owner' || role === 'member') return role;
-  throw invalidRequest(`role must be "owner" or "member"`, param, 'invalid_role');
+  throw apiError('invalid_role', `role must be "owner" or "member"`, { param });
 }
 
 export async function createUser(
   db: Kysely<Database>,
-  input: { email: string; password?: string | undefined; admin?: boolean | undefined },
+  input: {
+    email: string;
+    password?: string | undefined;
+    admin?: boolean | undefined;
+    /** The invitation whose acceptance creates the login, when an account owner (not an operator) made it. */
+    tiedTo?: { accountId: string; inviterId: string } | undefined;
+  },
 ): Promise<User> {
   const email = normaliseEmail(input.email);
-  if (input.password !== undefined) checkPasswordStrength(input.password);
-  if (await findUserByEmail(db, email)) throw conflict(`a user with e-mail ${email} already exists`, 'user_exists');
+  if (input.password !== undefined) await checkPasswordStrength(input.password, { userInputs: [email] });
+  if (await findUserByEmail(db, email)) throw apiError('user_exists', `a user with e-mail ${email} already exists`);
   const now = Date.now();
   const row: UserRow = {
     id: newId('user'),
@@ -89,6 +105,8 @@ export async function createUser(
     created_at: now,
     last_sign_in_at: null,
     password_changed_at: input.password === undefined ? null : now,
+    invitation_account_id: input.tiedTo?.accountId ?? null,
+    invitation_inviter_id: input.tiedTo?.inviterId ?? null,
   };
   await insertUser(db, row);
   return toUser(row);
@@ -99,7 +117,7 @@ export async function requireUser(db: Kysely<Database>, idOrEmail: string): Prom
   const row = idOrEmail.includes('@')
     ? await findUserByEmail(db, idOrEmail.trim().toLowerCase())
     : await findUserById(db, idOrEmail);
-  if (!row) throw notFound(`no user "${idOrEmail}"`, 'user_not_found');
+  if (!row) throw apiError('user_not_found', `no user "${idOrEmail}"`);
   return row;
 }
 
@@ -107,9 +125,40 @@ export async function listAllUsers(db: Kysely<Database>): Promise<User[]> {
   return (await listUsers(db)).map(toUser);
 }
 
-export async function setUserPassword(db: Kysely<Database>, userId: string, password: string): Promise<void> {
-  checkPasswordStrength(password);
-  await updateUser(db, userId, { password_hash: await hashPassword(password), password_changed_at: Date.now() });
+/** Sets the password of a user who has none yet (an invited user accepting); see password-change.ts otherwise. */
+export async function setUserPassword(db: Kysely<Database>, user: Pick<UserRow, 'id' | 'email'>, password: string) {
+  await checkPasswordStrength(password, { userInputs: [user.email] });
+  await updateUser(db, user.id, { password_hash: await hashPassword(password), password_changed_at: Date.now() });
+}
+
+/**
+ * Refuses to trust a login tied to the account whose owner's invitation created it (see User.createdByInvitation)
+ * with anything beyond that account, unless the operator confirms; a confirmed login is no longer tied.
+ */
+export async function requireTrustedLogin(
+  db: Kysely<Database>,
+  user: UserRow,
+  forAccountId: string | null,
+  confirmed: boolean,
+  howToConfirm: string,
+): Promise<void> {
+  if (user.invitation_account_id === null || user.invitation_account_id === forAccountId) return;
+  if (!confirmed) {
+    const account = await findAccountById(db, user.invitation_account_id);
+    const inviter =
+      user.invitation_inviter_id === null ? undefined : await findUserById(db, user.invitation_inviter_id);
+    throw apiError(
+      'login_created_by_invitation',
+      `The login ${user.email} was created on ${new Date(Number(user.created_at)).toISOString().slice(0, 10)} by ` +
+        `accepting an invitation to the account ${account?.name ?? user.invitation_account_id} made by ` +
+        `${inviter?.email ?? 'a user who no longer exists'}, not by an operator: whoever opened that link chose ` +
+        `its password, and it may not be the person who owns the address. Make sure it is, then ${howToConfirm}.`,
+    );
+  }
+  await updateUser(db, user.id, { invitation_account_id: null, invitation_inviter_id: null });
+  // The caller's row goes on to be shown (setUserFlags): it must not still say the login is tied.
+  user.invitation_account_id = null;
+  user.invitation_inviter_id = null;
 }
 
 /** Changes the admin flag or disables a user; the last active admin cannot be demoted or disabled. */
@@ -117,14 +166,24 @@ export async function setUserFlags(
   db: Kysely<Database>,
   idOrEmail: string,
   flags: { admin?: boolean | undefined; disabled?: boolean | undefined },
+  options: { confirmInvitedLogin?: boolean; howToConfirm?: string } = {},
 ): Promise<User> {
   const row = await requireUser(db, idOrEmail);
+  if (flags.admin === true && row.is_admin === 0) {
+    await requireTrustedLogin(
+      db,
+      row,
+      null,
+      options.confirmInvitedLogin === true,
+      options.howToConfirm ?? 'confirm it',
+    );
+  }
   const changes: Partial<Pick<UserRow, 'is_admin' | 'disabled'>> = {};
   if (flags.admin !== undefined) changes.is_admin = flags.admin ? 1 : 0;
   if (flags.disabled !== undefined) changes.disabled = flags.disabled ? 1 : 0;
   const losesAdmin = row.is_admin === 1 && row.disabled === 0 && (changes.is_admin === 0 || changes.disabled === 1);
   if (losesAdmin && (await countAdmins(db)) <= 1) {
-    throw conflict('this is the last active admin; make another user admin first', 'last_admin');
+    throw apiError('last_admin', 'this is the last active admin; make another user admin first');
   }
   await updateUser(db, row.id, changes);
   return toUser({ ...row, ...changes });
@@ -141,10 +200,26 @@ export async function listMembers(db: Kysely<Database>, accountId: string): Prom
   }));
 }
 
-/** Adds a user to an account, or changes their role there. */
-export async function addMember(db: Kysely<Database>, accountNameOrId: string, userIdOrEmail: string, role: Role) {
+/**
+ * Adds a user to an account, or changes their role there (the operator's `users add-to-account`). A login tied to
+ * another account by the invitation that created it needs the operator's confirmation (see requireTrustedLogin).
+ */
+export async function addMember(
+  db: Kysely<Database>,
+  accountNameOrId: string,
+  userIdOrEmail: string,
+  role: Role,
+  options: { confirmInvitedLogin?: boolean; howToConfirm?: string } = {},
+) {
   const account = await requireAccount(db, accountNameOrId);
   const user = await requireUser(db, userIdOrEmail);
+  await requireTrustedLogin(
+    db,
+    user,
+    account.id,
+    options.confirmInvitedLogin === true,
+    options.howToConfirm ?? 'confirm it',
+  );
   await db.transaction().execute(async (transaction) => {
     await guardLastOwner(transaction, account.id, user.id, role);
     await upsertMembership(transaction, { user_id: user.id, account_id: account.id, role, created_at: Date.now() });
@@ -162,14 +237,14 @@ async function guardLastOwner(
   const current = await findMembership(db, userId, accountId);
   if (current?.role !== 'owner' || newRole === 'owner') return;
   if ((await countOwners(db, accountId)) <= 1) {
-    throw conflict('this is the last owner of the account; make another member owner first', 'last_owner');
+    throw apiError('last_owner', 'this is the last owner of the account; make another member owner first');
   }
 }
 
 export async function setMemberRole(db: Kysely<Database>, accountId: string, userId: string, role: Role) {
   await db.transaction().execute(async (transaction) => {
     if (!(await findMembership(transaction, userId, accountId))) {
-      throw notFound('no such member of this account', 'member_not_found');
+      throw apiError('member_not_found', 'no such member of this account');
     }
     await guardLastOwner(transaction, accountId, userId, role);
     await upsertMembership(transaction, { user_id: userId, account_id: accountId, role, created_at: Date.now() });
@@ -179,7 +254,7 @@ export async function setMemberRole(db: Kysely<Database>, accountId: string, use
 export async function removeMember(db: Kysely<Database>, accountId: string, userId: string): Promise<void> {
   await db.transaction().execute(async (transaction) => {
     if (!(await findMembership(transaction, userId, accountId))) {
-      throw notFound('no such member of this account', 'member_not_found');
+      throw apiError('member_not_found', 'no such member of this account');
     }
     await guardLastOwner(transaction, accountId, userId, undefined);
     await deleteMembership(transaction, userId, accountId);

@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import {
   deleteExpiredSessions,
   deleteSession,
-  deleteSessionsOfUser,
   findSession,
   insertSession,
   type SessionRow,
@@ -77,10 +76,6 @@ export async function resolveSession(
 
 export async function endSession(db: Kysely<Database>, token: string): Promise<void> {
   if (looksLikeSecretToken('session', token)) await deleteSession(db, hashSecretToken(token));
-}
-
-export async function endOtherSessions(db: Kysely<Database>, userId: string, exceptSessionId?: string): Promise<void> {
-  await deleteSessionsOfUser(db, userId, exceptSessionId);
 }
 
 /**

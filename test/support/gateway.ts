@@ -86,8 +86,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...(database.url ? { database: { url: database.url } } : {}),
     server: { host: '127.0.0.1', port: 0, data_dir: dataDir, stream_keepalive: '10s', shutdown_timeout: '5s' },
     request_log: { flush_interval: '50ms' },
-    // Retries keep their logic but not their waits; breakers stay closed unless a test turns them on.
-    routing: { retry: { initial_backoff: '10ms', max_backoff: '40ms' }, circuit_breaker: { failure_threshold: 1000 } },
+    // Retries keep their logic but not their waits; nothing is ejected unless a test turns the breaker on.
+    routing: { retry: { initial_backoff: '10ms', max_backoff: '40ms' }, circuit_breaker: { enabled: false } },
     providers: [
       {
         name: 'mock',

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer, weatherCall } from './mock-server.js';
 
@@ -6,13 +8,26 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * anthropic-sdk-python types and the streaming guide describe it: named SSE events (message_start,
  * content_block_start/delta/stop, ping, message_delta, message_stop, error), tool_use blocks with input_json_delta,
  * usage with cache read/write tokens, and the error body `{"type":"error","error":{type,message}}`. Like the real API
- * it refuses requests it would refuse (no max_tokens, a `system` role inside messages, roles that do not alternate,
- * a tool_result that answers no tool_use, tools without input_schema), so translation mistakes show up as failures.
+ * it refuses what it would refuse, so translation and pass-through mistakes show up as failures: no
+ * `anthropic-version`, no (or, when the mock was given one, the wrong) `x-api-key`, no `max_tokens`, a `system` role
+ * inside messages, empty content (but in a final assistant turn), a tool_use without its tool_result right after, a
+ * tool_result that answers no tool_use of the turn before, tool results after other content of their turn, tools
+ * without input_schema, a thinking block whose signature is not the one the mock issued for its text. Consecutive
+ * turns of one role are combined, and an assistant turn may come first, as the API does today (its docs: "Consecutive
+ * user or assistant turns in your request will be combined into a single turn").
  *
  * Behaviour is chosen by the upstream model name, as in mock-openai-upstream.ts: `mock` echoes the last user text;
- * `tools` calls get_weather, then answers from the tool result; `error-NNN`, `hang`, `reset`, `midstream-error`,
+ * `tools` calls get_weather, then answers from the tool result; `thinking` answers with the recorded answer of
+ * test/fixtures/messages/native-thinking.{json,sse} byte for byte (thinking with a signature, redacted thinking, text,
+ * a tool call, cache usage), for pass-through tests; `error-NNN`, `hang`, `reset`, `midstream-error`,
  * `midstream-reset`, `overloaded-first` (an overloaded_error before any content) misbehave on purpose.
+ * `POST /v1/messages/count_tokens` answers `{"input_tokens": N}` (a quarter of the prompt's JSON length).
  */
+
+export interface MockAnthropicUpstreamOptions {
+  /** When set, requests must carry exactly this `x-api-key` (otherwise any key is taken). */
+  apiKey?: string;
+}
 
 export interface MockAnthropicUpstream {
   url: string;
@@ -35,6 +50,16 @@ const errorTypes: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+/** The signature the mock issues for a thinking block's text, and checks when the block comes back. */
+export function signThinking(thinking: string): string {
+  return createHash('sha256').update(`mock-anthropic-thinking:${thinking}`).digest('base64');
+}
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/messages/${name}`, import.meta.url));
+
+/** The `thinking` model's answers, exactly as they go out. */
+export const thinkingAnswer = { json: fixture('native-thinking.json'), sse: fixture('native-thinking.sse') };
+
 function errorBody(type: string, message: string) {
   return { type: 'error', error: { type, message }, request_id: 'req_mock_anthropic' };
 }
@@ -47,37 +72,91 @@ function blocksOf(message: Message | undefined): Block[] {
   return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
 }
 
-/** The checks the real API makes that a translator could get wrong. */
-function validate(body: Record<string, unknown>): string | undefined {
-  if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+interface Turn {
+  role: string;
+  /** The index of the turn's first message. */
+  index: number;
+  blocks: Block[];
+}
+
+/** Consecutive messages of one role are one turn, as the API combines them. */
+function turnsOf(messages: Message[]): Turn[] {
+  const turns: Turn[] = [];
+  messages.forEach((message, index) => {
+    const last = turns.at(-1);
+    if (last && last.role === message.role) last.blocks.push(...blocksOf(message));
+    else turns.push({ role: message.role, index, blocks: [...blocksOf(message)] });
+  });
+  return turns;
+}
+
+function checkToolPairs(turns: Turn[]): string | undefined {
+  for (const [position, turn] of turns.entries()) {
+    const previous = turns[position - 1];
+    const uses = new Set(
+      previous?.role === 'assistant'
+        ? previous.blocks.filter((block) => block.type === 'tool_use').map((block) => String(block.id))
+        : [],
+    );
+    const results = turn.blocks.filter((block) => block.type === 'tool_result');
+    for (const result of results) {
+      if (!uses.has(String(result.tool_use_id))) {
+        return `messages.${turn.index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(result.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      }
+    }
+    if (turn.blocks.slice(0, results.length).some((block) => block.type !== 'tool_result')) {
+      return `messages.${turn.index}.content: \`tool_result\` blocks must come before any other content in a user message.`;
+    }
+    if (uses.size > 0) {
+      const answered = new Set(results.map((result) => String(result.tool_use_id)));
+      const missing = [...uses].filter((id) => !answered.has(id));
+      if (missing.length > 0) {
+        return `messages.${turn.index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
+    }
+  }
+  return undefined;
+}
+
+function checkBlocks(turn: Turn, last: boolean): string | undefined {
+  if (turn.blocks.length === 0 && !(last && turn.role === 'assistant')) {
+    return `messages.${turn.index}: all messages must have non-empty content except for the optional final assistant message`;
+  }
+  for (const block of turn.blocks) {
+    if (block.type === 'text' && block.text === '')
+      return `messages.${turn.index}: text content blocks must be non-empty`;
+    if (block.type === 'tool_use' && (typeof block.input !== 'object' || Array.isArray(block.input))) {
+      return `messages.${turn.index}: tool_use.input: Input should be a valid dictionary`;
+    }
+    if (block.type === 'thinking' && block.signature !== signThinking(String(block.thinking))) {
+      return `messages.${turn.index}.content: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  return undefined;
+}
+
+/** The checks the real API makes that a translation or a pass-through could get wrong. */
+function validate(body: Record<string, unknown>, countOnly = false): string | undefined {
+  if (!countOnly && typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
   if (typeof body.model !== 'string') return 'model: Field required';
   const messages = body.messages as Message[] | undefined;
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
-  let previousRole = '';
-  const toolUseIds = new Set<string>();
   for (const [index, message] of messages.entries()) {
     if (message.role !== 'user' && message.role !== 'assistant') {
       return `messages.${index}.role: Input should be 'user' or 'assistant'`;
     }
-    if (message.role === previousRole) return `messages.${index}: roles must alternate between "user" and "assistant"`;
-    previousRole = message.role;
-    const blocks = blocksOf(message);
-    if (blocks.length === 0) return `messages.${index}: all messages must have non-empty content`;
-    blocks.forEach((block) => {
-      if (block.type === 'tool_use') toolUseIds.add(String(block.id));
-    });
-    for (const block of blocks) {
-      if (block.type === 'text' && block.text === '') return `messages.${index}: text content blocks must be non-empty`;
-      if (block.type === 'tool_result' && !toolUseIds.has(String(block.tool_use_id))) {
-        return `messages.${index}: unexpected tool_use_id found in tool_result blocks: ${String(block.tool_use_id)}`;
-      }
-      if (block.type === 'tool_use' && (typeof block.input !== 'object' || Array.isArray(block.input))) {
-        return `messages.${index}: tool_use.input: Input should be a valid dictionary`;
-      }
-    }
   }
-  for (const tool of (body.tools ?? []) as Array<Record<string, unknown>>) {
-    if (!tool.input_schema) return 'tools.0.custom.input_schema: Field required';
+  const turns = turnsOf(messages);
+  for (const [position, turn] of turns.entries()) {
+    const problem = checkBlocks(turn, position === turns.length - 1);
+    if (problem) return problem;
+  }
+  const pairing = checkToolPairs(turns);
+  if (pairing) return pairing;
+  for (const [index, tool] of ((body.tools ?? []) as Array<Record<string, unknown>>).entries()) {
+    if ((tool.type === undefined || tool.type === 'custom') && !tool.input_schema) {
+      return `tools.${index}.custom.input_schema: Field required`;
+    }
   }
   if (typeof body.temperature === 'number' && (body.temperature < 0 || body.temperature > 1)) {
     return 'temperature: Input should be less than or equal to 1';
@@ -217,18 +296,34 @@ async function stream(
   response.end();
 }
 
-export async function startMockAnthropicUpstream(): Promise<MockAnthropicUpstream> {
+function sendRecorded(response: ServerResponse, body: Buffer, contentType: string) {
+  response.writeHead(200, { 'content-type': contentType, 'request-id': 'req_mock_anthropic' });
+  response.end(body);
+}
+
+export async function startMockAnthropicUpstream(
+  options: MockAnthropicUpstreamOptions = {},
+): Promise<MockAnthropicUpstream> {
   const server = await startMockServer(async (request, response) => {
-    if (request.method !== 'POST' || request.path !== '/v1/messages') {
+    const path = request.path.split('?')[0];
+    if (request.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')) {
       return sendJson(response, 404, errorBody('not_found_error', `Not found: ${request.path}`));
     }
-    if (request.headers['anthropic-version'] !== '2023-06-01') {
+    const version = request.headers['anthropic-version'];
+    if (version !== '2023-06-01' && version !== '2023-01-01') {
       return sendJson(response, 400, errorBody('invalid_request_error', 'anthropic-version: header is required'));
     }
-    if (typeof request.headers['x-api-key'] !== 'string') {
-      return sendJson(response, 401, errorBody('authentication_error', 'x-api-key header is required'));
+    const key = request.headers['x-api-key'];
+    if (typeof key !== 'string' || (options.apiKey !== undefined && key !== options.apiKey)) {
+      return sendJson(response, 401, errorBody('authentication_error', 'invalid x-api-key'));
     }
     const body = request.body;
+    if (path === '/v1/messages/count_tokens') {
+      const invalid = validate(body, true);
+      if (invalid) return sendJson(response, 400, errorBody('invalid_request_error', invalid));
+      const prompt = JSON.stringify({ system: body.system, messages: body.messages, tools: body.tools });
+      return sendJson(response, 200, { input_tokens: Math.max(1, Math.ceil(prompt.length / 4)) });
+    }
     const model = String(body.model ?? '');
     const statusMatch = /^error-(\d{3})$/.exec(model);
     if (statusMatch) {
@@ -247,6 +342,9 @@ export async function startMockAnthropicUpstream(): Promise<MockAnthropicUpstrea
       case 'reset':
         response.socket?.destroy();
         return;
+      case 'thinking':
+        if (streaming) return sendRecorded(response, thinkingAnswer.sse, 'text/event-stream; charset=utf-8');
+        return sendRecorded(response, thinkingAnswer.json, 'application/json');
       case 'overloaded-first':
         return stream(response, model, body, answer, { failAfter: 0 });
       case 'midstream-error':

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors/api-error.js';
+import { openAiErrorBody } from '../../src/errors/render-openai.js';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
 import { convertRequest, unsupportedParameters } from '../../src/providers/anthropic/convert-request.js';
 import { mapStopReason } from '../../src/providers/anthropic/map-stop-reason.js';
 import { parseAnthropicError } from '../../src/providers/anthropic/parse-error.js';
 import { createAnthropicStreamTranslator } from '../../src/providers/anthropic/translate-stream.js';
-import { ApiError } from '../../src/server/errors.js';
 
 const defaults = { upstreamModel: 'claude', stream: false };
 const convert = (
@@ -104,7 +105,10 @@ describe('Anthropic request translation', () => {
         messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }],
       }),
     );
-    expect(audio.toBody().error).toMatchObject({ code: 'unsupported_value', param: 'messages[0].content[0].type' });
+    expect(openAiErrorBody(audio).error).toMatchObject({
+      code: 'unsupported_value',
+      param: 'messages[0].content[0].type',
+    });
     const tiff = rejection(() =>
       convert({
         messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AA' } }] }],

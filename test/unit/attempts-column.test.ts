@@ -7,9 +7,9 @@ import {
   writeAttemptColumns,
 } from '../../src/request-log/attempts-column.js';
 import { toLogEntry } from '../../src/request-log/entry.js';
-import { type RequestRecord, toLogRow } from '../../src/request-log/record.js';
+import { type FinishedRequest, toLogRow } from '../../src/request-log/record.js';
 import type { RequestLogInsert, RequestLogRow } from '../../src/request-log/row-layout.js';
-import type { AttemptRecord, DispatchTrace } from '../../src/routing/dispatch.js';
+import type { AttemptRecord, DispatchTrace } from '../../src/routing/trace.js';
 
 const attempt = (overrides: Partial<AttemptRecord> = {}): AttemptRecord => ({
   model: 'gpt-4o-mini',
@@ -72,22 +72,32 @@ function logged(attempts: AttemptRecord[]) {
         }
       : {}),
   };
-  const record: RequestRecord = {
+  const record: FinishedRequest = {
     requestId: 'req_1',
-    route: 'chat',
+    endpoint: 'chat_completions',
     startedAt: 1_700_000_000_000,
     startedAtPrecise: 0,
-    principal: { accountId: 'acct_1', keyId: 'key_1', keyName: 'app', logBodies: false } as RequestRecord['principal'],
+    finishedAtPrecise: 500,
+    principal: {
+      accountId: 'acct_1',
+      keyId: 'key_1',
+      keyName: 'app',
+      logBodies: false,
+    } as FinishedRequest['principal'],
     model: attempts[0]?.model ?? 'gpt-4o-mini',
-    provider: last.provider,
-    upstreamModel: last.upstreamModel,
     stream: false,
     status: served ? 200 : last.status,
     outcome: served ? 'success' : 'error',
+    error: undefined,
+    usage: undefined,
+    costUsd: undefined,
+    firstTokenAt: undefined,
     userAgent: undefined,
-    routing,
+    requestBody: undefined,
+    responseBody: undefined,
+    trace: routing,
   };
-  const row = toLogRow(record, 500) as RequestLogRow;
+  const row = toLogRow(record) as RequestLogRow;
   return { row, entry: toLogEntry({ ...row, id: 1 }) };
 }
 

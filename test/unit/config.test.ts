@@ -142,6 +142,50 @@ describe('providers and routing configuration', () => {
     expect(problemsOf({ providers: [{ name: 'x', type: 'openai' }] })).toEqual(['providers[0].base_url: is required']);
   });
 
+  it('configures /v1/responses: stored state, and native or translated per provider and model', () => {
+    const config = parseConfig(
+      {
+        providers: [
+          { ...provider, api_key: 'k' },
+          { ...provider, name: 'native', api_key: 'k', responses_api: 'native' },
+        ],
+        models: [model, { name: 'm2', provider: 'openai', responses_api: 'native' }],
+        responses: { retention: '7d', max_stored_bytes: '2mb' },
+      },
+      'test',
+      { env: {} },
+    );
+    expect(config.responses).toEqual({
+      retentionMs: 7 * 86_400_000,
+      maxStoredBytes: 2 * 1024 * 1024,
+      retentionBatchSize: 500,
+    });
+    expect(config.providers.map((entry) => (entry.type === 'openai' ? entry.responsesApi : undefined))).toEqual([
+      'translate',
+      'native',
+    ]);
+    expect(config.models.map((entry) => entry.responsesApi)).toEqual([undefined, 'native']);
+    expect(parseConfig({}, 'test').responses).toEqual({
+      retentionMs: 30 * 86_400_000,
+      maxStoredBytes: 16 * 1024 * 1024,
+      retentionBatchSize: 500,
+    });
+    expect(problemsOf({ providers: [{ ...provider, api_key: 'k', responses_api: 'both' }] })[0]).toMatch(
+      /^providers\[0\]\.responses_api: /,
+    );
+    expect(
+      problemsOf({
+        providers: [{ ...anthropic }],
+        models: [{ name: 'claude', provider: anthropic.name, responses_api: 'native' }],
+      }),
+    ).toEqual([
+      `models[0].responses_api: "native" needs OpenAI-compatible providers; "${anthropic.name}" is of type anthropic`,
+    ]);
+    expect(problemsOf({ providers: [{ ...anthropic, responses_api: 'native' }] })).toEqual([
+      'providers[0]: unknown field "responses_api"',
+    ]);
+  });
+
   it('expands the short form into one deployment and merges retry settings', () => {
     const config = parseConfig(
       {
@@ -194,7 +238,45 @@ describe('providers and routing configuration', () => {
     expect(mixed?.deployments[0]?.timeouts).toEqual({ connectMs: undefined, firstByteMs: 20_000, idleMs: undefined });
     expect(mixed?.deployments[0]?.pricing?.inputPerMillion).toBe(1);
     expect(mixed?.deployments[1]?.pricing?.inputPerMillion).toBe(0.3);
-    expect(config.routing.circuitBreaker).toEqual({ failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 });
+    expect(config.routing.circuitBreaker).toEqual({
+      enabled: true,
+      failureThreshold: 5,
+      failurePercentage: 80,
+      minimumRequests: 10,
+      minimumAccounts: 2,
+      windowMs: 60_000,
+      cooldownMs: 30_000,
+      maxCooldownMs: 300_000,
+      panicThreshold: 50,
+      syncIntervalMs: 1000,
+    });
+  });
+
+  it('reads the circuit breaker, old keys included, and names a bad one', () => {
+    const config = parseConfig(
+      {
+        routing: {
+          circuit_breaker: { failure_threshold: 2, cooldown: '10s', max_cooldown: '1m', minimum_accounts: 1 },
+        },
+      },
+      'test',
+    );
+    expect(config.routing.circuitBreaker).toMatchObject({
+      failureThreshold: 2,
+      cooldownMs: 10_000,
+      maxCooldownMs: 60_000,
+      minimumAccounts: 1,
+      minimumRequests: 10,
+    });
+    expect(problemsOf({ routing: { circuit_breaker: { cooldown: '10m' } } })).toEqual([
+      'routing.circuit_breaker.max_cooldown: must not be shorter than cooldown',
+    ]);
+    expect(problemsOf({ routing: { circuit_breaker: { failure_percentage: 150 } } })[0]).toMatch(
+      /^routing\.circuit_breaker\.failure_percentage: /,
+    );
+    expect(problemsOf({ routing: { circuit_breaker: { consecutive_failures: 3 } } })[0]).toMatch(
+      /^routing\.circuit_breaker: .*consecutive_failures/,
+    );
   });
 
   it('names the bad field in deployments and fallbacks', () => {

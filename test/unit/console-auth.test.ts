@@ -7,7 +7,7 @@ import {
   looksLikeSecretToken,
 } from '../../src/users/secret-token.js';
 import { csrfTokenFor, isValidCsrfToken } from '../../src/users/sessions.js';
-import { SignInLimiter } from '../../src/users/sign-in-limiter.js';
+import { MemorySignInThrottle } from '../../src/users/sign-in-throttle.js';
 
 describe('password hashing', () => {
   it('stores a salted scrypt hash that names its cost, and verifies only the right password', async () => {
@@ -60,46 +60,82 @@ describe('secret tokens', () => {
   });
 });
 
-describe('sign-in limiter', () => {
-  it('blocks an address after the allowed failures until the window ends', () => {
-    const limiter = new SignInLimiter({ maxFailures: 3, windowMs: 60_000 });
+describe('sign-in throttle', () => {
+  const policy = { freeFailures: 3, maxDelayMs: 60_000, forgetAfterMs: 600_000 };
+
+  function throttleAt(start: number, maxEntries?: number) {
+    const clock = { now: start };
+    const throttle = new MemorySignInThrottle(policy, { now: () => clock.now, maxEntries });
+    return { clock, throttle };
+  }
+
+  it('answers the first failures at once, then makes the same client wait longer after each one', async () => {
+    const { clock, throttle } = throttleAt(1_000_000);
     try {
-      const start = 1_000_000;
       for (let attempt = 0; attempt < 3; attempt++) {
-        expect(limiter.retryAfterSeconds('a@x.test', '10.0.0.1', start)).toBe(0);
-        limiter.recordFailure('a@x.test', '10.0.0.1', start);
+        expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBe(0);
+        await throttle.recordFailure('a@x.test', '10.0.0.1');
       }
-      expect(limiter.retryAfterSeconds('a@x.test', '10.0.0.2', start + 1000)).toBe(59);
-      expect(limiter.retryAfterSeconds('b@x.test', '10.0.0.1', start + 1000)).toBe(0);
-      expect(limiter.retryAfterSeconds('a@x.test', '10.0.0.1', start + 60_000)).toBe(0);
+      const waits: number[] = [];
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const wait = await throttle.retryAfterSeconds('a@x.test', '10.0.0.1');
+        waits.push(wait);
+        clock.now += wait * 1000;
+        expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBe(0);
+        await throttle.recordFailure('a@x.test', '10.0.0.1');
+      }
+      expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60]);
     } finally {
-      limiter.close();
+      throttle.close();
     }
   });
 
-  it('limits a client spraying many addresses, and a success clears only the address', () => {
-    const limiter = new SignInLimiter({ maxFailures: 2, windowMs: 60_000 });
+  it('never makes another address wait for the failures of one (no lockout of the user)', async () => {
+    const { throttle } = throttleAt(0);
     try {
-      for (let index = 0; index < 6; index++) limiter.recordFailure(`user${index}@x.test`, '10.0.0.9', 0);
-      expect(limiter.retryAfterSeconds('fresh@x.test', '10.0.0.9', 10)).toBeGreaterThan(0);
-      limiter.recordFailure('c@x.test', '10.0.0.3', 0);
-      limiter.recordFailure('c@x.test', '10.0.0.4', 0);
-      expect(limiter.retryAfterSeconds('c@x.test', '10.0.0.5', 1)).toBeGreaterThan(0);
-      limiter.recordSuccess('c@x.test');
-      expect(limiter.retryAfterSeconds('c@x.test', '10.0.0.5', 1)).toBe(0);
+      for (let attempt = 0; attempt < 50; attempt++) await throttle.recordFailure('a@x.test', '10.0.0.1');
+      expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBeGreaterThan(0);
+      expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.2')).toBe(0);
     } finally {
-      limiter.close();
+      throttle.close();
     }
   });
 
-  it('stays bounded in memory', () => {
-    const limiter = new SignInLimiter({ maxFailures: 5, windowMs: 60_000, maxEntries: 100 });
+  it('slows a client spraying many users, and a success clears only its (client, user) count', async () => {
+    const { throttle } = throttleAt(0);
     try {
-      for (let index = 0; index < 1000; index++)
-        limiter.recordFailure(`u${index}@x.test`, `10.1.${index >> 8}.${index & 255}`, 0);
-      expect((limiter as unknown as { counters: Map<string, unknown> }).counters.size).toBeLessThanOrEqual(100);
+      for (let index = 0; index < 9; index++) await throttle.recordFailure(`user${index}@x.test`, '10.0.0.9');
+      expect(await throttle.retryAfterSeconds('fresh@x.test', '10.0.0.9')).toBeGreaterThan(0);
+      expect(await throttle.retryAfterSeconds('fresh@x.test', '10.0.0.8')).toBe(0);
+      for (let attempt = 0; attempt < 3; attempt++) await throttle.recordFailure('c@x.test', '10.0.0.3');
+      expect(await throttle.retryAfterSeconds('c@x.test', '10.0.0.3')).toBeGreaterThan(0);
+      await throttle.recordSuccess('c@x.test', '10.0.0.3');
+      expect(await throttle.retryAfterSeconds('c@x.test', '10.0.0.3')).toBe(0);
     } finally {
-      limiter.close();
+      throttle.close();
+    }
+  });
+
+  it('forgets a count after the window', async () => {
+    const { clock, throttle } = throttleAt(0);
+    try {
+      for (let attempt = 0; attempt < 10; attempt++) await throttle.recordFailure('a@x.test', '10.0.0.1');
+      clock.now += policy.forgetAfterMs;
+      expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBe(0);
+    } finally {
+      throttle.close();
+    }
+  });
+
+  it('stays bounded in memory', async () => {
+    const { throttle } = throttleAt(0, 100);
+    try {
+      for (let index = 0; index < 1000; index++) {
+        await throttle.recordFailure(`u${index}@x.test`, `10.1.${index >> 8}.${index & 255}`);
+      }
+      expect((throttle as unknown as { records: Map<string, unknown> }).records.size).toBeLessThanOrEqual(100);
+    } finally {
+      throttle.close();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors/api-error.js';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
 import { convertRequest } from '../../src/providers/gemini/convert-request.js';
 import { convertResponse } from '../../src/providers/gemini/convert-response.js';
@@ -6,7 +7,6 @@ import { mapFinishReason } from '../../src/providers/gemini/map-finish-reason.js
 import { parseGeminiError } from '../../src/providers/gemini/parse-error.js';
 import { createGeminiStreamTranslator } from '../../src/providers/gemini/translate-stream.js';
 import { attachSignature, newToolCallId, splitToolCallId, stripSignatures } from '../../src/providers/tool-call-id.js';
-import { ApiError } from '../../src/server/errors.js';
 
 const convert = (request: Partial<ChatCompletionRequest>) =>
   convertRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatCompletionRequest);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allowedModels, buildModelCatalog } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/loader.js';
+import { ApiError } from '../../src/errors/api-error.js';
 import { parseAuthorizationHeader } from '../../src/keys/authenticate.js';
 import {
   displayForm,
@@ -10,7 +11,6 @@ import {
   keyLength,
   maskPresentedKey,
 } from '../../src/keys/format.js';
-import { ApiError } from '../../src/server/errors.js';
 
 describe('key format', () => {
   it('generates recognisable keys with a valid checksum', () => {

@@ -34,6 +34,7 @@ describe('local provider configuration', () => {
       threads: undefined,
       maxConcurrent: 4,
       queueSize: 64,
+      queuePerAccount: 16,
       queueTimeoutMs: 60_000,
       batchSize: undefined,
       gpu: 'auto',
@@ -58,6 +59,9 @@ describe('local provider configuration', () => {
     expect(problems({ providers: [{ name: 'l', type: 'local', model_path: 'x', max_concurrent: 0 }] })[0]).toMatch(
       /^providers\[0\]\.max_concurrent: /,
     );
+    expect(
+      problems({ providers: [{ name: 'l', type: 'local', model_path: 'x', queue_size: 8, queue_per_account: 9 }] }),
+    ).toEqual(['providers[0].queue_per_account: must not exceed queue_size (8)']);
     expect(problems({ providers: [{ name: 'l', type: 'llama' }] })[0]).toMatch(
       /^providers\[0\]\.type: .*'openai'.*'local'/,
     );

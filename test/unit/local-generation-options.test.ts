@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors/api-error.js';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
 import { localSamplingDefaults, readGenerationOptions } from '../../src/providers/local/generation-options.js';
 import { toChatHistory } from '../../src/providers/local/to-chat-history.js';
-import { ApiError } from '../../src/server/errors.js';
 
 const context = { modelName: 'tiny', vocabularySize: 100, defaultMaxTokens: undefined };
 const request = (extra: Record<string, unknown> = {}): ChatCompletionRequest => ({

@@ -1,11 +1,21 @@
 import { describe, expect, it } from 'vitest';
+import { ApiError, apiError } from '../../src/errors/api-error.js';
 import { SlotPool } from '../../src/providers/local/slot-pool.js';
-import { ApiError } from '../../src/server/errors.js';
 
 const never = new AbortController().signal;
 
-function pool(slots: string[], queueSize: number, queueTimeoutMs = 10_000) {
-  return new SlotPool(slots, { queueSize, queueTimeoutMs, modelName: 'tiny' });
+function pool(slots: string[], queueSize: number, queueTimeoutMs = 10_000, queuePerAccount = queueSize) {
+  return new SlotPool(slots, { queueSize, queuePerAccount, queueTimeoutMs, modelName: 'tiny' });
+}
+
+const closing = apiError('model_unavailable', 'closing');
+
+/** What became of a request for a slot: "served", or the message it was refused with. */
+function outcome(promise: Promise<unknown>): Promise<string> {
+  return promise.then(
+    () => 'served',
+    (error: ApiError) => error.message,
+  );
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ApiError> {
@@ -99,10 +109,56 @@ describe('SlotPool', () => {
     const slots = pool(['a'], 5);
     await slots.acquire(never);
     const waiting = slots.acquire(never);
-    const reason = new ApiError({ status: 503, type: 'server_error', code: 'model_unavailable', message: 'closing' });
+    const reason = apiError('model_unavailable', 'closing');
     slots.close(reason);
     expect(await rejection(waiting)).toBe(reason);
     expect(await rejection(slots.acquire(never))).toBe(reason);
+  });
+
+  it("serves the accounts' lanes in turn: one request of another account goes before a flood's second", async () => {
+    const slots = pool(['a'], 10);
+    const running = await slots.acquire(never, 'flood');
+    const order: string[] = [];
+    const queued = (owner: string, label: string) =>
+      slots.acquire(never, owner).then((lease) => {
+        order.push(label);
+        lease.release();
+      });
+    const done = [
+      ...Array.from({ length: 5 }, (_, index) => queued('flood', `flood ${index}`)),
+      queued('quiet', 'quiet'),
+      queued('other', 'other'),
+    ];
+    running.release();
+    await Promise.all(done);
+    expect(order).toEqual(['flood 0', 'quiet', 'other', 'flood 1', 'flood 2', 'flood 3', 'flood 4']);
+  });
+
+  it("refuses only the account over its own lane's cap, and lets the others queue", async () => {
+    const slots = pool(['a'], 10, 10_000, 2);
+    await slots.acquire(never, 'flood');
+    const waiting = [outcome(slots.acquire(never, 'flood')), outcome(slots.acquire(never, 'flood'))];
+    const refused = await rejection(slots.acquire(never, 'flood'));
+    expect(refused).toMatchObject({ status: 503, code: 'model_overloaded' });
+    expect(refused.message).toContain('2 requests of this account are already waiting');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const quiet = outcome(slots.acquire(never, 'quiet'));
+    expect(slots.waiting).toBe(3);
+    slots.close(closing);
+    expect(await Promise.all([...waiting, quiet])).toEqual(['closing', 'closing', 'closing']);
+  });
+
+  it('makes room in a full queue by refusing the newest request of the account with the most waiting', async () => {
+    const slots = pool(['a'], 2);
+    await slots.acquire(never, 'flood');
+    const flood = [outcome(slots.acquire(never, 'flood')), outcome(slots.acquire(never, 'flood'))];
+    const quiet = outcome(slots.acquire(never, 'quiet'));
+    expect(slots.waiting).toBe(2);
+    expect(await flood[1]).toContain('this account had the most requests waiting');
+    // Every lane as long as the newcomer's would be: the queue is full, and the newcomer is the one refused.
+    expect((await rejection(slots.acquire(never, 'third'))).message).toContain('2 requests are already waiting');
+    slots.close(closing);
+    expect([await flood[0], await quiet]).toEqual(['closing', 'closing']);
   });
 
   it('estimates retry-after from how long slots are held', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
-import { buildOpenAiChatBody, withMemberAppended } from '../../src/providers/openai/build-request.js';
+import { buildOpenAiChatBody } from '../../src/providers/openai/build-request.js';
 import type { ProviderCall } from '../../src/providers/provider.js';
 
 /** A call as dispatch makes it: the parsed request, and the client's bytes when they may be forwarded. */
@@ -62,14 +62,5 @@ describe('the upstream body of an OpenAI-compatible provider', () => {
       };
       expect(parsed(body)).toEqual(expected);
     }
-  });
-
-  it('appends a member only to bytes that end as a non-empty object', () => {
-    const member = Buffer.from('"x":1');
-    expect(withMemberAppended(Buffer.from('{"a":[1,{}]} \n'), member)?.toString()).toBe('{"a":[1,{}],"x":1} \n');
-    expect(withMemberAppended(Buffer.from('{}'), member)).toBeUndefined();
-    expect(withMemberAppended(Buffer.from('{ \n }'), member)).toBeUndefined();
-    expect(withMemberAppended(Buffer.from('[1]'), member)).toBeUndefined();
-    expect(withMemberAppended(Buffer.from(''), member)).toBeUndefined();
   });
 });

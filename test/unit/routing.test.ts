@@ -1,85 +1,36 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../src/config/schema.js';
+import { ApiError, apiError, upstreamRejectedRequest } from '../../src/errors/api-error.js';
+import type { ErrorCode } from '../../src/errors/error-codes.js';
+import { openAiErrorBody } from '../../src/errors/render-openai.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/openai/types.js';
 import type { Provider, ProviderCall, StreamItem } from '../../src/providers/provider.js';
 import { contextWindowError } from '../../src/routing/context-window.js';
-import { DeploymentHealth } from '../../src/routing/deployment-health.js';
-import { Dispatcher, newTrace } from '../../src/routing/dispatch.js';
+import { type CircuitBreakerSettings, DeploymentHealth } from '../../src/routing/deployment-health.js';
+import { Dispatcher } from '../../src/routing/dispatch.js';
 import { applyParameterSupport, isNeutral } from '../../src/routing/parameters.js';
 import { backoffMs, classifyFailure, retryAfterMs } from '../../src/routing/retry-policy.js';
 import type { Deployment, Route, Router } from '../../src/routing/router.js';
 import { pickWeighted } from '../../src/routing/select-deployment.js';
-import { ApiError } from '../../src/server/errors.js';
-
-const settings = { failureThreshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
+import { newTrace } from '../../src/routing/trace.js';
 
 function clock() {
   let now = 1_000_000;
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
-describe('deployment health (circuit breaker)', () => {
-  it('opens after consecutive failures, admits one probe after the cooldown, doubles the cooldown on failure', () => {
-    const time = clock();
-    const health = new DeploymentHealth(settings, time.now);
-    health.failed('a');
-    health.failed('a');
-    expect(health.isAvailable('a')).toBe(true);
-    health.failed('a');
-    expect(health.isAvailable('a')).toBe(false);
-    expect(health.availableInMs('a')).toBe(1000);
-    time.advance(1000);
-    expect(health.tryAcquire('a')).toBe(true);
-    // One probe at a time.
-    expect(health.tryAcquire('a')).toBe(false);
-    health.failed('a');
-    expect(health.availableInMs('a')).toBe(2000);
-    time.advance(2000);
-    expect(health.tryAcquire('a')).toBe(true);
-    health.failed('a');
-    time.advance(4000);
-    expect(health.tryAcquire('a')).toBe(true);
-    health.failed('a');
-    expect(health.availableInMs('a')).toBe(4000); // capped at max_cooldown
-    time.advance(4000);
-    expect(health.tryAcquire('a')).toBe(true);
-    health.succeeded('a');
-    expect(health.entries()).toEqual([]);
-    expect(health.isAvailable('a')).toBe(true);
-  });
-
-  it('a success resets the count of consecutive failures', () => {
-    const health = new DeploymentHealth(settings, clock().now);
-    health.failed('a');
-    health.failed('a');
-    health.succeeded('a');
-    health.failed('a');
-    health.failed('a');
-    expect(health.isAvailable('a')).toBe(true);
-  });
-
-  it('pauses a deployment for an upstream retry-after without opening its circuit', () => {
-    const time = clock();
-    const health = new DeploymentHealth(settings, time.now);
-    health.failed('a', 5000);
-    expect(health.isAvailable('a')).toBe(false);
-    expect(health.isPaused('a')).toBe(true);
-    expect(health.entries()[0]).toMatchObject({ state: 'closed', availableInMs: 5000 });
-    time.advance(5000);
-    expect(health.isAvailable('a')).toBe(true);
-  });
-
-  it('lets another probe through when one never reported back within a cooldown', () => {
-    const time = clock();
-    const health = new DeploymentHealth(settings, time.now);
-    for (let count = 0; count < 3; count++) health.failed('a');
-    time.advance(1000);
-    expect(health.tryAcquire('a')).toBe(true);
-    time.advance(999);
-    expect(health.tryAcquire('a')).toBe(false);
-    time.advance(1);
-    expect(health.tryAcquire('a')).toBe(true);
-  });
+const breaker = (overrides: Partial<CircuitBreakerSettings> = {}): CircuitBreakerSettings => ({
+  enabled: true,
+  failureThreshold: 5,
+  failurePercentage: 80,
+  minimumRequests: 10,
+  minimumAccounts: 2,
+  windowMs: 60_000,
+  cooldownMs: 1000,
+  maxCooldownMs: 1000,
+  panicThreshold: 50,
+  syncIntervalMs: 1000,
+  ...overrides,
 });
 
 describe('deployment choice and retry policy', () => {
@@ -95,19 +46,18 @@ describe('deployment choice and retry policy', () => {
   });
 
   it('classifies failures', () => {
-    const error = (status: number, code: string | null) =>
-      new ApiError({ status, type: 'server_error', code, message: 'x' });
-    expect(classifyFailure(error(429, 'rate_limit_exceeded'))).toBe('retry');
-    expect(classifyFailure(error(503, 'upstream_overloaded'))).toBe('retry');
+    const error = (code: ErrorCode) => apiError(code, 'x');
+    expect(classifyFailure(error('rate_limit_exceeded'))).toBe('retry');
+    expect(classifyFailure(error('upstream_overloaded'))).toBe('retry');
     // The local model's full queue is its bound: try alternatives, never park the request to retry it.
-    expect(classifyFailure(error(503, 'model_overloaded'))).toBe('busy');
-    expect(classifyFailure(error(502, 'upstream_unreachable'))).toBe('retry');
-    expect(classifyFailure(error(502, 'upstream_auth_failed'))).toBe('next-deployment');
-    expect(classifyFailure(error(504, 'upstream_timeout'))).toBe('next-deployment');
-    expect(classifyFailure(error(400, 'context_length_exceeded'))).toBe('next-model');
-    expect(classifyFailure(error(400, 'invalid_value'))).toBe('fatal');
-    expect(classifyFailure(error(422, null))).toBe('fatal');
-    expect(classifyFailure(error(499, 'client_closed_request'))).toBe('fatal');
+    expect(classifyFailure(error('model_overloaded'))).toBe('busy');
+    expect(classifyFailure(error('upstream_unreachable'))).toBe('retry');
+    expect(classifyFailure(error('upstream_auth_failed'))).toBe('next-deployment');
+    expect(classifyFailure(error('upstream_timeout'))).toBe('next-deployment');
+    expect(classifyFailure(error('context_length_exceeded'))).toBe('next-model');
+    expect(classifyFailure(error('invalid_value'))).toBe('fatal');
+    expect(classifyFailure(upstreamRejectedRequest({ status: 422 }, 'x'))).toBe('fatal');
+    expect(classifyFailure(error('client_closed_request'))).toBe('fatal');
   });
 
   it('backs off exponentially with jitter, capped, and reads retry-after', () => {
@@ -116,16 +66,9 @@ describe('deployment choice and retry policy', () => {
     expect(backoffMs(2, policy, () => 1)).toBe(200);
     expect(backoffMs(3, policy, () => 1)).toBe(350);
     expect(backoffMs(2, policy, () => 0)).toBe(150);
-    const limited = new ApiError({
-      status: 429,
-      type: 'rate_limit_error',
-      message: 'x',
-      headers: { 'retry-after': '2', 'retry-after-ms': '1500' },
-    });
+    const limited = apiError('rate_limit_exceeded', 'x', { headers: { 'retry-after': '2', 'retry-after-ms': '1500' } });
     expect(retryAfterMs(limited)).toBe(1500);
-    expect(retryAfterMs(new ApiError({ status: 429, type: 'x', message: 'x', headers: { 'retry-after': '2' } }))).toBe(
-      2000,
-    );
+    expect(retryAfterMs(apiError('rate_limit_exceeded', 'x', { headers: { 'retry-after': '2' } }))).toBe(2000);
   });
 });
 
@@ -184,7 +127,7 @@ describe('parameter support', () => {
       throw new Error('expected a refusal');
     } catch (error) {
       expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).toBody().error).toMatchObject({
+      expect(openAiErrorBody(error as ApiError).error).toMatchObject({
         code: 'unsupported_parameter',
         param: 'temperature',
         type: 'invalid_request_error',
@@ -278,7 +221,7 @@ describe('dispatcher', () => {
     const waits: number[] = [];
     const dispatcher = new Dispatcher({
       router,
-      health: new DeploymentHealth({ failureThreshold: 100, cooldownMs: 1000, maxCooldownMs: 1000 }),
+      health: new DeploymentHealth(breaker({ minimumRequests: 1000 })),
       random: () => 0,
       sleep: async (milliseconds) => {
         waits.push(milliseconds);
@@ -287,8 +230,7 @@ describe('dispatcher', () => {
     return { dispatcher, waits };
   }
 
-  const overloaded = () =>
-    new ApiError({ status: 503, type: 'server_error', code: 'upstream_overloaded', message: 'busy' });
+  const overloaded = () => apiError('upstream_overloaded', 'busy');
 
   it('retries with backoff, then succeeds; the trace has every attempt', async () => {
     let failures = 2;
@@ -342,7 +284,7 @@ describe('dispatcher', () => {
   });
 
   it('stops at once on a client error and reports it unchanged', async () => {
-    const bad = new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'no' });
+    const bad = apiError('invalid_value', 'no');
     const provider = fakeProvider('p', async () => {
       throw bad;
     });
@@ -358,13 +300,7 @@ describe('dispatcher', () => {
   it('honours a short retry-after and reports a long one without waiting', async () => {
     let calls = 0;
     const limited = (ms: number) =>
-      new ApiError({
-        status: 429,
-        type: 'rate_limit_error',
-        code: 'rate_limit_exceeded',
-        message: 'slow down',
-        headers: { 'retry-after-ms': String(ms) },
-      });
+      apiError('rate_limit_exceeded', 'slow down', { headers: { 'retry-after-ms': String(ms) } });
     const provider = fakeProvider('p', async () => {
       calls++;
       if (calls === 1) throw limited(1200);
@@ -390,7 +326,9 @@ describe('dispatcher', () => {
 
   it('a deployment that answers a client error is up: its half-open probe closes the circuit', async () => {
     const time = clock();
-    const health = new DeploymentHealth({ failureThreshold: 1, cooldownMs: 1000, maxCooldownMs: 1000 }, time.now);
+    // Panic off (panic_threshold 0): an ejected single deployment refuses, as the operator asked.
+    const settings = breaker({ minimumRequests: 1, minimumAccounts: 1, panicThreshold: 0 });
+    const health = new DeploymentHealth(settings, time.now);
     let answer: ApiError = overloaded();
     const provider = fakeProvider('p', async () => {
       throw answer;
@@ -409,9 +347,33 @@ describe('dispatcher', () => {
       code: 'no_healthy_deployment',
     });
     time.advance(1000);
-    answer = new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', message: 'bad' });
+    answer = apiError('invalid_value', 'bad');
     await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toBe(answer);
     expect(health.entries()).toEqual([]);
+  });
+
+  it("never refuses a chain's last deployment: in panic it serves, and the client gets the upstream's own error", async () => {
+    const time = clock();
+    const health = new DeploymentHealth(breaker({ minimumRequests: 2 }), time.now);
+    const calls: string[] = [];
+    const provider = fakeProvider('p', async (call) => {
+      calls.push(call.accountId ?? '');
+      throw overloaded();
+    });
+    const route = routeOf('m', [{ provider }], { retry: { ...model().retry, attempts: 0 } });
+    const dispatcher = new Dispatcher({ router: { chain: () => [route] } as unknown as Router, health });
+    for (const account of ['a', 'b']) {
+      await expect(
+        dispatcher.complete(request(), new AbortController().signal, newTrace(), account),
+      ).rejects.toMatchObject({ code: 'upstream_overloaded' });
+    }
+    // Two accounts, every request failed: ejected...
+    expect(health.entries()).toMatchObject([{ deployment: 'p/u', state: 'open' }]);
+    // ...but it is the only deployment of the chain: requests still reach it and get its own answer.
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace(), 'c')).rejects.toMatchObject({
+      code: 'upstream_overloaded',
+    });
+    expect(calls).toEqual(['a', 'b', 'c']);
   });
 
   it('hands a primed stream back with every chunk, first content included', async () => {

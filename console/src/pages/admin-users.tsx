@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { Badge, ErrorMessage, Link, Loading, PageHeader, RelativeTime } from '../components/common.js';
+import { ApiFailure } from '../api.js';
+import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, PageHeader, RelativeTime } from '../components/common.js';
 import { useApp } from '../context.js';
 import type { UserWithMemberships } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -13,13 +14,21 @@ export function AdminUsersPage() {
   const [admin, setAdmin] = useState(false);
   const [error, setError] = useState<unknown>();
 
-  const update = async (user: UserWithMemberships, changes: { admin?: boolean; disabled?: boolean }) => {
+  const [unconfirmed, setUnconfirmed] = useState<{ user: UserWithMemberships; message: string }>();
+
+  const update = async (
+    user: UserWithMemberships,
+    changes: { admin?: boolean; disabled?: boolean; confirmInvitedLogin?: boolean },
+  ) => {
     setError(undefined);
     try {
       await api.patch(`/users/${user.id}`, changes);
       users.reload();
     } catch (failure) {
-      setError(failure);
+      // A login an account owner's invitation created: the server says who made it, the operator decides.
+      if (failure instanceof ApiFailure && failure.code === 'login_created_by_invitation') {
+        setUnconfirmed({ user, message: failure.message });
+      } else setError(failure);
     }
   };
 
@@ -30,6 +39,20 @@ export function AdminUsersPage() {
         description="People who sign in to this console. To give someone access to an account, invite them from the account's Members page."
       />
       <ErrorMessage error={users.error ?? error} />
+      {unconfirmed && (
+        <ConfirmDialog
+          title={`Make ${unconfirmed.user.email} an admin?`}
+          confirmLabel="Make admin"
+          onClose={() => setUnconfirmed(undefined)}
+          onConfirm={async () => {
+            await api.patch(`/users/${unconfirmed.user.id}`, { admin: true, confirmInvitedLogin: true });
+            setUnconfirmed(undefined);
+            users.reload();
+          }}
+        >
+          <p>{unconfirmed.message}</p>
+        </ConfirmDialog>
+      )}
       {!users.data ? (
         !users.error && <Loading />
       ) : (
@@ -54,6 +77,7 @@ export function AdminUsersPage() {
                     {user.email} {user.admin && <Badge tone="info">admin</Badge>}{' '}
                     {user.disabled && <Badge tone="bad">disabled</Badge>}
                     {!user.hasPassword && <Badge tone="neutral">invited</Badge>}
+                    {user.createdByInvitation && <Badge tone="warn">created by an owner's invitation</Badge>}
                   </td>
                   <td>
                     {user.memberships.length === 0 ? (

@@ -46,7 +46,8 @@ type Dialogs =
   | { kind: 'created'; key: CreatedKeyView }
   | { kind: 'rotate'; key: ApiKeyView }
   | { kind: 'rotated'; key: RotatedKeyView }
-  | { kind: 'revoke'; key: ApiKeyView };
+  | { kind: 'revoke'; key: ApiKeyView }
+  | { kind: 'revoke-by-value' };
 
 export function KeysPage(props: { accountId: string }) {
   const { api } = useApp();
@@ -67,6 +68,9 @@ export function KeysPage(props: { accountId: string }) {
         title="API keys"
         description="Use one key per application and environment. A key is shown once, when it is created; rotate a key at once if it may have leaked."
       >
+        <button type="button" class="button" onClick={() => setDialog({ kind: 'revoke-by-value' })}>
+          Revoke a leaked key
+        </button>
         <button type="button" class="button primary" onClick={() => setDialog({ kind: 'create' })}>
           Create key
         </button>
@@ -227,6 +231,7 @@ export function KeysPage(props: { accountId: string }) {
           </div>
         </Dialog>
       )}
+      {dialog?.kind === 'revoke-by-value' && <RevokeByValueDialog onClose={close} />}
       {dialog?.kind === 'revoke' && (
         <ConfirmDialog
           title={`Revoke "${dialog.key.name}"?`}
@@ -244,6 +249,70 @@ export function KeysPage(props: { accountId: string }) {
         </ConfirmDialog>
       )}
     </>
+  );
+}
+
+/** Someone found a key (in a repository, a screenshot): they have its value, not its id. */
+function RevokeByValueDialog(props: { onClose: () => void }) {
+  const { api } = useApp();
+  const [value, setValue] = useState('');
+  const [revoked, setRevoked] = useState<ApiKeyView>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  return (
+    <Dialog title="Revoke a leaked key" onClose={props.onClose}>
+      {revoked ? (
+        <>
+          <p role="status" class="success">
+            Revoked "{revoked.name}" (<code>{revoked.display}</code>): every application using it is refused from now
+            on.
+          </p>
+          <div class="dialog-actions">
+            <button type="button" class="button primary" onClick={props.onClose}>
+              Done
+            </button>
+          </div>
+        </>
+      ) : (
+        <form
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setBusy(true);
+            setError(undefined);
+            try {
+              setRevoked(await api.post<ApiKeyView>('/keys/revoke', { key: value }));
+              setValue('');
+            } catch (failure) {
+              setError(failure);
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          <p>Paste the key as you found it. It is revoked at once, on every server; this cannot be undone.</p>
+          <label class="field">
+            <span>The key (sk-sb-…)</span>
+            <input
+              type="password"
+              autoComplete="off"
+              spellcheck={false}
+              required
+              value={value}
+              onInput={(event) => setValue(event.currentTarget.value)}
+            />
+          </label>
+          <ErrorMessage error={error} />
+          <div class="dialog-actions">
+            <button type="button" class="button" onClick={props.onClose}>
+              Cancel
+            </button>
+            <button type="submit" class="button danger" disabled={busy}>
+              Revoke key
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
   );
 }
 

@@ -9,47 +9,56 @@ import {
   RelativeTime,
 } from '../components/common.js';
 import { useApp } from '../context.js';
-import type { CreatedManagementTokenView, ManagementTokenView } from '../types.js';
+import type { CreatedManagementTokenView, ManagementTokenView, PasswordChangedView } from '../types.js';
 import { useAsync } from '../use-async.js';
 
 /** The signed-in user's password and management tokens (for scripts calling /api). */
 export function SettingsPage() {
   const { session } = useApp();
+  // A password change revokes the user's management tokens: the list is loaded again after one.
+  const [tokensVersion, setTokensVersion] = useState(0);
   return (
     <>
       <PageHeader title="Settings" description={`Signed in as ${session.user.email}.`} />
-      <PasswordForm />
-      <Tokens />
+      <PasswordForm onChanged={() => setTokensVersion((version) => version + 1)} />
+      <Tokens version={tokensVersion} />
     </>
   );
 }
 
-function PasswordForm() {
+function PasswordForm(props: { onChanged: () => void }) {
   const { api } = useApp();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [repeat, setRepeat] = useState('');
   const [error, setError] = useState<unknown>();
-  const [done, setDone] = useState(false);
+  const [done, setDone] = useState<string>();
   return (
     <section class="card">
       <h2>Change password</h2>
+      <p class="muted">
+        Changing it signs out your other sessions and revokes your management tokens: scripts using them need new ones.
+      </p>
       <form
         class="stack-form"
         onSubmit={async (event) => {
           event.preventDefault();
           setError(undefined);
-          setDone(false);
+          setDone(undefined);
           if (next !== repeat) {
             setError(new Error('The new passwords are not the same.'));
             return;
           }
           try {
-            await api.post('/session/password', { currentPassword: current, newPassword: next });
+            const changed = await api.post<PasswordChangedView>('/session/password', {
+              currentPassword: current,
+              newPassword: next,
+            });
             setCurrent('');
             setNext('');
             setRepeat('');
-            setDone(true);
+            setDone(changed.message);
+            props.onChanged();
           } catch (failure) {
             setError(failure);
           }
@@ -89,7 +98,7 @@ function PasswordForm() {
         <ErrorMessage error={error} />
         {done && (
           <p class="success" role="status">
-            Password changed. Your other sessions were signed out.
+            {done}
           </p>
         )}
         <div>
@@ -102,9 +111,9 @@ function PasswordForm() {
   );
 }
 
-function Tokens() {
+function Tokens(props: { version: number }) {
   const { api, accounts } = useApp();
-  const tokens = useAsync(() => api.get<ManagementTokenView[]>('/tokens'), []);
+  const tokens = useAsync(() => api.get<ManagementTokenView[]>('/tokens'), [props.version]);
   const [name, setName] = useState('');
   const [scope, setScope] = useState('');
   const [days, setDays] = useState('90');

@@ -9,7 +9,7 @@ import {
 } from '../../accounts/service.js';
 import { listAccounts } from '../../db/repositories/accounts.js';
 import { listMembershipsOfUser } from '../../db/repositories/users.js';
-import { invalidRequest } from '../../server/errors.js';
+import { apiError } from '../../errors/api-error.js';
 import type { Role } from '../../users/service.js';
 import { defineRoute } from './route.js';
 import { type AccountView, accountParams, accountSchema, limitsSchema } from './schemas.js';
@@ -25,7 +25,7 @@ function view(row: Parameters<typeof toAccount>[0], role: Role | null): AccountV
 function checkModels(services: ManagementServices, models: readonly string[]): void {
   for (const model of models) {
     if (model !== '*' && !services.catalog.byName.has(model.trim())) {
-      throw invalidRequest(`"${model.slice(0, 100)}" is not a configured model`, 'models', 'model_not_configured');
+      throw apiError('model_not_configured', `"${model.slice(0, 100)}" is not a configured model`, { param: 'models' });
     }
   }
 }

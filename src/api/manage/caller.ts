@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../access/account-access.js';
-import { unauthorized } from '../../server/errors.js';
+import { apiError } from '../../errors/api-error.js';
 import { resolveManagementToken } from '../../users/management-tokens.js';
 import { resolveSession } from '../../users/sessions.js';
 import { readCookie, sessionCookieName } from './cookies.js';
@@ -19,16 +19,16 @@ export async function resolveCaller(
   if (authorization !== undefined) {
     const match = /^Bearer (\S+)$/.exec(authorization);
     if (!match?.[1]) {
-      throw unauthorized(
-        'Malformed Authorization header: use "Authorization: Bearer <management token>".',
+      throw apiError(
         'invalid_token',
+        'Malformed Authorization header: use "Authorization: Bearer <management token>".',
       );
     }
     const resolved = await resolveManagementToken(db, match[1]);
     if (!resolved) {
-      throw unauthorized(
-        'The management token is not valid (unknown, revoked or expired). Create one in the console under Settings.',
+      throw apiError(
         'invalid_token',
+        'The management token is not valid (unknown, revoked or expired). Create one in the console under Settings.',
       );
     }
     return {
@@ -57,5 +57,5 @@ export async function resolveCaller(
 }
 
 export function notSignedIn() {
-  return unauthorized('You are not signed in, or your session has ended. Sign in again.', 'not_signed_in');
+  return apiError('not_signed_in', 'You are not signed in, or your session has ended. Sign in again.');
 }

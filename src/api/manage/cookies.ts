@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { cameOverTls } from '../../server/security-headers.js';
 import type { ManagementServices } from './services.js';
 
 /**
@@ -21,12 +22,7 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
 
 /** Whether the request reached us over TLS, directly or (only when the proxy is trusted) per X-Forwarded-Proto. */
 export function isSecureRequest(request: FastifyRequest, services: ManagementServices): boolean {
-  const socket = request.raw.socket as { encrypted?: boolean };
-  if (socket.encrypted) return true;
-  if (!services.config.console.trustProxy) return false;
-  const forwarded = request.headers['x-forwarded-proto'];
-  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-  return first === 'https';
+  return cameOverTls(request.raw, services.config.console.trustProxy);
 }
 
 function secureAttribute(request: FastifyRequest, services: ManagementServices): string {

@@ -6,6 +6,7 @@ import { memberRoutes } from './members.js';
 import { modelRoutes } from './models.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { type AnyRoute, registerRoutes } from './route.js';
+import { secretScanningRoutes } from './secret-scanning.js';
 import type { ManagementServices } from './services.js';
 import { sessionRoutes } from './session.js';
 import { tokenRoutes } from './tokens.js';
@@ -23,6 +24,7 @@ export const managementRoutes: readonly AnyRoute[] = [
   ...usageRoutes,
   ...modelRoutes,
   ...userRoutes,
+  ...secretScanningRoutes,
 ];
 
 export function registerManagementApi(app: FastifyInstance, services: ManagementServices, version: string): void {

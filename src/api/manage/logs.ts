@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
+import { apiError } from '../../errors/api-error.js';
 import { toLogEntry } from '../../request-log/entry.js';
 import type { RequestLogRow } from '../../request-log/row-layout.js';
 import {
@@ -8,7 +9,6 @@ import {
   searchRequestLog,
   statusClasses,
 } from '../../request-log/search.js';
-import { invalidRequest, notFound } from '../../server/errors.js';
 import { cursorParam, encodeCursor, limitParam, timeParam } from './query-params.js';
 import { defineRoute } from './route.js';
 import { accountParams, type LogDetailView, type LogPage, logDetailSchema, logPageSchema } from './schemas.js';
@@ -38,7 +38,7 @@ type LogQuery = z.output<typeof accountLogQuery>;
 
 async function page(services: ManagementServices, filter: RequestLogFilter, query: LogQuery): Promise<LogPage> {
   if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
-    throw invalidRequest('from must be earlier than to', 'from');
+    throw apiError('invalid_request', 'from must be earlier than to', { param: 'from' });
   }
   // One row more than asked says whether there is a next page without counting.
   const rows = await searchRequestLog(services.database.db, {
@@ -98,7 +98,7 @@ export const logRoutes = [
       const { account } = await authorizeAccount(db, caller, params.accountId, 'read');
       const row = await findRequestLogEntry(db, params.requestId, account.id);
       if (!row)
-        throw notFound(`no request "${params.requestId.slice(0, 100)}" in this account's log`, 'request_not_found');
+        throw apiError('request_not_found', `no request "${params.requestId.slice(0, 100)}" in this account's log`);
       return detail(row);
     },
   }),
@@ -130,7 +130,7 @@ export const logRoutes = [
     handle: async ({ caller, params, services }) => {
       requireAdmin(caller);
       const row = await findRequestLogEntry(services.database.db, params.requestId, undefined);
-      if (!row) throw notFound(`no request "${params.requestId.slice(0, 100)}"`, 'request_not_found');
+      if (!row) throw apiError('request_not_found', `no request "${params.requestId.slice(0, 100)}"`);
       return detail(row);
     },
   }),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { authorizeAccount } from '../../access/account-access.js';
+import { deleteSession } from '../../db/repositories/sessions.js';
 import { findUserById } from '../../db/repositories/users.js';
-import { notFound } from '../../server/errors.js';
+import { apiError } from '../../errors/api-error.js';
 import {
   acceptInvitation,
   createInvitation,
@@ -26,7 +27,7 @@ import { startSession, tooManyAttempts } from './session.js';
 
 /**
  * An account's people: members see who else is in; owners (and admins) invite, change roles and remove. Invitations
- * are accepted by whoever holds the link, with the password of the invited address.
+ * are accepted by whoever holds the link: signed in as the invited address, or with a password (see invitations.ts).
  */
 
 const memberParams = accountParams.extend({ userId: z.string().min(1).max(100) });
@@ -64,7 +65,7 @@ export const memberRoutes = [
       const { account } = await authorizeAccount(db, caller, params.accountId, 'manage-members');
       await setMemberRole(db, account.id, params.userId, body.role);
       const member = (await listMembers(db, account.id)).find((candidate) => candidate.userId === params.userId);
-      if (!member) throw notFound('no such member of this account', 'member_not_found');
+      if (!member) throw apiError('member_not_found', 'no such member of this account');
       return member;
     },
   }),
@@ -149,40 +150,60 @@ export const memberRoutes = [
     path: '/api/invitations/preview',
     tag: 'Members',
     summary: 'What an invitation link is for (account, role, address), before accepting it',
-    description: 'The token travels in a POST body rather than the URL, so it never lands in access logs.',
+    description:
+      'The token travels in a POST body rather than the URL, so it never lands in access logs. The preview does ' +
+      'not say whether the address already has a login: it says only whether the caller is signed in as it.',
     auth: 'public',
     access: 'anyone',
     body: z.strictObject({ token: invitationToken }),
     response: invitationPreviewSchema,
-    handle: async ({ body, services }) => previewInvitation(services.database.db, body.token),
+    handle: async ({ body, caller, services }) => previewInvitation(services.database.db, body.token, caller?.email),
   }),
 
   defineRoute({
     method: 'POST',
     path: '/api/invitations/accept',
     tag: 'Members',
-    summary: 'Accept an invitation: choose a password (new user) or confirm yours; signs in',
+    summary: 'Accept an invitation: signed in as the invited address, or with a password; signs in',
+    description:
+      'Without a password the caller must be signed in (console session) as the invited address. With one, it must ' +
+      "be the login's password when the address has a login, and becomes its password when not (a new login). A " +
+      "login created by an account owner's invitation is tied to that account until its holder accepts another " +
+      'invitation or an operator confirms it. Wrong passwords are throttled like sign-ins.',
     auth: 'public',
     access: 'anyone',
-    body: z.strictObject({ token: invitationToken, password: z.string().max(4096) }),
+    body: z.strictObject({ token: invitationToken, password: z.string().max(4096).optional() }),
     response: sessionSchema,
-    handle: async ({ body, services, request, reply }) => {
+    handle: async ({ body, caller, services, request, reply }) => {
       const db = services.database.db;
-      const preview = await previewInvitation(db, body.token);
+      if (body.password === undefined) {
+        if (caller?.via !== 'session') {
+          throw apiError('invalid_request', 'Give a password, or sign in as the invited address first.', {
+            param: 'password',
+          });
+        }
+        await acceptInvitation(db, body.token, { signedInUserId: caller.userId });
+        const user = await findUserById(db, caller.userId);
+        if (!user) throw apiError('user_not_found', 'the invited user no longer exists');
+        // The answer carries a fresh session (and CSRF token); the one it replaces ends.
+        if (caller.sessionId !== undefined) await deleteSession(db, caller.sessionId);
+        return startSession(services, request, reply, user);
+      }
+      const preview = await previewInvitation(db, body.token, undefined);
       const address = clientAddress(request, services);
-      const wait = services.signInLimiter.retryAfterSeconds(preview.email, address);
+      const wait = await services.signInThrottle.retryAfterSeconds(preview.email, address);
       if (wait > 0) throw tooManyAttempts(wait);
       let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
       try {
-        accepted = await acceptInvitation(db, body.token, body.password);
+        accepted = await acceptInvitation(db, body.token, { password: body.password });
       } catch (error) {
         if ((error as { code?: string }).code === 'invalid_credentials') {
-          services.signInLimiter.recordFailure(preview.email, address);
+          await services.signInThrottle.recordFailure(preview.email, address);
         }
         throw error;
       }
       const user = await findUserById(db, accepted.id);
-      if (!user) throw notFound('the invited user no longer exists', 'user_not_found');
+      if (!user) throw apiError('user_not_found', 'the invited user no longer exists');
       return startSession(services, request, reply, user);
     },
   }),

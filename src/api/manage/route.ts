@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Caller } from '../../access/account-access.js';
-import { ApiError, forbidden, invalidRequest } from '../../server/errors.js';
+import { apiError } from '../../errors/api-error.js';
 import { isValidCsrfToken } from '../../users/sessions.js';
 import { notSignedIn, resolveCaller } from './caller.js';
 import type { ManagementServices } from './services.js';
@@ -31,6 +31,8 @@ export interface RouteContext<Params, Query, Body, Auth extends RouteAuth> {
   request: FastifyRequest;
   reply: FastifyReply;
   services: ManagementServices;
+  /** The body's bytes exactly as received, for routes declared with rawBody (signature checks). */
+  rawBody: Buffer | undefined;
 }
 
 export interface RouteDefinition<Params, Query, Body, Auth extends RouteAuth> {
@@ -48,6 +50,8 @@ export interface RouteDefinition<Params, Query, Body, Auth extends RouteAuth> {
   body?: z.ZodType<Body>;
   /** The success response body; omitted for 204. */
   response?: z.ZodType;
+  /** Keep the body's bytes as received (a signature over them is checked); it is still parsed and validated. */
+  rawBody?: boolean;
   status?: 200 | 201 | 204;
   handle(context: RouteContext<Params, Query, Body, Auth>): Promise<unknown>;
 }
@@ -75,69 +79,78 @@ function containsNul(value: unknown): boolean {
 /** Turns the first zod issue into the OpenAI-style 400, naming the parameter. */
 function parseInput<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
   if (!schema) return (where === 'body' ? undefined : {}) as T;
-  if (containsNul(value)) throw invalidRequest(`The ${where} must not contain NUL characters.`, null, 'invalid_value');
+  if (containsNul(value)) throw apiError('invalid_value', `The ${where} must not contain NUL characters.`);
   const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue?.path.map(String).join('.') ?? '';
-  if (where === 'body' && value === undefined)
-    throw invalidRequest('This request needs a JSON body.', null, 'missing_body');
+  if (where === 'body' && value === undefined) throw apiError('missing_body', 'This request needs a JSON body.');
   const unknownKeys = issue?.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-  throw invalidRequest(
-    `Invalid ${where}${path ? ` field '${path}'` : ''}: ${issue?.message ?? 'invalid value'}${unknownKeys}`,
-    path || null,
+  throw apiError(
     'invalid_value',
+    `Invalid ${where}${path ? ` field '${path}'` : ''}: ${issue?.message ?? 'invalid value'}${unknownKeys}`,
+    { param: path || null },
   );
 }
 
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[], services: ManagementServices): void {
-  for (const route of routes) {
-    app.route({
-      method: route.method,
-      url: route.path,
-      handler: async (request, reply) => {
-        // Everything under /api is private to its caller: no shared cache may keep it.
-        reply.header('cache-control', 'no-store');
-        // A browser marks requests another site made it send; nothing legitimate on /api comes from another site.
-        if (request.headers['sec-fetch-site'] === 'cross-site') {
-          throw forbidden('Cross-site requests are not accepted.', 'cross_site_request');
-        }
-        const caller = await resolveCaller(request, services);
-        if (route.auth !== 'public' && !caller) throw notSignedIn();
-        if (route.auth === 'session' && caller?.via !== 'session') {
-          throw forbidden('This can only be done from a signed-in console session, not with a token.', 'session_only');
-        }
-        if (caller?.via === 'session' && !safeMethods.has(request.method)) {
-          const presented = request.headers['x-csrf-token'];
-          if (
-            caller.sessionId === undefined ||
-            !isValidCsrfToken(caller.sessionId, services.secret, Array.isArray(presented) ? presented[0] : presented)
-          ) {
-            throw forbidden(
-              'Missing or invalid x-csrf-token header (get the token from GET /api/session).',
-              'csrf_token_invalid',
-            );
-          }
-        }
-        // JSON only: a plain-text or form body (which a cross-site form could send without a preflight) is refused.
-        const contentType = request.headers['content-type'];
-        if (request.body !== undefined && !/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
-          throw new ApiError({
-            status: 415,
-            type: 'invalid_request_error',
-            code: 'unsupported_media_type',
-            message: 'Send the body as JSON, with Content-Type: application/json.',
-          });
-        }
-        const params = parseInput(route.params, request.params, 'path parameter');
-        const query = parseInput(route.query, request.query, 'query parameter');
-        const body = parseInput(route.body, request.body, 'body');
-        const result = await route.handle({ caller, params, query, body, request, reply, services });
-        if (route.status === 204) return reply.code(204).send();
-        return reply.code(route.status ?? 200).send(result);
-      },
-    });
+  const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+  const handlerOf = (route: AnyRoute) => async (request: FastifyRequest, reply: FastifyReply) => {
+    // Everything under /api is private to its caller: no shared cache may keep it.
+    reply.header('cache-control', 'no-store');
+    // A browser marks requests another site made it send; nothing legitimate on /api comes from another site.
+    if (request.headers['sec-fetch-site'] === 'cross-site') {
+      throw apiError('cross_site_request', 'Cross-site requests are not accepted.');
+    }
+    const caller = await resolveCaller(request, services);
+    if (route.auth !== 'public' && !caller) throw notSignedIn();
+    if (route.auth === 'session' && caller?.via !== 'session') {
+      throw apiError('session_only', 'This can only be done from a signed-in console session, not with a token.');
+    }
+    if (caller?.via === 'session' && !safeMethods.has(request.method)) {
+      const presented = request.headers['x-csrf-token'];
+      if (
+        caller.sessionId === undefined ||
+        !isValidCsrfToken(caller.sessionId, services.secret, Array.isArray(presented) ? presented[0] : presented)
+      ) {
+        throw apiError(
+          'csrf_token_invalid',
+          'Missing or invalid x-csrf-token header (get the token from GET /api/session).',
+        );
+      }
+    }
+    // JSON only: a plain-text or form body (which a cross-site form could send without a preflight) is refused.
+    const contentType = request.headers['content-type'];
+    if (request.body !== undefined && !/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
+      throw apiError('unsupported_media_type', 'Send the body as JSON, with Content-Type: application/json.');
+    }
+    const params = parseInput(route.params, request.params, 'path parameter');
+    const query = parseInput(route.query, request.query, 'query parameter');
+    const body = parseInput(route.body, request.body, 'body');
+    const rawBody = rawBodies.get(request);
+    const result = await route.handle({ caller, params, query, body, request, reply, services, rawBody });
+    if (route.status === 204) return reply.code(204).send();
+    return reply.code(route.status ?? 200).send(result);
+  };
+
+  for (const route of routes.filter((candidate) => !candidate.rawBody)) {
+    app.route({ method: route.method, url: route.path, handler: handlerOf(route) });
   }
+  const rawRoutes = routes.filter((candidate) => candidate.rawBody);
+  if (rawRoutes.length === 0) return;
+  // A scope of their own, whose JSON parser also keeps the bytes (the other routes keep Fastify's parser).
+  void app.register(async (scope) => {
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      const bytes = body as Buffer;
+      rawBodies.set(request, bytes);
+      try {
+        done(null, bytes.length === 0 ? undefined : JSON.parse(bytes.toString('utf8')));
+      } catch {
+        done(apiError('invalid_json', 'The body is not valid JSON.'), undefined);
+      }
+    });
+    for (const route of rawRoutes) scope.route({ method: route.method, url: route.path, handler: handlerOf(route) });
+  });
 }

@@ -19,6 +19,13 @@ export const userSchema = z.object({
   hasPassword: z.boolean(),
   createdAt: isoTime,
   lastSignInAt: isoTime.nullable(),
+  createdByInvitation: z
+    .object({ accountId: id('acct'), invitedBy: z.string().nullable().describe('user id of the inviter') })
+    .nullable()
+    .describe(
+      "set while the login is tied to the account whose owner's invitation created it; an operator confirms it " +
+        'before trusting it elsewhere',
+    ),
 });
 
 export const membershipSchema = z.object({
@@ -36,6 +43,12 @@ export const sessionSchema = z.object({
   /** Send it back in the x-csrf-token header of every POST, PATCH and DELETE made with the session cookie. */
   csrfToken: z.string().describe('send back in the x-csrf-token header of state-changing requests'),
   expiresAt: isoTime,
+});
+
+export const passwordChangedSchema = z.object({
+  sessionsEnded: z.number().int().describe('other console sessions of the user that were ended'),
+  managementTokensRevoked: z.number().int().describe("the user's management tokens that were revoked"),
+  message: z.string(),
 });
 
 /** Limits set on an account or key; a field left out follows the configured defaults, null removes that limit. */
@@ -76,6 +89,18 @@ export const apiKeySchema = z.object({
   revokedAt: isoTime.nullable(),
   replacedBy: z.string().nullable(),
   limits: limitsSchema,
+  operatorLimits: limitsSchema.describe(
+    'the limits an operator set on the key: an account owner may set lower values, never higher ones or none',
+  ),
+  limitsSetBy: z
+    .partialRecord(
+      z.enum(['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests', 'dailyBudgetUsd', 'monthlyBudgetUsd']),
+      z.object({
+        role: z.enum(['operator', 'owner']),
+        userId: z.string().nullable().describe('null: the operator at the command line'),
+      }),
+    )
+    .describe('who set each limit of the key last'),
 });
 
 export const createdKeySchema = apiKeySchema.extend({
@@ -227,7 +252,9 @@ export const invitationPreviewSchema = z.object({
   accountName: z.string(),
   role: roleSchema,
   expiresAt: isoTime,
-  existingUser: z.boolean().describe('true: confirm your password; false: choose one'),
+  signedInAsInvitee: z
+    .boolean()
+    .describe('true: the caller is signed in as the invited address and may accept without a password'),
 });
 
 export const managementTokenSchema = z.object({
@@ -254,6 +281,7 @@ export type UserView = z.infer<typeof userSchema>;
 export type UserWithMemberships = z.infer<typeof userWithMembershipsSchema>;
 export type Membership = z.infer<typeof membershipSchema>;
 export type SessionView = z.infer<typeof sessionSchema>;
+export type PasswordChangedView = z.infer<typeof passwordChangedSchema>;
 export type AccountView = z.infer<typeof accountSchema>;
 export type ApiKeyView = z.infer<typeof apiKeySchema>;
 export type CreatedKeyView = z.infer<typeof createdKeySchema>;

@@ -2,7 +2,8 @@ import type { ModelCatalog } from '../../access/policy.js';
 import type { Config } from '../../config/schema.js';
 import type { DatabaseHandle } from '../../db/connect.js';
 import type { Logger } from '../../observability/logger.js';
-import type { SignInLimiter } from '../../users/sign-in-limiter.js';
+import type { GitHubSigningKeys } from '../../secret-scanning/github-keys.js';
+import type { SignInThrottle } from '../../users/sign-in-throttle.js';
 
 /** Everything the management API needs, built once in main.ts and passed down. */
 export interface ManagementServices {
@@ -11,7 +12,8 @@ export interface ManagementServices {
   catalog: ModelCatalog;
   /** The server secret (the same one keys are HMAC-ed with); here it derives CSRF tokens. */
   secret: Buffer;
-  signInLimiter: SignInLimiter;
+  /** Slows password guessing per (client address, user); shared through Redis when Redis is configured. */
+  signInThrottle: SignInThrottle;
   logger: Logger;
   /** Called after a change to keys or account access, so this process's key cache drops it at once. */
   onAccessChanged(): void;
@@ -20,4 +22,6 @@ export interface ManagementServices {
    * password" and response times do not reveal which addresses have accounts.
    */
   decoyPasswordHash: Promise<string>;
+  /** GitHub's secret-scanning signing keys; undefined when secret_scanning.enabled is false. */
+  secretScanningKeys: GitHubSigningKeys | undefined;
 }

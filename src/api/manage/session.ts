@@ -2,13 +2,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../../access/account-access.js';
 import { findUserByEmail, listMembershipsOfUser, type UserRow, updateUser } from '../../db/repositories/users.js';
-import { ApiError, forbidden, unauthorized } from '../../server/errors.js';
+import { type ApiError, apiError } from '../../errors/api-error.js';
 import { needsRehash, verifyPassword } from '../../users/password.js';
-import { normaliseEmail, setUserPassword } from '../../users/service.js';
-import { createSession, csrfTokenFor, endOtherSessions, endSession } from '../../users/sessions.js';
+import { changePassword, describePasswordChange, rehashPassword } from '../../users/password-change.js';
+import { normaliseEmail } from '../../users/service.js';
+import { createSession, csrfTokenFor, endSession } from '../../users/sessions.js';
 import { clearSessionCookie, clientAddress, readCookie, sessionCookieName, setSessionCookie } from './cookies.js';
 import { defineRoute } from './route.js';
-import { type Membership, type SessionView, sessionSchema } from './schemas.js';
+import { type Membership, passwordChangedSchema, type SessionView, sessionSchema } from './schemas.js';
 import type { ManagementServices } from './services.js';
 
 /** Signing in and out of the console, the current session, and changing one's own password. */
@@ -54,20 +55,21 @@ export async function startSession(
 }
 
 export function tooManyAttempts(retryAfterSeconds: number): ApiError {
-  return new ApiError({
-    status: 429,
-    type: 'rate_limit_error',
-    code: 'too_many_sign_in_attempts',
-    message: `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
-    headers: { 'retry-after': String(retryAfterSeconds) },
-  });
+  const wait =
+    retryAfterSeconds < 120
+      ? `${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`
+      : `${Math.ceil(retryAfterSeconds / 60)} minutes`;
+  return apiError(
+    'too_many_sign_in_attempts',
+    `Too many failed sign-in attempts from your address. Try again in ${wait}.`,
+    { headers: { 'retry-after': String(retryAfterSeconds) } },
+  );
 }
 
-const invalidCredentials = () =>
-  unauthorized('The e-mail address or the password is not correct.', 'invalid_credentials');
+const invalidCredentials = () => apiError('invalid_credentials', 'The e-mail address or the password is not correct.');
 
 function sessionIdOf(caller: Caller): string {
-  if (caller.sessionId === undefined) throw forbidden('This needs a console session.', 'session_only');
+  if (caller.sessionId === undefined) throw apiError('session_only', 'This needs a console session.');
   return caller.sessionId;
 }
 
@@ -101,8 +103,9 @@ export const sessionRoutes = [
     tag: 'Session',
     summary: 'Sign in with e-mail address and password; sets the session cookie',
     description:
-      'Failed attempts are limited per e-mail address and per client address (console.sign_in_max_failures per ' +
-      'console.sign_in_window); past the limit the answer is 429 with retry-after.',
+      'Failed attempts are throttled per (client address, e-mail address): after console.sign_in_max_failures, each ' +
+      'further attempt from that client must wait twice as long as the one before (429 with retry-after). Attempts ' +
+      'from other addresses are not affected. A disabled user gets the same answer as a wrong password.',
     auth: 'public',
     access: 'anyone',
     body: z.strictObject({ email: z.string().max(320), password: z.string().max(4096) }),
@@ -110,19 +113,20 @@ export const sessionRoutes = [
     handle: async ({ body, services, request, reply }) => {
       const email = normaliseEmail(body.email);
       const address = clientAddress(request, services);
-      const wait = services.signInLimiter.retryAfterSeconds(email, address);
+      const throttle = services.signInThrottle;
+      const wait = await throttle.retryAfterSeconds(email, address);
       if (wait > 0) throw tooManyAttempts(wait);
       const user = await findUserByEmail(services.database.db, email);
       const hash = user?.password_hash ?? (await services.decoyPasswordHash);
       const matches = await verifyPassword(body.password, hash);
-      if (!user || user.password_hash === null || !matches) {
-        services.signInLimiter.recordFailure(email, address);
-        services.logger.info({ email, address }, 'console sign-in failed');
+      // A disabled user is told nothing more than a wrong password would tell: the password is checked all the same.
+      if (!user || user.password_hash === null || !matches || user.disabled === 1) {
+        await throttle.recordFailure(email, address);
+        services.logger.info({ email, address, disabled: user?.disabled === 1 }, 'console sign-in failed');
         throw invalidCredentials();
       }
-      services.signInLimiter.recordSuccess(email);
-      if (user.disabled === 1) throw forbidden('This user is disabled; ask the operator.', 'user_disabled');
-      if (needsRehash(user.password_hash)) await setUserPassword(services.database.db, user.id, body.password);
+      await throttle.recordSuccess(email, address);
+      if (needsRehash(user.password_hash)) await rehashPassword(services.database.db, user.id, body.password);
       return startSession(services, request, reply, user);
     },
   }),
@@ -146,23 +150,29 @@ export const sessionRoutes = [
     method: 'POST',
     path: '/api/session/password',
     tag: 'Session',
-    summary: "Change one's own password; every other session of the user ends",
+    summary: "Change one's own password; every other session ends and every management token is revoked",
+    description:
+      'Whoever knew the old password may have made a management token with it: all of your tokens stop working, ' +
+      'so scripts need new ones. The response says how many sessions ended and tokens were revoked.',
     auth: 'session',
     access: 'signed-in',
     body: z.strictObject({ currentPassword: z.string().max(4096), newPassword: z.string().max(4096) }),
-    status: 204,
+    response: passwordChangedSchema,
     handle: async ({ caller, body, services, request }) => {
       const db = services.database.db;
       const address = clientAddress(request, services);
-      const wait = services.signInLimiter.retryAfterSeconds(caller.email, address);
+      const wait = await services.signInThrottle.retryAfterSeconds(caller.email, address);
       if (wait > 0) throw tooManyAttempts(wait);
       const user = await findUserByEmail(db, caller.email);
       if (!user?.password_hash || !(await verifyPassword(body.currentPassword, user.password_hash))) {
-        services.signInLimiter.recordFailure(caller.email, address);
-        throw unauthorized('The current password is not correct.', 'invalid_credentials');
+        await services.signInThrottle.recordFailure(caller.email, address);
+        throw apiError('invalid_credentials', 'The current password is not correct.');
       }
-      await setUserPassword(db, user.id, body.newPassword);
-      await endOtherSessions(db, user.id, sessionIdOf(caller));
+      const changed = await changePassword(db, user, body.newPassword, { keepSessionId: sessionIdOf(caller) });
+      return {
+        ...changed,
+        message: `Password changed; ${describePasswordChange(changed, 'other sessions')}.`,
+      };
     },
   }),
 ];

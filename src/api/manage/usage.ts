@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { authorizeAccount } from '../../access/account-access.js';
-import { invalidRequest } from '../../server/errors.js';
+import { apiError } from '../../errors/api-error.js';
 import { bucketSizes, buildUsageReport } from '../../usage/usage-report.js';
 import { timeParam } from './query-params.js';
 import { defineRoute } from './route.js';
@@ -47,13 +47,14 @@ export const usageRoutes = [
       const offsetMs = query.tzOffsetMinutes * 60_000;
       const to = query.to ?? Date.now();
       const from = query.from ?? to - defaultSpans[query.bucket];
-      if (from >= to) throw invalidRequest('from must be earlier than to', 'from');
+      if (from >= to) throw apiError('invalid_request', 'from must be earlier than to', { param: 'from' });
       const firstBucket = Math.floor((from + offsetMs) / bucketMs);
       const endBucket = Math.ceil((to + offsetMs) / bucketMs);
       if (endBucket - firstBucket > maximumBuckets[query.bucket]) {
-        throw invalidRequest(
+        throw apiError(
+          'invalid_request',
           `at most ${maximumBuckets[query.bucket]} ${query.bucket} buckets per request; narrow the range or use day buckets`,
-          'from',
+          { param: 'from' },
         );
       }
       return buildUsageReport(db, {

@@ -81,19 +81,37 @@ export const userRoutes = [
     path: '/api/users/:userId',
     tag: 'Users',
     summary: 'Make a user admin or not, disable or enable them (admin); the last active admin stays',
-    description: "A disabled user's sessions and management tokens stop working at their next request.",
+    description:
+      "A disabled user's sessions and management tokens stop working at their next request. Making admin a login " +
+      "that an account owner's invitation created (createdByInvitation) is refused with 409 " +
+      'login_created_by_invitation unless confirmInvitedLogin is true.',
     auth: 'user',
     access: 'admin',
     params: userParams,
     body: z
-      .strictObject({ admin: z.boolean().optional(), disabled: z.boolean().optional() })
-      .refine((body) => Object.keys(body).length > 0, 'give admin or disabled'),
+      .strictObject({
+        admin: z.boolean().optional(),
+        disabled: z.boolean().optional(),
+        confirmInvitedLogin: z
+          .boolean()
+          .optional()
+          .describe("true: you checked who holds a login an account owner's invitation created"),
+      })
+      .refine((body) => body.admin !== undefined || body.disabled !== undefined, 'give admin or disabled'),
     response: userWithMembershipsSchema,
     handle: async ({ caller, params, body, services }) => {
       requireAdmin(caller);
       const db = services.database.db;
       const row = await requireUser(db, params.userId);
-      const user = await setUserFlags(db, row.id, body);
+      const user = await setUserFlags(
+        db,
+        row.id,
+        { admin: body.admin, disabled: body.disabled },
+        {
+          confirmInvitedLogin: body.confirmInvitedLogin === true,
+          howToConfirm: 'confirm it (confirmInvitedLogin: true)',
+        },
+      );
       return { ...user, memberships: (await withMemberships(services, [row.id])).get(row.id) ?? [] };
     },
   }),

@@ -45,6 +45,11 @@ export async function findKeyByHmac(db: Kysely<Database>, hmac: string): Promise
     .executeTakeFirst();
 }
 
+/** The key row whose HMAC this is (to find a key by its value without storing the value). */
+export async function findKeyRowByHmac(db: Kysely<Database>, hmac: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('hmac', '=', hmac).executeTakeFirst();
+}
+
 export async function findKeyById(db: Kysely<Database>, id: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -62,7 +67,12 @@ export async function listKeysOfAccount(db: Kysely<Database>, accountId: string)
 export async function updateApiKey(
   db: Kysely<Database>,
   id: string,
-  changes: Partial<Pick<ApiKeyRow, 'revoked_at' | 'expires_at' | 'replaced_by' | 'allowed_models' | 'limits'>>,
+  changes: Partial<
+    Pick<
+      ApiKeyRow,
+      'revoked_at' | 'expires_at' | 'replaced_by' | 'allowed_models' | 'limits' | 'operator_limits' | 'limits_set_by'
+    >
+  >,
 ): Promise<void> {
   await db.updateTable('api_keys').set(changes).where('id', '=', id).execute();
 }

@@ -37,3 +37,14 @@ export async function updateManagementToken(
 ): Promise<void> {
   await db.updateTable('management_tokens').set(changes).where('id', '=', id).execute();
 }
+
+/** Revokes every token of a user that is not revoked yet; returns how many were. */
+export async function revokeManagementTokensOfUser(db: Kysely<Database>, userId: string, at: number): Promise<number> {
+  const result = await db
+    .updateTable('management_tokens')
+    .set({ revoked_at: at })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -20,10 +20,11 @@ export async function deleteSession(db: Kysely<Database>, id: string): Promise<v
 }
 
 /** Ends every session of a user but one (after a password change: other devices must sign in again). */
-export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string, except?: string): Promise<void> {
+export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string, except?: string): Promise<number> {
   let query = db.deleteFrom('sessions').where('user_id', '=', userId);
   if (except !== undefined) query = query.where('id', '!=', except);
-  await query.execute();
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 export async function deleteExpiredSessions(db: Kysely<Database>, now: number): Promise<void> {

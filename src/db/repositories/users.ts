@@ -34,7 +34,16 @@ export async function updateUser(
   db: Kysely<Database>,
   id: string,
   changes: Partial<
-    Pick<UserRow, 'password_hash' | 'is_admin' | 'disabled' | 'last_sign_in_at' | 'password_changed_at'>
+    Pick<
+      UserRow,
+      | 'password_hash'
+      | 'is_admin'
+      | 'disabled'
+      | 'last_sign_in_at'
+      | 'password_changed_at'
+      | 'invitation_account_id'
+      | 'invitation_inviter_id'
+    >
   >,
 ): Promise<void> {
   await db.updateTable('users').set(changes).where('id', '=', id).execute();

@@ -1,8 +1,9 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
 import type { CancelSignal } from '../../server/cancellation.js';
-import type { UpstreamHeaders, UpstreamResponse } from '../../upstream/client.js';
-import { malformed, parseJsonObject, postForBody, postUpstream, sseEvents, type UpstreamPost } from '../http.js';
-import type { CompletionResult, Provider, ProviderCall, ProviderDependencies, StreamItem } from '../provider.js';
+import type { UpstreamResponse } from '../../upstream/client.js';
+import { malformed, parseJsonObject, sseEvents } from '../http.js';
+import { createHttpProvider } from '../http-provider.js';
+import type { Provider, ProviderDependencies, StreamItem } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
 import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
@@ -31,54 +32,51 @@ export function createAnthropicProvider(
   config: ProviderConfigOf<'anthropic'>,
   dependencies: ProviderDependencies,
 ): Provider {
-  const url = new URL(config.baseUrl);
-  const origin = url.origin;
-  const path = `${url.pathname.replace(/\/+$/, '')}/messages`;
-  const parseError = (status: number, headers: UpstreamHeaders, text: string) =>
-    parseAnthropicError(config.name, status, headers, text);
-
-  function post(call: ProviderCall, stream: boolean): UpstreamPost {
-    const body = convertRequest(stripSignatures(call.request), {
-      upstreamModel: call.model.upstreamModel,
-      maxOutputTokens: call.model.maxOutputTokens,
-      stream,
-    });
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: stream ? 'text/event-stream' : 'application/json',
-      'anthropic-version': config.version,
-      ...config.headers,
-    };
-    if (config.beta.length > 0) headers['anthropic-beta'] = config.beta.join(',');
-    if (config.apiKey) headers['x-api-key'] = config.apiKey;
-    return {
-      origin,
-      path,
-      headers,
-      body: JSON.stringify(body),
-      signal: call.signal,
-      timeouts: call.timeouts,
-      maxConnections: config.maxConnections,
-    };
-  }
-
-  return {
-    name: config.name,
-    type: config.type,
-    unsupportedParameters,
-
-    async complete(call: ProviderCall): Promise<CompletionResult> {
-      return postForBody(dependencies.upstream, config.name, post(call, false), parseError, (bytes) => {
+  return createHttpProvider(
+    {
+      settings: config,
+      parseError: parseAnthropicError,
+      unsupportedParameters,
+      request(call, stream, basePath) {
+        const body = convertRequest(stripSignatures(call.request), {
+          upstreamModel: call.model.upstreamModel,
+          maxOutputTokens: call.model.maxOutputTokens,
+          stream,
+        });
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          accept: stream ? 'text/event-stream' : 'application/json',
+          'anthropic-version': config.version,
+          ...config.headers,
+        };
+        if (config.beta.length > 0) headers['anthropic-beta'] = config.beta.join(',');
+        if (config.apiKey) headers['x-api-key'] = config.apiKey;
+        return { path: `${basePath}/messages`, headers, body: JSON.stringify(body) };
+      },
+      readCompletion(bytes) {
         const body = parseJsonObject(config.name, bytes.toString('utf8'));
         if (body.type === 'error') throw anthropicStreamError(config.name, body);
         if (!Array.isArray(body.content)) throw malformed(config.name, 'a response without content');
         return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
-      });
+      },
+      readStream: (response, call) => translateStream(config.name, call.model.upstreamModel, response, call.signal),
+      // Messages requests from Anthropic clients go as they came, with the client's protocol headers and our key.
+      forwarding: {
+        apis: ['messages', 'messages/count_tokens'],
+        headers(call) {
+          const beta = call.headers['anthropic-beta'] ?? (config.beta.length > 0 ? config.beta.join(',') : undefined);
+          const headers: Record<string, string> = {
+            'content-type': 'application/json',
+            accept: call.stream ? 'text/event-stream' : 'application/json',
+            'anthropic-version': call.headers['anthropic-version'] ?? config.version,
+            ...config.headers,
+          };
+          if (beta) headers['anthropic-beta'] = beta;
+          if (config.apiKey) headers['x-api-key'] = config.apiKey;
+          return headers;
+        },
+      },
     },
-
-    async stream(call: ProviderCall) {
-      const response = await postUpstream(dependencies.upstream, config.name, post(call, true), parseError);
-      return translateStream(config.name, call.model.upstreamModel, response, call.signal);
-    },
-  };
+    dependencies,
+  );
 }

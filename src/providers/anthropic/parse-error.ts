@@ -1,4 +1,4 @@
-import type { ApiError } from '../../server/errors.js';
+import type { ApiError } from '../../errors/api-error.js';
 import { mapUpstreamError, readRetryAfter } from '../upstream-error.js';
 
 /**
@@ -54,7 +54,12 @@ function readError(body: unknown): { type?: string; message?: string } {
   };
 }
 
-function toApiError(providerName: string, status: number, body: unknown, retryAfter: number | undefined): ApiError {
+function errorFromAnthropic(
+  providerName: string,
+  status: number,
+  body: unknown,
+  retryAfter: number | undefined,
+): ApiError {
   const { type, message } = readError(body);
   return mapUpstreamError(providerName, {
     status,
@@ -74,10 +79,10 @@ export function parseAnthropicError(providerName: string, status: number, header
     const trimmed = text.trim();
     body = { error: { message: trimmed ? `non-JSON error body: ${trimmed.slice(0, 200)}` : undefined } };
   }
-  return toApiError(providerName, status, body, readRetryAfter(headers));
+  return errorFromAnthropic(providerName, status, body, readRetryAfter(headers));
 }
 
 /** An `error` event in the middle of a stream (e.g. overloaded_error), with the status its type would have had. */
 export function anthropicStreamError(providerName: string, data: unknown): ApiError {
-  return toApiError(providerName, statusOfType(readError(data).type), data, undefined);
+  return errorFromAnthropic(providerName, statusOfType(readError(data).type), data, undefined);
 }

@@ -1,4 +1,4 @@
-import type { ApiError } from '../../server/errors.js';
+import type { ApiError } from '../../errors/api-error.js';
 import { mapUpstreamError, readRetryAfter } from '../upstream-error.js';
 
 /**
@@ -37,7 +37,7 @@ function isInvalidKey(error: GoogleError): boolean {
   return (error.details ?? []).some((detail) => detail?.reason === 'API_KEY_INVALID');
 }
 
-function toApiError(providerName: string, status: number, error: GoogleError, headers: Headers): ApiError {
+function errorFromGemini(providerName: string, status: number, error: GoogleError, headers: Headers): ApiError {
   const message = typeof error.message === 'string' ? error.message : undefined;
   const effectiveStatus = isInvalidKey(error) ? 401 : status;
   const contextExceeded = message !== undefined && /exceeds the maximum number of tokens/i.test(message);
@@ -58,12 +58,12 @@ export function parseGeminiError(providerName: string, status: number, headers: 
     const trimmed = text.trim();
     body = { error: { message: trimmed ? `non-JSON error body: ${trimmed.slice(0, 200)}` : undefined } };
   }
-  return toApiError(providerName, status, readError(body), headers);
+  return errorFromGemini(providerName, status, readError(body), headers);
 }
 
 /** An `{"error":…}` object sent inside a stream or a 200 body; its `code` is the HTTP status it stands for. */
 export function geminiErrorInBody(providerName: string, body: unknown): ApiError {
   const error = readError(body);
   const status = typeof error.code === 'number' && error.code >= 400 ? error.code : 500;
-  return toApiError(providerName, status, error, {});
+  return errorFromGemini(providerName, status, error, {});
 }

@@ -1,6 +1,6 @@
 import type { ChatHistoryItem, LlamaGrammar, Token } from 'node-llama-cpp';
 import type { LocalProviderConfig } from '../../config/schema.js';
-import { ApiError } from '../../server/errors.js';
+import { ApiError, apiError } from '../../errors/api-error.js';
 import type { ProviderCall } from '../provider.js';
 import { EventChannel } from './event-channel.js';
 import { type GenerationOptions, readGenerationOptions } from './generation-options.js';
@@ -34,13 +34,11 @@ export interface PreparedGeneration {
 const penaltyWindowTokens = 256;
 
 function contextLengthExceeded(contextSize: number, promptTokens: number): ApiError {
-  return new ApiError({
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'context_length_exceeded',
-    param: 'messages',
-    message: `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
-  });
+  return apiError(
+    'context_length_exceeded',
+    `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+    { param: 'messages' },
+  );
 }
 
 async function buildGrammar(runtime: LocalRuntime, options: GenerationOptions): Promise<LlamaGrammar | undefined> {
@@ -50,13 +48,11 @@ async function buildGrammar(runtime: LocalRuntime, options: GenerationOptions): 
   try {
     return await runtime.llama.createGrammarForJsonSchema(format.schema as never);
   } catch (error) {
-    throw new ApiError({
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'invalid_value',
-      param: 'response_format.json_schema.schema',
-      message: `The JSON schema cannot be enforced by the local model: ${error instanceof Error ? error.message : String(error)}`,
-    });
+    throw apiError(
+      'invalid_value',
+      `The JSON schema cannot be enforced by the local model: ${error instanceof Error ? error.message : String(error)}`,
+      { param: 'response_format.json_schema.schema' },
+    );
   }
 }
 
@@ -83,23 +79,16 @@ export async function prepareGeneration(
 /** Why a generation ended early, as the client (or the request log) should see it. */
 function abortError(reason: unknown): ApiError {
   if (reason instanceof ApiError) return reason;
-  return new ApiError({
-    status: 499,
-    type: 'invalid_request_error',
-    code: 'client_closed_request',
-    message: 'The request was cancelled.',
-  });
+  return apiError('client_closed_request', 'The request was cancelled.');
 }
 
 function generationFailed(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  return new ApiError({
-    status: 500,
-    type: 'server_error',
-    code: 'local_generation_failed',
-    message: `The local model failed while generating: ${error instanceof Error ? error.message : String(error)}`,
-    cause: error,
-  });
+  return apiError(
+    'local_generation_failed',
+    `The local model failed while generating: ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
+import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
-import { ApiError } from '../../server/errors.js';
 
 /**
  * The sampling and stopping settings of one request, read from the OpenAI fields. A request that sets neither
@@ -34,11 +34,11 @@ export const localSamplingDefaults = { temperature: 0.8, topP: 0.95, topK: 40, m
 const openAiSamplingDefaults = { temperature: 1, topP: 1, topK: 0, minP: 0 } as const;
 
 function unsupportedParameter(message: string, param: string): ApiError {
-  return new ApiError({ status: 400, type: 'invalid_request_error', code: 'unsupported_parameter', param, message });
+  return apiError('unsupported_parameter', message, { param });
 }
 
 function invalidValue(message: string, param: string): ApiError {
-  return new ApiError({ status: 400, type: 'invalid_request_error', code: 'invalid_value', param, message });
+  return apiError('invalid_value', message, { param });
 }
 
 const numberOr = (value: unknown, fallback: number): number => (typeof value === 'number' ? value : fallback);

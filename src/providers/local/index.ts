@@ -1,5 +1,5 @@
 import type { LocalProviderConfig } from '../../config/schema.js';
-import { ApiError } from '../../server/errors.js';
+import { ApiError } from '../../errors/api-error.js';
 import type {
   CompletionResult,
   Provider,

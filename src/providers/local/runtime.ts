@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { Llama, LlamaChat, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 import type { LocalProviderConfig } from '../../config/schema.js';
+import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { Logger } from '../../observability/logger.js';
-import { ApiError } from '../../server/errors.js';
 import { type ChosenTemplate, chooseChatTemplate } from './chat-template.js';
 import { SlotPool } from './slot-pool.js';
 
@@ -43,11 +43,7 @@ export const howToSupplyModel =
 
 /** 503 for every request while the model cannot be served; retrying will not help, so SDKs are told not to. */
 export function modelUnavailable(providerName: string, reason: string): ApiError {
-  return new ApiError({
-    status: 503,
-    type: 'server_error',
-    code: 'model_unavailable',
-    message: `The local model of provider "${providerName}" is not available: ${reason}`,
+  return apiError('model_unavailable', `The local model of provider "${providerName}" is not available: ${reason}`, {
     headers: { 'x-should-retry': 'false' },
   });
 }
@@ -106,6 +102,7 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
     }
     const pool = new SlotPool(slots, {
       queueSize: config.queueSize,
+      queuePerAccount: config.queuePerAccount,
       queueTimeoutMs: config.queueTimeoutMs,
       modelName: config.name,
     });

@@ -1,11 +1,16 @@
+import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { CancelSignal } from '../../server/cancellation.js';
-import { ApiError } from '../../server/errors.js';
+import { FairQueue } from './fair-queue.js';
 
 /**
- * A fixed set of generation slots (one per context sequence) and a bounded line of requests waiting for one.
+ * A fixed set of generation slots (one per context sequence) and a bounded queue of requests waiting for one.
  * A local model has a hard concurrency limit, so the queue must be bounded: an unbounded one turns overload into
- * ever-growing latency and memory instead of a clear answer. When the line is full, or a request waited longer than
- * the queue timeout, the caller gets 503 with a retry-after estimated from how long slots are actually held.
+ * ever-growing latency and memory instead of a clear answer. Each account waits in a lane of its own and the lanes
+ * are served in turn (fair-queue.ts), so a flood from one account slows that account, not the others. An account
+ * may have `queuePerAccount` requests waiting; when the whole queue (`queueSize`) is full, a newcomer with fewer
+ * waiting than the longest lane takes the place of that lane's newest request. The one refused (its lane full, or
+ * the longest) gets 503 with a retry-after estimated from how long slots are actually held; so does a request that
+ * waited longer than the queue timeout.
  */
 
 export interface SlotLease<Slot> {
@@ -19,6 +24,8 @@ export interface SlotLease<Slot> {
 export interface SlotPoolOptions {
   /** Requests allowed to wait for a slot; 0 means "answer 503 as soon as every slot is busy". */
   queueSize: number;
+  /** Requests one account may have waiting (its lane); at most `queueSize`. */
+  queuePerAccount: number;
   queueTimeoutMs: number;
   /** Named in error messages. */
   modelName: string;
@@ -26,6 +33,7 @@ export interface SlotPoolOptions {
 
 interface Waiter<Slot> {
   owner: string | undefined;
+  lane: string;
   resolve(lease: SlotLease<Slot>): void;
   reject(error: unknown): void;
   cleanup(): void;
@@ -37,7 +45,7 @@ const maxRetryAfterSeconds = 60;
 
 export class SlotPool<Slot> {
   private readonly free: Slot[];
-  private readonly waiters: Waiter<Slot>[] = [];
+  private readonly waiters = new FairQueue<Waiter<Slot>>();
   private readonly owners = new Map<Slot, string | undefined>();
   private averageHoldMs = 2000;
   private closedWith: ApiError | undefined;
@@ -58,12 +66,20 @@ export class SlotPool<Slot> {
   }
 
   get waiting(): number {
-    return this.waiters.length;
+    return this.waiters.size;
   }
 
-  /** Seconds a client should wait before retrying, from the observed hold times and the line ahead of it. */
-  retryAfterSeconds(): number {
-    const rounds = Math.ceil((this.waiters.length + 1) / this.slots.length);
+  /**
+   * Seconds a client should wait before retrying, from the observed hold times and the requests ahead of it: in
+   * its own lane, each of which waits for a turn of every lane.
+   */
+  retryAfterSeconds(owner?: string): number {
+    const size = this.waiters.size;
+    const ahead =
+      owner === undefined
+        ? size
+        : Math.min(size, this.waiters.laneLength(laneOf(owner)) * Math.max(1, this.waiters.activeLanes));
+    const rounds = Math.ceil((ahead + 1) / this.slots.length);
     return Math.min(maxRetryAfterSeconds, Math.max(1, Math.ceil((rounds * this.averageHoldMs) / 1000)));
   }
 
@@ -79,11 +95,13 @@ export class SlotPool<Slot> {
       const [slot] = this.free.splice(own === -1 ? 0 : own, 1);
       if (slot !== undefined) return Promise.resolve(this.lease(slot, owner));
     }
-    if (this.waiters.length >= this.options.queueSize) return Promise.reject(this.overloaded('queue_full'));
+    const lane = laneOf(owner);
+    const refusal = this.makeRoom(lane);
+    if (refusal) return Promise.reject(refusal);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         remove();
-        reject(this.overloaded('queue_timeout'));
+        reject(this.overloaded('queue_timeout', lane));
       }, this.options.queueTimeoutMs);
       const onAbort = () => {
         remove();
@@ -91,6 +109,7 @@ export class SlotPool<Slot> {
       };
       const waiter: Waiter<Slot> = {
         owner,
+        lane,
         resolve,
         reject,
         cleanup: () => {
@@ -100,18 +119,39 @@ export class SlotPool<Slot> {
       };
       const remove = () => {
         waiter.cleanup();
-        const index = this.waiters.indexOf(waiter);
-        if (index !== -1) this.waiters.splice(index, 1);
+        this.waiters.remove(lane, waiter);
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
+      this.waiters.push(lane, waiter);
     });
+  }
+
+  /**
+   * Whether a request of this lane may wait: its lane has room, and so has the queue, or a longer lane gives up its
+   * newest request for it. Returns the refusal otherwise.
+   */
+  private makeRoom(lane: string): ApiError | undefined {
+    const own = this.waiters.laneLength(lane);
+    const perAccount = Math.min(this.options.queuePerAccount, this.options.queueSize);
+    if (own >= perAccount) {
+      // A lane as long as the whole queue is the whole queue.
+      return this.overloaded(perAccount >= this.options.queueSize ? 'queue_full' : 'lane_full', lane);
+    }
+    if (this.waiters.size < this.options.queueSize) return undefined;
+    const longest = this.waiters.longestLane(own + 1);
+    if (longest === undefined) return this.overloaded('queue_full', lane);
+    const displaced = this.waiters.popNewest(longest);
+    if (displaced) {
+      displaced.cleanup();
+      displaced.reject(this.overloaded('displaced', longest));
+    }
+    return undefined;
   }
 
   /** Refuses new requests and fails the waiting ones (shutdown). Slots in use are released by their holders. */
   close(reason: ApiError): void {
     this.closedWith = reason;
-    for (const waiter of this.waiters.splice(0)) {
+    for (const waiter of this.waiters.drain()) {
       waiter.cleanup();
       waiter.reject(reason);
     }
@@ -141,27 +181,29 @@ export class SlotPool<Slot> {
     };
   }
 
-  private overloaded(reason: 'queue_full' | 'queue_timeout'): ApiError {
-    const seconds = this.retryAfterSeconds();
-    const detail =
-      reason === 'queue_full'
-        ? `all ${this.slots.length} generation slots are busy and ${this.options.queueSize} requests are already waiting`
-        : `no generation slot became free within ${Math.round(this.options.queueTimeoutMs / 1000)} s`;
-    return new ApiError({
-      status: 503,
-      type: 'server_error',
-      code: 'model_overloaded',
-      message: `That model is currently overloaded with other requests (${this.options.modelName}: ${detail}). You can retry your request in ${seconds} s.`,
-      headers: { 'retry-after': String(seconds), 'retry-after-ms': String(seconds * 1000) },
-    });
+  private overloaded(reason: 'queue_full' | 'lane_full' | 'displaced' | 'queue_timeout', lane: string): ApiError {
+    const seconds = this.retryAfterSeconds(lane);
+    const waiting = `all ${this.slots.length} generation slots are busy and`;
+    const perAccount = Math.min(this.options.queuePerAccount, this.options.queueSize);
+    const details = {
+      queue_full: `${waiting} ${this.options.queueSize} requests are already waiting`,
+      lane_full: `${waiting} ${perAccount} requests of this account are already waiting, the most one account may queue`,
+      displaced: `${waiting} this account had the most requests waiting when the queue filled up`,
+      queue_timeout: `no generation slot became free within ${Math.round(this.options.queueTimeoutMs / 1000)} s`,
+    };
+    return apiError(
+      'model_overloaded',
+      `That model is currently overloaded with other requests (${this.options.modelName}: ${details[reason]}). You can retry your request in ${seconds} s.`,
+      { headers: { 'retry-after': String(seconds), 'retry-after-ms': String(seconds * 1000) } },
+    );
   }
 }
 
+/** Requests without an owner share one lane. */
+function laneOf(owner: string | undefined): string {
+  return owner ?? '';
+}
+
 export function cancelled(): ApiError {
-  return new ApiError({
-    status: 499,
-    type: 'invalid_request_error',
-    code: 'client_closed_request',
-    message: 'The request was cancelled.',
-  });
+  return apiError('client_closed_request', 'The request was cancelled.');
 }

@@ -1,6 +1,6 @@
 import type { ChatHistoryItem } from 'node-llama-cpp';
+import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { ChatMessage } from '../../openai/types.js';
-import { ApiError } from '../../server/errors.js';
 
 /**
  * OpenAI messages -> node-llama-cpp chat history, which the model's chat template then renders. Only text can be
@@ -9,7 +9,7 @@ import { ApiError } from '../../server/errors.js';
  */
 
 function unsupported(message: string, param: string): ApiError {
-  return new ApiError({ status: 400, type: 'invalid_request_error', code: 'unsupported_content', param, message });
+  return apiError('unsupported_content', message, { param });
 }
 
 /** A message's text: a string, or the text parts of an array joined by newlines. */

@@ -1,5 +1,5 @@
 import type { OpenAiProviderConfig } from '../../config/schema.js';
-import { isJsonWhitespace } from '../../openai/outline-completion.js';
+import { withMemberAppended } from '../../json/json-bytes.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import type { ProviderCall } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
@@ -33,23 +33,6 @@ export function buildOpenAiChatBody(call: ProviderCall): string | Buffer {
 }
 
 const usageRequested = Buffer.from('"stream_options":{"include_usage":true}');
-const comma = Buffer.from(',');
-
-/**
- * The bytes of a JSON object (one that parsed as such, with at least one member) with one more member written before
- * its closing brace; undefined when the bytes do not end as such an object does.
- */
-export function withMemberAppended(object: Buffer, member: Buffer): Buffer | undefined {
-  let close = object.length - 1;
-  while (close >= 0 && isJsonWhitespace(object[close])) close--;
-  if (object[close] !== 0x7d) return undefined;
-  let last = close - 1;
-  while (last >= 0 && isJsonWhitespace(object[last])) last--;
-  // "{}" has no member to follow, and anything else before the brace than a value's end is not an object's end.
-  if (last < 0 || object[last] === 0x7b || object[last] === 0x2c) return undefined;
-  return Buffer.concat([object.subarray(0, close), comma, member, object.subarray(close)]);
-}
-
 /** Request headers, built once per provider: they depend only on its configuration and on streaming or not. */
 export function openAiHeaders(config: OpenAiProviderConfig, stream: boolean): Readonly<Record<string, string>> {
   const headers: Record<string, string> = {

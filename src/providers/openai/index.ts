@@ -1,28 +1,13 @@
 import type { OpenAiProviderConfig } from '../../config/schema.js';
+import type { ApiError } from '../../errors/api-error.js';
 import { outlineCompletion } from '../../openai/outline-completion.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion, Usage } from '../../openai/types.js';
 import type { CancelSignal } from '../../server/cancellation.js';
-import type { ApiError } from '../../server/errors.js';
-import type { UpstreamHeaders, UpstreamResponse } from '../../upstream/client.js';
-import {
-  isEventStream,
-  malformed,
-  parseJsonObject,
-  postForBody,
-  postUpstream,
-  readBody,
-  sseEvents,
-  type UpstreamPost,
-} from '../http.js';
-import type {
-  CompletionResult,
-  Provider,
-  ProviderCall,
-  ProviderDependencies,
-  StreamItem,
-  StreamItems,
-} from '../provider.js';
+import type { UpstreamResponse } from '../../upstream/client.js';
+import { isEventStream, malformed, parseJsonObject, readBody, sseEvents } from '../http.js';
+import { createHttpProvider } from '../http-provider.js';
+import type { CompletionResult, Provider, ProviderDependencies, StreamItem } from '../provider.js';
 import { buildOpenAiChatBody, openAiHeaders } from './build-request.js';
 import { parseOpenAiError } from './parse-error.js';
 
@@ -96,45 +81,26 @@ class OutlinedCompletion implements CompletionResult {
 
 /** Any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp server, Groq, Together, Mistral, DeepSeek, … */
 export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies: ProviderDependencies): Provider {
-  const url = new URL(config.baseUrl);
-  const origin = url.origin;
-  const basePath = url.pathname.replace(/\/+$/, '');
-  const parseError = (status: number, headers: UpstreamHeaders, text: string) =>
-    parseOpenAiError(config.name, status, headers, text);
-
-  const path = `${basePath}/chat/completions`;
+  // Built once per provider: they depend only on its configuration and on streaming or not.
   const jsonHeaders = openAiHeaders(config, false);
   const streamHeaders = openAiHeaders(config, true);
-
-  function post(call: ProviderCall): UpstreamPost {
-    return {
-      origin,
-      path,
-      headers: call.request.stream === true ? streamHeaders : jsonHeaders,
-      body: buildOpenAiChatBody(call),
-      signal: call.signal,
-      timeouts: call.timeouts,
-      maxConnections: config.maxConnections,
-    };
-  }
-
-  return {
-    name: config.name,
-    type: config.type,
-
-    // Not async: building the request cannot throw (the body was parsed and checked already), and one promise fewer.
-    complete(call: ProviderCall): Promise<CompletionResult> {
-      return postForBody(dependencies.upstream, config.name, post(call), parseError, (body) =>
-        completionResult(config.name, body),
-      );
+  return createHttpProvider(
+    {
+      settings: config,
+      parseError: parseOpenAiError,
+      request: (call, stream, basePath) => ({
+        path: `${basePath}/chat/completions`,
+        headers: stream ? streamHeaders : jsonHeaders,
+        body: buildOpenAiChatBody(call),
+      }),
+      readCompletion: (body) => completionResult(config.name, body),
+      async readStream(response, call) {
+        if (isEventStream(response)) return translateStream(config.name, response, call.signal);
+        // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
+        const text = await readBody(config.name, response, call.signal);
+        return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));
+      },
     },
-
-    async stream(call: ProviderCall): Promise<StreamItems> {
-      const response = await postUpstream(dependencies.upstream, config.name, post(call), parseError);
-      if (isEventStream(response)) return translateStream(config.name, response, call.signal);
-      // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
-      const text = await readBody(config.name, response, call.signal);
-      return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));
-    },
-  };
+    dependencies,
+  );
 }

@@ -1,4 +1,4 @@
-import type { ApiError } from '../../server/errors.js';
+import type { ApiError } from '../../errors/api-error.js';
 import { mapUpstreamError, readRetryAfter } from '../upstream-error.js';
 
 type Headers = Record<string, string | string[] | undefined>;

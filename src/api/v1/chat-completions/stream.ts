@@ -1,0 +1,122 @@
+import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { openAiStreamError } from '../../../errors/render-openai.js';
+import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../../../openai/normalize-chunk.js';
+import type { ChatCompletion, ChatCompletionRequest } from '../../../openai/types.js';
+import type { StreamItem } from '../../../providers/provider.js';
+import { sseData, sseDone } from '../../../upstream/sse.js';
+import {
+  estimatePromptCharacters,
+  estimateUsage,
+  readUsage,
+  type TokenUsage,
+  toWireUsage,
+} from '../../../usage/usage.js';
+import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
+import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { SseResponse } from '../pipeline/sse-response.js';
+
+/** What the relay needs of the request once dispatch has it (the request itself is not kept while the stream lasts). */
+interface StreamPlan {
+  includeUsage: boolean;
+  /** The prompt's size, for an estimate of usage when the upstream reports none. */
+  promptCharacters: number;
+}
+
+/**
+ * A chat completion answered as an SSE stream, chunk by chunk as the upstream sends them. Not async: the request and
+ * the client's bytes go to dispatch and are not held by this function while the stream lasts.
+ */
+export function streamChat(
+  request: ChatCompletionRequest,
+  body: Buffer | undefined,
+  exchange: Exchange,
+): Promise<Outcome> {
+  const { services } = exchange;
+  const sse = new SseResponse(
+    exchange.response,
+    exchange.requestId,
+    services.config.server.streamKeepaliveMs,
+    exchange.logBodies,
+  );
+  // Resolves once the stream has produced content (or ended): until then, failures fail over.
+  const primed = services.dispatcher.stream(
+    request,
+    exchange.signal,
+    exchange.trace,
+    exchange.principal.accountId,
+    body,
+  );
+  const plan: StreamPlan = {
+    includeUsage: request.stream_options?.include_usage === true,
+    promptCharacters: estimatePromptCharacters(request),
+  };
+  return relay(primed, sse, plan, exchange);
+}
+
+async function relay(
+  primed: Promise<AsyncIterable<StreamItem>>,
+  sse: SseResponse,
+  plan: StreamPlan,
+  exchange: Exchange,
+): Promise<Outcome> {
+  let completionCharacters = 0;
+  let reported: TokenUsage | undefined;
+  let lastChunk: ChatCompletion | undefined;
+  let firstTokenAt: number | undefined;
+  try {
+    const items = await primed;
+    announceDroppedParameters(exchange.response, exchange.trace);
+    sse.start();
+    const normalize = createChunkNormalizer();
+    for await (const item of items) {
+      const chunk = item.chunk;
+      let raw = item.raw;
+      lastChunk = chunk;
+      if (normalize(chunk)) raw = undefined;
+      if (firstTokenAt === undefined && chunkHasContent(chunk)) firstTokenAt = performance.now();
+      completionCharacters += generatedCharacters(chunk);
+      if (chunk.usage) {
+        reported = readUsage(chunk.usage) ?? reported;
+        // Usage is always requested upstream (for the log and limits); the client sees it only if it asked.
+        if (!plan.includeUsage) {
+          if (chunk.choices.length === 0) continue;
+          chunk.usage = undefined;
+          raw = undefined;
+        }
+      }
+      await sse.write(sseData(raw ?? JSON.stringify(chunk)));
+    }
+    const usage = reported ?? estimateUsage(plan.promptCharacters, completionCharacters);
+    if (plan.includeUsage && !reported && lastChunk) {
+      await sse.write(sseData(JSON.stringify({ ...lastChunk, choices: [], usage: toWireUsage(usage) })));
+    }
+    await sse.write(sseDone);
+    sse.end();
+    return { usage, firstTokenAt, responseBody: sse.body() };
+  } catch (error) {
+    // Before the first byte, errors are ordinary HTTP errors (the pipeline renders them), and nothing was generated.
+    if (!sse.started) {
+      sse.stop();
+      throw error;
+    }
+    // Tokens were spent only if something was generated.
+    const usage =
+      reported ?? (completionCharacters > 0 ? estimateUsage(plan.promptCharacters, completionCharacters) : undefined);
+    const signal = exchange.signal;
+    // A client that left cannot be told anything; one still there gets an in-band error, then [DONE]: never a
+    // clean-looking finish.
+    const failure = sse.closed ? toApiError(error) : signal.aborted ? abortedError(signal.reason) : toApiError(error);
+    if (!sse.closed) {
+      await sse.write(openAiStreamError(failure));
+      await sse.write(sseDone);
+    }
+    sse.end();
+    return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
+  }
+}
+
+/** Why the gateway itself cut a stream short (the reason given to the request's cancellation). */
+function abortedError(reason: unknown): ApiError {
+  if (reason instanceof ApiError) return reason;
+  return apiError('service_unavailable', 'The request was interrupted.');
+}

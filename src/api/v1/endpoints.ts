@@ -1,0 +1,13 @@
+import type { ModelCatalog } from '../../access/policy.js';
+import { chatCompletionsEndpoint } from './chat-completions/endpoint.js';
+import { createModelsEndpoints } from './models/endpoint.js';
+import { RouteTable } from './pipeline/route-table.js';
+
+/** Every /v1 endpoint, by path and method. A new endpoint is one line here (see docs/architecture.md). */
+export function createRouteTable(catalog: ModelCatalog, modelsCreated: number): RouteTable {
+  const models = createModelsEndpoints(catalog, modelsCreated);
+  return new RouteTable()
+    .add('/v1/chat/completions', { POST: chatCompletionsEndpoint })
+    .add('/v1/models', { GET: models.listModels })
+    .add('/v1/models/*id', { GET: models.retrieveModel });
+}

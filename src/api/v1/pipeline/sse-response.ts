@@ -1,0 +1,84 @@
+import type { ServerResponse } from 'node:http';
+import { sseHeaders, sseKeepalive } from '../../../upstream/sse.js';
+
+/**
+ * An SSE answer as every streaming endpoint writes it: committed to 200 on the first event (or keepalive), each event
+ * written whole, backpressure honoured, comments sent while the upstream is silent so proxies and clients do not time
+ * out, and the events kept for the log when the account logs bodies. The event format is the endpoint's.
+ */
+export class SseResponse {
+  private committed = false;
+  private readonly captured: string[] | undefined;
+  private readonly keepalive: NodeJS.Timeout;
+
+  constructor(
+    private readonly response: ServerResponse,
+    private readonly requestId: string,
+    keepaliveMs: number,
+    captureBody: boolean,
+  ) {
+    this.captured = captureBody ? [] : undefined;
+    // The first comment commits the response to 200: failures after it are reported in-band.
+    const keepalive = setTimeout(() => {
+      if (response.destroyed) return;
+      this.start();
+      response.write(sseKeepalive);
+      keepalive.refresh();
+    }, keepaliveMs);
+    this.keepalive = keepalive;
+  }
+
+  /** Whether the 200 and the SSE headers have gone out (errors can then only be reported in-band). */
+  get started(): boolean {
+    return this.committed;
+  }
+
+  /** Whether the client is gone (nothing written reaches anyone). */
+  get closed(): boolean {
+    return this.response.destroyed;
+  }
+
+  start(): void {
+    if (this.committed) return;
+    this.committed = true;
+    this.response.writeHead(200, { 'x-request-id': this.requestId, ...sseHeaders });
+  }
+
+  /** Writes one whole event (starting the response if needed); resolves when the client can take more. */
+  async write(text: string): Promise<void> {
+    if (this.response.destroyed) return;
+    this.start();
+    this.captured?.push(text);
+    if (!this.response.write(text)) await drained(this.response);
+    this.keepalive.refresh();
+  }
+
+  /** Ends the response and stops the keepalive comments. */
+  end(): void {
+    clearTimeout(this.keepalive);
+    if (!this.response.writableEnded) this.response.end();
+  }
+
+  /** Stops the keepalive comments without ending (the pipeline answers an error that came before the first event). */
+  stop(): void {
+    clearTimeout(this.keepalive);
+  }
+
+  /** The events as sent, for accounts that log bodies. */
+  body(): string | undefined {
+    return this.captured?.join('');
+  }
+}
+
+/** Resolves when the response can take more data, or when the client is gone. */
+function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+}

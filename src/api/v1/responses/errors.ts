@@ -1,0 +1,55 @@
+import { type ApiError, apiError } from '../../../errors/api-error.js';
+
+/** The errors only `/v1/responses` raises, in one place so their codes can move into a shared table at once. */
+
+export function backgroundUnsupported(): ApiError {
+  return apiError(
+    'unsupported_parameter',
+    "Background mode is not supported by this gateway: send the request without 'background' (or with false) and wait for the answer, or stream it.",
+    { param: 'background' },
+  );
+}
+
+export function unsupportedParameter(param: string, why: string): ApiError {
+  return apiError('unsupported_parameter', `Unsupported parameter: '${param}' ${why}`, { param });
+}
+
+/** Something in the request the chat-completions form of the call cannot carry: refused, never silently dropped. */
+export function untranslatable(param: string, what: string): ApiError {
+  return apiError(
+    'unsupported_value',
+    `Invalid '${param}': ${what} cannot be sent to this model (it is served through chat completions).`,
+    { param },
+  );
+}
+
+/** Another account's response, a deleted or expired one and one never stored all look the same. */
+export function previousResponseNotFound(id: string): ApiError {
+  return apiError('previous_response_not_found', `Previous response with id '${id.slice(0, 128)}' not found.`, {
+    param: 'previous_response_id',
+  });
+}
+
+export function responseNotFound(id: string): ApiError {
+  return apiError('response_not_found', `No response found with id '${id.slice(0, 128)}'.`, { param: 'response_id' });
+}
+
+export function itemNotFound(id: string, param: string): ApiError {
+  return apiError('item_not_found', `Item with id '${id.slice(0, 128)}' not found.`, { param });
+}
+
+export function unknownCallId(callId: string, param: string): ApiError {
+  return apiError(
+    'invalid_value',
+    `No tool call found for function call output with call_id ${callId.slice(0, 128)}: a function_call_output must answer a function_call of the input or of the previous response.`,
+    { param },
+  );
+}
+
+export function storedResponseTooLarge(bytes: number, limitBytes: number): ApiError {
+  return apiError(
+    'stored_response_too_large',
+    `This response would take ${bytes} bytes to store, more than the limit of ${limitBytes} bytes (responses.max_stored_bytes). Send it with "store": false (and the whole conversation as input), or send less.`,
+    { param: 'store' },
+  );
+}

@@ -1,0 +1,85 @@
+import { itemNotFound } from './errors.js';
+import { type ItemIdPrefix, newItemId } from './ids.js';
+import type { InputItem, ItemReference, MessageItem, ResponsesRequest } from './types.js';
+
+/**
+ * Items as the gateway stores and replays them:
+ * - input is normalized once (a string becomes a user message; "easy" messages get `type` and content parts; every
+ *   item gets an id), so stored input lists, replays and answers `item_reference`s the way OpenAI's does;
+ * - `item_reference`s are replaced by the items they name (found among the account's stored responses) before
+ *   translation and storage, so a stored conversation never depends on another response still existing;
+ * - a replayed conversation is its responses' input and output items in order, function calls included (output items
+ *   are valid input items as they are).
+ */
+
+const idPrefixes: Record<string, ItemIdPrefix> = {
+  message: 'msg',
+  function_call: 'fc',
+  function_call_output: 'fco',
+  reasoning: 'rs',
+};
+
+function normalizeMessage(item: MessageItem): MessageItem {
+  if (typeof item.content !== 'string') return item.type === 'message' ? item : { ...item, type: 'message' };
+  const content =
+    item.role === 'assistant'
+      ? [{ type: 'output_text', text: item.content, annotations: [] }]
+      : [{ type: 'input_text', text: item.content }];
+  return { ...item, type: 'message', content };
+}
+
+/** The request's input as stored items: typed, with content parts and an id each. */
+export function normalizeInput(input: ResponsesRequest['input']): InputItem[] {
+  if (input === undefined || input === null) return [];
+  if (typeof input === 'string') {
+    return [{ id: newItemId('msg'), type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
+  }
+  return input.map((item) => {
+    const typed = item.type === undefined || item.type === 'message' ? normalizeMessage(item as MessageItem) : item;
+    if (typeof typed.id === 'string' && typed.id !== '') return typed;
+    return { id: newItemId(idPrefixes[typed.type ?? 'message'] ?? 'item'), ...typed };
+  });
+}
+
+/** The ids of the input's `item_reference`s, to look up before translating. */
+export function itemReferenceIds(input: ResponsesRequest['input']): string[] {
+  if (!Array.isArray(input)) return [];
+  const ids: string[] = [];
+  for (const item of input) if (item.type === 'item_reference') ids.push((item as ItemReference).id);
+  return ids;
+}
+
+/**
+ * The input with each `item_reference` replaced by the stored item (JSON, as findItems returns it); a 404 naming the
+ * reference when it is not the account's or no longer stored. The same array when there are none.
+ */
+export function resolveItemReferences(
+  input: ResponsesRequest['input'],
+  found: ReadonlyMap<string, string>,
+): ResponsesRequest['input'] {
+  if (!Array.isArray(input) || !input.some((item) => item.type === 'item_reference')) return input;
+  return input.map((item, index) => {
+    if (item.type !== 'item_reference') return item;
+    const id = (item as ItemReference).id;
+    const json = found.get(id);
+    if (json === undefined) throw itemNotFound(id, `input[${index}].id`);
+    return JSON.parse(json) as InputItem;
+  });
+}
+
+/** Stored items (JSON) as the items to place before the new input. */
+export function replayItems(items: ReadonlyArray<{ json: string }>): InputItem[] {
+  return items.map((item) => JSON.parse(item.json) as InputItem);
+}
+
+/**
+ * The items a stored response was generated from (what `GET /v1/responses/{id}/input_items` lists): the conversation
+ * loaded up to it (loadConversation), without its own output.
+ */
+export function inputItemsOf(conversation: {
+  responseIds: readonly string[];
+  items: ReadonlyArray<{ responseId: string; output: boolean; json: string }>;
+}): InputItem[] {
+  const last = conversation.responseIds.at(-1);
+  return replayItems(conversation.items.filter((item) => !(item.output && item.responseId === last)));
+}

@@ -1,0 +1,112 @@
+import type { ProviderType } from '../config/schema.js';
+import type { ApiError } from '../errors/api-error.js';
+import type { UpstreamHeaders, UpstreamResponse } from '../upstream/client.js';
+import { type ErrorParser, postForBody, postUpstream } from './http.js';
+import type {
+  CompletionResult,
+  ForwardCall,
+  ForwardedApi,
+  Provider,
+  ProviderCall,
+  ProviderDependencies,
+  StreamItems,
+} from './provider.js';
+
+/**
+ * The skeleton every HTTP provider shares: where its API lives, one POST per call through the UpstreamClient, the
+ * provider's own error parser for error statuses, and the answer read whole (completions) or as a stream. A provider
+ * folder supplies only what is its own: the request it sends, and how it reads the answer.
+ */
+
+export interface HttpProviderSettings {
+  name: string;
+  type: ProviderType;
+  baseUrl: string;
+  maxConnections: number;
+}
+
+/** What one call sends: a path under the base URL's path, headers and body. */
+export interface UpstreamRequest {
+  path: string;
+  headers: Readonly<Record<string, string>>;
+  body: string | Buffer;
+}
+
+export interface HttpProviderSpec {
+  settings: HttpProviderSettings;
+  /** The provider's error body as an ApiError (see upstream-error.ts for the policy every provider shares). */
+  parseError: (providerName: string, status: number, headers: UpstreamHeaders, text: string) => ApiError;
+  /** The upstream request for a call; `basePath` is the base URL's path without a trailing slash. */
+  request(call: ProviderCall, stream: boolean, basePath: string): UpstreamRequest;
+  /** A successful non-streaming answer, read from its bytes. */
+  readCompletion(body: Buffer, call: ProviderCall): CompletionResult;
+  /** A successful streaming answer, as chunks. */
+  readStream(response: UpstreamResponse, call: ProviderCall): StreamItems | Promise<StreamItems>;
+  unsupportedParameters?: Provider['unsupportedParameters'];
+  /** The APIs requests may be forwarded to as they came, and the headers (with the gateway's key) each needs. */
+  forwarding?: {
+    apis: readonly ForwardedApi[];
+    headers(call: ForwardCall): Record<string, string>;
+  };
+}
+
+export function createHttpProvider(spec: HttpProviderSpec, dependencies: ProviderDependencies): Provider {
+  const { settings } = spec;
+  const url = new URL(settings.baseUrl);
+  const origin = url.origin;
+  const basePath = url.pathname.replace(/\/+$/, '');
+  const parseError: ErrorParser = (status, headers, text) => spec.parseError(settings.name, status, headers, text);
+
+  function post(call: ProviderCall, stream: boolean) {
+    const request = spec.request(call, stream, basePath);
+    return {
+      origin,
+      path: request.path,
+      headers: request.headers,
+      body: request.body,
+      signal: call.signal,
+      timeouts: call.timeouts,
+      maxConnections: settings.maxConnections,
+    };
+  }
+
+  const provider: Provider = {
+    name: settings.name,
+    type: settings.type,
+
+    // Not async: one promise fewer per request (building the request cannot throw an error of its own).
+    complete(call: ProviderCall): Promise<CompletionResult> {
+      return postForBody(dependencies.upstream, settings.name, post(call, false), parseError, (body) =>
+        spec.readCompletion(body, call),
+      );
+    },
+
+    async stream(call: ProviderCall): Promise<StreamItems> {
+      const response = await postUpstream(dependencies.upstream, settings.name, post(call, true), parseError);
+      return spec.readStream(response, call);
+    },
+  };
+  if (spec.unsupportedParameters) provider.unsupportedParameters = spec.unsupportedParameters;
+  const forwarding = spec.forwarding;
+  if (forwarding) {
+    Object.assign(provider, {
+      forwards: forwarding.apis,
+      forward: (call: ForwardCall) =>
+        postUpstream(
+          dependencies.upstream,
+          settings.name,
+          {
+            origin,
+            path: `${basePath}/${call.api}`,
+            headers: forwarding.headers(call),
+            body: call.body,
+            signal: call.signal,
+            timeouts: call.timeouts,
+            maxConnections: settings.maxConnections,
+          },
+          parseError,
+        ),
+    } satisfies Pick<Provider, 'forwards' | 'forward'>);
+  }
+  return provider;
+}

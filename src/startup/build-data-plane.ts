@@ -1,0 +1,163 @@
+import { AccessChangeFeed } from '../access/change-feed.js';
+import type { ModelCatalog } from '../access/policy.js';
+import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
+import type { Config } from '../config/schema.js';
+import { sumSpend } from '../db/repositories/request-log.js';
+import { Authenticator } from '../keys/authenticate.js';
+import type { Limiter } from '../limits/limiter.js';
+import { MemoryLimiter, type SpendLoader } from '../limits/memory-limiter.js';
+import { RedisLimiter } from '../limits/redis-limiter.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics, MetricsSources } from '../observability/metrics.js';
+import { ProviderRegistry } from '../providers/registry.js';
+import { connectRedis, waitUntilReady } from '../redis/connect.js';
+import { DeploymentHealth } from '../routing/deployment-health.js';
+import { Dispatcher } from '../routing/dispatch.js';
+import { RedisHealthStore } from '../routing/redis-health-store.js';
+import { Router } from '../routing/router.js';
+import { UpstreamClient } from '../upstream/client.js';
+import type { Storage } from './build-storage.js';
+import type { Lifetime } from './lifetime.js';
+
+/** Redis connections, when configured: one for commands, one subscribed to access changes. */
+export interface RedisConnections {
+  client: Awaited<ReturnType<typeof connectRedis>>;
+  subscriber: Awaited<ReturnType<typeof connectRedis>>;
+}
+
+export interface DataPlaneParts {
+  dataPlane: DataPlane;
+  authenticator: Authenticator;
+  redis: RedisConnections | undefined;
+}
+
+async function connectRedisIfConfigured(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+  lifetime: Lifetime,
+): Promise<RedisConnections | undefined> {
+  const url = config.redis.url;
+  if (!url) return undefined;
+  const options = {
+    url,
+    commandTimeoutMs: config.redis.commandTimeoutMs,
+    logger,
+    onStatus: (up: boolean) => metrics.redisUp.set(up ? 1 : 0),
+  };
+  const client = lifetime.add('redis', await connectRedis(options), (connection) => connection.disconnect());
+  const subscriber = lifetime.add('redis subscriber', await connectRedis(options, 'subscriber'), (connection) =>
+    connection.disconnect(),
+  );
+  if (!(await waitUntilReady(client, 3000))) {
+    logger.warn('Redis is not reachable at start-up; limits use the configured fallback until it is');
+  }
+  return { client, subscriber };
+}
+
+function buildLimiter(
+  config: Config,
+  storage: Storage,
+  logger: Logger,
+  metrics: Metrics,
+  redis: RedisConnections | undefined,
+  limiterOfPrimary: Limiter | undefined,
+): Limiter {
+  // Budgets start from what the request log says was spent.
+  const loadSpend: SpendLoader = (subject, _period, since) => {
+    const [kind, id] = subject.id.split(':') as [string, string];
+    return sumSpend(storage.database.db, kind === 'account' ? { accountId: id } : { keyId: id }, since);
+  };
+  const local = new MemoryLimiter(loadSpend);
+  if (!redis) return limiterOfPrimary ?? local;
+  return new RedisLimiter({
+    redis: redis.client,
+    keyPrefix: config.redis.keyPrefix,
+    loadSpend,
+    local,
+    onUnavailable: config.redis.onUnavailable,
+    logger,
+    onFallback: (kind, policy) => metrics.limiterFallbacks.inc({ kind, policy }),
+  });
+}
+
+/**
+ * Everything a /v1 request goes through: providers and their upstream client, routing and health, key checks with
+ * their change feed, limits, and the data plane itself. Local models are loaded before the server listens, so the
+ * first request does not wait for them.
+ */
+export async function buildDataPlane(
+  config: Config,
+  catalog: ModelCatalog,
+  storage: Storage,
+  logger: Logger,
+  metrics: Metrics,
+  metricsSources: MetricsSources,
+  lifetime: Lifetime,
+  limiterOfPrimary: Limiter | undefined,
+): Promise<DataPlaneParts> {
+  const upstream = lifetime.add('upstream client', new UpstreamClient(), (client) => client.close());
+  const registry = lifetime.add('providers', new ProviderRegistry(config, { upstream, logger }), (providers) =>
+    providers.close(),
+  );
+  const router = new Router(catalog, registry, config.providers);
+  const health = new DeploymentHealth(config.routing.circuitBreaker);
+  metricsSources.deploymentStates = () =>
+    health.entries().map((entry) => ({
+      deployment: entry.deployment,
+      unavailable: entry.state !== 'closed' || entry.availableInMs > 0,
+    }));
+  metricsSources.providerLoad = () => registry.load();
+  const dispatcher = new Dispatcher({ router, health, metrics });
+
+  const authenticator = new Authenticator({
+    db: storage.database.db,
+    secret: storage.secret,
+    catalog,
+    logger,
+    cacheTtlMs: config.keys.cacheTtlMs,
+    limitDefaults: { account: config.limits.accountDefaults, key: config.limits.keyDefaults },
+  });
+  const redis = await connectRedisIfConfigured(config, logger, metrics, lifetime);
+  if (redis && config.routing.circuitBreaker.enabled) {
+    // Deployment health is shared through Redis in the background; requests read this node's copy.
+    const healthStore = new RedisHealthStore({
+      redis: redis.client,
+      keyPrefix: config.redis.keyPrefix,
+      health,
+      deployments: router.deploymentIds(),
+      windowMs: config.routing.circuitBreaker.windowMs,
+      intervalMs: config.routing.circuitBreaker.syncIntervalMs,
+      logger,
+    });
+    healthStore.start();
+    lifetime.add('shared deployment health', healthStore, (store) => store.close());
+  }
+  const changeFeed = new AccessChangeFeed({
+    db: storage.database.db,
+    logger,
+    pollIntervalMs: config.keys.changePollIntervalMs,
+    subscriber: redis?.subscriber,
+    keyPrefix: config.redis.keyPrefix,
+    onChange: () => authenticator.invalidateAll(),
+  });
+  await changeFeed.start();
+  lifetime.add('access change feed', changeFeed, (feed) => feed.close());
+  const limiter = buildLimiter(config, storage, logger, metrics, redis, limiterOfPrimary);
+  lifetime.add('limiter', limiter, (limits) => limits.close());
+
+  await registry.warmUp();
+  const dataPlane = createDataPlane({
+    config,
+    catalog,
+    authenticator,
+    router,
+    dispatcher,
+    logWriter: storage.logWriter,
+    metrics,
+    logger,
+    limiter,
+  });
+  metricsSources.inFlight = () => dataPlane.inFlight;
+  return { dataPlane, authenticator, redis };
+}

@@ -1,0 +1,346 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../src/accounts/service.js';
+import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
+import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { sendJson, sleep } from './support/mock-server.js';
+
+/**
+ * One tenant must never hurt another through the circuit breaker. Account A sends a steady stream of requests the
+ * upstream always fails (their prompt carries a marker the mock answers 500 to) while account B's requests succeed,
+ * on one node and on two nodes sharing Redis: B is served by the primary deployment every time, nothing is ejected,
+ * and A gets the upstream's own error. When the upstream really is down for everyone, it is ejected (the standby
+ * serves), probed, and brought back; across two nodes that each see only one of the failing accounts, that takes
+ * the outcomes both nodes shared through Redis. Refused connections eject from one account's traffic alone (no
+ * request can cause them). With Redis unreachable, each node judges on its own.
+ */
+
+const poison = 'POISON: the upstream always fails on this';
+const serverError = { error: { message: 'boom', type: 'server_error', param: null, code: null } };
+
+function redisUrl(): string {
+  const url = process.env.SWITCHBOARD_TEST_REDIS_URL;
+  if (!url) throw new Error('SWITCHBOARD_TEST_REDIS_URL is not set: run the tests through npm test (scripts/test.sh)');
+  return url;
+}
+
+let mock: MockUpstream;
+/** Upstream models (one per test) that fail every request, whoever sends it. */
+const down = new Set<string>();
+
+const promptOf = (body: Record<string, unknown>) => JSON.stringify(body.messages ?? []);
+const callsTo = (upstreamModel: string, match: string) =>
+  mock.requests.filter((request) => request.body.model === upstreamModel && promptOf(request.body).includes(match))
+    .length;
+
+/** Each test has its own deployments (so their health starts clean): `<name>-primary` and `<name>-standby`. */
+function modelsFor(name: string) {
+  return [
+    {
+      name,
+      deployments: [
+        { provider: 'mock', upstream_model: `${name}-primary` },
+        { provider: 'mock', upstream_model: `${name}-standby`, weight: 0 },
+      ],
+    },
+    // The issue's setup: a model with one deployment (the same primary).
+    { name: `${name}-solo`, provider: 'mock', upstream_model: `${name}-primary` },
+  ];
+}
+
+const scenarios = ['one-node', 'one-node-down', 'two-nodes', 'two-nodes-down', 'redis-unreachable'] as const;
+
+/** The breaker as shipped, with a short cooldown and a fast exchange with Redis so the tests do not idle. */
+function routing() {
+  return {
+    retry: { initial_backoff: '10ms', max_backoff: '40ms' },
+    circuit_breaker: { cooldown: '1s', max_cooldown: '1s', sync_interval: '100ms' },
+  };
+}
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  for (const scenario of scenarios) {
+    for (const role of ['primary', 'standby']) {
+      const upstreamModel = `${scenario}-${role}`;
+      mock.on(upstreamModel, (request, response) => {
+        if (promptOf(request.body).includes('POISON') || (role === 'primary' && down.has(upstreamModel))) {
+          return sendJson(response, 500, serverError);
+        }
+        return defaultBehaviour(request, response);
+      });
+    }
+  }
+});
+
+afterAll(async () => {
+  await mock.close();
+});
+
+interface Tenant {
+  name: string;
+  key: string;
+}
+
+async function tenants(gateway: TestGateway): Promise<[Tenant, Tenant]> {
+  const suffix = randomBytes(3).toString('hex');
+  const result: Tenant[] = [];
+  for (const name of [`tenant-a-${suffix}`, `tenant-b-${suffix}`]) {
+    await createAccount(gateway.gateway.database.db, { name });
+    result.push({ name, key: (await gateway.newKey({ account: name, name: 'app' })).key });
+  }
+  return result as [Tenant, Tenant];
+}
+
+async function chat(gateway: TestGateway, tenant: Tenant, model: string, content: string) {
+  const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
+  });
+  const body = await jsonOf(response);
+  return { status: response.status, code: (body.error?.code ?? null) as string | null };
+}
+
+async function ejected(gateway: TestGateway, deployment: string): Promise<boolean> {
+  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+  return metrics.includes(`switchboard_deployment_unavailable{deployment="${deployment}"} 1`);
+}
+
+/** Polls until `condition` holds (a generous deadline only to fail a stuck test). */
+async function eventually(condition: () => Promise<boolean>, deadlineMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + deadlineMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+/**
+ * A floods with poisoned requests (three at a time) while B sends ordinary ones, on the nodes given (A and B each
+ * use every node in turn): 60 and 12, so even the failure rate of all requests together (83%) is above the
+ * threshold (80%). Returns every answer each got.
+ */
+async function floodAndServe(nodes: TestGateway[], a: Tenant, b: Tenant, model: string) {
+  const answersA: Array<{ status: number; code: string | null }> = [];
+  const answersB: Array<{ status: number; code: string | null }> = [];
+  let sentA = 0;
+  const flooder = async () => {
+    while (sentA < 60) {
+      const index = sentA++;
+      const node = nodes[index % nodes.length] as TestGateway;
+      const target = index % 3 === 0 ? `${model}-solo` : model;
+      answersA.push(await chat(node, a, target, `${poison} #${index}`));
+    }
+  };
+  const steady = async () => {
+    for (let index = 0; index < 12; index++) {
+      const node = nodes[index % nodes.length] as TestGateway;
+      const target = index % 2 === 0 ? `${model}-solo` : model;
+      answersB.push(await chat(node, b, target, `from B #${index}`));
+    }
+  };
+  await Promise.all([flooder(), flooder(), flooder(), steady()]);
+  return { answersA, answersB };
+}
+
+/**
+ * Sends requests from each (node, tenant) in turn while the primary fails them all, until every node has ejected
+ * it (or a generous deadline passes).
+ */
+async function untilEjected(nodes: Array<[TestGateway, Tenant]>, model: string, deployment: string) {
+  const answers: Array<{ status: number; code: string | null }> = [];
+  let round = 0;
+  const wasEjected = await eventually(async () => {
+    round++;
+    for (const [node, tenant] of nodes) answers.push(await chat(node, tenant, model, `ordinary #${round}`));
+    const states = await Promise.all(nodes.map(([node]) => ejected(node, deployment)));
+    return states.every(Boolean);
+  });
+  return { answers, ejected: wasEjected };
+}
+
+/** The primary comes back: eventually a request is served by it again (its probe succeeded), on every node. */
+async function probedBack(nodes: Array<[TestGateway, Tenant]>, scenario: string) {
+  down.delete(`${scenario}-primary`);
+  const deployment = `mock/${scenario}-primary`;
+  return eventually(async () => {
+    for (const [node, tenant] of nodes) {
+      const marker = `recovery ${randomBytes(4).toString('hex')}`;
+      const answer = await chat(node, tenant, scenario, marker);
+      if (answer.status !== 200) return false;
+    }
+    const states = await Promise.all(nodes.map(([node]) => ejected(node, deployment)));
+    return states.every((state) => !state) && callsTo(`${scenario}-primary`, 'recovery') > 0;
+  });
+}
+
+describe('one node', () => {
+  let gateway: TestGateway;
+  let a: Tenant;
+  let b: Tenant;
+
+  beforeAll(async () => {
+    gateway = await startTestGateway({
+      mock,
+      config: { routing: routing() },
+      // Nothing listens on port 1: every connection is refused before any request reaches an upstream.
+      providers: [{ name: 'closed', type: 'openai', base_url: 'http://127.0.0.1:1/v1', api_key: 'sk-closed' }],
+      models: [
+        ...modelsFor('one-node'),
+        ...modelsFor('one-node-down'),
+        {
+          name: 'refused',
+          deployments: [
+            { provider: 'closed', upstream_model: 'anything' },
+            { provider: 'mock', upstream_model: 'one-node-down-standby', weight: 0 },
+          ],
+        },
+      ],
+    });
+    [a, b] = await tenants(gateway);
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it("one account's failing requests do not take the deployment away from another account", async () => {
+    const { answersA, answersB } = await floodAndServe([gateway], a, b, 'one-node');
+    // B: every request answered, by the primary (the standby never saw one of B's requests).
+    expect(answersB.filter((answer) => answer.status !== 200)).toEqual([]);
+    expect(callsTo('one-node-standby', 'from B')).toBe(0);
+    expect(callsTo('one-node-primary', 'from B')).toBe(12);
+    // A: the upstream's own error, every time; never a refusal by the gateway.
+    expect(new Set(answersA.map((answer) => `${answer.status} ${answer.code}`))).toEqual(
+      new Set(['502 upstream_error']),
+    );
+    // Each of A's requests was retried, so the upstream saw many more failures than A sent requests.
+    expect(callsTo('one-node-primary', 'POISON')).toBeGreaterThan(60);
+    expect(await ejected(gateway, 'mock/one-node-primary')).toBe(false);
+  });
+
+  it('ejects an upstream that is down for every account, probes it and brings it back', async () => {
+    down.add('one-node-down-primary');
+    const deployment = 'mock/one-node-down-primary';
+    const { answers, ejected: wasEjected } = await untilEjected(
+      [
+        [gateway, a],
+        [gateway, b],
+      ],
+      'one-node-down',
+      deployment,
+    );
+    expect(wasEjected).toBe(true);
+    // The standby served everything meanwhile.
+    expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
+    // Ejected: the next requests go to the standby without trying the primary first.
+    const before = callsTo('one-node-down-primary', 'ordinary');
+    for (let index = 0; index < 3; index++)
+      expect((await chat(gateway, b, 'one-node-down', 'ordinary')).status).toBe(200);
+    expect(callsTo('one-node-down-primary', 'ordinary')).toBeLessThanOrEqual(before + 1);
+    // The model whose only deployment it is keeps serving: the upstream's own error, not no_healthy_deployment.
+    expect(await chat(gateway, a, 'one-node-down-solo', 'ordinary')).toEqual({ status: 502, code: 'upstream_error' });
+    expect(
+      await probedBack(
+        [
+          [gateway, a],
+          [gateway, b],
+        ],
+        'one-node-down',
+      ),
+    ).toBe(true);
+  });
+
+  it('ejects after consecutive refused connections, even from one account: no request can cause those', async () => {
+    const { answers, ejected: wasEjected } = await untilEjected([[gateway, a]], 'refused', 'closed/anything');
+    expect(wasEjected).toBe(true);
+    expect(answers.length).toBeLessThanOrEqual(5);
+    expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
+  });
+});
+
+describe('two nodes sharing Redis', () => {
+  let first: TestGateway;
+  let second: TestGateway;
+  let a: Tenant;
+  let b: Tenant;
+
+  beforeAll(async () => {
+    const config = {
+      routing: routing(),
+      redis: { url: redisUrl(), key_prefix: `test-${randomBytes(4).toString('hex')}:` },
+    };
+    const models = [...modelsFor('two-nodes'), ...modelsFor('two-nodes-down')];
+    first = await startTestGateway({ mock, config, models });
+    second = await startTestGateway({ mock, config, models, dataDir: first.dataDir, database: first.database });
+    [a, b] = await tenants(first);
+  });
+
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+  });
+
+  it("one account's failing requests do not take the deployment away from another account", async () => {
+    const { answersA, answersB } = await floodAndServe([first, second], a, b, 'two-nodes');
+    expect(answersB.filter((answer) => answer.status !== 200)).toEqual([]);
+    expect(callsTo('two-nodes-standby', 'from B')).toBe(0);
+    expect(callsTo('two-nodes-primary', 'from B')).toBe(12);
+    expect(new Set(answersA.map((answer) => `${answer.status} ${answer.code}`))).toEqual(
+      new Set(['502 upstream_error']),
+    );
+    // Let both nodes exchange what they saw, then check neither ejected the primary.
+    await sleep(300);
+    expect(await ejected(first, 'mock/two-nodes-primary')).toBe(false);
+    expect(await ejected(second, 'mock/two-nodes-primary')).toBe(false);
+  });
+
+  it('ejects on the outcomes of both nodes when each sees one failing account, on both, and brings it back', async () => {
+    down.add('two-nodes-down-primary');
+    // A only ever reaches the first node, B only the second: neither node alone has failures from two accounts.
+    const nodes: Array<[TestGateway, Tenant]> = [
+      [first, a],
+      [second, b],
+    ];
+    const { answers, ejected: wasEjected } = await untilEjected(nodes, 'two-nodes-down', 'mock/two-nodes-down-primary');
+    expect(wasEjected).toBe(true);
+    expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
+    expect(await probedBack(nodes, 'two-nodes-down')).toBe(true);
+  });
+});
+
+describe('Redis unreachable', () => {
+  let gateway: TestGateway;
+  let a: Tenant;
+  let b: Tenant;
+
+  beforeAll(async () => {
+    gateway = await startTestGateway({
+      mock,
+      // Nothing listens on port 1: every exchange fails at once, and the node judges its own outcomes.
+      config: { routing: routing(), redis: { url: 'redis://127.0.0.1:1', key_prefix: 'unreachable:' } },
+      models: modelsFor('redis-unreachable'),
+    });
+    [a, b] = await tenants(gateway);
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('keeps isolating tenants and ejecting a dead upstream on its own, without hanging', async () => {
+    const { answersB } = await floodAndServe([gateway], a, b, 'redis-unreachable');
+    expect(answersB.filter((answer) => answer.status !== 200)).toEqual([]);
+    expect(callsTo('redis-unreachable-standby', 'from B')).toBe(0);
+    down.add('redis-unreachable-primary');
+    const nodes: Array<[TestGateway, Tenant]> = [
+      [gateway, a],
+      [gateway, b],
+    ];
+    const { ejected: wasEjected } = await untilEjected(nodes, 'redis-unreachable', 'mock/redis-unreachable-primary');
+    expect(wasEjected).toBe(true);
+    expect(gateway.logLines.some((line) => line.includes('deployment health: Redis does not answer'))).toBe(true);
+  });
+});

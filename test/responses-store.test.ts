@@ -1,0 +1,304 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pageItems } from '../src/api/v1/responses/list-items.js';
+import { createResponseObject } from '../src/api/v1/responses/response-object.js';
+import {
+  inputItemsOf,
+  itemReferenceIds,
+  normalizeInput,
+  replayItems,
+  resolveItemReferences,
+} from '../src/api/v1/responses/stored-items.js';
+import { storedResponseObject, toResponseRecord } from '../src/api/v1/responses/stored-response.js';
+import { toChatRequest } from '../src/api/v1/responses/to-chat-request.js';
+import type { OutputItem, ResponsesRequest } from '../src/api/v1/responses/types.js';
+import { validateResponsesRequest } from '../src/api/v1/responses/validate-request.js';
+import { parseConfig } from '../src/config/loader.js';
+import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import { insertAccount } from '../src/db/repositories/accounts.js';
+import {
+  deleteExpiredResponses,
+  deleteResponse,
+  findItems,
+  findResponse,
+  insertResponses,
+  loadConversation,
+  type ResponseRecord,
+} from '../src/db/repositories/responses.js';
+import { ApiError } from '../src/errors/api-error.js';
+import { createLogger } from '../src/observability/logger.js';
+import { RetentionJob } from '../src/request-log/retention.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+
+/** The stored state of /v1/responses, on SQLite and on PostgreSQL (the same file runs on both engines). */
+
+let directory: string;
+let testDatabase: TestDatabase;
+let database: DatabaseHandle;
+const day = 86_400_000;
+const start = Date.UTC(2026, 0, 10);
+
+beforeAll(async () => {
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-responses-'));
+  testDatabase = await createTestDatabase();
+  const raw = { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) };
+  database = await openDatabase(parseConfig(raw, 'test'));
+  for (const id of ['acct_a', 'acct_b']) {
+    await insertAccount(database.db, {
+      id,
+      name: id,
+      allowed_models: '["*"]',
+      disabled: 0,
+      log_bodies: 0,
+      created_at: start,
+      limits: null,
+    });
+  }
+});
+
+afterAll(async () => {
+  await database.close();
+  await testDatabase.drop();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+let sequence = 0;
+
+/** A finished response to `request` with `output`, as the handler would store it. */
+function record(
+  request: ResponsesRequest,
+  output: OutputItem[],
+  options: { accountId?: string; now?: number; retentionMs?: number; conversationIds?: string[] } = {},
+): ResponseRecord {
+  sequence++;
+  const response = {
+    ...createResponseObject(request, { id: `resp_test_${sequence}`, createdAt: 1, model: request.model }),
+    status: 'completed' as const,
+    output,
+  };
+  return toResponseRecord(response, {
+    accountId: options.accountId ?? 'acct_a',
+    keyId: 'key_1',
+    inputItems: normalizeInput(request.input),
+    now: options.now ?? start,
+    retentionMs: options.retentionMs ?? 30 * day,
+    ...(options.conversationIds ? { conversationIds: options.conversationIds } : {}),
+  });
+}
+
+const message = (id: string, text: string): OutputItem => ({
+  id,
+  type: 'message',
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+});
+
+describe('stored responses', () => {
+  it('stores a response for its account only, and reads it back whole', async () => {
+    const stored = record(validateResponsesRequest({ model: 'm', input: 'Hello', metadata: { k: 'v' } }), [
+      message('msg_out_1', 'Hi!'),
+    ]);
+    await insertResponses(database.db, [stored]);
+    const found = await findResponse(database.db, 'acct_a', stored.id, start + 1000);
+    expect(found).toBeDefined();
+    const response = storedResponseObject(found as NonNullable<typeof found>);
+    expect(response).toMatchObject({ id: stored.id, object: 'response', status: 'completed', metadata: { k: 'v' } });
+    expect(response.output).toEqual([message('msg_out_1', 'Hi!')]);
+    expect(stored.storedBytes).toBe(
+      Buffer.byteLength(stored.response) +
+        stored.items.reduce((total, item) => total + Buffer.byteLength(item.json), 0),
+    );
+    // Another account's, and an expired one, are absent in the same way.
+    expect(await findResponse(database.db, 'acct_b', stored.id, start + 1000)).toBeUndefined();
+    expect(await findResponse(database.db, 'acct_a', stored.id, start + 31 * day)).toBeUndefined();
+    expect(await findResponse(database.db, 'acct_a', 'resp_never', start)).toBeUndefined();
+  });
+
+  it('replays a conversation across responses with its function calls, and translates it', async () => {
+    const first = record(
+      validateResponsesRequest({
+        model: 'm',
+        input: 'Weather in Paris?',
+        tools: [{ type: 'function', name: 'lookup' }],
+      }),
+      [
+        { id: 'rs_1', type: 'reasoning', status: 'completed', summary: [{ type: 'summary_text', text: 'Need data.' }] },
+        {
+          id: 'fc_1',
+          type: 'function_call',
+          status: 'completed',
+          arguments: '{"city":"Paris"}',
+          call_id: 'call_1',
+          name: 'lookup',
+        },
+      ],
+    );
+    const secondRequest = validateResponsesRequest({
+      model: 'other-model',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: 'call_1', output: 'sunny' }],
+      tools: [{ type: 'function', name: 'lookup' }],
+    });
+    await insertResponses(database.db, [first]);
+    const before = await loadConversation(database.db, 'acct_a', first.id, start + 1000);
+    expect(before?.responseIds).toEqual([first.id]);
+    const second = record(secondRequest, [message('msg_2', 'It is sunny.')], {
+      now: start + 10 * day,
+      conversationIds: before?.responseIds,
+    });
+    const third = record(
+      validateResponsesRequest({ model: 'm', previous_response_id: second.id, input: 'Thanks' }),
+      [message('msg_3', 'You are welcome.')],
+      { now: start + 20 * day, conversationIds: [first.id, second.id] },
+    );
+    await insertResponses(database.db, [second, third]);
+
+    const conversation = await loadConversation(database.db, 'acct_a', third.id, start + 20 * day);
+    expect(conversation?.responseIds).toEqual([first.id, second.id, third.id]);
+    const replayed = replayItems(conversation?.items ?? []);
+    expect(replayed.map((item) => item.type)).toEqual([
+      'message',
+      'reasoning',
+      'function_call',
+      'function_call_output',
+      'message',
+      'message',
+      'message',
+    ]);
+    expect(conversation?.items.map((item) => item.output)).toEqual([false, true, true, false, true, false, true]);
+    // The function call replayed from the first response answers the output sent with the second.
+    const history = replayItems(
+      (await loadConversation(database.db, 'acct_a', first.id, start + 20 * day))?.items ?? [],
+    );
+    const { request: chat } = toChatRequest(secondRequest, history);
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"city":"Paris"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+    ]);
+    // Continuing the conversation kept its beginning alive past its own retention.
+    expect(await findResponse(database.db, 'acct_a', first.id, start + 45 * day)).toBeDefined();
+    // The items the third response was generated from: everything but its own output, newest first by default.
+    const context = inputItemsOf(conversation as NonNullable<typeof conversation>);
+    expect(context).toHaveLength(6);
+    const page = pageItems(context, { limit: 4 });
+    expect(page.data.map((item) => item.type)).toEqual(['message', 'message', 'function_call_output', 'function_call']);
+    expect(page).toMatchObject({ object: 'list', has_more: true, first_id: context[5]?.id, last_id: context[2]?.id });
+    const next = pageItems(context, { limit: 4, after: page.last_id ?? '' });
+    expect(next.data.map((item) => item.id)).toEqual([context[1]?.id, context[0]?.id]);
+    expect(next.has_more).toBe(false);
+
+    expect(await loadConversation(database.db, 'acct_b', third.id, start + 20 * day)).toBeUndefined();
+    // Deleting the middle response takes its items out of every conversation built on it.
+    expect(await deleteResponse(database.db, 'acct_b', second.id, start + 20 * day)).toBe(false);
+    expect(await deleteResponse(database.db, 'acct_a', second.id, start + 20 * day)).toBe(true);
+    expect(await deleteResponse(database.db, 'acct_a', second.id, start + 20 * day)).toBe(false);
+    expect(await findResponse(database.db, 'acct_a', second.id, start + 20 * day)).toBeUndefined();
+    const after = await loadConversation(database.db, 'acct_a', third.id, start + 20 * day);
+    expect(after?.responseIds).toEqual([third.id]);
+    expect(after?.items.map((item) => item.itemId)).toEqual([third.items[0]?.id, 'msg_3']);
+  });
+
+  it('finds items by id within the account for item references', async () => {
+    const stored = record(validateResponsesRequest({ model: 'm', input: [{ role: 'user', content: 'Q' }] }), [
+      message('msg_ref_1', 'A'),
+    ]);
+    const other = record(validateResponsesRequest({ model: 'm', input: 'x' }), [message('msg_ref_2', 'B')], {
+      accountId: 'acct_b',
+    });
+    await insertResponses(database.db, [stored, other]);
+    const input = validateResponsesRequest({
+      model: 'm',
+      input: [
+        { type: 'item_reference', id: stored.items[0]?.id },
+        { type: 'item_reference', id: 'msg_ref_1' },
+        { role: 'user', content: 'and then?' },
+      ],
+    }).input;
+    const ids = itemReferenceIds(input);
+    const found = await findItems(database.db, 'acct_a', [...ids, 'msg_ref_2'], start + 1000);
+    expect([...found.keys()].sort()).toEqual([stored.items[0]?.id, 'msg_ref_1'].sort());
+    expect(resolveItemReferences(input, found)).toEqual([
+      { id: stored.items[0]?.id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Q' }] },
+      message('msg_ref_1', 'A'),
+      { role: 'user', content: 'and then?' },
+    ]);
+    const elsewhere = validateResponsesRequest({
+      model: 'm',
+      input: [{ type: 'item_reference', id: 'msg_ref_2' }],
+    }).input;
+    try {
+      resolveItemReferences(elsewhere, found);
+      throw new Error('resolved an item of another account');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ status: 404, param: 'input[0].id', code: 'item_not_found' });
+    }
+    expect((await findItems(database.db, 'acct_a', ['msg_ref_1'], start + 31 * day)).size).toBe(0);
+  });
+
+  it('deletes expired responses and their items in batches, keeping the live ones', async () => {
+    const now = start + 400 * day;
+    const expired = Array.from({ length: 23 }, (_, index) =>
+      record(validateResponsesRequest({ model: 'm', input: `old ${index}` }), [message(`msg_old_${index}`, 'x')], {
+        now: now - 2 * day,
+        retentionMs: day,
+      }),
+    );
+    const live = Array.from({ length: 3 }, (_, index) =>
+      record(validateResponsesRequest({ model: 'm', input: `new ${index}` }), [message(`msg_new_${index}`, 'y')], {
+        now,
+        retentionMs: day,
+      }),
+    );
+    await insertResponses(database.db, [...expired, ...live]);
+    // Everything stored by the earlier tests has expired by now too.
+    const before = await database.db
+      .selectFrom('responses')
+      .select((select) => select.fn.countAll().as('count'))
+      .executeTakeFirstOrThrow();
+    const deleted = await deleteExpiredResponses(database.db, now, 10, 0);
+    expect(deleted).toBe(Number(before.count) - live.length);
+    const responses = await database.db.selectFrom('responses').select('id').execute();
+    expect(responses.map((row) => row.id).sort()).toEqual(live.map((item) => item.id).sort());
+    const items = await database.db.selectFrom('response_items').select('response_id').execute();
+    expect(new Set(items.map((row) => row.response_id))).toEqual(new Set(live.map((item) => item.id)));
+    expect(await deleteExpiredResponses(database.db, now, 10, 0)).toBe(0);
+  });
+
+  it('is swept by the retention job the server runs', async () => {
+    const now = Date.now();
+    const expired = record(validateResponsesRequest({ model: 'm', input: 'old' }), [message('msg_swept', 'x')], {
+      now: now - 2 * day,
+      retentionMs: day,
+    });
+    const live = record(validateResponsesRequest({ model: 'm', input: 'new' }), [message('msg_kept', 'y')], { now });
+    await insertResponses(database.db, [expired, live]);
+    const job = new RetentionJob({
+      database,
+      logger: createLogger('silent'),
+      retentionMs: 0,
+      intervalMs: 20,
+      batchSize: 100,
+      responsesBatchSize: 10,
+    });
+    job.start();
+    try {
+      const deadline = Date.now() + 10_000;
+      while ((await findItems(database.db, 'acct_a', ['msg_swept'], 0)).size > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await job.close();
+    }
+    expect((await findItems(database.db, 'acct_a', ['msg_swept', 'msg_kept'], 0)).size).toBe(1);
+    expect(await findResponse(database.db, 'acct_a', live.id, now)).toBeDefined();
+  });
+});

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiRequest, createTestUser, testPassword } from './support/console.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+
+/**
+ * The sign-in throttle shared by two nodes through Redis (scripts/test-services.sh starts one): a client guessing a
+ * password gets the same budget however the load balancer spreads its attempts, and the user still signs in at once
+ * from another address, through either node.
+ */
+
+function redisUrl(): string {
+  const url = process.env.SWITCHBOARD_TEST_REDIS_URL;
+  if (!url) throw new Error('SWITCHBOARD_TEST_REDIS_URL is not set: run the tests through npm test (scripts/test.sh)');
+  return url;
+}
+
+let mock: MockUpstream;
+let first: TestGateway;
+let second: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  const config = {
+    redis: { url: redisUrl(), key_prefix: `test-${randomBytes(4).toString('hex')}:` },
+    console: { sign_in_max_failures: 2, trust_proxy: true },
+  };
+  first = await startTestGateway({ mock, config });
+  second = await startTestGateway({ mock, config, dataDir: first.dataDir, database: first.database });
+  await createTestUser(first, { email: 'target@acme.test', account: 'acme' });
+});
+
+afterAll(async () => {
+  await second?.close();
+  await first?.close();
+  await mock?.close();
+});
+
+const attempt = (node: TestGateway, password: string, client: string) =>
+  apiRequest(node.url, 'POST', '/api/session', {
+    body: { email: 'target@acme.test', password },
+    headers: { 'x-forwarded-for': client },
+  });
+
+describe('sign-in throttle shared through Redis', () => {
+  it("counts a client's failures on every node, and never keeps the user out from another address", async () => {
+    // The free failures, spread over both nodes.
+    expect((await attempt(first, 'wrong guess one', '203.0.113.50')).status).toBe(401);
+    expect((await attempt(second, 'wrong guess two', '203.0.113.50')).status).toBe(401);
+    // Keep guessing, alternating nodes, until the growing wait refuses the client on both.
+    let refusedOn: TestGateway | undefined;
+    for (let index = 0; index < 8 && !refusedOn; index++) {
+      const node = index % 2 === 0 ? first : second;
+      const response = await attempt(node, `wrong guess ${index}`, '203.0.113.50');
+      if (response.status === 429) refusedOn = node;
+      else expect(response.status).toBe(401);
+    }
+    expect(refusedOn).toBeDefined();
+    const otherNode = refusedOn === first ? second : first;
+    const elsewhere = await attempt(otherNode, testPassword, '203.0.113.50');
+    expect(elsewhere.status).toBe(429);
+    expect(Number(elsewhere.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The user, from their own address, through either node.
+    expect((await attempt(first, testPassword, '198.51.100.8')).status).toBe(200);
+    expect((await attempt(second, testPassword, '198.51.100.8')).status).toBe(200);
+    const logs = [...first.logLines, ...second.logLines].join('\n');
+    expect(logs).not.toContain('throttled by this node alone');
+  });
+});

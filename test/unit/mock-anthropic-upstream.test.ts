@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accumulate, parseEvents } from '../support/anthropic-events.js';
+import {
+  type MockAnthropicUpstream,
+  signThinking,
+  startMockAnthropicUpstream,
+  thinkingAnswer,
+} from '../support/mock-anthropic-upstream.js';
+
+/** The mock refuses what Anthropic refuses, so pass-through and translation tests against it mean something. */
+
+let mock: MockAnthropicUpstream;
+const key = 'sk-ant-right';
+
+beforeAll(async () => {
+  mock = await startMockAnthropicUpstream({ apiKey: key });
+});
+afterAll(async () => {
+  await mock.close();
+});
+
+async function post(body: unknown, headers: Record<string, string> = {}, path = '/v1/messages') {
+  const response = await fetch(`${mock.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': key, ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+async function problem(body: unknown, headers: Record<string, string> = {}) {
+  const { status, bytes } = await post(body, headers);
+  return { status, ...(status === 200 ? {} : JSON.parse(bytes.toString()).error) };
+}
+
+const call = { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} };
+const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' };
+const body = (messages: unknown[], extra = {}) => ({ model: 'mock', max_tokens: 50, messages, ...extra });
+
+describe('the Anthropic mock upstream', () => {
+  it('checks the headers Anthropic checks', async () => {
+    const ok = body([{ role: 'user', content: 'hi' }]);
+    expect((await problem(ok, { 'anthropic-version': '' })).status).toBe(400);
+    expect(await problem(ok, { 'x-api-key': 'sk-ant-wrong' })).toEqual({
+      status: 401,
+      type: 'authentication_error',
+      message: 'invalid x-api-key',
+    });
+    expect((await post(ok, {}, '/v1/messages?beta=true')).status).toBe(200);
+  });
+
+  it('combines consecutive turns of one role and lets an assistant turn come first, as the API does', async () => {
+    expect(
+      (
+        await problem(
+          body([
+            { role: 'assistant', content: 'Earlier answer' },
+            { role: 'user', content: 'a' },
+            { role: 'user', content: 'b' },
+          ]),
+        )
+      ).status,
+    ).toBe(200);
+  });
+
+  it('pairs tool results with the tool calls of the turn before, results first', async () => {
+    expect(
+      (
+        await problem(
+          body([
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: [call] },
+            { role: 'user', content: [result] },
+          ]),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await problem(
+          body([
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: [call] },
+            { role: 'user', content: 'no result' },
+          ]),
+        )
+      ).message,
+    ).toMatch(/^messages\.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1\./);
+    expect((await problem(body([{ role: 'user', content: [result] }]))).message).toMatch(
+      /unexpected `tool_use_id` found in `tool_result` blocks: toolu_1/,
+    );
+    expect(
+      (
+        await problem(
+          body([
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: [call] },
+            { role: 'user', content: [{ type: 'text', text: 'first' }, result] },
+          ]),
+        )
+      ).message,
+    ).toMatch(/`tool_result` blocks must come before any other content/);
+  });
+
+  it('refuses a thinking block whose signature it did not issue', async () => {
+    const turn = (signature: string) =>
+      body([
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature }, call] },
+        { role: 'user', content: [result] },
+      ]);
+    expect((await problem(turn('forged'))).message).toBe('messages.1.content: Invalid `signature` in `thinking` block');
+    expect((await problem(turn(signThinking('hmm')))).status).toBe(200);
+  });
+
+  it('still refuses a missing max_tokens, system roles and empty content', async () => {
+    expect((await problem({ model: 'mock', messages: [{ role: 'user', content: 'hi' }] })).message).toBe(
+      'max_tokens: Field required',
+    );
+    expect((await problem(body([{ role: 'system', content: 'x' }]))).status).toBe(400);
+    expect((await problem(body([{ role: 'user', content: [] }]))).status).toBe(400);
+    expect(
+      (
+        await problem(
+          body([
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: [] },
+          ]),
+        )
+      ).status,
+    ).toBe(200);
+  });
+
+  it('answers the thinking model with its recorded answer, byte for byte, as JSON and as a stream', async () => {
+    const json = await post(body([{ role: 'user', content: 'cafés?' }], { model: 'thinking' }));
+    expect(json.bytes.equals(thinkingAnswer.json)).toBe(true);
+    const sse = await post(body([{ role: 'user', content: 'cafés?' }], { model: 'thinking', stream: true }));
+    expect(sse.bytes.equals(thinkingAnswer.sse)).toBe(true);
+    // Both are one answer, and its signature is one the mock accepts back.
+    const message = JSON.parse(thinkingAnswer.json.toString());
+    expect(accumulate(parseEvents(thinkingAnswer.sse.toString())).content).toEqual(message.content);
+    const thinking = message.content[0];
+    expect(thinking.signature).toBe(signThinking(thinking.thinking));
+  });
+
+  it('counts tokens', async () => {
+    const { status, bytes } = await post(
+      { model: 'claude', messages: [{ role: 'user', content: 'hello' }] },
+      {},
+      '/v1/messages/count_tokens',
+    );
+    expect(status).toBe(200);
+    expect(JSON.parse(bytes.toString()).input_tokens).toBeGreaterThan(0);
+  });
+});
