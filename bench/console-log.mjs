@@ -11,9 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { createAccount } from '../dist/accounts/service.js';
 import { parseConfig } from '../dist/config/loader.js';
 import { openDatabase } from '../dist/db/connect.js';
-import { requestLogColumns, requestLogValues } from '../dist/db/repositories/request-log.js';
 import { loadKeySecret } from '../dist/keys/secret.js';
 import { createKey } from '../dist/keys/service.js';
+import { RowBatch } from '../dist/request-log/row-batch.js';
+import { createSqliteBatchWriter } from '../dist/request-log/sqlite-batch-writer.js';
 import { RequestIds } from '../dist/server/request-id.js';
 import { createManagementToken } from '../dist/users/management-tokens.js';
 import { addMember, createUser } from '../dist/users/service.js';
@@ -71,10 +72,8 @@ async function seedDatabase() {
   await addMember(db, bench.id, user.id, 'member');
   const { token } = await createManagementToken(db, { userId: user.id, name: 'bench' });
 
-  // The gateway's own column list and row flattening, so the seeded rows are exactly what the writer would insert.
-  const insert = handle.sqlite.prepare(
-    `insert into request_log (${requestLogColumns.join(', ')}) values (${requestLogColumns.map(() => '?').join(', ')})`,
-  );
+  // The gateway's own batch and SQLite writer, so the seeded rows are exactly what the server would insert.
+  const writeBatch = createSqliteBatchWriter(handle.sqlite);
   const span = 30 * 86_400_000;
   const end = Date.now() - 60_000;
   const start = end - span;
@@ -123,11 +122,7 @@ async function seedDatabase() {
       user_agent: 'bench/1.0',
     };
   };
-  const insertMany = handle.sqlite.transaction((rows) => {
-    const values = requestLogValues(rows);
-    const width = requestLogColumns.length;
-    for (let start = 0; start < values.length; start += width) insert.run(values.slice(start, start + width));
-  });
+  const insertMany = (rows) => writeBatch(RowBatch.of(rows).message());
   const started = performance.now();
   const batch = 20_000;
   for (let offset = 0; offset < rowCount; offset += batch) {

@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$1"; }
 
-step 'lint (biome)'
+step 'lint (biome; import rules: no cycles, db/ imports no feature folder)'
 npx biome check --error-on-warnings .
+npm run --silent lint:imports
 step 'typecheck (tsc --noEmit)'
 npx tsc -p tsconfig.json --noEmit
 step 'build'

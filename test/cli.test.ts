@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config/loader.js';
+import { openDatabase } from '../src/db/connect.js';
 import { isWellFormedKey } from '../src/keys/format.js';
+import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
+import { ensurePartitions } from '../src/request-log/retention.js';
+import { RowBatch } from '../src/request-log/row-batch.js';
+import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { runCli, runCliJson } from './support/cli.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 
@@ -101,6 +107,56 @@ describe('switchboard CLI', () => {
   it("shows an account's log (empty at first)", async () => {
     expect(await runCliJson(withConfig('logs', '--account', 'acme', '--limit', '5'))).toEqual([]);
     expect((await runCli(withConfig('logs', '--account', 'acme'))).stdout).toContain('(none)');
+  });
+
+  it("filters the log by endpoint and shows each row's endpoint", async () => {
+    const [account] = await runCliJson<Array<{ id: string }>>(withConfig('accounts', 'list'));
+    const raw = {
+      server: { data_dir: path.join(directory, 'data') },
+      ...(database.url ? { database: { url: database.url } } : {}),
+    };
+    const handle = await openDatabase(parseConfig(raw, 'test'));
+    try {
+      const now = Date.now();
+      if (handle.dialect === 'postgres') await ensurePartitions(handle.db, now);
+      const endpoints = ['chat_completions', 'models', 'chat_completions', 'model', null];
+      const rows: RequestLogInsert[] = endpoints.map((endpoint, index) => ({
+        request_id: `req_cli_${index}`,
+        created_at: now - 1000 + index,
+        account_id: account?.id ?? '',
+        key_id: 'key_cli',
+        key_name: 'cli',
+        model: 'small',
+        status: 200,
+        outcome: 'success',
+        stream: 0,
+        latency_ms: 1,
+        usage_estimated: 0,
+        endpoint,
+      }));
+      await createRequestLogBatchWriter(handle)(RowBatch.of(rows));
+    } finally {
+      await handle.close();
+    }
+    const chat = await runCliJson<Array<{ requestId: string; endpoint: string | null }>>(
+      withConfig('logs', '--account', 'acme', '--endpoint', 'chat_completions'),
+    );
+    expect(chat).toEqual([
+      expect.objectContaining({ requestId: 'req_cli_2', endpoint: 'chat_completions' }),
+      expect.objectContaining({ requestId: 'req_cli_0', endpoint: 'chat_completions' }),
+    ]);
+    const all = await runCliJson<Array<{ endpoint: string | null }>>(withConfig('logs', '--account', 'acme'));
+    expect(all.map((entry) => entry.endpoint)).toEqual([
+      null,
+      'model',
+      'chat_completions',
+      'models',
+      'chat_completions',
+    ]);
+    const table = (await runCli(withConfig('logs', '--account', 'acme', '--endpoint', 'models'))).stdout;
+    expect(table).toContain('ENDPOINT');
+    expect(table).toContain('req_cli_1');
+    expect(table).not.toContain('req_cli_0');
   });
 
   it('config check validates the file and names the bad field', async () => {

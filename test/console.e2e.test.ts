@@ -227,9 +227,18 @@ describe('console in a browser', () => {
     await alice.getByLabel('Status').selectOption('');
     await expect.poll(() => alice.locator('tbody tr').count()).toBe(3);
 
+    // Every row so far came through /v1/chat/completions; none through /v1/models.
+    await alice.getByLabel('Endpoint').selectOption('models');
+    await alice.getByText('No requests match these filters.').waitFor();
+    expect(alice.url()).toContain('endpoint=models');
+    await alice.getByLabel('Endpoint').selectOption('chat_completions');
+    await expect.poll(() => alice.locator('tbody tr').count()).toBe(3);
+    await alice.getByLabel('Endpoint').selectOption('');
+
     await row.getByRole('link').click();
     await alice.getByRole('heading', { name: 'Request' }).waitFor();
     await expect.poll(() => alice.locator('.details').textContent()).toContain('Reported by the upstream');
+    expect(await alice.locator('.details').textContent()).toContain('/v1/chat/completions');
     expect(await alice.locator('main').textContent()).toContain(requestIds[0] ?? '');
     await shoot(alice, 'request-detail');
   });

@@ -232,6 +232,8 @@ describe('robustness', () => {
     const hostile = [
       `/api/accounts/${encodeURIComponent("' or 1=1 --")}/keys`,
       `/api/accounts/${acme}/logs?model=${encodeURIComponent("'; drop table request_log; --")}`,
+      `/api/accounts/${acme}/logs?endpoint=${encodeURIComponent("'; drop table request_log; --")}`,
+      `/api/accounts/${acme}/logs?endpoint=${'a'.repeat(10_000)}`,
       `/api/accounts/${acme}/logs/${'x'.repeat(101)}`,
       `/api/accounts/${acme}/logs?cursor=${Buffer.from('999999999999999.999999999999999').toString('base64url')}`,
       `/api/accounts/${'%00'}/keys`,

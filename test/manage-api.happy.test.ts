@@ -320,6 +320,50 @@ describe('request log', () => {
     expect(await ids(`from=${Date.now() + 60_000}`)).toEqual([]);
   });
 
+  it('records and filters the endpoint each request was served by', async () => {
+    const account = (await admin.request('POST', '/api/accounts', { name: 'endpoints-co' })).body.id;
+    const key = (await admin.request('POST', `/api/accounts/${account}/keys`, { name: 'app' })).body.key;
+    const get = async (path: string) => {
+      const response = await fetch(`${gateway.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(response.status).toBe(200);
+      return response.headers.get('x-request-id') as string;
+    };
+    const served = [
+      (await chat(key, 'mock')).requestId,
+      await get('/models'),
+      await get('/models/mock'),
+      (await chat(key, 'gpt-4o-mini')).requestId,
+    ];
+    await waitForLogRows(gateway, served);
+    const ids = async (query: string) => {
+      const page = await admin.request('GET', `/api/accounts/${account}/logs${query}`);
+      expect(page.status).toBe(200);
+      expectDocumentedResponse('GET', '/api/accounts/:accountId/logs', page.body);
+      return page.body.data.map((entry: { requestId: string }) => entry.requestId).reverse();
+    };
+    expect(await ids('?endpoint=chat_completions')).toEqual([served[0], served[3]]);
+    expect(await ids('?endpoint=models')).toEqual([served[1]]);
+    expect(await ids('?endpoint=model')).toEqual([served[2]]);
+    expect(await ids('?endpoint=embeddings')).toEqual([]);
+    const all = (await admin.request('GET', `/api/accounts/${account}/logs`)).body.data;
+    expect(all.map((entry: { endpoint: string }) => entry.endpoint)).toEqual([
+      'chat_completions',
+      'model',
+      'models',
+      'chat_completions',
+    ]);
+    const admins = await admin.request('GET', `/api/logs?account=${account}&endpoint=models`);
+    expect(admins.body.data.map((entry: { requestId: string }) => entry.requestId)).toEqual([served[1]]);
+    const detail = await admin.request('GET', `/api/accounts/${account}/logs/${served[2]}`);
+    expect(detail.body.endpoint).toBe('model');
+    const invalid = await admin.request(
+      'GET',
+      `/api/accounts/${account}/logs?endpoint=${encodeURIComponent('Chat; --')}`,
+    );
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.param).toBe('endpoint');
+  });
+
   it('shows one request in full; bodies only when the operator turned body logging on', async () => {
     const detail = await reader.request('GET', `/api/accounts/${logAccount}/logs/${requestIds[0]}`);
     expect(detail.status).toBe(200);
@@ -679,7 +723,7 @@ describe('OpenAPI document', () => {
     }
     const logs = document.paths['/api/accounts/{accountId}/logs'].get;
     expect(logs.parameters.map((parameter: { name: string }) => parameter.name)).toEqual(
-      expect.arrayContaining(['accountId', 'key', 'model', 'status', 'from', 'to', 'cursor', 'limit']),
+      expect.arrayContaining(['accountId', 'key', 'model', 'endpoint', 'status', 'from', 'to', 'cursor', 'limit']),
     );
     const status = logs.parameters.find((parameter: { name: string }) => parameter.name === 'status');
     expect(status.schema.enum).toEqual(['success', 'error', 'client_error', 'server_error', 'cancelled']);

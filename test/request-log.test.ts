@@ -1,20 +1,23 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
 import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { findKeyById } from '../src/db/repositories/api-keys.js';
-import { type RequestLogInsert, requestLogNumberColumns } from '../src/db/repositories/request-log.js';
-import type { SqliteWorker } from '../src/db/sqlite-worker.js';
 import { createKey } from '../src/keys/service.js';
 import { createLogger } from '../src/observability/logger.js';
+import { type RequestLogInsert, requestLogNumberColumns } from '../src/request-log/row-layout.js';
+import type { SqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
+import { projectRoot } from './support/cli.js';
 import { createTestDatabase, type TestDatabase, testEngine } from './support/database.js';
 
+const run = promisify(execFile);
 let directory: string;
 let testDatabase: TestDatabase;
 let database: DatabaseHandle;
@@ -134,6 +137,7 @@ describe('request-log writer', () => {
       attempts: JSON.stringify([{ deployment: 'p/m', error: awkward[index % awkward.length] }]),
       cache_write_tokens: 3,
       served_latency_ms: 45,
+      endpoint: index % 2 ? 'chat_completions' : awkward[(index + 7) % awkward.length],
     });
     const rows = [...Array.from({ length: 30 }, (_, index) => full(index)), row(30, 1_764_000_000_030)];
     const log = writer();
@@ -266,10 +270,9 @@ describe('request-log writer', () => {
 
 /** Runs `use` with a SQLite worker thread on the test database, closed afterwards. */
 async function withSqliteWorker(use: (worker: SqliteWorker) => Promise<void>): Promise<void> {
-  const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+  const { startSqliteWorker } = await import('../src/request-log/sqlite-worker.js');
   const worker = startSqliteWorker({
     file: database.location,
-    driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
     onError: () => {},
   });
   try {
@@ -280,13 +283,30 @@ async function withSqliteWorker(use: (worker: SqliteWorker) => Promise<void>): P
 }
 
 describe('the SQLite worker thread', () => {
+  it.skipIf(testEngine === 'postgres')("starts from tsc's dist/ output as well (npm run build)", async () => {
+    // The bundle is covered by the tests that run bin/switchboard (shutdown.test.ts); this is the unbundled build.
+    const script = `
+      const { startSqliteWorker } = await import(${JSON.stringify(path.join(projectRoot, 'dist/request-log/sqlite-worker.js'))});
+      const { RowBatch } = await import(${JSON.stringify(path.join(projectRoot, 'dist/request-log/row-batch.js'))});
+      const errors = [];
+      const worker = startSqliteWorker({ file: process.argv[2], onError: (message) => errors.push(message) });
+      await worker.write(RowBatch.of(JSON.parse(process.argv[3])).message());
+      await worker.close();
+      process.stdout.write(JSON.stringify(errors));`;
+    // A file, not --eval: a worker inherits its parent's execArgv.
+    const scriptFile = path.join(directory, 'write-through-dist.mjs');
+    writeFileSync(scriptFile, script);
+    const rows = [row(1), row(2)];
+    const { stdout } = await run(process.execPath, [scriptFile, database.location, JSON.stringify(rows)]);
+    expect(JSON.parse(stdout)).toEqual([]);
+    expect(await count()).toBe(2);
+  });
+
   it.skipIf(testEngine === 'postgres')('collects its garbage on request and goes on writing', async () => {
-    const { createRequire } = await import('node:module');
-    const { startSqliteWorker } = await import('../src/db/sqlite-worker.js');
+    const { startSqliteWorker } = await import('../src/request-log/sqlite-worker.js');
     const errors: string[] = [];
     const worker = startSqliteWorker({
       file: database.location,
-      driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
       onError: (message) => errors.push(message),
     });
     try {
@@ -339,6 +359,7 @@ describe('the SQLite worker thread', () => {
           attempts: `[{"n":${index}}]`,
           cache_write_tokens: index % 5 ? 0 : 4,
           served_latency_ms: index % 3 ? 40 + index : null,
+          endpoint: index % 4 ? 'chat_completions' : index % 8 ? 'models' : null,
         }));
         const log = writer({ sqliteWorker: worker, batchSize: 200 });
         for (const item of rows) log.enqueue(item);

@@ -37,6 +37,8 @@ interface Server {
   databaseUrl: string | undefined;
   exited: Promise<number | null>;
   configFile: string;
+  /** What the process printed. */
+  output: string[];
 }
 
 async function startServer(extraYaml = ''): Promise<Server> {
@@ -70,6 +72,7 @@ async function startServer(extraYaml = ''): Promise<Server> {
     databaseUrl: database.url,
     exited: serve.exited,
     configFile,
+    output: serve.output,
   };
 }
 
@@ -130,6 +133,8 @@ describe('graceful shutdown (SIGTERM)', () => {
     const ids = new Set(rows.map((row) => row.request_id));
     for (const result of [...quick, ...finished]) expect(ids.has(result.id)).toBe(true);
     expect(rows.every((row) => row.outcome === 'success')).toBe(true);
+    // On SQLite the rows went through the bundled worker thread: had it failed to start, the server says so.
+    expect(server.output.join('\n')).not.toContain('SQLite worker');
   });
 
   it('past the deadline, cuts streams with an in-band error and still logs them', async () => {

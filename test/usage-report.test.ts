@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertRequestLogRows, type RequestLogInsert } from '../src/db/repositories/request-log.js';
+import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
+import { RowBatch } from '../src/request-log/row-batch.js';
+import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { buildUsageReport, percentilesOf } from '../src/usage/usage-report.js';
 import { accountId } from './support/console.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
@@ -25,7 +27,8 @@ const random = () => {
 
 beforeAll(async () => {
   mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
+  // The rows are dated March 2026: retention (which first runs 5 s after start) must not take them mid-test.
+  gateway = await startTestGateway({ mock, config: { request_log: { retention: '3650d' } } });
   account = await accountId(gateway, 'acme');
   for (let index = 0; index < 12_000; index++) {
     // Most traffic on day 3 (a burst), the rest spread thinly.
@@ -53,7 +56,8 @@ beforeAll(async () => {
       cost_usd: prompt === null ? null : prompt / 1e6,
     });
   }
-  await insertRequestLogRows(gateway.gateway.database.db, rows);
+  // Through the gateway's own batch writer (on its connection, not the worker thread), so the rows are what it writes.
+  await createRequestLogBatchWriter(gateway.gateway.database)(RowBatch.of(rows));
 });
 
 afterAll(async () => {

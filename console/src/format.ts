@@ -58,3 +58,14 @@ export function formatRelative(iso: string | null, now = Date.now()): string {
   }
   return Math.abs(seconds) < 10 ? 'just now' : relative.format(seconds, 'second');
 }
+
+/** The path a client called, for each endpoint name the request log records (see /api's `endpoint` filter). */
+export const endpointPaths: Record<string, string> = {
+  chat_completions: '/v1/chat/completions',
+  models: '/v1/models',
+  model: '/v1/models/{id}',
+};
+
+/** An endpoint as the console shows it: its path when known, else its name; rows logged before it was kept: –. */
+export const formatEndpoint = (endpoint: string | null) =>
+  endpoint === null ? '–' : (endpointPaths[endpoint] ?? endpoint);

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { requireAccount } from '../accounts/service.js';
-import { listRequestLog } from '../db/repositories/request-log.js';
 import { type LogEntry, toLogEntry } from '../request-log/entry.js';
+import { searchRequestLog } from '../request-log/search.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
 import { printJson, printTable } from './output.js';
 
@@ -23,20 +23,23 @@ export function logsCommand(): Command {
     new Command('logs')
       .description("show an account's request log, newest first")
       .requiredOption('--account <name>', 'account name')
+      .option('--endpoint <name>', 'only requests to this endpoint (chat_completions, models, model)')
       .option('--limit <n>', 'how many rows', '50'),
-  ).action(async (options: CommonOptions & { account: string; limit: string }) => {
+  ).action(async (options: CommonOptions & { account: string; endpoint?: string; limit: string }) => {
     const limit = Number(options.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
       throw new Error('--limit is a whole number from 1 to 10000');
     await withContext(options, async ({ database, output }) => {
       const account = await requireAccount(database.db, options.account);
-      const entries = (await listRequestLog(database.db, { accountId: account.id, limit })).map(toLogEntry);
+      const search = { accountId: account.id, endpoint: options.endpoint, limit };
+      const entries = (await searchRequestLog(database.db, search)).map(toLogEntry);
       if (output.json) return printJson(output, entries);
       printTable(
         output,
         [
           'TIME',
           'REQUEST ID',
+          'ENDPOINT',
           'KEY',
           'MODEL',
           'SERVED BY',
@@ -50,6 +53,7 @@ export function logsCommand(): Command {
         entries.map((entry) => [
           entry.time,
           entry.requestId,
+          entry.endpoint ?? '-',
           entry.keyName,
           entry.model || '-',
           servedBy(entry),

@@ -88,12 +88,15 @@ export interface RequestLogTable {
   attempt_count: number | null;
   /**
    * JSON array of the attempts: model, deployment, outcome, status, code, wait and latency of each. Null when the
-   * first attempt served the request without a wait: that attempt is then implied by the row (request-log/entry.ts).
+   * first attempt served the request without a wait: that attempt is then implied by the row
+   * (request-log/attempts-column.ts).
    */
   attempts: string | null;
   cache_write_tokens: number | null;
   /** Upstream latency of the attempt that served the request (null when none did). */
   served_latency_ms: number | null;
+  /** The data-plane endpoint that served the request (chat_completions, models, model…); null on rows before 0007. */
+  endpoint: string | null;
 }
 
 /** A person who signs in to the console (account holders and operators). */

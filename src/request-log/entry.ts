@@ -1,11 +1,14 @@
-import type { RequestLogRow } from '../db/repositories/request-log.js';
 import type { AttemptRecord } from '../routing/trace.js';
+import { readAttempts } from './attempts-column.js';
+import type { RequestLogRow } from './row-layout.js';
 
 /** A request-log row as the CLI and the management API present it. */
 export interface LogEntry {
   id: number;
   requestId: string;
   time: string;
+  /** The data-plane endpoint that served the request; null on rows logged before the column existed. */
+  endpoint: string | null;
   accountId: string;
   keyId: string;
   keyName: string;
@@ -36,36 +39,13 @@ export interface LogEntry {
   userAgent: string | null;
 }
 
-function parseAttempts(text: string | null): AttemptRecord[] {
-  if (!text) return [];
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? (value as AttemptRecord[]) : [];
-  } catch {
-    return [];
-  }
-}
-
-/**
- * The single attempt of a row written without attempts JSON (request-log/record.ts leaves it out when the row's own
- * columns say it all); no attempt for rows without routing. Field for field what the JSON would have held.
- */
-function impliedAttempts(row: Omit<RequestLogRow, 'request_body' | 'response_body'>): AttemptRecord[] {
-  const latencyMs = row.served_latency_ms;
-  if (row.attempt_count !== 1 || latencyMs === null || latencyMs === undefined) return [];
-  const { served_model: model, deployment, provider, upstream_model: upstreamModel } = row;
-  if (model === null || deployment === null || provider === null || upstreamModel === null) return [];
-  return [
-    { model, deployment, provider, upstreamModel, outcome: 'success', status: 200, code: null, waitedMs: 0, latencyMs },
-  ];
-}
-
 /** Bodies are not part of an entry, so summary rows (selected without them) are accepted too. */
 export function toLogEntry(row: Omit<RequestLogRow, 'request_body' | 'response_body'>): LogEntry {
   return {
     id: Number(row.id),
     requestId: row.request_id,
     time: new Date(Number(row.created_at)).toISOString(),
+    endpoint: row.endpoint,
     accountId: row.account_id,
     keyId: row.key_id,
     keyName: row.key_name,
@@ -75,7 +55,7 @@ export function toLogEntry(row: Omit<RequestLogRow, 'request_body' | 'response_b
     servedModel: row.served_model,
     deployment: row.deployment,
     attemptCount: row.attempt_count,
-    attempts: row.attempts === null ? impliedAttempts(row) : parseAttempts(row.attempts),
+    attempts: readAttempts(row),
     status: row.status,
     outcome: row.outcome,
     error:

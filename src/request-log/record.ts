@@ -1,8 +1,9 @@
-import type { RequestLogInsert } from '../db/repositories/request-log.js';
 import type { ApiError } from '../errors/api-error.js';
 import type { Principal } from '../keys/authenticate.js';
-import { type AttemptRecord, attemptCount, type DispatchTrace, lastDeploymentAttempt } from '../routing/trace.js';
+import { attemptCount, type DispatchTrace, lastDeploymentAttempt } from '../routing/trace.js';
 import type { TokenUsage } from '../usage/usage.js';
+import { writeAttemptColumns } from './attempts-column.js';
+import type { RequestLogInsert } from './row-layout.js';
 
 /** Bodies kept in the log (only for accounts with body logging on) are cut at this size. */
 const maxLoggedBodyCharacters = 1_000_000;
@@ -78,73 +79,12 @@ export function toLogRow(record: FinishedRequest): RequestLogInsert | undefined 
     served_model: routing?.served?.model ?? null,
     deployment: attempted?.deployment ?? null,
     attempt_count: routing ? attemptCount(routing) : null,
+    // Set with served_latency_ms by writeAttemptColumns, below: it needs the columns above.
     attempts: null,
     cache_write_tokens: usage?.cacheWriteTokens ?? null,
     served_latency_ms: null,
+    endpoint: record.endpoint,
   };
-  const attempts = routing?.attempts;
-  if (attempts && attempts.length > 0) {
-    const served = attempts.findLast((attempt) => attempt.outcome === 'success');
-    if (served && Number.isFinite(served.latencyMs)) row.served_latency_ms = served.latencyMs;
-    if (!(attempts.length === 1 && served && impliedByRow(served, row))) row.attempts = attemptsJson(attempts);
-  }
+  writeAttemptColumns(row, routing?.attempts);
   return row;
-}
-
-/**
- * Whether the row's own columns say all the attempt says: a success with status 200 after no wait, by the row's
- * served model, deployment, provider and upstream model, its latency in served_latency_ms. The single attempt of such
- * a row is not written as JSON (request-log/entry.ts rebuilds it, equal field for field: `impliedAttempts`).
- */
-function impliedByRow(attempt: AttemptRecord, row: RequestLogInsert): boolean {
-  return (
-    attempt.status === 200 &&
-    attempt.code === null &&
-    attempt.waitedMs === 0 &&
-    Number.isFinite(attempt.latencyMs) &&
-    attempt.model === row.served_model &&
-    attempt.deployment === row.deployment &&
-    attempt.provider === row.provider &&
-    attempt.upstreamModel === row.upstream_model &&
-    row.attempt_count === 1
-  );
-}
-
-/**
- * Names as JSON strings, for the names an attempt repeats on every request (its model, deployment, provider and
- * upstream model all come from the configuration). Bounded, so that it cannot grow with anything a client sends.
- */
-const quotedNames = new Map<string, string>();
-const maxQuotedNames = 1_000;
-
-function quoted(name: string): string {
-  let json = quotedNames.get(name);
-  if (json === undefined) {
-    json = JSON.stringify(name);
-    if (quotedNames.size < maxQuotedNames) quotedNames.set(name, json);
-  }
-  return json;
-}
-
-/** A number as JSON.stringify writes it (NaN and the infinities are null). */
-const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
-
-/**
- * The same text as JSON.stringify(attempts), written out field by field: JSON.stringify walks each object's
- * properties generically and quotes every string again (~1 µs per request on the AMD machine of
- * docs/performance.md, against ~0.2 µs for this). A unit test compares the two.
- */
-export function attemptsJson(attempts: readonly AttemptRecord[]): string {
-  let json = '[';
-  for (let index = 0; index < attempts.length; index++) {
-    const attempt = attempts[index] as AttemptRecord;
-    if (index > 0) json += ',';
-    json +=
-      `{"model":${quoted(attempt.model)},"deployment":${quoted(attempt.deployment)},` +
-      `"provider":${quoted(attempt.provider)},"upstreamModel":${quoted(attempt.upstreamModel)},` +
-      `"outcome":${quoted(attempt.outcome)},"status":${jsonNumber(attempt.status)},` +
-      `"code":${attempt.code === null ? 'null' : JSON.stringify(attempt.code)},` +
-      `"waitedMs":${jsonNumber(attempt.waitedMs)},"latencyMs":${jsonNumber(attempt.latencyMs)}}`;
-  }
-  return `${json}]`;
 }

@@ -1,34 +1,40 @@
-import type { RequestLogInsert } from '../db/repositories/request-log.js';
 import {
+  columnIsText,
+  columnPlaces,
+  createdAtPlace,
+  keyIdPlace,
+  numberColumnCount,
+  type RequestLogInsert,
   requestLogColumns,
-  requestLogLayout,
-  requestLogNumberColumns,
-  requestLogTextColumns,
-} from '../db/repositories/request-log-columns.js';
+  textColumnCount,
+} from './row-layout.js';
 
 /**
- * Request-log rows waiting to be written, held as columns of plain numbers rather than as one object per row.
+ * Request-log rows waiting to be written, held as columns of plain numbers rather than as one object per row, and the
+ * one reader of that form (cellValue, textSlot, lastUseByKey) that the writers on both engines decode it with.
  *
- * Why: every request adds a row, and under load a batch of 500 fills in ~30 ms. Held as objects (31 properties each,
- * plus their strings) the rows lived through the young generation's collections and were copied and promoted, then
- * were flattened into one array of 15,500 values that crossed to the SQLite thread value by value. Here a row is
- * copied into two typed arrays the moment it is enqueued (numbers in one, text as indexes into the batch's list of
- * strings in the other) and the object dies young. Text that repeats from row to row (account, key, model, provider,
- * outcome...) is stored once per batch. What crosses to the SQLite thread is two typed arrays (one memory copy each)
- * and one array of strings.
+ * A row is copied into two typed arrays the moment it is enqueued (numbers in one, text as an index into the batch's
+ * list of strings in the other) and its object dies young; text that repeats from row to row (account, key, model,
+ * outcome...) is stored once per batch. What crosses to the SQLite thread is two typed arrays and one array of strings.
+ * Why, with the measurements: docs/performance.md#the-request-log-store.
  *
- * Absent values: NaN in a number column (SQLite stores a bound NaN as NULL, so this is what binding NaN did anyway),
- * -1 in a text column.
+ * Absent values: NaN in a number column (SQLite stores a bound NaN as NULL anyway), -1 in a text column.
  */
 
-const numberWidth = requestLogNumberColumns.length;
-const textWidth = requestLogTextColumns.length;
 const noText = -1;
+// The layout under local names: read for every row appended and every cell decoded, and a module's own bindings are
+// cheaper to read than imported ones.
+const isText = columnIsText;
+const places = columnPlaces;
+const numberWidth = numberColumnCount;
+const textWidth = textColumnCount;
 
-/** What the SQLite thread receives for a batch (see db/sqlite-worker.ts, which decodes it the same way). */
+/** A batch as it crosses to the SQLite thread and as the writers read it. */
 export interface RowBatchMessage {
   count: number;
+  /** Each row's numbers in turn, in requestLogNumberColumns order. */
   numbers: Float64Array;
+  /** Each row's texts in turn as indexes into `strings`, in requestLogTextColumns order. */
   texts: Int32Array;
   strings: string[];
 }
@@ -63,8 +69,8 @@ export class RowBatch {
 
   /**
    * Copies a row in. The columns are written out one by one, in the order of requestLogNumberColumns and
-   * requestLogTextColumns (fixed property reads, several times cheaper than reading by name in a loop; a unit test
-   * round-trips every column).
+   * requestLogTextColumns: fixed property reads are several times cheaper than reading by name in a loop, and a unit
+   * test round-trips every column.
    */
   append(row: RequestLogInsert): void {
     if (this.count * numberWidth === this.numbers.length) this.grow();
@@ -104,10 +110,11 @@ export class RowBatch {
     texts[at++] = this.shared(row.served_model);
     texts[at++] = this.shared(row.deployment);
     texts[at++] = this.once(row.attempts);
+    texts[at++] = this.shared(row.endpoint);
     this.count++;
   }
 
-  /** The batch as the SQLite thread takes it. */
+  /** The batch as the writers take it (and as it is posted to the SQLite thread). */
   message(): RowBatchMessage {
     return {
       count: this.count,
@@ -117,7 +124,7 @@ export class RowBatch {
     };
   }
 
-  /** The rows as objects again (PostgreSQL's writer, rows set aside in a file, rows written one by one). */
+  /** The rows as objects again (rows set aside in a file, rows written one by one). */
   rows(): RequestLogInsert[] {
     return decodeRows(this.message());
   }
@@ -150,21 +157,49 @@ export class RowBatch {
   }
 }
 
+/**
+ * For a text column, where row `row`'s text is in batch.strings (-1 when absent). A text shared by several rows has
+ * one slot, so a writer can do its work once per distinct text.
+ */
+export function textSlot(batch: RowBatchMessage, row: number, column: number): number {
+  return batch.texts[row * textWidth + (places[column] as number)] as number;
+}
+
+/**
+ * Row `row`'s value in column `column` (a position in requestLogColumns): its number or text, or null. The SQLite
+ * writer calls it for every cell of a batch, so it reads the slot itself rather than through textSlot.
+ */
+export function cellValue(batch: RowBatchMessage, row: number, column: number): number | string | null {
+  const place = places[column] as number;
+  if (isText[column] === 1) {
+    const slot = batch.texts[row * textWidth + place] as number;
+    return slot === noText ? null : (batch.strings[slot] as string);
+  }
+  const value = batch.numbers[row * numberWidth + place] as number;
+  // NaN marks an absent number.
+  return Number.isNaN(value) ? null : value;
+}
+
+/** Each key's latest use among the batch's rows: what api_keys.last_used_at is moved forward to. */
+export function lastUseByKey(batch: RowBatchMessage): Map<string, number> {
+  const { count, numbers, texts, strings } = batch;
+  const lastUse = new Map<string, number>();
+  for (let row = 0; row < count; row++) {
+    const key = strings[texts[row * textWidth + keyIdPlace] as number] as string;
+    const at = numbers[row * numberWidth + createdAtPlace] as number;
+    if (!((lastUse.get(key) ?? Number.NEGATIVE_INFINITY) >= at)) lastUse.set(key, at);
+  }
+  return lastUse;
+}
+
 function decodeRows(batch: RowBatchMessage): RequestLogInsert[] {
   const rows: RequestLogInsert[] = [];
-  for (let index = 0; index < batch.count; index++) {
-    const row: Record<string, unknown> = {};
-    for (let position = 0; position < requestLogColumns.length; position++) {
-      const [kind, place] = requestLogLayout[position] as readonly [0 | 1, number];
-      if (kind === 0) {
-        const value = batch.numbers[index * numberWidth + place] as number;
-        row[requestLogColumns[position] as string] = Number.isNaN(value) ? null : value;
-      } else {
-        const text = batch.texts[index * textWidth + place] as number;
-        row[requestLogColumns[position] as string] = text === noText ? null : batch.strings[text];
-      }
+  for (let row = 0; row < batch.count; row++) {
+    const decoded: Record<string, unknown> = {};
+    for (let column = 0; column < requestLogColumns.length; column++) {
+      decoded[requestLogColumns[column] as string] = cellValue(batch, row, column);
     }
-    rows.push(row as unknown as RequestLogInsert);
+    rows.push(decoded as unknown as RequestLogInsert);
   }
   return rows;
 }

@@ -1,14 +1,11 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DatabaseHandle } from '../db/connect.js';
-import {
-  createRequestLogBatchWriter,
-  type RequestLogBatchWriter,
-  type RequestLogInsert,
-} from '../db/repositories/request-log.js';
-import type { SqliteWorker } from '../db/sqlite-worker.js';
 import type { Logger } from '../observability/logger.js';
+import { createRequestLogBatchWriter, type RequestLogBatchWriter } from './batch-writer.js';
 import { RowBatch } from './row-batch.js';
+import type { RequestLogInsert } from './row-layout.js';
+import type { SqliteWorker } from './sqlite-worker.js';
 
 /**
  * Where request-log rows are written. Requests enqueue and never wait for the database: a batch is written when it
@@ -25,7 +22,7 @@ export interface RequestLogWriterOptions {
   flushIntervalMs: number;
   maxQueue: number;
   spillDir: string;
-  /** Where SQLite batches are written off the event loop (see db/sqlite-worker.ts). */
+  /** Where SQLite batches are written off the event loop (see sqlite-worker.ts). */
   sqliteWorker?: SqliteWorker | undefined;
   onWritten?: (rows: number) => void;
   onFlushFailure?: () => void;
@@ -35,7 +32,7 @@ const maxRetryDelayMs = 5_000;
 
 export class RequestLogWriter {
   /**
-   * Rows waiting, in batches of up to batchSize (request-log/row-batch.ts: a row is copied in when enqueued and its
+   * Rows waiting, in batches of up to batchSize (row-batch.ts: a row is copied in when enqueued and its
    * object let go of). Only the last batch takes new rows; the ones before it are full or sealed by a flush.
    */
   private batches: RowBatch[] = [];
@@ -49,9 +46,8 @@ export class RequestLogWriter {
   /**
    * Batches at the head of the queue that a flush asked for: written even when they are not full. Only what was
    * queued when the flush was asked for (a flush seals the batch that was taking rows): rows arriving while it writes
-   * wait for a full batch or the next flush. (Draining until the queue was empty never ended under steady load: each
-   * write of the few rows that had arrived during the previous one let a few more arrive. Seen as 1.9 WAL frames
-   * written per row at one request at a time, against 0.23 for batches of 500.)
+   * wait for a full batch or the next flush, because draining until the queue is empty never ends under steady load
+   * (docs/performance.md#the-request-log-store).
    */
   private owed = 0;
   private closed = false;
@@ -80,9 +76,8 @@ export class RequestLogWriter {
     open.append(row);
     this.queued++;
     if (open.full && !this.flushing) {
-      // Under load only full batches are written: a batch costs a commit (~0.3 ms with the log's indexes whatever
-      // its size), so writing the few rows that arrived during the previous write, again and again, made each row
-      // cost four times as much. What is left goes at the next interval (or at flush()).
+      // Under load only full batches are written: each batch costs a commit whatever its size, so a few rows at a
+      // time cost several times as much per row. What is left goes at the next interval (or at flush()).
       void this.startDrain();
     }
   }

@@ -1,12 +1,11 @@
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { type DatabaseHandle, openDatabase } from '../db/connect.js';
-import { type SqliteWorker, startSqliteWorker } from '../db/sqlite-worker.js';
 import { loadKeySecret } from '../keys/secret.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ensurePartitions, RetentionJob } from '../request-log/retention.js';
+import { type SqliteWorker, startSqliteWorker } from '../request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../request-log/writer.js';
 import type { Lifetime } from './lifetime.js';
 
@@ -34,7 +33,6 @@ export async function buildStorage(
     database.sqlite.pragma('wal_autocheckpoint = 0');
     const worker = startSqliteWorker({
       file: database.location,
-      driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
       onError: (message) => logger.warn({ error: message }, 'SQLite worker: retried, or written on the main thread'),
     });
     sqliteWorker = lifetime.add('sqlite worker', worker, (thread) => thread.close());

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { cellValue, lastUseByKey, RowBatch } from '../../src/request-log/row-batch.js';
 import {
   type RequestLogInsert,
   requestLogColumns,
   requestLogNumberColumns,
   requestLogTextColumns,
-  requestLogValues,
-} from '../../src/db/repositories/request-log.js';
-import { RowBatch } from '../../src/request-log/row-batch.js';
+} from '../../src/request-log/row-layout.js';
+import { insertionOrder } from '../../src/request-log/sqlite-batch-writer.js';
 
 /** A row with a value of its own in every column: numbers by position, text named after its column and row. */
 function fullRow(index: number): RequestLogInsert {
@@ -63,8 +63,42 @@ describe('request-log row batches', () => {
     expect(message.texts).toHaveLength(200 * requestLogTextColumns.length);
   });
 
-  it('flattens rows in requestLogColumns order for the prepared INSERTs', () => {
-    const rows = [fullRow(1), fullRow(2)];
-    expect(requestLogValues(rows)).toEqual(rows.flatMap((row) => requestLogColumns.map((column) => row[column])));
+  it('reads each cell in requestLogColumns order, as the SQLite statements bind them', () => {
+    const rows = [fullRow(1), { ...fullRow(2), provider: null, ttft_ms: null }];
+    const message = RowBatch.of(rows).message();
+    rows.forEach((row, index) => {
+      const values = requestLogColumns.map((_, column) => cellValue(message, index, column));
+      expect(values).toEqual(requestLogColumns.map((column) => row[column] ?? null));
+    });
+  });
+
+  it("gives each key's latest use in the batch, whatever the order of its rows", () => {
+    const rows = [
+      { ...fullRow(0), key_id: 'key_a', created_at: 30 },
+      { ...fullRow(1), key_id: 'key_b', created_at: 10 },
+      { ...fullRow(2), key_id: 'key_a', created_at: 20 },
+      { ...fullRow(3), key_id: 'key_b', created_at: 40 },
+    ];
+    expect(lastUseByKey(RowBatch.of(rows).message())).toEqual(
+      new Map([
+        ['key_a', 30],
+        ['key_b', 40],
+      ]),
+    );
+  });
+
+  it('orders rows for insertion account by account, key by key, each group in arrival order', () => {
+    const accounts = ['acct_b', 'acct_a', 'acct_b', 'acct_c', 'acct_a', 'acct_b'];
+    const keys = ['key_2', 'key_1', 'key_1', 'key_3', 'key_1', 'key_2'];
+    const rows = accounts.map((account, index) => ({
+      ...fullRow(index),
+      account_id: account,
+      key_id: keys[index] ?? '',
+    }));
+    const order = [...insertionOrder(RowBatch.of(rows).message())];
+    // acct_b first seen first, then acct_a, then acct_c; within acct_b, key_2 (first seen) before key_1.
+    expect(order).toEqual([0, 5, 2, 1, 4, 3]);
+    const single = rows.map((row) => ({ ...row, account_id: 'acct_same' }));
+    expect([...insertionOrder(RowBatch.of(single).message())]).toEqual([0, 1, 2, 3, 4, 5]);
   });
 });

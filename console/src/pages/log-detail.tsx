@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { useApp } from '../context.js';
-import { formatCost, formatInteger, formatMs, formatTime } from '../format.js';
+import { formatCost, formatEndpoint, formatInteger, formatMs, formatTime } from '../format.js';
 import type { LogDetailView } from '../types.js';
 import { useAsync } from '../use-async.js';
 import { statusBadge } from './logs.js';
@@ -63,6 +63,9 @@ export function LogDetailPage(props: { accountId?: string; requestId: string }) 
                   {accounts.find((account) => account.id === data.accountId)?.name ?? data.accountId}
                 </Row>
               )}
+              <Row label="Endpoint">
+                <code>{formatEndpoint(data.endpoint)}</code>
+              </Row>
               <Row label="Status">{statusBadge(data)}</Row>
               <Row label="Key">
                 {data.keyName} <code class="muted">{data.keyId}</code>

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { queryString } from '../api.js';
 import { Badge, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { useApp } from '../context.js';
-import { formatCost, formatInteger, formatMs, formatTime } from '../format.js';
+import { endpointPaths, formatCost, formatInteger, formatMs, formatTime } from '../format.js';
 import { navigate } from '../router.js';
 import type { ApiKeyView, LogEntryView, LogPage, ModelView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -63,6 +63,7 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
     account: admin ? (props.query.get('account') ?? '') : '',
     key: props.query.get('key') ?? '',
     model: props.query.get('model') ?? '',
+    endpoint: props.query.get('endpoint') ?? '',
     status: props.query.get('status') ?? '',
     range: props.query.get('range') ?? '24h',
     from: props.query.get('from') ?? '',
@@ -97,6 +98,7 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
       account: admin ? filters.account : undefined,
       key: filters.key,
       model: filters.model,
+      endpoint: filters.endpoint,
       status: filters.status,
       from: filters.range === 'custom' ? filters.from : range?.ms ? new Date(now - range.ms).toISOString() : undefined,
       to: filters.range === 'custom' ? filters.to : undefined,
@@ -175,6 +177,20 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
             {(models.data ?? []).map((model) => (
               <option key={model.id} value={model.id}>
                 {model.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field">
+          <span>Endpoint</span>
+          <select value={filters.endpoint} onChange={(event) => setFilter({ endpoint: event.currentTarget.value })}>
+            <option value="">Any endpoint</option>
+            {filters.endpoint && !(filters.endpoint in endpointPaths) && (
+              <option value={filters.endpoint}>{filters.endpoint}</option>
+            )}
+            {Object.entries(endpointPaths).map(([endpoint, path]) => (
+              <option key={endpoint} value={endpoint}>
+                {path}
               </option>
             ))}
           </select>

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
-import type { RequestLogRow } from '../../db/repositories/request-log.js';
+import { apiError } from '../../errors/api-error.js';
+import { toLogEntry } from '../../request-log/entry.js';
+import type { RequestLogRow } from '../../request-log/row-layout.js';
 import {
   findRequestLogEntry,
   type RequestLogFilter,
   searchRequestLog,
   statusClasses,
-} from '../../db/repositories/request-log-search.js';
-import { apiError } from '../../errors/api-error.js';
-import { toLogEntry } from '../../request-log/entry.js';
+} from '../../request-log/search.js';
 import { cursorParam, encodeCursor, limitParam, timeParam } from './query-params.js';
 import { defineRoute } from './route.js';
 import { accountParams, type LogDetailView, type LogPage, logDetailSchema, logPageSchema } from './schemas.js';
@@ -19,6 +19,11 @@ import type { ManagementServices } from './services.js';
 const filterFields = {
   key: z.string().min(1).max(100).optional().describe('key id'),
   model: z.string().min(1).max(256).optional().describe('public model name'),
+  endpoint: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected an endpoint name such as chat_completions')
+    .optional()
+    .describe('the data-plane endpoint that served the request: chat_completions, models (the list), model (one)'),
   status: z.enum(statusClasses).optional().describe('client_error = 4xx, server_error = 5xx'),
   from: timeParam.optional().describe('inclusive; ISO 8601 or epoch ms'),
   to: timeParam.optional().describe('exclusive; ISO 8601 or epoch ms'),

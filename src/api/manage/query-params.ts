@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RequestLogCursor } from '../../db/repositories/request-log.js';
+import type { RequestLogCursor } from '../../request-log/search.js';
 
 /** Query-string values shared by several routes: times, cursors, limits (query strings are always text). */
 

@@ -113,6 +113,10 @@ export const logEntrySchema = z.object({
   id: z.number().int(),
   requestId: z.string(),
   time: isoTime,
+  endpoint: z
+    .string()
+    .nullable()
+    .describe('the data-plane endpoint that served it (chat_completions, models, model…); null on rows logged before'),
   accountId: id('acct'),
   keyId: id('key'),
   keyName: z.string(),

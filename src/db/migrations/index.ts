@@ -5,6 +5,7 @@ import * as routingAttempts from './0003-routing-attempts.js';
 import * as limits from './0004-limits.js';
 import * as requestLogKeyIndex from './0005-request-log-key-index.js';
 import * as servedLatency from './0006-served-latency.js';
+import * as requestLogEndpoint from './0007-request-log-endpoint.js';
 import * as responses from './0008-responses.js';
 import * as accountSecurity from './0009-account-security.js';
 import type { Dialect } from './dialect.js';
@@ -22,6 +23,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0004-limits': limits,
   '0005-request-log-key-index': requestLogKeyIndex,
   '0006-served-latency': servedLatency,
+  '0007-request-log-endpoint': requestLogEndpoint,
   '0008-responses': responses,
   '0009-account-security': accountSecurity,
 };

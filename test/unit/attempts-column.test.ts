@@ -1,7 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RequestLogRow } from '../../src/db/repositories/request-log.js';
+import {
+  type AttemptColumns,
+  attemptsJson,
+  readAttempts,
+  writeAttemptColumns,
+} from '../../src/request-log/attempts-column.js';
 import { toLogEntry } from '../../src/request-log/entry.js';
-import { attemptsJson, type FinishedRequest, toLogRow } from '../../src/request-log/record.js';
+import { type FinishedRequest, toLogRow } from '../../src/request-log/record.js';
+import type { RequestLogInsert, RequestLogRow } from '../../src/request-log/row-layout.js';
 import type { AttemptRecord, DispatchTrace } from '../../src/routing/trace.js';
 
 const attempt = (overrides: Partial<AttemptRecord> = {}): AttemptRecord => ({
@@ -134,5 +141,106 @@ describe('attempts a row implies', () => {
     expect(
       toLogEntry({ ...old, attempts: null, attempt_count: null, served_model: null, deployment: null }).attempts,
     ).toEqual([]);
+  });
+});
+
+/** Names drawn mostly from a few, so that an attempt often matches the row's columns, and sometimes any text. */
+const name = fc.oneof(
+  fc.constantFrom('gpt-4o-mini', 'openai', 'openai/gpt-4o-mini', ''),
+  fc.string({ unit: 'binary' }),
+);
+
+const anyAttempt: fc.Arbitrary<AttemptRecord> = fc.record({
+  model: name,
+  deployment: name,
+  provider: name,
+  upstreamModel: name,
+  outcome: fc.constantFrom('success', 'error', 'skipped'),
+  status: fc.oneof(fc.constantFrom(200, 400, 429, 500, 502), fc.integer({ min: 100, max: 599 })),
+  code: fc.option(fc.oneof(fc.constantFrom('rate_limit_exceeded', 'upstream_error'), fc.string({ unit: 'binary' }))),
+  waitedMs: fc.oneof(fc.constant(0), fc.nat()),
+  latencyMs: fc.nat(),
+});
+
+type RoutingColumns = Omit<AttemptColumns, 'attempts' | 'served_latency_ms'>;
+
+/** Any attempts and any routing columns (the JSON is nearly always needed). */
+const anyCase: fc.Arbitrary<[AttemptRecord[], RoutingColumns]> = fc.tuple(
+  fc.array(anyAttempt, { maxLength: 4 }),
+  fc.record({
+    served_model: fc.option(name),
+    deployment: fc.option(name),
+    provider: fc.option(name),
+    upstream_model: fc.option(name),
+    attempt_count: fc.option(fc.nat({ max: 5 })),
+  }),
+);
+
+/**
+ * One successful attempt and the row toLogRow makes of it (the JSON can be left out), with at most one thing changed
+ * on either side, each of which must bring the JSON back.
+ */
+const servedCase: fc.Arbitrary<[AttemptRecord[], RoutingColumns]> = fc
+  .record({
+    model: name,
+    deployment: name,
+    provider: name,
+    upstreamModel: name,
+    latencyMs: fc.nat(),
+    change: fc.constantFrom('none', 'status', 'code', 'waitedMs', 'served_model', 'deployment', 'attempt_count'),
+  })
+  .map(({ change, ...names }) => {
+    const served: AttemptRecord = { ...names, outcome: 'success', status: 200, code: null, waitedMs: 0 };
+    const columns: RoutingColumns = {
+      served_model: names.model,
+      deployment: names.deployment,
+      provider: names.provider,
+      upstream_model: names.upstreamModel,
+      attempt_count: 1,
+    };
+    if (change === 'status') served.status = 201;
+    if (change === 'code') served.code = 'note';
+    if (change === 'waitedMs') served.waitedMs = 5;
+    if (change === 'served_model') columns.served_model = `${names.model}-fallback`;
+    if (change === 'deployment') columns.deployment = null;
+    if (change === 'attempt_count') columns.attempt_count = 2;
+    return [[served], columns];
+  });
+
+describe('the attempts column, written and read back', () => {
+  it('gives back every list of attempts, whether written as JSON or implied by the row', () => {
+    let implied = 0;
+    fc.assert(
+      fc.property(fc.oneof(anyCase, servedCase), ([attempts, columns]) => {
+        const row = { ...columns } as RequestLogInsert;
+        writeAttemptColumns(row, attempts);
+        if (attempts.length > 0 && row.attempts === null) implied++;
+        const back = readAttempts({
+          ...columns,
+          attempts: row.attempts ?? null,
+          served_latency_ms: row.served_latency_ms ?? null,
+        });
+        expect(back).toEqual(JSON.parse(JSON.stringify(attempts)));
+      }),
+      { numRuns: 2000 },
+    );
+    // The generator reaches the case the JSON is left out for, not only the JSON.
+    expect(implied).toBeGreaterThan(0);
+  });
+
+  it('leaves the JSON out exactly when the row implies the single successful attempt', () => {
+    const row = {
+      served_model: 'gpt-4o-mini',
+      deployment: 'openai/gpt-4o-mini',
+      provider: 'openai',
+      upstream_model: 'gpt-4o-mini',
+      attempt_count: 1,
+    } as RequestLogInsert;
+    writeAttemptColumns(row, [attempt()]);
+    expect(row).toMatchObject({ attempts: null, served_latency_ms: 412 });
+    writeAttemptColumns(row, [attempt({ waitedMs: 1 })]);
+    expect(row.attempts).toBe(JSON.stringify([attempt({ waitedMs: 1 })]));
+    writeAttemptColumns(row, undefined);
+    expect(row).toMatchObject({ attempts: null, served_latency_ms: null });
   });
 });

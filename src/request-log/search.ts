@@ -1,6 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Database } from '../schema.js';
-import { type RequestLogCursor, type RequestLogRow, requestLogColumns } from './request-log.js';
+import type { Database } from '../db/schema.js';
+import { type RequestLogRow, requestLogColumns } from './row-layout.js';
 
 /**
  * Request-log queries for the console and the management API: filters and keyset pagination that stay fast at
@@ -8,6 +8,12 @@ import { type RequestLogCursor, type RequestLogRow, requestLogColumns } from './
  * indexes (migration 0002), and the cursor is a range on created_at, so every page (the first or the ten-thousandth)
  * is an index seek plus `limit` rows walked newest first. No OFFSET, no COUNT.
  */
+
+/** A position in the log, newest first: rows strictly older than it come next. */
+export interface RequestLogCursor {
+  createdAt: number;
+  id: number;
+}
 
 /** success | error (any) | client_error (4xx) | server_error (5xx) | cancelled (the client went away). */
 export type StatusClass = 'success' | 'error' | 'client_error' | 'server_error' | 'cancelled';
@@ -18,6 +24,8 @@ export interface RequestLogFilter {
   accountId?: string | undefined;
   keyId?: string | undefined;
   model?: string | undefined;
+  /** The data-plane endpoint (chat_completions, models…). */
+  endpoint?: string | undefined;
   status?: StatusClass | undefined;
   /** Inclusive lower bound, ms. */
   from?: number | undefined;
@@ -51,6 +59,7 @@ export function applyRequestLogFilter<Output>(
   if (filter.accountId !== undefined) select = select.where('account_id', '=', filter.accountId);
   if (filter.keyId !== undefined) select = select.where('key_id', '=', filter.keyId);
   if (filter.model !== undefined) select = select.where('model', '=', filter.model);
+  if (filter.endpoint !== undefined) select = select.where('endpoint', '=', filter.endpoint);
   switch (filter.status) {
     case undefined:
       break;
