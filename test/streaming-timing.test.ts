@@ -1,9 +1,67 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 /** Chunks are forwarded as they arrive, and silence is filled with SSE comments. */
+
+/** An OpenAI-compatible upstream that starts every stream with one chunk and holds it open until released. */
+async function startHoldingUpstream() {
+  const open: ServerResponse[] = [];
+  let waiter: { count: number; resolve: () => void } | undefined;
+  const server = createServer((incoming: IncomingMessage, response: ServerResponse) => {
+    incoming.resume();
+    incoming.on('end', () => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = {
+        id: 'chatcmpl-held',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'held-stream',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }],
+      };
+      response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      open.push(response);
+      if (waiter && open.length >= waiter.count) waiter.resolve();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const finish = {
+    id: 'chatcmpl-held',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'held-stream',
+    choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    open: () => open.length,
+    /** Resolves once `count` streams are open at the same time; rejects (a stuck test) after `deadlineMs`. */
+    openAtLeast: (count: number, deadlineMs: number) =>
+      new Promise<void>((resolve, reject) => {
+        if (open.length >= count) return resolve();
+        const timer = setTimeout(() => reject(new Error(`only ${open.length} of ${count} streams opened`)), deadlineMs);
+        waiter = {
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+      }),
+    release() {
+      for (const response of open.splice(0)) response.end(`data: ${JSON.stringify(finish)}\n\ndata: [DONE]\n\n`);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 let mock: MockUpstream;
 let gateway: TestGateway;
@@ -55,40 +113,40 @@ describe('stream timing', () => {
   });
 
   it('holds 300 streams open at once: none waits in the gateway for another to finish', async () => {
-    // Each slow stream lasts 5 s. With a connection pool smaller than the number of streams (the old default was
-    // 256), the streams beyond it would get their first word only after another stream ended.
+    // An upstream that starts each stream and holds it open until told: the streams can only all be open at once at
+    // the upstream if the gateway waits for none of them to end first (a connection pool smaller than the number of
+    // streams, the old default of 256, would never get there). Nothing here depends on the machine's speed.
     const count = 300;
+    const held = await startHoldingUpstream();
+    const holding = await startTestGateway({
+      mock,
+      providers: [{ name: 'held', type: 'openai', base_url: held.baseUrl, timeouts: { idle: '5m' } }],
+      models: [{ name: 'held-stream', provider: 'held', upstream_model: 'held-stream' }],
+    });
     const dispatcher = new Agent({ connections: count + 10 });
-    const started = performance.now();
     try {
-      const timings = await Promise.all(
-        Array.from({ length: count }, async () => {
-          const response = await request(`${gateway.baseUrl}/chat/completions`, {
-            method: 'POST',
-            dispatcher,
-            headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
-            body: JSON.stringify(chatBody('slow-stream', { stream: true })),
-          });
-          expect(response.statusCode).toBe(200);
-          let first = Number.POSITIVE_INFINITY;
-          let last = Number.POSITIVE_INFINITY;
-          let text = '';
-          for await (const part of response.body) {
-            text += part.toString();
-            const now = performance.now() - started;
-            if (first === Number.POSITIVE_INFINITY && text.includes('w0 ')) first = now;
-            if (last === Number.POSITIVE_INFINITY && text.includes('w49 ')) last = now;
-          }
-          expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
-          return { first, last };
-        }),
-      );
-      // Every stream had its first word before any stream had its last: none waited for another to end.
-      const latestFirst = Math.max(...timings.map((timing) => timing.first));
-      const earliestLast = Math.min(...timings.map((timing) => timing.last));
-      expect(latestFirst).toBeLessThan(earliestLast);
+      const streams = Array.from({ length: count }, async () => {
+        const response = await request(`${holding.baseUrl}/chat/completions`, {
+          method: 'POST',
+          dispatcher,
+          headers: { authorization: `Bearer ${holding.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(chatBody('held-stream', { stream: true })),
+        });
+        expect(response.statusCode).toBe(200);
+        return response.body.text();
+      });
+      await held.openAtLeast(count, 110_000);
+      expect(held.open()).toBe(count);
+      held.release();
+      for (const text of await Promise.all(streams)) {
+        expect(text).toContain('Hello');
+        expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+      }
     } finally {
+      held.release();
       await dispatcher.close();
+      await holding.close();
+      await held.close();
     }
   }, 120_000);
 });
