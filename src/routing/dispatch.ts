@@ -5,6 +5,7 @@ import type { CompletionResult, StreamItem } from '../providers/provider.js';
 import type { CancelSignal } from '../server/cancellation.js';
 import { chatCompletionOperation, chatStreamOperation } from './chat-operations.js';
 import type { DeploymentHealth } from './deployment-health.js';
+import { capabilityRefusal } from './model-capability.js';
 import type { DispatchOperation, PreparedCall } from './operation.js';
 import { classifyFailure, countsAgainstDeployment, type FailureKind, retryAfterMs } from './retry-policy.js';
 import { RouteCursor } from './route-cursor.js';
@@ -119,7 +120,7 @@ export class Dispatcher {
     const failures = new ChainFailures();
     const chain = this.options.router.chain(operation.model);
     for (const route of chain) {
-      const refusal = operation.refuseRoute?.(route);
+      const refusal = capabilityRefusal(route.model, operation.capability ?? 'chat') ?? operation.refuseRoute?.(route);
       if (refusal) {
         this.recordSkippedRoute(trace, route, refusal);
         failures.refusal ??= refusal;
