@@ -110,6 +110,14 @@ export class Dispatcher {
     return this.run(chatStreamOperation(request, body, onFailure), signal, trace, accountId);
   }
 
+  /**
+   * What a primed stream of another kind than chat's calls when it fails after its first content: the serving
+   * attempt and its deployment's health learn of it, as they do for chat streams.
+   */
+  streamFailureReporter(trace: DispatchTrace, accountId?: string): (error: unknown) => void {
+    return (error) => this.streamFailed(error, trace, accountId);
+  }
+
   /** Serves an operation from its model's route chain; throws what the chain's failures add up to. */
   async run<Result>(
     operation: DispatchOperation<Result>,

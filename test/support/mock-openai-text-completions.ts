@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { RecordedRequest } from './mock-server.js';
+import { type RecordedRequest, sleep } from './mock-server.js';
 
 /**
  * The OpenAI-compatible mock's legacy `/completions`, as OpenAI answers it (`object: "text_completion"`, `choices[]`
@@ -7,6 +7,7 @@ import type { RecordedRequest } from './mock-server.js';
  * chunks of the same object, then a usage chunk with `choices: []` when `stream_options.include_usage`, then
  * `[DONE]`). The mock's tokens are whitespace-led words; the completion of a prompt is " Echo: <prompt>", cut at
  * max_tokens (default 16, as OpenAI's); `echo` puts the prompt (and its logprobs, the first one null) before it.
+ * `no-usage` reports no usage; `midstream-reset` streams two chunks, then drops the connection.
  */
 
 /** The mock's tokens of a text: each word with the whitespace before it. */
@@ -91,7 +92,7 @@ function choicesFor(body: Record<string, unknown>) {
   };
 }
 
-export function answerTextCompletion(request: RecordedRequest, response: ServerResponse): void {
+export async function answerTextCompletion(request: RecordedRequest, response: ServerResponse): Promise<void> {
   const body = request.body;
   const model = String(body.model);
   const { choices, usage } = choicesFor(body);
@@ -106,9 +107,19 @@ export function answerTextCompletion(request: RecordedRequest, response: ServerR
   }
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = (chunk: Record<string, unknown>) => response.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`);
+  let sent = 0;
   for (const choice of choices) {
     const pieces = choice.logprobs?.tokens ?? mockTokens(choice.text);
-    pieces.forEach((piece, position) => {
+    for (const [position, piece] of pieces.entries()) {
+      if (model === 'midstream-reset') {
+        // Paced, so what was sent reaches the gateway before the connection drops.
+        if (sent === 2) {
+          response.socket?.destroy();
+          return;
+        }
+        await sleep(30);
+      }
+      sent++;
       const logprobs = choice.logprobs && {
         tokens: [piece],
         token_logprobs: [choice.logprobs.token_logprobs[position] ?? null],
@@ -116,7 +127,7 @@ export function answerTextCompletion(request: RecordedRequest, response: ServerR
         text_offset: [choice.logprobs.text_offset[position] ?? 0],
       };
       send({ choices: [{ text: piece, index: choice.index, logprobs: logprobs ?? null, finish_reason: null }] });
-    });
+    }
     send({ choices: [{ text: '', index: choice.index, logprobs: null, finish_reason: choice.finish_reason }] });
   }
   const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;

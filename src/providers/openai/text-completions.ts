@@ -1,3 +1,4 @@
+import { synthesizeTextChunks } from '../../openai/synthesize-text-stream.js';
 import type { TextCompletion, TextCompletionRequest } from '../../openai/text-completion-types.js';
 import type { CancelSignal } from '../../server/cancellation.js';
 import type { UpstreamResponse } from '../../upstream/client.js';
@@ -85,12 +86,4 @@ async function* readTextStream(
     yield { chunk: chunk as unknown as TextCompletion, raw: event.data };
   }
   if (!done && !sawFinish) throw malformed(providerName, 'a stream that ended before it was finished');
-}
-
-/** A whole text completion as the chunks a streaming client expects: one per choice, then the usage chunk. */
-export function synthesizeTextChunks(completion: TextCompletion): TextCompletion[] {
-  const { choices, usage, ...base } = completion;
-  const chunks: TextCompletion[] = choices.map((choice) => ({ ...base, choices: [choice] }));
-  if (usage) chunks.push({ ...base, choices: [], usage });
-  return chunks;
 }
