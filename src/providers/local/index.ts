@@ -11,12 +11,10 @@ import type {
   StreamItems,
   TextCompletionCall,
   TextCompletionResult,
-  TextStreamItem,
   TextStreamItems,
 } from '../provider.js';
 import { embedLocally } from './embed.js';
 import { type GenerationEvent, generate, prepareGeneration } from './generate.js';
-import { generateText, type TextGenerationEvent } from './generate-text.js';
 import type { FinishReason } from './map-stop-reason.js';
 import {
   type LoadedLocalModel,
@@ -25,8 +23,8 @@ import {
   loadLocalRuntime,
   modelUnavailable,
 } from './runtime.js';
-import { cancelled, type SlotLease } from './slot-pool.js';
-import { prepareTextGeneration } from './text-prompts.js';
+import { completeTextLocally, streamTextLocally } from './serve-text.js';
+import { cancelled } from './slot-pool.js';
 import {
   contentChunk,
   finishChunk,
@@ -37,14 +35,6 @@ import {
   toCompletion,
   usageChunk,
 } from './to-openai.js';
-import {
-  logprobsOf,
-  newTextIdentity,
-  TextChoiceBuilder,
-  textChunk,
-  textUsageChunk,
-  toTextCompletion,
-} from './to-text-completion.js';
 
 /** After a failed load, requests get the same error for this long before loading is tried again. */
 const reloadBackoffMs = 10_000;
@@ -139,13 +129,6 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
     return { events: generate(current, lease, prepared, call), lease };
   }
 
-  async function startText(call: TextCompletionCall) {
-    const current = await chatRuntime();
-    const prepared = prepareTextGeneration(current, call.request);
-    const lease = await current.slots.acquire(call.signal, call.accountId);
-    return { events: generateText(current, lease, prepared, call), lease, prepared };
-  }
-
   return {
     name: config.name,
     type: config.type,
@@ -221,50 +204,11 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
     },
 
     async completeText(call: TextCompletionCall): Promise<TextCompletionResult> {
-      const { events, prepared } = await startText(call);
-      const withLogprobs = prepared.logprobs !== undefined;
-      const choices = prepared.prompts.map((_, index) => new TextChoiceBuilder(index, withLogprobs));
-      let usage: LocalUsage | undefined;
-      for await (const event of events) {
-        if (event.type === 'text') choices[event.choice]?.add(event.pieces);
-        else if (event.type === 'finish') {
-          const choice = choices[event.choice];
-          if (choice) choice.finishReason = event.finishReason;
-        } else usage = event.usage;
-      }
-      if (!usage) throw new Error('the local text generation ended without finishing');
-      return { completion: toTextCompletion(newTextIdentity(call.request.model), choices, usage) };
+      return completeTextLocally(await chatRuntime(), call);
     },
 
     async streamText(call: TextCompletionCall): Promise<TextStreamItems> {
-      const { events, lease, prepared } = await startText(call);
-      const read = readOnce(events, lease, call.signal);
-      const identity = newTextIdentity(call.request.model);
-      const withLogprobs = prepared.logprobs !== undefined;
-      const offsets = prepared.prompts.map(() => 0);
-      async function* chunks(): AsyncGenerator<TextStreamItem> {
-        for await (const event of read()) {
-          if (event.type === 'text') {
-            const text = event.pieces.map((piece) => piece.text).join('');
-            const offset = offsets[event.choice] ?? 0;
-            offsets[event.choice] = offset + text.length;
-            const logprobs = withLogprobs ? logprobsOf(event.pieces, offset) : null;
-            yield { chunk: textChunk(identity, { text, index: event.choice, logprobs, finish_reason: null }) };
-          } else if (event.type === 'finish') {
-            yield {
-              chunk: textChunk(identity, {
-                text: '',
-                index: event.choice,
-                logprobs: null,
-                finish_reason: event.finishReason,
-              }),
-            };
-          } else {
-            yield { chunk: textUsageChunk(identity, event.usage) };
-          }
-        }
-      }
-      return chunks();
+      return streamTextLocally(await chatRuntime(), call);
     },
 
     async close(): Promise<void> {
@@ -275,36 +219,5 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
       const runtime = await current?.catch(() => undefined);
       await runtime?.close();
     },
-  };
-}
-
-/**
- * The events of a generation that holds a slot, read at most once: should the stream never be read (the client left
- * between acceptance and the first read), the slot still comes back when the request is cancelled; a stream being
- * read releases it itself, once its generation has stopped.
- */
-function readOnce(
-  events: AsyncGenerator<TextGenerationEvent>,
-  lease: SlotLease<unknown>,
-  signal: TextCompletionCall['signal'],
-): () => AsyncGenerator<TextGenerationEvent> {
-  if (signal.aborted) {
-    lease.release();
-    throw cancelled();
-  }
-  let state: 'accepted' | 'reading' | 'abandoned' = 'accepted';
-  signal.addEventListener(
-    'abort',
-    () => {
-      if (state !== 'accepted') return;
-      state = 'abandoned';
-      lease.release();
-    },
-    { once: true },
-  );
-  return async function* read() {
-    if (state === 'abandoned') throw cancelled();
-    state = 'reading';
-    yield* events;
   };
 }
