@@ -18,7 +18,14 @@ beforeAll(async () => {
   mock = await startMockUpstream();
   // Anthropic and Gemini mock upstreams too, for compat/python/test_providers.py.
   mocks = await startProviderMocks();
-  gateway = await startTestGateway({ mock, providers: mocks.providers, models: mocks.models });
+  // Embedding models for compat/python/test_embeddings.py.
+  const embeddingModels = ['embed', 'embed-float-only', 'embed-base64-only'].map((upstream) => ({
+    name: upstream === 'embed' ? 'text-embedding-3-small' : upstream,
+    provider: 'mock',
+    upstream_model: upstream,
+    capabilities: ['embeddings'],
+  }));
+  gateway = await startTestGateway({ mock, providers: mocks.providers, models: [...mocks.models, ...embeddingModels] });
 });
 
 afterAll(async () => {

@@ -230,7 +230,13 @@ describe('GET /v1/models', () => {
     const body = await jsonOf(response);
     expect(body.object).toBe('list');
     expect(body.data.map((model: { id: string }) => model.id)).toContain('gpt-4o-mini');
-    expect(body.data[0]).toEqual({ id: 'mock', object: 'model', created: expect.any(Number), owned_by: 'mock' });
+    expect(body.data[0]).toEqual({
+      id: 'mock',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'mock',
+      capabilities: ['chat'],
+    });
   });
 
   it('retrieves one model and 404s the same way for unknown and forbidden ones', async () => {

@@ -572,9 +572,25 @@ const parametersSchema = z
   })
   .transform((parameters) => ({ unsupported: parameters.unsupported, onUnsupported: parameters.on_unsupported }));
 
+/**
+ * What a model is for: `chat` (chat completions, legacy completions, responses, messages) and `embeddings`. An
+ * endpoint refuses a model configured without its capability, and dispatch skips such fallbacks.
+ */
+const modelCapability = z.enum(['chat', 'embeddings']);
+export type ModelCapability = z.output<typeof modelCapability>;
+
+/** Provider types whose upstream has an embeddings API (Anthropic's has none). */
+const embeddingProviderTypes: ReadonlySet<string> = new Set(['openai', 'gemini', 'local']);
+
 const modelSchema = z
   .strictObject({
     name,
+    /** `[chat]`, `[embeddings]`, or both. */
+    capabilities: z
+      .array(modelCapability)
+      .min(1)
+      .refine((list) => new Set(list).size === list.length, 'lists a capability twice')
+      .default(['chat']),
     /** Short form for a single deployment: `provider` (+ `upstream_model`). */
     provider: z.string().min(1).optional(),
     upstream_model: z.string().min(1).optional(),
@@ -623,6 +639,7 @@ const modelSchema = z
     const primary = deployments[0] as (typeof deployments)[number];
     return {
       name: model.name,
+      capabilities: model.capabilities as readonly ModelCapability[],
       /** The first deployment's provider and upstream model (what a single-deployment model is served by). */
       provider: primary.provider,
       upstreamModel: primary.upstreamModel,
@@ -706,6 +723,13 @@ export const configSchema = z
         }
         deploymentIds.add(deployment.id);
         const type = providerTypes.get(deployment.provider);
+        if (model.capabilities?.includes('embeddings') && type !== undefined && !embeddingProviderTypes.has(type)) {
+          context.addIssue({
+            code: 'custom',
+            path: ['models', index, 'capabilities'],
+            message: `"embeddings" needs a provider with an embeddings API; "${deployment.provider}" is of type ${type}, which has none`,
+          });
+        }
         if (model.responsesApi === 'native' && type !== undefined && type !== 'openai') {
           context.addIssue({
             code: 'custom',

@@ -60,6 +60,10 @@ export const errorCodes = {
   method_not_allowed: invalid(405),
   unknown_url: { status: 404, type: 'invalid_request_error' },
   model_not_found: { status: 404, type: 'invalid_request_error' },
+  /** A model configured without the capability the endpoint needs (an embedding model asked to chat, or the reverse). */
+  unsupported_model: invalid(),
+  /** The deployment's provider has no such API (e.g. Anthropic and embeddings or legacy text completions). */
+  unsupported_endpoint: invalid(),
   previous_response_not_found: invalid(404),
   response_not_found: invalid(404),
   item_not_found: invalid(404),

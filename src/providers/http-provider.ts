@@ -4,12 +4,18 @@ import type { UpstreamHeaders, UpstreamResponse } from '../upstream/client.js';
 import { type ErrorParser, postForBody, postUpstream } from './http.js';
 import type {
   CompletionResult,
+  DeploymentCall,
+  EmbeddingCall,
+  EmbeddingResult,
   ForwardCall,
   ForwardedApi,
   Provider,
   ProviderCall,
   ProviderDependencies,
   StreamItems,
+  TextCompletionCall,
+  TextCompletionResult,
+  TextStreamItems,
 } from './provider.js';
 
 /**
@@ -32,6 +38,16 @@ export interface UpstreamRequest {
   body: string | Buffer;
 }
 
+/** The skeleton's POSTs, for what a provider sends besides chat (embeddings, legacy completions). */
+export interface HttpTransport {
+  /** The base URL's path without a trailing slash. */
+  readonly basePath: string;
+  /** One POST whose 2xx body is read whole by `read`; error statuses become the provider's errors. */
+  postForBody<Result>(request: UpstreamRequest, call: DeploymentCall, read: (body: Buffer) => Result): Promise<Result>;
+  /** One POST whose 2xx response comes back with its body unread (a stream). */
+  postForStream(request: UpstreamRequest, call: DeploymentCall): Promise<UpstreamResponse>;
+}
+
 export interface HttpProviderSpec {
   settings: HttpProviderSettings;
   /** The provider's error body as an ApiError (see upstream-error.ts for the policy every provider shares). */
@@ -43,6 +59,12 @@ export interface HttpProviderSpec {
   /** A successful streaming answer, as chunks. */
   readStream(response: UpstreamResponse, call: ProviderCall): StreamItems | Promise<StreamItems>;
   unsupportedParameters?: Provider['unsupportedParameters'];
+  /** Embeddings, for providers whose upstream has an embeddings API. */
+  embed?(call: EmbeddingCall, transport: HttpTransport): Promise<EmbeddingResult>;
+  embeddingRefusal?: Provider['embeddingRefusal'];
+  /** Legacy text completions, for providers whose upstream has that API. */
+  completeText?(call: TextCompletionCall, transport: HttpTransport): Promise<TextCompletionResult>;
+  streamText?(call: TextCompletionCall, transport: HttpTransport): Promise<TextStreamItems>;
   /** The APIs requests may be forwarded to as they came, and the headers (with the gateway's key) each needs. */
   forwarding?: {
     apis: readonly ForwardedApi[];
@@ -87,6 +109,35 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
     },
   };
   if (spec.unsupportedParameters) provider.unsupportedParameters = spec.unsupportedParameters;
+  const transport: HttpTransport = {
+    basePath,
+    postForBody: (request, call, read) =>
+      postForBody(
+        dependencies.upstream,
+        settings.name,
+        {
+          origin,
+          ...request,
+          signal: call.signal,
+          timeouts: call.timeouts,
+          maxConnections: settings.maxConnections,
+        },
+        parseError,
+        read,
+      ),
+    postForStream: (request, call) =>
+      postUpstream(
+        dependencies.upstream,
+        settings.name,
+        { origin, ...request, signal: call.signal, timeouts: call.timeouts, maxConnections: settings.maxConnections },
+        parseError,
+      ),
+  };
+  const { embed, completeText, streamText } = spec;
+  if (embed) provider.embed = (call) => embed(call, transport);
+  if (spec.embeddingRefusal) provider.embeddingRefusal = spec.embeddingRefusal;
+  if (completeText) provider.completeText = (call) => completeText(call, transport);
+  if (streamText) provider.streamText = (call) => streamText(call, transport);
   const forwarding = spec.forwarding;
   if (forwarding) {
     Object.assign(provider, {

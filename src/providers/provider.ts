@@ -1,5 +1,8 @@
 import type { ModelConfig, ProviderConfigOf, ProviderType } from '../config/schema.js';
+import type { ApiError } from '../errors/api-error.js';
 import type { Logger } from '../observability/logger.js';
+import type { EmbeddingList, EmbeddingRequest } from '../openai/embedding-types.js';
+import type { TextCompletion, TextCompletionRequest } from '../openai/text-completion-types.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../openai/types.js';
 import type { CancelSignal } from '../server/cancellation.js';
 import type { UpstreamClient, UpstreamResponse, UpstreamTimeouts } from '../upstream/client.js';
@@ -67,6 +70,48 @@ export interface ForwardCall {
   signal: CancelSignal;
 }
 
+/** What every call to one deployment carries besides its request: the model served, timeouts, cancellation. */
+export interface DeploymentCall {
+  /** The configured model as seen from the deployment serving this attempt (its upstream model and prices). */
+  model: ModelConfig;
+  timeouts: UpstreamTimeouts;
+  signal: CancelSignal;
+  accountId?: string;
+}
+
+/** An embeddings request for one deployment (its `model` is the public name). */
+export interface EmbeddingCall extends DeploymentCall {
+  request: EmbeddingRequest;
+  /** The client's bytes, present only when they say exactly what `request` says (see ProviderCall.body). */
+  body?: Buffer;
+}
+
+export interface EmbeddingResult {
+  /** The vectors in input order, in whichever encoding the upstream used (the endpoint converts). */
+  readonly list: EmbeddingList;
+  /** The upstream's exact bytes, to send as they are when nothing in them must change. */
+  raw?: Buffer;
+}
+
+/** A legacy text-completions request for one deployment (its `model` is the public name). */
+export interface TextCompletionCall extends DeploymentCall {
+  request: TextCompletionRequest;
+  body?: Buffer;
+}
+
+export interface TextCompletionResult {
+  readonly completion: TextCompletion;
+  raw?: Buffer;
+}
+
+export interface TextStreamItem {
+  chunk: TextCompletion;
+  /** The chunk's exact JSON text when it came from the upstream unchanged. */
+  raw?: string;
+}
+
+export type TextStreamItems = AsyncIterable<TextStreamItem> | Iterable<TextStreamItem>;
+
 export interface Provider {
   readonly name: string;
   readonly type: ProviderType;
@@ -82,6 +127,14 @@ export interface Provider {
    * or refuses them per the model's configuration; parameters set to their neutral value never reach this question.
    */
   unsupportedParameters?(request: ChatCompletionRequest): string[];
+  /** Embeddings; absent: the provider has no embeddings API (requests get 400 unsupported_endpoint). */
+  embed?(call: EmbeddingCall): Promise<EmbeddingResult>;
+  /** Why this provider cannot embed this request (e.g. token input); checked before the call, so others may serve. */
+  embeddingRefusal?(request: EmbeddingRequest, model: ModelConfig): ApiError | undefined;
+  /** A legacy text completion; absent (with streamText): the provider has no such API. */
+  completeText?(call: TextCompletionCall): Promise<TextCompletionResult>;
+  /** A streamed legacy text completion; settles once the upstream accepted the request, like `stream`. */
+  streamText?(call: TextCompletionCall): Promise<TextStreamItems>;
   /** The APIs this provider can forward requests to unchanged (see ForwardCall); absent: none. */
   readonly forwards?: readonly ForwardedApi[];
   /**

@@ -5,6 +5,7 @@ import type { CompletionResult, StreamItem } from '../providers/provider.js';
 import type { CancelSignal } from '../server/cancellation.js';
 import { chatCompletionOperation, chatStreamOperation } from './chat-operations.js';
 import type { DeploymentHealth } from './deployment-health.js';
+import { capabilityRefusal } from './model-capability.js';
 import type { DispatchOperation, PreparedCall } from './operation.js';
 import { classifyFailure, countsAgainstDeployment, type FailureKind, retryAfterMs } from './retry-policy.js';
 import { RouteCursor } from './route-cursor.js';
@@ -109,6 +110,14 @@ export class Dispatcher {
     return this.run(chatStreamOperation(request, body, onFailure), signal, trace, accountId);
   }
 
+  /**
+   * What a primed stream of another kind than chat's calls when it fails after its first content: the serving
+   * attempt and its deployment's health learn of it, as they do for chat streams.
+   */
+  streamFailureReporter(trace: DispatchTrace, accountId?: string): (error: unknown) => void {
+    return (error) => this.streamFailed(error, trace, accountId);
+  }
+
   /** Serves an operation from its model's route chain; throws what the chain's failures add up to. */
   async run<Result>(
     operation: DispatchOperation<Result>,
@@ -119,7 +128,7 @@ export class Dispatcher {
     const failures = new ChainFailures();
     const chain = this.options.router.chain(operation.model);
     for (const route of chain) {
-      const refusal = operation.refuseRoute?.(route);
+      const refusal = capabilityRefusal(route.model, operation.capability ?? 'chat') ?? operation.refuseRoute?.(route);
       if (refusal) {
         this.recordSkippedRoute(trace, route, refusal);
         failures.refusal ??= refusal;

@@ -1,3 +1,4 @@
+import type { ModelCapability } from '../config/schema.js';
 import type { ApiError } from '../errors/api-error.js';
 import type { CancelSignal } from '../server/cancellation.js';
 import type { Deployment, Route } from './router.js';
@@ -10,6 +11,8 @@ import type { Deployment, Route } from './router.js';
 export interface DispatchOperation<Result> {
   /** The public model requested; its route chain (the model, then its fallbacks) is walked in order. */
   readonly model: string;
+  /** The kind of model the request needs; routes whose model lacks it are skipped (fallbacks). Absent: `chat`. */
+  readonly capability?: ModelCapability;
   /** Why a route's model cannot take this request at all (e.g. its context window): the next fallback is tried. */
   refuseRoute?(route: Route): ApiError | undefined;
   /**

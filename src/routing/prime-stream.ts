@@ -1,20 +1,31 @@
 import { chunkHasContent } from '../openai/normalize-chunk.js';
 import type { StreamItem, StreamItems } from '../providers/provider.js';
 
+const chatItemHasContent = (item: StreamItem) => chunkHasContent(item.chunk);
+
 /**
  * Holds a stream back until its first content chunk (or its end), so a failure before any content reached the client
  * can still fail over to another deployment; returns the stream replayed from its first chunk. Role-only chunks and
  * comments carry nothing the client could have acted on, so an upstream that dies right after `message_start` (an
  * Anthropic overload) is retried instead of surfacing as an in-band error.
  */
-export async function primeStream(
+export function primeStream(
   items: StreamItems,
   /** Called with an error the stream raises after it was primed (then rethrown to the consumer). */
   onFailure?: (error: unknown) => void,
 ): Promise<AsyncIterable<StreamItem>> {
-  const iterator: AsyncIterator<StreamItem> | Iterator<StreamItem> =
+  return primeItems(items, chatItemHasContent, onFailure);
+}
+
+/** primeStream for a stream of any kind of item (text completions' chunks): `hasContent` says what counts. */
+export async function primeItems<Item>(
+  items: AsyncIterable<Item> | Iterable<Item>,
+  hasContent: (item: Item) => boolean,
+  onFailure?: (error: unknown) => void,
+): Promise<AsyncIterable<Item>> {
+  const iterator: AsyncIterator<Item> | Iterator<Item> =
     Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
-  const buffered: StreamItem[] = [];
+  const buffered: Item[] = [];
   let finished = false;
   try {
     for (;;) {
@@ -24,7 +35,7 @@ export async function primeStream(
         break;
       }
       buffered.push(next.value);
-      if (chunkHasContent(next.value.chunk)) break;
+      if (hasContent(next.value)) break;
     }
   } catch (error) {
     await iterator.return?.();
@@ -40,13 +51,13 @@ const ended: IteratorReturnResult<undefined> = Object.freeze({ value: undefined,
  * not an async generator: each generator layer between the upstream and the client cost a promise hand-off per chunk
  * and memory per open stream (docs/performance.md#primed-streams).
  */
-class PrimedStream implements AsyncIterableIterator<StreamItem> {
+class PrimedStream<Item> implements AsyncIterableIterator<Item> {
   private replayed = 0;
 
   constructor(
-    private buffered: StreamItem[],
+    private buffered: Item[],
     /** The upstream's iterator until it has ended, failed or been returned. */
-    private rest: AsyncIterator<StreamItem> | Iterator<StreamItem> | undefined,
+    private rest: AsyncIterator<Item> | Iterator<Item> | undefined,
     private readonly onFailure: ((error: unknown) => void) | undefined,
   ) {}
 
@@ -54,9 +65,9 @@ class PrimedStream implements AsyncIterableIterator<StreamItem> {
     return this;
   }
 
-  next(): Promise<IteratorResult<StreamItem>> {
+  next(): Promise<IteratorResult<Item>> {
     if (this.replayed < this.buffered.length) {
-      const value = this.buffered[this.replayed++] as StreamItem;
+      const value = this.buffered[this.replayed++] as Item;
       // Not kept for the rest of the stream: each item's raw text is a slice that keeps the whole upstream read it
       // came from alive.
       if (this.replayed === this.buffered.length) this.buffered = [];
@@ -64,7 +75,7 @@ class PrimedStream implements AsyncIterableIterator<StreamItem> {
     }
     const rest = this.rest;
     if (!rest) return Promise.resolve(ended);
-    let result: Promise<IteratorResult<StreamItem>> | IteratorResult<StreamItem>;
+    let result: Promise<IteratorResult<Item>> | IteratorResult<Item>;
     try {
       result = rest.next();
     } catch (error) {
@@ -74,17 +85,17 @@ class PrimedStream implements AsyncIterableIterator<StreamItem> {
     if (typeof (result as Partial<PromiseLike<unknown>>).then === 'function') {
       return Promise.resolve(result).then(this.onNext, this.onError);
     }
-    return Promise.resolve(this.settled(result as IteratorResult<StreamItem>));
+    return Promise.resolve(this.settled(result as IteratorResult<Item>));
   }
 
   // Bound once, not a pair of closures per chunk.
-  private readonly onNext = (next: IteratorResult<StreamItem>) => this.settled(next);
+  private readonly onNext = (next: IteratorResult<Item>) => this.settled(next);
   private readonly onError = (error: unknown): never => {
     throw this.failed(error);
   };
 
   /** The consumer stopped early (the client went away): release the upstream. */
-  async return(): Promise<IteratorResult<StreamItem>> {
+  async return(): Promise<IteratorResult<Item>> {
     this.buffered = [];
     const rest = this.rest;
     this.rest = undefined;
@@ -92,7 +103,7 @@ class PrimedStream implements AsyncIterableIterator<StreamItem> {
     return ended;
   }
 
-  private settled(next: IteratorResult<StreamItem>): IteratorResult<StreamItem> {
+  private settled(next: IteratorResult<Item>): IteratorResult<Item> {
     if (next.done) this.rest = undefined;
     return next;
   }

@@ -21,8 +21,8 @@ export interface TokenUsage {
 const nonNegative = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.round(value), 2_147_483_647) : 0;
 
-/** Reads an OpenAI `usage` object; undefined when absent or unusable. */
-export function readUsage(usage: Usage | null | undefined): TokenUsage | undefined {
+/** Reads an OpenAI `usage` object (chat's, or embeddings' without completion tokens); undefined when unusable. */
+export function readUsage(usage: Partial<Usage> | null | undefined): TokenUsage | undefined {
   if (!usage || typeof usage !== 'object') return undefined;
   if (typeof usage.prompt_tokens !== 'number' && typeof usage.completion_tokens !== 'number') return undefined;
   const promptTokens = nonNegative(usage.prompt_tokens);

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { mockEmbedding, mockInputTokens } from './mock-openai-embeddings.js';
 import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer, weatherCall } from './mock-server.js';
 
 /**
@@ -13,6 +14,10 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * Behaviour is chosen by the model in the path: `mock` echoes; `tools` calls get_weather, then answers from the
  * function response; `no-usage` answers without usageMetadata; `error-NNN`, `hang`, `reset`, `midstream-error`,
  * `midstream-reset` misbehave on purpose.
+ *
+ * `models/{model}:batchEmbedContents` answers one vector per request (mockEmbedding of its text, outputDimensionality
+ * long), refusing batches of more than 100 and requests naming another model, as the API does; `embed-usage` reports
+ * usageMetadata.promptTokenCount (newer embedding models do), other models report no usage, like the older ones.
  */
 
 export interface MockGeminiUpstream {
@@ -85,6 +90,56 @@ function validate(body: Record<string, unknown>): string | undefined {
     return 'responseMimeType must be application/json when responseJsonSchema is set.';
   }
   return undefined;
+}
+
+/** The Gemini API's cap on requests per batchEmbedContents call. */
+export const geminiEmbedBatchCap = 100;
+
+function answerBatchEmbed(out: ServerResponse, model: string, body: Record<string, unknown>) {
+  const requests = body.requests as Array<Record<string, unknown>> | undefined;
+  if (!Array.isArray(requests) || requests.length === 0) {
+    return sendJson(out, 400, googleError(400, '* BatchEmbedContentsRequest.requests: requests is not specified'));
+  }
+  if (requests.length > geminiEmbedBatchCap) {
+    return sendJson(
+      out,
+      400,
+      googleError(
+        400,
+        `* BatchEmbedContentsRequest.requests: at most ${geminiEmbedBatchCap} requests can be in one batch`,
+      ),
+    );
+  }
+  const embeddings: Array<{ values: number[] }> = [];
+  let tokens = 0;
+  for (const [index, request] of requests.entries()) {
+    if (request.model !== `models/${model}`) {
+      return sendJson(
+        out,
+        400,
+        googleError(
+          400,
+          `Model in request ${index} (${String(request.model)}) does not match the model of the batch (models/${model}).`,
+        ),
+      );
+    }
+    const text = (request.content as Content | undefined)?.parts?.[0]?.text;
+    if (typeof text !== 'string' || text === '') {
+      return sendJson(
+        out,
+        400,
+        googleError(400, `* BatchEmbedContentsRequest.requests[${index}].content: contents is not specified`),
+      );
+    }
+    const dimensions = typeof request.outputDimensionality === 'number' ? request.outputDimensionality : undefined;
+    embeddings.push({ values: mockEmbedding(text, dimensions) });
+    tokens += mockInputTokens(text);
+  }
+  return sendJson(
+    out,
+    200,
+    model === 'embed-usage' ? { embeddings, usageMetadata: { promptTokenCount: tokens } } : { embeddings },
+  );
 }
 
 function lastUserText(body: Record<string, unknown>): string {
@@ -210,7 +265,10 @@ async function stream(
 
 export async function startMockGeminiUpstream(): Promise<MockGeminiUpstream> {
   const server = await startMockServer(async (request, out) => {
-    const match = /^\/v1beta\/models\/([^:/]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(request.path);
+    const match =
+      /^\/v1beta\/models\/([^:/]+):(generateContent|streamGenerateContent|batchEmbedContents)(\?alt=sse)?$/.exec(
+        request.path,
+      );
     if (request.method !== 'POST' || !match) return sendJson(out, 404, googleError(404, `Not found: ${request.path}`));
     if (typeof request.headers['x-goog-api-key'] !== 'string') {
       return sendJson(
@@ -230,6 +288,10 @@ export async function startMockGeminiUpstream(): Promise<MockGeminiUpstream> {
       const details =
         status === 429 ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }] : undefined;
       return sendJson(out, status, googleError(status, `mock upstream error ${status}`, details));
+    }
+    if (match[2] === 'batchEmbedContents') {
+      if (model === 'hang') return;
+      return answerBatchEmbed(out, model, request.body);
     }
     const invalid = validate(request.body);
     if (invalid) return sendJson(out, 400, googleError(400, invalid));

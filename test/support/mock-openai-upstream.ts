@@ -1,11 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerEmbeddings } from './mock-openai-embeddings.js';
+import { answerTextCompletion } from './mock-openai-text-completions.js';
 
 /**
  * A real HTTP server speaking the OpenAI chat-completions wire format, for integration tests. It records every
  * request it receives (so tests assert exactly what the gateway sent upstream) and picks its behaviour from the
  * upstream model name: `mock` answers normally; `tools` calls get_weather, then answers from the tool's result; names like `error-429`, `hang`, `midstream-reset` misbehave on
- * purpose. Tests can also install a handler for a model name.
+ * purpose. Tests can also install a handler for a model name. `/embeddings` and the legacy `/completions` are answered
+ * too (mock-openai-embeddings.ts, mock-openai-text-completions.ts), with the same error-NNN, hang and reset names.
  */
 
 export interface RecordedRequest {
@@ -226,9 +229,16 @@ export async function defaultBehaviour(request: RecordedRequest, response: Serve
     const code = status === 429 ? 'rate_limit_exceeded' : status === 400 ? 'context_length_exceeded' : null;
     return sendJson(response, status, openAiError(`mock upstream error ${status}`, type, code), headers);
   }
+  if (model === 'hang') return; // never answers; the gateway's first-byte timeout must fire
+  if (request.path.endsWith('/embeddings')) {
+    if (model === 'reset') return void response.socket?.destroy();
+    return answerEmbeddings(request, response);
+  }
+  if (request.path.endsWith('/completions') && !request.path.endsWith('/chat/completions')) {
+    if (model === 'reset') return void response.socket?.destroy();
+    return answerTextCompletion(request, response);
+  }
   switch (model) {
-    case 'hang':
-      return; // never answers; the gateway's first-byte timeout must fire
     case 'reset':
       response.socket?.destroy();
       return;

@@ -140,6 +140,11 @@ export interface TinyGgufOptions {
   endOfTurnLike?: string;
   contextLength?: number;
   seed?: number;
+  /**
+   * Declares the model an embedding model (`llama.pooling_type`, as embedding GGUFs do): llama.cpp then pools the
+   * token states into one vector.
+   */
+  pooling?: 'mean' | 'cls' | 'last';
 }
 
 export function writeTinyGguf(file: string, options: TinyGgufOptions = {}): void {
@@ -234,6 +239,9 @@ export function writeTinyGguf(file: string, options: TinyGgufOptions = {}): void
     ['tokenizer.ggml.add_eos_token', { type: 'bool', value: false }],
     ['tokenizer.ggml.add_space_prefix', { type: 'bool', value: false }],
   ];
+  if (options.pooling !== undefined) {
+    metadata.push(['llama.pooling_type', { type: 'uint32', value: { mean: 1, cls: 2, last: 3 }[options.pooling] }]);
+  }
   const template = options.chatTemplate === undefined ? tinyChatTemplate : options.chatTemplate;
   if (template) metadata.push(['tokenizer.chat_template', { type: 'string', value: template }]);
 

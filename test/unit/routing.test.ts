@@ -75,6 +75,7 @@ describe('deployment choice and retry policy', () => {
 function model(overrides: Partial<ModelConfig> = {}): ModelConfig {
   return {
     name: 'm',
+    capabilities: ['chat'],
     provider: 'p',
     upstreamModel: 'u',
     deployments: [],

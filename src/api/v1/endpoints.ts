@@ -1,5 +1,7 @@
 import type { ModelCatalog } from '../../access/policy.js';
 import { chatCompletionsEndpoint } from './chat-completions/endpoint.js';
+import { completionsEndpoint } from './completions/endpoint.js';
+import { embeddingsEndpoint } from './embeddings/endpoint.js';
 import { createModelsEndpoints } from './models/endpoint.js';
 import { RouteTable } from './pipeline/route-table.js';
 
@@ -8,6 +10,8 @@ export function createRouteTable(catalog: ModelCatalog, modelsCreated: number): 
   const models = createModelsEndpoints(catalog, modelsCreated);
   return new RouteTable()
     .add('/v1/chat/completions', { POST: chatCompletionsEndpoint })
+    .add('/v1/completions', { POST: completionsEndpoint })
+    .add('/v1/embeddings', { POST: embeddingsEndpoint })
     .add('/v1/models', { GET: models.listModels })
     .add('/v1/models/*id', { GET: models.retrieveModel });
 }

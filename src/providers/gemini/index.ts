@@ -1,22 +1,57 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
 import { parseJsonObject, translateEvents } from '../http.js';
-import { createHttpProvider } from '../http-provider.js';
-import type { Provider, ProviderDependencies } from '../provider.js';
+import { createHttpProvider, type HttpTransport } from '../http-provider.js';
+import type { EmbeddingCall, EmbeddingResult, Provider, ProviderDependencies } from '../provider.js';
+import {
+  type BatchEmbedAnswer,
+  geminiEmbeddingRefusal,
+  readBatchEmbedAnswer,
+  toBatchEmbedRequests,
+  toEmbeddingList,
+} from './convert-embeddings.js';
 import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
+import { modelPath } from './model-path.js';
 import { geminiErrorInBody, parseGeminiError } from './parse-error.js';
 import { createGeminiStreamTranslator } from './translate-stream.js';
 import type { GeminiResponse } from './wire-types.js';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** `models/{name}` unless the configured name already is a resource path (models/…, tunedModels/…). */
-function modelPath(upstreamModel: string): string {
-  return upstreamModel.includes('/') ? upstreamModel : `models/${upstreamModel}`;
+/** Batch calls of one embeddings request sent at the same time (a request of 2048 inputs is 21 calls). */
+const parallelBatches = 4;
+
+async function embedWithGemini(
+  providerName: string,
+  headers: Readonly<Record<string, string>>,
+  call: EmbeddingCall,
+  transport: HttpTransport,
+): Promise<EmbeddingResult> {
+  const path = `${transport.basePath}/${modelPath(call.model.upstreamModel)}:batchEmbedContents`;
+  const batches = toBatchEmbedRequests(call.request, call.model.upstreamModel);
+  const answers: BatchEmbedAnswer[] = [];
+  // A few at a time, in order: a failed batch fails the request before the rest are sent.
+  for (let start = 0; start < batches.length; start += parallelBatches) {
+    const window = batches
+      .slice(start, start + parallelBatches)
+      .map((batch) =>
+        transport.postForBody({ path, headers, body: JSON.stringify(batch) }, call, (bytes) =>
+          readBatchEmbedAnswer(providerName, bytes, batch.requests.length),
+        ),
+      );
+    answers.push(...(await Promise.all(window)));
+  }
+  return { list: toEmbeddingList(call.request.model, answers) };
 }
 
 /** Google's Gemini API: `POST {base_url}/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`. */
 export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, dependencies: ProviderDependencies): Provider {
+  const embeddingHeaders: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    ...config.headers,
+  };
+  if (config.apiKey) embeddingHeaders['x-goog-api-key'] = config.apiKey;
   return createHttpProvider(
     {
       settings: config,
@@ -48,6 +83,8 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
           call.signal,
           createGeminiStreamTranslator(config.name, call.model.upstreamModel, nowSeconds()),
         ),
+      embed: (call, transport) => embedWithGemini(config.name, embeddingHeaders, call, transport),
+      embeddingRefusal: geminiEmbeddingRefusal,
     },
     dependencies,
   );

@@ -1,16 +1,29 @@
 import type { LocalProviderConfig } from '../../config/schema.js';
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError, apiError } from '../../errors/api-error.js';
 import type {
   CompletionResult,
+  EmbeddingCall,
+  EmbeddingResult,
   Provider,
   ProviderCall,
   ProviderDependencies,
   StreamItem,
   StreamItems,
+  TextCompletionCall,
+  TextCompletionResult,
+  TextStreamItems,
 } from '../provider.js';
+import { embedLocally } from './embed.js';
 import { type GenerationEvent, generate, prepareGeneration } from './generate.js';
 import type { FinishReason } from './map-stop-reason.js';
-import { type LocalRuntime, loadLocalRuntime, modelUnavailable } from './runtime.js';
+import {
+  type LoadedLocalModel,
+  type LocalEmbeddingRuntime,
+  type LocalRuntime,
+  loadLocalRuntime,
+  modelUnavailable,
+} from './runtime.js';
+import { completeTextLocally, streamTextLocally } from './serve-text.js';
 import { cancelled } from './slot-pool.js';
 import {
   contentChunk,
@@ -33,12 +46,12 @@ const reloadBackoffMs = 10_000;
  */
 export function createLocalProvider(config: LocalProviderConfig, dependencies: ProviderDependencies): Provider {
   const logger = dependencies.logger;
-  let loading: Promise<LocalRuntime> | undefined;
-  let loaded: LocalRuntime | undefined;
+  let loading: Promise<LoadedLocalModel> | undefined;
+  let loaded: LoadedLocalModel | undefined;
   let lastFailure: { error: ApiError; at: number } | undefined;
   let closed = false;
 
-  async function load(): Promise<LocalRuntime> {
+  async function load(): Promise<LoadedLocalModel> {
     const startedAt = performance.now();
     logger.info({ provider: config.name, modelPath: config.modelPath }, 'loading local model');
     try {
@@ -48,11 +61,14 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
         {
           provider: config.name,
           modelPath: config.modelPath,
+          kind: runtime.kind,
           contextSize: runtime.contextSize,
           maxConcurrent: config.maxConcurrent,
           threads: runtime.threads,
           gpu: runtime.llama.gpu || 'cpu',
-          chatTemplate: runtime.template.description,
+          ...(runtime.kind === 'chat'
+            ? { chatTemplate: runtime.template.description }
+            : { dimensions: runtime.dimensions }),
           loadMs: Math.round(performance.now() - startedAt),
         },
         'local model loaded',
@@ -71,7 +87,7 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
     }
   }
 
-  function runtime(): Promise<LocalRuntime> {
+  function runtime(): Promise<LoadedLocalModel> {
     if (closed) return Promise.reject(modelUnavailable(config.name, 'the server is shutting down.'));
     if (loading) return loading;
     if (lastFailure && Date.now() - lastFailure.at < reloadBackoffMs) return Promise.reject(lastFailure.error);
@@ -85,8 +101,29 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
     return attempt;
   }
 
-  async function start(call: ProviderCall) {
+  /** The chat runtime; an embedding GGUF cannot generate text. */
+  async function chatRuntime(): Promise<LocalRuntime> {
     const current = await runtime();
+    if (current.kind === 'chat') return current;
+    throw apiError(
+      'unsupported_endpoint',
+      `The local model of provider "${config.name}" (${config.modelPath}) is an embedding model; it serves /v1/embeddings only.`,
+      { param: 'model' },
+    );
+  }
+
+  async function embeddingRuntime(): Promise<LocalEmbeddingRuntime> {
+    const current = await runtime();
+    if (current.kind === 'embedding') return current;
+    throw apiError(
+      'unsupported_endpoint',
+      `The local model of provider "${config.name}" (${config.modelPath}) is not an embedding model (its GGUF declares no pooling type); serve an embedding GGUF for /v1/embeddings (see docs/local-model.md).`,
+      { param: 'model' },
+    );
+  }
+
+  async function start(call: ProviderCall) {
+    const current = await chatRuntime();
     const prepared = await prepareGeneration(current, config, call);
     const lease = await current.slots.acquire(call.signal, call.accountId);
     return { events: generate(current, lease, prepared, call), lease };
@@ -103,6 +140,10 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
 
     async warmUp(): Promise<void> {
       await runtime().catch(() => undefined);
+    },
+
+    async embed(call: EmbeddingCall): Promise<EmbeddingResult> {
+      return embedLocally(await embeddingRuntime(), call);
     },
 
     async complete(call: ProviderCall): Promise<CompletionResult> {
@@ -160,6 +201,14 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
         }
       }
       return chunks();
+    },
+
+    async completeText(call: TextCompletionCall): Promise<TextCompletionResult> {
+      return completeTextLocally(await chatRuntime(), call);
+    },
+
+    async streamText(call: TextCompletionCall): Promise<TextStreamItems> {
+      return streamTextLocally(await chatRuntime(), call);
     },
 
     async close(): Promise<void> {

@@ -1,5 +1,12 @@
 import { existsSync } from 'node:fs';
-import type { Llama, LlamaChat, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
+import type {
+  Llama,
+  LlamaChat,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaEmbeddingContext,
+  LlamaModel,
+} from 'node-llama-cpp';
 import type { LocalProviderConfig } from '../../config/schema.js';
 import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { Logger } from '../../observability/logger.js';
@@ -9,7 +16,8 @@ import { SlotPool } from './slot-pool.js';
 /**
  * Everything a local model needs in memory: the llama.cpp runtime, the model weights, one context with a sequence
  * per concurrent request (node-llama-cpp batches their evaluation together), the chat template, and the pool that
- * hands sequences to requests. Built once, closed once.
+ * hands sequences to requests. Built once, closed once. A GGUF that declares itself an embedding model (a pooling
+ * type in its metadata) gets embedding contexts instead, one per concurrent request, and no chat template.
  */
 
 export type Library = typeof import('node-llama-cpp');
@@ -20,6 +28,7 @@ export interface LocalSlot {
 }
 
 export interface LocalRuntime {
+  kind: 'chat';
   library: Library;
   llama: Llama;
   model: LlamaModel;
@@ -31,6 +40,35 @@ export interface LocalRuntime {
   threads: number;
   slots: SlotPool<LocalSlot>;
   close(): Promise<void>;
+}
+
+export interface LocalEmbeddingRuntime {
+  kind: 'embedding';
+  library: Library;
+  llama: Llama;
+  model: LlamaModel;
+  /** Tokens one input may have. */
+  contextSize: number;
+  /** The length of the model's vectors. */
+  dimensions: number;
+  vocabularySize: number;
+  threads: number;
+  slots: SlotPool<LlamaEmbeddingContext>;
+  close(): Promise<void>;
+}
+
+export type LoadedLocalModel = LocalRuntime | LocalEmbeddingRuntime;
+
+/** GGUF pooling types that make a model produce one vector per input (mean, cls, last; not none or rank). */
+const embeddingPoolingTypes: ReadonlySet<unknown> = new Set([1, 2, 3]);
+
+/** Whether the GGUF declares an embedding model: `{architecture}.pooling_type`, as embedding GGUFs carry it. */
+export function isEmbeddingModel(model: LlamaModel): boolean {
+  const metadata = model.fileInfo.metadata as unknown as Record<string, unknown>;
+  const architecture = (metadata.general as { architecture?: unknown } | undefined)?.architecture;
+  if (typeof architecture !== 'string') return false;
+  const settings = metadata[architecture] as { pooling_type?: unknown } | undefined;
+  return embeddingPoolingTypes.has(settings?.pooling_type);
 }
 
 /** Without a context_size setting: the model's training context, capped so memory stays modest per slot. */
@@ -52,7 +90,7 @@ function gpuOption(gpu: LocalProviderConfig['gpu']): 'auto' | false | 'cuda' | '
   return gpu === 'cpu' ? false : gpu;
 }
 
-export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logger): Promise<LocalRuntime> {
+export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logger): Promise<LoadedLocalModel> {
   if (!existsSync(config.modelPath)) {
     throw modelUnavailable(config.name, `the model file ${config.modelPath} does not exist. ${howToSupplyModel}`);
   }
@@ -76,12 +114,25 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
   });
   let model: LlamaModel | undefined;
   let context: LlamaContext | undefined;
+  const embeddingContexts: LlamaEmbeddingContext[] = [];
   try {
     model = await llama.loadModel({ modelPath: config.modelPath });
     const contextSize = config.contextSize ?? Math.min(model.trainContextSize, defaultContextCap);
     // One core is left to the gateway itself (HTTP, JSON, the request log): llama.cpp's threads spin while they
     // wait, and a generation that competes with the event loop for the last core slows both down badly.
     const threads = config.threads ?? Math.max(1, llama.cpuMathCores - 1);
+    if (isEmbeddingModel(model)) {
+      for (let index = 0; index < config.maxConcurrent; index++) {
+        embeddingContexts.push(
+          await model.createEmbeddingContext({
+            contextSize,
+            threads,
+            ...(config.batchSize === undefined ? {} : { batchSize: config.batchSize }),
+          }),
+        );
+      }
+      return embeddingRuntime(config, { library, llama, model, contexts: embeddingContexts, contextSize, threads });
+    }
     context = await model.createContext({
       contextSize,
       sequences: config.maxConcurrent,
@@ -109,6 +160,7 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
     const loadedModel = model;
     const loadedContext = context;
     return {
+      kind: 'chat',
       library,
       llama,
       model: loadedModel,
@@ -127,11 +179,49 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
       },
     };
   } catch (error) {
+    for (const embeddingContext of embeddingContexts) await embeddingContext.dispose().catch(() => undefined);
     await context?.dispose().catch(() => undefined);
     await model?.dispose().catch(() => undefined);
     await llama.dispose().catch(() => undefined);
     throw error;
   }
+}
+
+function embeddingRuntime(
+  config: LocalProviderConfig,
+  loaded: {
+    library: Library;
+    llama: Llama;
+    model: LlamaModel;
+    contexts: LlamaEmbeddingContext[];
+    contextSize: number;
+    threads: number;
+  },
+): LocalEmbeddingRuntime {
+  const { library, llama, model, contexts, contextSize, threads } = loaded;
+  const pool = new SlotPool(contexts, {
+    queueSize: config.queueSize,
+    queuePerAccount: config.queuePerAccount,
+    queueTimeoutMs: config.queueTimeoutMs,
+    modelName: config.name,
+  });
+  return {
+    kind: 'embedding',
+    library,
+    llama,
+    model,
+    contextSize,
+    dimensions: model.embeddingVectorSize,
+    vocabularySize: vocabularySizeOf(model),
+    threads,
+    slots: pool,
+    async close() {
+      pool.close(modelUnavailable(config.name, 'the server is shutting down.'));
+      for (const context of contexts) await context.dispose();
+      await model.dispose();
+      await llama.dispose();
+    },
+  };
 }
 
 function vocabularySizeOf(model: LlamaModel): number {

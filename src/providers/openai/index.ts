@@ -1,5 +1,4 @@
 import type { OpenAiProviderConfig } from '../../config/schema.js';
-import type { ApiError } from '../../errors/api-error.js';
 import { outlineCompletion } from '../../openai/outline-completion.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion, Usage } from '../../openai/types.js';
@@ -9,14 +8,9 @@ import { isEventStream, malformed, parseJsonObject, readBody, sseEvents } from '
 import { createHttpProvider } from '../http-provider.js';
 import type { CompletionResult, Provider, ProviderDependencies, StreamItem } from '../provider.js';
 import { buildOpenAiChatBody, openAiHeaders } from './build-request.js';
-import { parseOpenAiError } from './parse-error.js';
-
-/** An `{"error":…}` object inside a 200 response or a stream: an error, never passed off as success. */
-function errorInsideSuccess(providerName: string, body: Record<string, unknown>): ApiError {
-  const status =
-    typeof (body.error as { code?: unknown })?.code === 'number' ? Number((body.error as { code: number }).code) : 502;
-  return parseOpenAiError(providerName, status >= 400 ? status : 502, {}, JSON.stringify(body));
-}
+import { embedWithOpenAi } from './embeddings.js';
+import { errorInsideSuccess, parseOpenAiError } from './parse-error.js';
+import { completeTextWithOpenAi, streamTextWithOpenAi } from './text-completions.js';
 
 function parseCompletion(providerName: string, text: string): ChatCompletion {
   const object = parseJsonObject(providerName, text);
@@ -100,6 +94,9 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
         const text = await readBody(config.name, response, call.signal);
         return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));
       },
+      embed: (call, transport) => embedWithOpenAi(config.name, jsonHeaders, call, transport),
+      completeText: (call, transport) => completeTextWithOpenAi(config.name, jsonHeaders, call, transport),
+      streamText: (call, transport) => streamTextWithOpenAi(config.name, streamHeaders, call, transport),
     },
     dependencies,
   );

@@ -44,3 +44,10 @@ export function parseOpenAiError(providerName: string, status: number, headers: 
     retryAfterSeconds: readRetryAfter(headers),
   });
 }
+
+/** An `{"error":…}` object inside a 200 response or a stream: an error, never passed off as success. */
+export function errorInsideSuccess(providerName: string, body: Record<string, unknown>): ApiError {
+  const status =
+    typeof (body.error as { code?: unknown })?.code === 'number' ? Number((body.error as { code: number }).code) : 502;
+  return parseOpenAiError(providerName, status >= 400 ? status : 502, {}, JSON.stringify(body));
+}

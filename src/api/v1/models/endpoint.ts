@@ -9,10 +9,20 @@ import { answered, type Endpoint } from '../pipeline/endpoint.js';
  * retrieve of a model the key may not call with the same 404 as an unknown one).
  */
 
-/** `created` must be a stable integer; models have no creation date of their own, so the catalog's load time serves. */
+/**
+ * `created` must be a stable integer; models have no creation date of their own, so the catalog's load time serves.
+ * `capabilities` is Switchboard's own member (clients ignore members they do not know): what the model may be used
+ * for, so a client can tell embedding models from chat models.
+ */
 function modelObject(catalog: ModelCatalog, name: string, created: number) {
   const model = catalog.byName.get(name);
-  return { id: name, object: 'model' as const, created, owned_by: model?.ownedBy ?? 'switchboard' };
+  return {
+    id: name,
+    object: 'model' as const,
+    created,
+    owned_by: model?.ownedBy ?? 'switchboard',
+    capabilities: model?.capabilities ?? ['chat'],
+  };
 }
 
 function sendJson(response: ServerResponse, requestId: string, body: unknown): void {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { ModelCapability } from '../../../config/schema.js';
 import type { ApiError } from '../../../errors/api-error.js';
 import type { RenderedError } from '../../../errors/render-openai.js';
 import type { Principal } from '../../../keys/authenticate.js';
@@ -54,6 +55,11 @@ export interface Endpoint<Request extends EndpointRequest = EndpointRequest> {
   readonly readsBody: boolean;
   /** Whether the handler serves the request through dispatch (its attempts then go into the log row). */
   readonly dispatches: boolean;
+  /**
+   * The kind of model the endpoint needs (a model's configured `capabilities`); a request naming a model without it
+   * is refused with 400 unsupported_model. Absent: `chat`, for endpoints that dispatch.
+   */
+  readonly modelCapability?: ModelCapability;
   /** How errors reach this endpoint's clients (OpenAI's shape, or Anthropic's on /v1/messages). */
   renderError(error: unknown, requestId: string): RenderedError;
   /** Checks the request and returns it typed; throws an ApiError naming the field at fault. */

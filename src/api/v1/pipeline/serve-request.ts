@@ -3,6 +3,7 @@ import { ApiError, modelNotFound, toApiError } from '../../../errors/api-error.j
 import { KeyRefusedError, type Principal } from '../../../keys/authenticate.js';
 import { type Admission, admittedWithoutLimits } from '../../../limits/limiter.js';
 import { type FinishedRequest, toLogRow } from '../../../request-log/record.js';
+import { capabilityRefusal } from '../../../routing/model-capability.js';
 import type { Route } from '../../../routing/router.js';
 import { type DispatchTrace, lastDeploymentAttempt, newTrace } from '../../../routing/trace.js';
 import type { Cancellation } from '../../../server/cancellation.js';
@@ -111,7 +112,12 @@ export class RequestPipeline {
       progress.model = model.slice(0, 256);
       // The same policy that produced /v1/models; unknown and forbidden models get the same 404.
       if (!principal.modelSet.has(model)) throw modelNotFound(model);
-      if (endpoint.dispatches) progress.route = services.router.resolve(model);
+      if (endpoint.dispatches) {
+        const route = services.router.resolve(model);
+        progress.route = route;
+        const refusal = capabilityRefusal(route.model, endpoint.modelCapability ?? 'chat');
+        if (refusal) throw refusal;
+      }
     }
     if (endpoint.reserve) {
       const reservation = endpoint.reserve(parsed, services.config.limits.completionTokenReserve);

@@ -1,0 +1,37 @@
+import { textCharacters } from '../../../openai/synthesize-text-stream.js';
+import type { TextCompletionRequest } from '../../../openai/text-completion-types.js';
+import { readUsage, toWireUsage } from '../../../usage/usage.js';
+import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { textCompletionOperation } from './operation.js';
+import { estimateTextUsage } from './usage.js';
+
+/** A legacy text completion answered as one JSON body: the upstream's own bytes when nothing in them must change. */
+export async function completeText(
+  request: TextCompletionRequest,
+  body: Buffer | undefined,
+  exchange: Exchange,
+): Promise<Outcome> {
+  const { services, response } = exchange;
+  const result = await services.dispatcher.run(
+    textCompletionOperation(request, body),
+    exchange.signal,
+    exchange.trace,
+    exchange.principal.accountId,
+  );
+  const completion = result.completion;
+  const reported = readUsage(completion.usage);
+  const usage = reported ?? estimateTextUsage(request, textCharacters(completion));
+  let payload: Buffer | string | undefined = result.raw;
+  if (!reported) {
+    completion.usage = toWireUsage(usage);
+    payload = undefined;
+  }
+  payload ??= JSON.stringify(completion);
+  response.writeHead(200, {
+    'x-request-id': exchange.requestId,
+    'content-type': 'application/json',
+    'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
+  });
+  response.end(payload);
+  return { usage, responseBody: exchange.logBodies ? payload.toString() : undefined };
+}

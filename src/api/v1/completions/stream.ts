@@ -1,0 +1,99 @@
+import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { openAiStreamError } from '../../../errors/render-openai.js';
+import { textCharacters, textChunkHasContent } from '../../../openai/synthesize-text-stream.js';
+import type { TextCompletion, TextCompletionRequest } from '../../../openai/text-completion-types.js';
+import type { TextStreamItem } from '../../../providers/provider.js';
+import { sseData, sseDone } from '../../../upstream/sse.js';
+import { readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
+import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { SseResponse } from '../pipeline/sse-response.js';
+import { textStreamOperation } from './operation.js';
+import { estimateTextUsage } from './usage.js';
+
+/**
+ * A legacy text completion answered as an SSE stream, chunk by chunk as the upstream sends them. Usage is always
+ * requested upstream (for the log and limits); the client sees the usage chunk only when it asked for it
+ * (stream_options.include_usage), and gets an estimate there when the upstream reported none. Failures after the
+ * first event are reported in-band, then [DONE]: never a clean-looking finish.
+ */
+export function streamText(
+  request: TextCompletionRequest,
+  body: Buffer | undefined,
+  exchange: Exchange,
+): Promise<Outcome> {
+  const { services } = exchange;
+  const sse = new SseResponse(
+    exchange.response,
+    exchange.requestId,
+    services.config.server.streamKeepaliveMs,
+    exchange.logBodies,
+  );
+  const onFailure = services.dispatcher.streamFailureReporter(exchange.trace, exchange.principal.accountId);
+  const primed = services.dispatcher.run(
+    textStreamOperation(request, body, onFailure),
+    exchange.signal,
+    exchange.trace,
+    exchange.principal.accountId,
+  );
+  const includeUsage = request.stream_options?.include_usage === true;
+  return relay(primed, sse, exchange, includeUsage, (characters) => estimateTextUsage(request, characters));
+}
+
+async function relay(
+  primed: Promise<AsyncIterable<TextStreamItem>>,
+  sse: SseResponse,
+  exchange: Exchange,
+  includeUsage: boolean,
+  estimate: (completionCharacters: number) => TokenUsage,
+): Promise<Outcome> {
+  let completionCharacters = 0;
+  let reported: TokenUsage | undefined;
+  let lastChunk: TextCompletion | undefined;
+  let firstTokenAt: number | undefined;
+  try {
+    const items = await primed;
+    sse.start();
+    for await (const item of items) {
+      const chunk = item.chunk;
+      let raw = item.raw;
+      lastChunk = chunk;
+      if (firstTokenAt === undefined && textChunkHasContent(chunk)) firstTokenAt = performance.now();
+      completionCharacters += textCharacters(chunk);
+      if (chunk.usage) {
+        reported = readUsage(chunk.usage) ?? reported;
+        if (!includeUsage) {
+          if (chunk.choices.length === 0) continue;
+          chunk.usage = undefined;
+          raw = undefined;
+        }
+      }
+      await sse.write(sseData(raw ?? JSON.stringify(chunk)));
+    }
+    const usage = reported ?? estimate(completionCharacters);
+    if (includeUsage && !reported && lastChunk) {
+      await sse.write(sseData(JSON.stringify({ ...lastChunk, choices: [], usage: toWireUsage(usage) })));
+    }
+    await sse.write(sseDone);
+    sse.end();
+    return { usage, firstTokenAt, responseBody: sse.body() };
+  } catch (error) {
+    if (!sse.started) {
+      sse.stop();
+      throw error;
+    }
+    const usage = reported ?? (completionCharacters > 0 ? estimate(completionCharacters) : undefined);
+    const signal = exchange.signal;
+    const failure = sse.closed ? toApiError(error) : signal.aborted ? abortedError(signal.reason) : toApiError(error);
+    if (!sse.closed) {
+      await sse.write(openAiStreamError(failure));
+      await sse.write(sseDone);
+    }
+    sse.end();
+    return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
+  }
+}
+
+function abortedError(reason: unknown): ApiError {
+  if (reason instanceof ApiError) return reason;
+  return apiError('service_unavailable', 'The request was interrupted.');
+}

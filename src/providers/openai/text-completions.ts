@@ -1,0 +1,89 @@
+import { synthesizeTextChunks } from '../../openai/synthesize-text-stream.js';
+import type { TextCompletion, TextCompletionRequest } from '../../openai/text-completion-types.js';
+import type { CancelSignal } from '../../server/cancellation.js';
+import type { UpstreamResponse } from '../../upstream/client.js';
+import { isEventStream, malformed, parseJsonObject, readBody, sseEvents } from '../http.js';
+import type { HttpTransport } from '../http-provider.js';
+import type { TextCompletionCall, TextCompletionResult, TextStreamItem, TextStreamItems } from '../provider.js';
+import { errorInsideSuccess } from './parse-error.js';
+
+/**
+ * Legacy text completions from an OpenAI-compatible server's `/completions`, forwarded: the client's request with the
+ * model name changed and, when streaming, usage always requested (as chat does), so the log and limits never see a
+ * stream without usage. `echo`, `logprobs`, `suffix`, `best_of` and members the gateway does not know go as they came.
+ */
+
+export function completeTextWithOpenAi(
+  providerName: string,
+  headers: Readonly<Record<string, string>>,
+  call: TextCompletionCall,
+  transport: HttpTransport,
+): Promise<TextCompletionResult> {
+  return transport.postForBody(
+    { path: `${transport.basePath}/completions`, headers, body: textCompletionBody(call) },
+    call,
+    (bytes) => ({ completion: parseTextCompletion(providerName, bytes.toString('utf8')), raw: bytes }),
+  );
+}
+
+export async function streamTextWithOpenAi(
+  providerName: string,
+  headers: Readonly<Record<string, string>>,
+  call: TextCompletionCall,
+  transport: HttpTransport,
+): Promise<TextStreamItems> {
+  const response = await transport.postForStream(
+    { path: `${transport.basePath}/completions`, headers, body: textCompletionBody(call) },
+    call,
+  );
+  if (isEventStream(response)) return readTextStream(providerName, response, call.signal);
+  // The upstream ignored stream: true and answered with one JSON completion: streamed by the gateway.
+  const text = await readBody(providerName, response, call.signal);
+  return synthesizeTextChunks(parseTextCompletion(providerName, text)).map((chunk) => ({ chunk }));
+}
+
+/** The upstream body: the client's bytes when nothing must change, else the request with what must change. */
+export function textCompletionBody(call: TextCompletionCall): string | Buffer {
+  const request = call.request;
+  const upstreamModel = call.model.upstreamModel;
+  const stream = request.stream === true;
+  const usageAsked = !stream || request.stream_options?.include_usage === true;
+  if (call.body && usageAsked && request.model === upstreamModel) return call.body;
+  const body: TextCompletionRequest = { ...request, model: upstreamModel };
+  if (stream) body.stream_options = { ...(request.stream_options ?? {}), include_usage: true };
+  return JSON.stringify(body);
+}
+
+export function parseTextCompletion(providerName: string, text: string): TextCompletion {
+  const object = parseJsonObject(providerName, text);
+  if (!Array.isArray(object.choices)) {
+    if (object.error !== undefined) throw errorInsideSuccess(providerName, object);
+    throw malformed(providerName, 'a completion without choices');
+  }
+  return object as unknown as TextCompletion;
+}
+
+async function* readTextStream(
+  providerName: string,
+  response: UpstreamResponse,
+  signal: CancelSignal,
+): AsyncGenerator<TextStreamItem> {
+  let done = false;
+  let sawFinish = false;
+  for await (const event of sseEvents(providerName, response, signal)) {
+    if (event.data === '[DONE]') {
+      done = true;
+      break;
+    }
+    const chunk = parseJsonObject(providerName, event.data, 'stream data');
+    if (!Array.isArray(chunk.choices)) {
+      if (chunk.error !== undefined) throw errorInsideSuccess(providerName, chunk);
+      throw malformed(providerName, 'a stream chunk without choices');
+    }
+    for (const choice of chunk.choices as Array<{ finish_reason?: unknown } | null>) {
+      if (choice?.finish_reason) sawFinish = true;
+    }
+    yield { chunk: chunk as unknown as TextCompletion, raw: event.data };
+  }
+  if (!done && !sawFinish) throw malformed(providerName, 'a stream that ended before it was finished');
+}
