@@ -27,6 +27,8 @@ export function freePort(): Promise<number> {
 export interface PrivateServer {
   url: string;
   port: number;
+  /** The running server's process id (to freeze it with SIGSTOP, for instance). */
+  pid(): number;
   start(): Promise<void>;
   stop(): Promise<void>;
   kill(): Promise<void>;
@@ -56,6 +58,10 @@ function controlled(
   const server: PrivateServer = {
     url,
     port,
+    pid: () => {
+      if (!child?.pid) throw new Error(`${url} is not running`);
+      return child.pid;
+    },
     start: async () => {
       child = launch();
       child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
