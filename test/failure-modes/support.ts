@@ -1,11 +1,11 @@
-import type { MockUpstream } from '../support/mock-openai-upstream.js';
+import { defaultBehaviour, type MockUpstream } from '../support/mock-openai-upstream.js';
 import type { ServeProcess } from '../support/serve-process.js';
 
 /** What the failure-mode tests share: a configuration of the mock upstream, requests, and reading /metrics. */
 
 /**
  * Providers and models for a configuration: `mock` (fast JSON or stream), `slow` (a 50-piece stream, 5 s), `wait`
- * (JSON after 0.8 s). Prices are high on purpose ($10,000 per million tokens, so one request of the mock's ~15 tokens
+ * (JSON after 0.8 s), `held` (see holdModel). Prices are high on purpose ($10,000 per million tokens, so one request of the mock's ~15 tokens
  * costs about $0.15) so that a budget test is one or two requests.
  */
 export function mockModels(mock: MockUpstream) {
@@ -16,6 +16,8 @@ export function mockModels(mock: MockUpstream) {
       { name: 'mock', provider: 'mock', upstream_model: 'mock', pricing },
       { name: 'slow', provider: 'mock', upstream_model: 'slow-stream', pricing },
       { name: 'wait', provider: 'mock', upstream_model: 'slow-json', pricing },
+      // Answered when the test says so (holdModel).
+      { name: 'held', provider: 'mock', upstream_model: 'held', pricing },
     ],
   };
 }
@@ -69,4 +71,25 @@ export async function metric(node: Pick<ServeProcess, 'url'>, series: string): P
 export async function readiness(node: Pick<ServeProcess, 'url'>): Promise<{ status: number; body: string }> {
   const response = await fetch(`${node.url}/readyz`);
   return { status: response.status, body: await response.text() };
+}
+
+/** Upstream answers held back until the test lets them go, so "accepted and in flight" is a fact, not a timing. */
+export interface HeldModel {
+  /** Requests the gateway has forwarded for this model (each is accepted and waiting for its upstream). */
+  arrived(): number;
+  /** Lets every held answer (and every later one) go. */
+  release(): void;
+}
+
+/** Makes the mock hold requests for `model` until `release()`, then answer them as its `mock` model does. */
+export function holdModel(mock: MockUpstream, model: string): HeldModel {
+  let arrived = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  mock.on(model, async (request, response) => {
+    arrived++;
+    await released;
+    await defaultBehaviour({ ...request, body: { ...request.body, model: 'mock' } }, response);
+  });
+  return { arrived: () => arrived, release };
 }

@@ -81,8 +81,8 @@ export interface ServeOptions {
    * fresh temporary directory) are filled in; `database.url` comes from `database` unless given here.
    */
   config?: Record<string, unknown>;
-  /** Start on the files of an earlier process instead (same configuration file and data directory). */
-  reuse?: Pick<Served, 'configFile' | 'dataDir' | 'databaseUrl'>;
+  /** Start on the files of prepareServe or of an earlier process instead (same configuration and data directory). */
+  reuse?: ServeFiles;
   /** The database: default a fresh one of the project's engine (SQLite in the data directory, or PostgreSQL). */
   database?: TestDatabase;
   /** Extra environment for the process. */
@@ -93,42 +93,49 @@ export interface ServeOptions {
   ready?: boolean;
 }
 
-/** A started `serve` process with the files it runs on. */
-export interface Served extends ServeProcess {
+/** The files a `serve` process runs on: written by prepareServe, reused by startServe({ reuse }). */
+export interface ServeFiles {
   configFile: string;
   dataDir: string;
   /** postgres:// URL of its database, undefined on SQLite. */
   databaseUrl: string | undefined;
-  /** Sends SIGKILL and resolves once the process is gone. */
-  kill(): Promise<number | null>;
   /** Runs `switchboard <args> --config <its file> --json` and returns the parsed output. */
   cli<T = unknown>(...args: string[]): Promise<T>;
 }
 
-/** Starts a real `serve` process (the built bundle) from a configuration object; see ServeOptions. */
-export async function startServe(options: ServeOptions = {}): Promise<Served> {
-  let { configFile, dataDir, databaseUrl } = options.reuse ?? {};
-  if (!configFile || !dataDir) {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-serve-'));
-    ownDirectories.add(dataDir);
-    const database = options.database ?? (await createTestDatabase());
-    if (!options.database) ownDatabases.add(database);
-    const raw: Record<string, unknown> = { ...options.config };
-    raw.server = { port: 0, host: '127.0.0.1', data_dir: dataDir, ...(raw.server as object | undefined) };
-    if (database.url && !raw.database) raw.database = { url: database.url };
-    databaseUrl = (raw.database as { url?: string } | undefined)?.url;
-    configFile = path.join(dataDir, 'switchboard.yaml');
-    writeFileSync(configFile, stringify(raw));
-  }
-  const serve = await startServeProcess(configFile, options.env, options.args);
-  const served: Served = {
-    ...serve,
+/** A started `serve` process with the files it runs on. */
+export interface Served extends ServeProcess, ServeFiles {
+  /** Sends SIGKILL and resolves once the process is gone. */
+  kill(): Promise<number | null>;
+}
+
+/**
+ * Writes the configuration file of ServeOptions.config into a fresh data directory, without starting anything (so
+ * accounts and keys can be created before the server starts: a change made while it runs clears its key cache).
+ */
+export async function prepareServe(options: Pick<ServeOptions, 'config' | 'database'> = {}): Promise<ServeFiles> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-serve-'));
+  ownDirectories.add(dataDir);
+  const database = options.database ?? (await createTestDatabase());
+  if (!options.database) ownDatabases.add(database);
+  const raw: Record<string, unknown> = { ...options.config };
+  raw.server = { port: 0, host: '127.0.0.1', data_dir: dataDir, ...(raw.server as object | undefined) };
+  if (database.url && !raw.database) raw.database = { url: database.url };
+  const configFile = path.join(dataDir, 'switchboard.yaml');
+  writeFileSync(configFile, stringify(raw));
+  return {
     configFile,
     dataDir,
-    databaseUrl,
-    kill: () => serve.stop('SIGKILL'),
-    cli: (...args) => runCliJson([...args, '--config', configFile as string]),
+    databaseUrl: (raw.database as { url?: string } | undefined)?.url,
+    cli: (...args) => runCliJson([...args, '--config', configFile]),
   };
+}
+
+/** Starts a real `serve` process (the built bundle) from a configuration object, or on earlier files (`reuse`). */
+export async function startServe(options: ServeOptions = {}): Promise<Served> {
+  const files = options.reuse ?? (await prepareServe(options));
+  const serve = await startServeProcess(files.configFile, options.env, options.args);
+  const served: Served = { ...serve, ...files, kill: () => serve.stop('SIGKILL') };
   if (options.ready !== false) {
     await waitFor(`${serve.url}/readyz to answer 200`, async () => (await fetch(`${serve.url}/readyz`)).ok);
   }
