@@ -4,7 +4,7 @@ import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
 import type { Config } from '../config/schema.js';
 import { sumSpend } from '../db/repositories/request-log.js';
 import { Authenticator } from '../keys/authenticate.js';
-import type { Limiter } from '../limits/limiter.js';
+import { type Limiter, limitsUnavailableError } from '../limits/limiter.js';
 import { MemoryLimiter, type SpendLoader } from '../limits/memory-limiter.js';
 import { RedisLimiter } from '../limits/redis-limiter.js';
 import type { Logger } from '../observability/logger.js';
@@ -63,10 +63,16 @@ function buildLimiter(
   redis: RedisConnections | undefined,
   limiterOfPrimary: Limiter | undefined,
 ): Limiter {
-  // Budgets start from what the request log says was spent.
-  const loadSpend: SpendLoader = (subject, _period, since) => {
+  // Budgets start from what the request log says was spent. With the database unreachable spending cannot be
+  // checked: the request is refused with a 503 that says so (never a 500), as when Redis holds the budgets and is down.
+  const loadSpend: SpendLoader = async (subject, _period, since) => {
     const [kind, id] = subject.id.split(':') as [string, string];
-    return sumSpend(storage.database.db, kind === 'account' ? { accountId: id } : { keyId: id }, since);
+    try {
+      return await sumSpend(storage.database.db, kind === 'account' ? { accountId: id } : { keyId: id }, since);
+    } catch (error) {
+      logger.warn({ err: error }, 'could not read spending from the request log; refusing requests with budgets');
+      throw limitsUnavailableError();
+    }
   };
   const local = new MemoryLimiter(loadSpend);
   if (!redis) return limiterOfPrimary ?? local;

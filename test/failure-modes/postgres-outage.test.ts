@@ -69,9 +69,27 @@ describe('PostgreSQL restarted mid-run', () => {
     await files.cli('accounts', 'create', 'acme');
     const known = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'known');
     const unknown = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'unknown');
-    const node = await startServe({ reuse: files });
+    // A budget is checked against the spending in the log, read once per UTC day: the node's clock (test-only) starts
+    // 30 s before midnight, and midnight passes during the outage.
+    const budget = await files.cli<{ key: string; id: string }>(
+      'keys',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'budget',
+    );
+    await files.cli('keys', 'set-limits', budget.id, '--daily-budget', '100');
+    const clockFile = path.join(files.dataDir, 'clock-offset');
+    const midnight = Math.ceil(Date.now() / 86_400_000) * 86_400_000;
+    writeFileSync(clockFile, String(midnight - 30_000 - Date.now()));
+    const node = await startServe({
+      reuse: files,
+      env: { NODE_ENV: 'test', SWITCHBOARD_TEST_CLOCK_FILE: clockFile },
+    });
     const before = await chat(node, known.key);
     expect(before.status).toBe(200);
+    expect((await chat(node, budget.key)).status).toBe(200);
     await waitFor('the first row to be written', async () => (await logRowIds(node)).includes(before.id));
 
     await postgres.stop();
@@ -88,6 +106,12 @@ describe('PostgreSQL restarted mid-run', () => {
     expect(`${lookup.status} ${lookup.code}`).toBe('503 service_unavailable');
     expect(lookup.body).toContain('key store is temporarily unavailable');
     expect(lookup.headers.get('retry-after')).toBe('1');
+    // Today's spending, read before the outage, is checked without the database; tomorrow's cannot be read.
+    expect((await chat(node, budget.key)).status).toBe(200);
+    writeFileSync(clockFile, String(midnight + 1000 - Date.now()));
+    const unchecked = await chat(node, budget.key);
+    expect(`${unchecked.status} ${unchecked.code}`).toBe('503 limits_unavailable');
+    expect(unchecked.headers.get('retry-after')).toBe('1');
     expect(await metric(node, 'switchboard_request_log_queue_depth')).toBeGreaterThanOrEqual(10);
 
     await postgres.start();
@@ -103,6 +127,7 @@ describe('PostgreSQL restarted mid-run', () => {
     const ids = await logRowIds(node);
     expect(new Set(ids).size).toBe(ids.length);
     expect((await chat(node, unknown.key)).status).toBe(200);
+    expect((await chat(node, budget.key)).status).toBe(200);
     expect(await node.stop()).toBe(0);
   });
 });
