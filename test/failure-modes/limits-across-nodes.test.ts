@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../support/database.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { type PrivateServer, startPrivateRedis } from '../support/private-services.js';
 import { killStrayServes, prepareServe, type ServeFiles, startServe } from '../support/serve-process.js';
@@ -39,7 +38,7 @@ afterAll(async () => {
 
 async function cluster(): Promise<ServeFiles> {
   return prepareServe({
-    database: await createTestDatabase('postgres'),
+    database: 'postgres',
     config: {
       redis: {
         url: redis.url,

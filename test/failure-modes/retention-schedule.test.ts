@@ -3,7 +3,6 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestLogInsert } from '../../src/request-log/row-layout.js';
-import { createTestDatabase } from '../support/database.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import {
   killStrayServes,
@@ -116,7 +115,7 @@ async function storage(files: ServeFiles): Promise<{ bytes: number; partitions: 
 describe.each(['sqlite', 'postgres'] as const)('retention on %s', (engine) => {
   it('the running job deletes expired rows on its schedule and frees the space; recent rows stay', async () => {
     const files = await prepareServe({
-      database: await createTestDatabase(engine),
+      database: engine,
       config: {
         request_log: { retention: '30d', retention_interval: '2s', flush_interval: '50ms' },
         ...mockModels(mock),
@@ -155,7 +154,7 @@ describe.each(['sqlite', 'postgres'] as const)('retention on %s', (engine) => {
 
   it('retention: 0 keeps every row, however old, while the job runs', async () => {
     const files = await prepareServe({
-      database: await createTestDatabase(engine),
+      database: engine,
       config: {
         logging: { level: 'debug' },
         request_log: { retention: 0, retention_interval: '1s' },

@@ -83,8 +83,11 @@ export interface ServeOptions {
   config?: Record<string, unknown>;
   /** Start on the files of prepareServe or of an earlier process instead (same configuration and data directory). */
   reuse?: ServeFiles;
-  /** The database: default a fresh one of the project's engine (SQLite in the data directory, or PostgreSQL). */
-  database?: TestDatabase;
+  /**
+   * The database: an engine for a fresh one (dropped by killStrayServes), or one the caller owns; default a fresh one
+   * of the project's engine (SQLite in the data directory, or PostgreSQL).
+   */
+  database?: TestDatabase | 'sqlite' | 'postgres';
   /** Extra environment for the process. */
   env?: Record<string, string>;
   /** Extra command-line arguments (e.g. ['--workers', '2']). */
@@ -116,8 +119,9 @@ export interface Served extends ServeProcess, ServeFiles {
 export async function prepareServe(options: Pick<ServeOptions, 'config' | 'database'> = {}): Promise<ServeFiles> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-serve-'));
   ownDirectories.add(dataDir);
-  const database = options.database ?? (await createTestDatabase());
-  if (!options.database) ownDatabases.add(database);
+  const given = options.database;
+  const database = typeof given === 'object' ? given : await createTestDatabase(given);
+  if (typeof given !== 'object') ownDatabases.add(database);
   const raw: Record<string, unknown> = { ...options.config };
   raw.server = { port: 0, host: '127.0.0.1', data_dir: dataDir, ...(raw.server as object | undefined) };
   if (database.url && !raw.database) raw.database = { url: database.url };
