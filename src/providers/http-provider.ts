@@ -68,7 +68,7 @@ export interface HttpProviderSpec {
   /** The APIs requests may be forwarded to as they came, and the headers (with the gateway's key) each needs. */
   forwarding?: {
     apis: readonly ForwardedApi[];
-    headers(call: ForwardCall): Record<string, string>;
+    headers(call: ForwardCall): Readonly<Record<string, string>>;
   };
 }
 

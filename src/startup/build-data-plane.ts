@@ -1,6 +1,7 @@
 import { AccessChangeFeed } from '../access/change-feed.js';
 import type { ModelCatalog } from '../access/policy.js';
 import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
+import { ResponseStore } from '../api/v1/responses/response-store.js';
 import type { Config } from '../config/schema.js';
 import { sumSpend } from '../db/repositories/request-log.js';
 import { Authenticator } from '../keys/authenticate.js';
@@ -146,8 +147,20 @@ export async function buildDataPlane(
   const limiter = buildLimiter(config, storage, logger, metrics, redis, limiterOfPrimary);
   lifetime.add('limiter', limiter, (limits) => limits.close());
 
+  // Stored responses are written in batches like the log, and the last ones at shutdown (before the database closes).
+  const responses = new ResponseStore({
+    db: storage.database.db,
+    logger,
+    batchSize: config.requestLog.batchSize,
+    flushIntervalMs: config.requestLog.flushIntervalMs,
+    maxQueue: config.requestLog.maxQueue,
+  });
+  responses.start();
+  lifetime.add('stored responses', responses, (store) => store.close());
+
   await registry.warmUp();
   const dataPlane = createDataPlane({
+    responses,
     config,
     catalog,
     authenticator,

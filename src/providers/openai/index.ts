@@ -65,6 +65,8 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
       embed: (call, transport) => embedWithOpenAi(config.name, jsonHeaders, call, transport),
       completeText: (call, transport) => completeTextWithOpenAi(config.name, jsonHeaders, call, transport),
       streamText: (call, transport) => streamTextWithOpenAi(config.name, streamHeaders, call, transport),
+      // /v1/responses goes to the upstream's own /responses for models marked `responses_api: native`.
+      forwarding: { apis: ['responses'], headers: (call) => (call.stream ? streamHeaders : jsonHeaders) },
     },
     dependencies,
   );

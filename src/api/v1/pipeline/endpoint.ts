@@ -41,6 +41,8 @@ export interface EndpointRequest {
 export interface RequestInput {
   body: unknown;
   params: Readonly<Record<string, string>>;
+  /** The query string, without its `?` (empty when there is none). */
+  query: string;
 }
 
 /** Tokens reserved against a key's and account's limits before the request runs; settled from real usage after. */
