@@ -2,6 +2,7 @@ import type { ModelCatalog } from '../../access/policy.js';
 import { chatCompletionsEndpoint } from './chat-completions/endpoint.js';
 import { completionsEndpoint } from './completions/endpoint.js';
 import { embeddingsEndpoint } from './embeddings/endpoint.js';
+import { countTokensEndpoint, messagesEndpoint } from './messages/endpoint.js';
 import { createModelsEndpoints } from './models/endpoint.js';
 import { RouteTable } from './pipeline/route-table.js';
 
@@ -12,6 +13,8 @@ export function createRouteTable(catalog: ModelCatalog, modelsCreated: number): 
     .add('/v1/chat/completions', { POST: chatCompletionsEndpoint })
     .add('/v1/completions', { POST: completionsEndpoint })
     .add('/v1/embeddings', { POST: embeddingsEndpoint })
+    .add('/v1/messages', { POST: messagesEndpoint })
+    .add('/v1/messages/count_tokens', { POST: countTokensEndpoint })
     .add('/v1/models', { GET: models.listModels })
     .add('/v1/models/*id', { GET: models.retrieveModel });
 }
