@@ -64,6 +64,8 @@ export const endpointPaths: Record<string, string> = {
   chat_completions: '/v1/chat/completions',
   models: '/v1/models',
   model: '/v1/models/{id}',
+  messages: '/v1/messages',
+  count_tokens: '/v1/messages/count_tokens',
 };
 
 /** An endpoint as the console shows it: its path when known, else its name; rows logged before it was kept: –. */

@@ -148,7 +148,7 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
           settings.name,
           {
             origin,
-            path: `${basePath}/${call.api}`,
+            path: call.query ? `${basePath}/${call.api}?${call.query}` : `${basePath}/${call.api}`,
             headers: forwarding.headers(call),
             body: call.body,
             signal: call.signal,

@@ -1,6 +1,7 @@
 import type { ChatHistoryItem, LlamaGrammar, Token } from 'node-llama-cpp';
 import type { LocalProviderConfig } from '../../config/schema.js';
 import { type ApiError, apiError } from '../../errors/api-error.js';
+import type { ChatCompletionRequest } from '../../openai/types.js';
 import type { ProviderCall } from '../provider.js';
 import { EventChannel } from './event-channel.js';
 import { abortError, generationFailed } from './generation-errors.js';
@@ -75,6 +76,13 @@ export async function prepareGeneration(
   const available = runtime.contextSize - promptTokens.length;
   const maxTokens = Math.min(options.maxTokens ?? available, available);
   return { history, promptTokens, options, maxTokens, grammar: await buildGrammar(runtime, options) };
+}
+
+/** The prompt's tokens as the model would be given them (its chat template applied), without generating. */
+export function countPromptTokens(runtime: LocalRuntime, request: ChatCompletionRequest): number {
+  const history = toChatHistory(request.messages, request.model);
+  const state = runtime.template.wrapper.generateContextState({ chatHistory: history });
+  return state.contextText.tokenize(runtime.model.tokenizer).length;
 }
 
 /**

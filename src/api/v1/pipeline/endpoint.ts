@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ModelCapability } from '../../../config/schema.js';
 import type { ApiError } from '../../../errors/api-error.js';
 import type { RenderedError } from '../../../errors/render-openai.js';
@@ -87,6 +87,9 @@ export interface Exchange {
   /** The requested model's route, when the request names a model. */
   readonly route: Route | undefined;
   readonly params: Readonly<Record<string, string>>;
+  /** The client's headers and URL (path and query), for endpoints that pass protocol headers on (/v1/messages). */
+  readonly headers: IncomingHttpHeaders;
+  readonly url: string;
   readonly services: DataPlaneServices;
   /** Whether this account keeps request and response bodies in its log. */
   readonly logBodies: boolean;

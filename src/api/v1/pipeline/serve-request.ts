@@ -145,6 +145,8 @@ export class RequestPipeline {
       trace,
       route: progress.route,
       params: arrival.params,
+      headers: request.headers,
+      url: request.url ?? '',
       services,
       logBodies: principal.logBodies,
     };
