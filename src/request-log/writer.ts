@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DatabaseHandle } from '../db/connect.js';
+import { requestIdsPresent } from '../db/repositories/request-log.js';
 import type { Logger } from '../observability/logger.js';
 import { createRequestLogBatchWriter, type RequestLogBatchWriter } from './batch-writer.js';
 import { RowBatch } from './row-batch.js';
@@ -196,7 +197,11 @@ export class RequestLogWriter {
     return this.writeRows(RowBatch.of(rows));
   }
 
-  /** Writes rows spilled by an earlier shutdown; files are removed only once their rows are in the database. */
+  /**
+   * Writes rows spilled by an earlier shutdown; files are removed only once their rows are in the database. A process
+   * killed between writing a file's rows and removing it leaves the file behind: rows already in the log (same request
+   * id) are skipped, so the next start writes nothing twice.
+   */
   async recoverSpills(): Promise<number> {
     let recovered = 0;
     let files: string[];
@@ -212,7 +217,13 @@ export class RequestLogWriter {
         .filter((line) => line.trim().length > 0)
         .map((line) => JSON.parse(line) as RequestLogInsert);
       for (let start = 0; start < rows.length; start += this.options.batchSize) {
-        await this.writeBatch(rows.slice(start, start + this.options.batchSize));
+        const chunk = rows.slice(start, start + this.options.batchSize);
+        const written = await requestIdsPresent(
+          this.options.database.db,
+          chunk.map((row) => row.request_id),
+        );
+        const missing = chunk.filter((row) => !written.has(row.request_id));
+        if (missing.length > 0) await this.writeBatch(missing);
       }
       unlinkSync(fullPath);
       recovered += rows.length;
