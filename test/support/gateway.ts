@@ -27,6 +27,7 @@ export const scenarioModels = [
   'midstream-error',
   'slow-stream',
   'slow-json',
+  'held',
   'hang',
   'reset',
   'garbage',
