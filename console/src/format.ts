@@ -64,6 +64,10 @@ export const endpointPaths: Record<string, string> = {
   chat_completions: '/v1/chat/completions',
   models: '/v1/models',
   model: '/v1/models/{id}',
+  responses: '/v1/responses',
+  responses_retrieve: 'GET /v1/responses/{id}',
+  responses_delete: 'DELETE /v1/responses/{id}',
+  responses_input_items: '/v1/responses/{id}/input_items',
 };
 
 /** An endpoint as the console shows it: its path when known, else its name; rows logged before it was kept: –. */
