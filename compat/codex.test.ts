@@ -140,15 +140,18 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
 
     const upstream = mock.requests.filter((request) => request.body.model === 'codex-upstream');
     expect(upstream.length).toBe(2);
-    const [first, second] = upstream.map((request) => request.body);
+    const [first, second] = upstream.map((request) => request.body) as [
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
     // Codex's tools reached the chat upstream as functions: the namespace's expanded, the hosted one left out.
-    const names = (first?.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+    const names = (first.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
     expect(names).toContain('exec_command');
     expect(names.some((name) => name.startsWith('multi_agent_v1__'))).toBe(true);
     expect(names).not.toContain('web_search');
     // Its developer messages became system messages; the second turn carries the call and its output.
-    expect((first?.messages as Array<{ role: string }>)[0]?.role).toBe('system');
-    const history = second?.messages as Array<{ role: string; tool_calls?: unknown[]; tool_call_id?: string }>;
+    expect((first.messages as Array<{ role: string }>)[0]?.role).toBe('system');
+    const history = second.messages as Array<{ role: string; tool_calls?: unknown[]; tool_call_id?: string }>;
     expect(history.find((message) => message.tool_calls)?.tool_calls).toHaveLength(1);
     expect(history.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_codex_1' });
 
