@@ -144,14 +144,14 @@ async function waitFor(url) {
 // ---------------------------------------------------------------- load
 const requestBody = JSON.stringify({ model: 'MODEL', messages: [{ role: 'user', content: 'Hello! '.repeat(120) }] });
 
-function wrkScript(name, model, headers) {
+function wrkScript(name, model, headers, body = requestBody.replace('MODEL', model)) {
   const file = path.join(work, `${name}.lua`);
   const lines = Object.entries(headers).map(
     ([header, value]) => `wrk.headers[${JSON.stringify(header)}] = ${JSON.stringify(value)}`,
   );
   writeFileSync(
     file,
-    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(requestBody.replace('MODEL', model))}\nwrk.headers["Content-Type"] = "application/json"\n${lines.join('\n')}\n` +
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n${lines.join('\n')}\n` +
       `done = function(summary, latency, requests)\n  local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout\n` +
       `  io.write(string.format('RESULT {"requests":%d,"duration_us":%d,"p50":%d,"p99":%d,"errors":%d,"non2xx":%d}\\n', summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), errors, summary.errors.status))\nend\n`,
   );
@@ -552,6 +552,9 @@ async function main() {
     cpu[arm.name] = await cpuPerRequest(arm, arm.pid, 300, quick ? 3 : 10);
   }
 
+  // /v1/responses against /v1/chat/completions on the same server: the same prompt and upstream answer.
+  const responses = await compareResponsesCpu(switchboardArm, quick ? 3 : 5, quick ? 3 : 5);
+
   // Workers: 1 vs 2 processes, unpinned, alternating (a single pair of runs swung the ratio by ±0.1). The machine's
   // busy share says whether the cores allowed more: wrk and nginx run on the same two cores.
   const workers = { 1: [], 2: [], busy: { 1: [], 2: [] } };
@@ -576,7 +579,49 @@ async function main() {
     );
   }
 
-  writeReport({ arms, summary, streaming, memory, cpu, workers, paired });
+  writeReport({ arms, summary, streaming, memory, cpu, workers, paired, responses });
+}
+
+/**
+ * CPU per request of one Switchboard process at saturation (c=64) for the same prompt sent as a chat completion and
+ * as a Responses request (stored, the default, and with store: false), in rounds whose order alternates. The translated
+ * Responses call does more by nature (translation both ways, the response object, the stored record): the target is
+ * at most 1.15 × chat's CPU.
+ */
+async function compareResponsesCpu(chatArm, rounds, seconds) {
+  const input = 'Hello! '.repeat(120);
+  const responsesUrl = chatArm.url.replace('/v1/chat/completions', '/v1/responses');
+  const variants = [
+    { name: 'chat completions', url: chatArm.url, body: requestBody.replace('MODEL', 'mock') },
+    { name: 'responses, store: true', url: responsesUrl, body: JSON.stringify({ model: 'mock', input }) },
+    {
+      name: 'responses, store: false',
+      url: responsesUrl,
+      body: JSON.stringify({ model: 'mock', input, store: false }),
+    },
+  ].map((variant) => ({
+    ...variant,
+    pid: chatArm.pid,
+    headers: chatArm.headers,
+    script: wrkScript(`cpu-${variant.name.replace(/\W+/g, '-')}`, 'mock', chatArm.headers, variant.body),
+  }));
+  const cpu = Object.fromEntries(variants.map((variant) => [variant.name, []]));
+  let failed = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+      log(`round ${round + 1}/${rounds}: CPU per request, ${variant.name}`);
+      warmUp(variant);
+      const before = cpuMicrosOf(variant.pid);
+      const run = runWrk(variant, 64, seconds);
+      cpu[variant.name].push((cpuMicrosOf(variant.pid) - before) / run.requests);
+      failed += run.failed ?? 0;
+    }
+  }
+  const chat = median(cpu['chat completions']);
+  log(
+    `responses CPU per request: ${variants.map((variant) => `${variant.name} ${median(cpu[variant.name]).toFixed(1)} µs`).join(', ')}; ratios ${(median(cpu['responses, store: true']) / chat).toFixed(2)} / ${(median(cpu['responses, store: false']) / chat).toFixed(2)}`,
+  );
+  return { cpu, failed };
 }
 
 /** The two arms bench:quick measures in paired rounds (see pairedRounds). */
@@ -584,7 +629,7 @@ function isPaired(arm) {
   return arm.name === 'floor' || arm.name === 'switchboard';
 }
 
-function writeReport({ arms, summary, streaming, memory, cpu, workers, paired }) {
+function writeReport({ arms, summary, streaming, memory, cpu, workers, paired, responses }) {
   const sb = summary.switchboard;
   const fl = summary.floor;
   const rpsOf = (name) => median(summary[name].rps);
@@ -663,6 +708,10 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers, paired })
   lines.push(
     `| (not a target) floor's CPU per request at saturation ÷ Switchboard's | ${(100 * cpuShare(summary)).toFixed(0)}% |`,
   );
+  for (const [name, values] of Object.entries(responses.cpu))
+    lines.push(
+      `| CPU per request at saturation (c=64), Switchboard, ${name} (${values.length} alternating rounds) | ${median(values).toFixed(1)} µs (${range(values, 1)}) |`,
+    );
   if (workers[1].length > 0) {
     lines.push(
       `| RPS @c=64 unpinned, 1 worker / 2 workers (medians of ${workers[1].length} alternating runs) | ${median(workers[1]).toFixed(0)} (${range(workers[1])}) / ${median(workers[2]).toFixed(0)} (${range(workers[2])}): ${(median(workers[2]) / median(workers[1])).toFixed(2)}× |`,
@@ -725,6 +774,15 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers, paired })
       median(workers[2]) >= 1.6 * median(workers[1]),
       `${(median(workers[2]) / median(workers[1])).toFixed(2)}× (machine ${(100 * median(workers.busy[2])).toFixed(0)}% busy with 2)`,
     ]);
+  const chatCpu = median(responses.cpu['chat completions']);
+  for (const name of ['responses, store: true', 'responses, store: false']) {
+    const ratio = median(responses.cpu[name]) / chatCpu;
+    targets.push([
+      `/v1/${name} CPU per request ≤ 1.15 × /v1/chat/completions'`,
+      ratio <= 1.15 && responses.failed === 0,
+      `${ratio.toFixed(2)}×${responses.failed > 0 ? ` (${responses.failed} failed requests)` : ''}`,
+    ]);
+  }
   targets.push([
     `(not a target) throughput with ${tenantCount} tenants in turn ÷ with one`,
     true,

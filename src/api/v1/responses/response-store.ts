@@ -27,10 +27,15 @@ export interface ResponseStoreOptions {
   flushIntervalMs: number;
   /** Records held at most; past it the oldest unwritten ones are given up (and logged): memory stays bounded. */
   maxQueue: number;
+  /** Bytes of records held at most (a record may be megabytes); a quarter of it starts a write. */
+  maxQueueBytes?: number;
 }
+
+const defaultMaxQueueBytes = 256 * 1024 * 1024;
 
 export class ResponseStore {
   private queue: ResponseRecord[] = [];
+  private queuedBytes = 0;
   /** Ids in `queue` and in the batch being written, for reads that must see them. */
   private readonly pending = new Set<string>();
   private writing: Promise<void> | undefined;
@@ -48,15 +53,16 @@ export class ResponseStore {
   save(record: ResponseRecord): void {
     if (this.closed) return;
     this.queue.push(record);
+    this.queuedBytes += record.storedBytes;
     this.pending.add(record.id);
-    if (this.queue.length > this.options.maxQueue) {
-      const lost = this.queue.shift();
-      if (lost) {
-        this.pending.delete(lost.id);
-        this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
-      }
+    const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
+    while (this.queue.length > 1 && (this.queue.length > this.options.maxQueue || this.queuedBytes > maxBytes)) {
+      const lost = this.queue.shift() as ResponseRecord;
+      this.queuedBytes -= lost.storedBytes;
+      this.pending.delete(lost.id);
+      this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
     }
-    if (this.queue.length >= this.options.batchSize) void this.flush();
+    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) void this.flush();
   }
 
   /** Writes everything queued (and waits for a write in progress). */
@@ -65,6 +71,7 @@ export class ResponseStore {
     if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
+    this.queuedBytes = 0;
     this.writing = this.write(batch);
     try {
       await this.writing;
