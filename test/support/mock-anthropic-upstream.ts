@@ -8,7 +8,7 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * anthropic-sdk-python types and the streaming guide describe it: named SSE events (message_start,
  * content_block_start/delta/stop, ping, message_delta, message_stop, error), tool_use blocks with input_json_delta,
  * usage with cache read/write tokens, and the error body `{"type":"error","error":{type,message}}`. Like the real API
- * it refuses what it would refuse, so translation and pass-through mistakes show up as failures: no
+ * it refuses what it would refuse, so translation and pass-through mistakes show up as failures: no (dated)
  * `anthropic-version`, no (or, when the mock was given one, the wrong) `x-api-key`, no `max_tokens`, a `system` role
  * inside messages, empty content (but in a final assistant turn), a tool_use without its tool_result right after, a
  * tool_result that answers no tool_use of the turn before, tool results after other content of their turn, tools
@@ -309,8 +309,9 @@ export async function startMockAnthropicUpstream(
     if (request.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')) {
       return sendJson(response, 404, errorBody('not_found_error', `Not found: ${request.path}`));
     }
+    // Any dated version: the newest SDKs send theirs (2026-10-21), older clients 2023-06-01.
     const version = request.headers['anthropic-version'];
-    if (version !== '2023-06-01' && version !== '2023-01-01') {
+    if (typeof version !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(version)) {
       return sendJson(response, 400, errorBody('invalid_request_error', 'anthropic-version: header is required'));
     }
     const key = request.headers['x-api-key'];
