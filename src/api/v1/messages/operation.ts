@@ -72,6 +72,7 @@ export function forwardCall(
 
 /** A forwarded JSON answer read whole; a connection failure while reading is the provider's error. */
 export async function forwardForBody(provider: Provider, call: ForwardCall, signal: CancelSignal): Promise<Buffer> {
+  if (provider.forwardWhole) return provider.forwardWhole(call);
   const forward = provider.forward as NonNullable<Provider['forward']>;
   const response = await forward.call(provider, call);
   try {
