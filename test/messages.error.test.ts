@@ -28,6 +28,7 @@ beforeAll(async () => {
         'error-529',
         'midstream-error',
         'midstream-reset',
+        'slow-stream',
       ]),
       { name: 'claude-overloaded', provider: 'claude', upstream_model: 'overloaded-first', fallbacks: ['gpt-4o-mini'] },
     ],
@@ -190,6 +191,25 @@ describe('upstream failures', () => {
     const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ outcome: 'error', stream: 1, endpoint: 'messages' });
     expect(row?.status).toBeGreaterThanOrEqual(500);
+  });
+});
+
+describe('client disconnects', () => {
+  it.each([
+    ['translated', 'slow-stream', () => mock.requests],
+    ['passed through', 'claude-slow-stream', () => anthropic.requests],
+  ])('abort the %s upstream request at once and log the request as cancelled', async (_kind, model, requests) => {
+    const response = await post(hello(model, { stream: true }));
+    const requestId = response.headers.get('x-request-id') as string;
+    const reader = response.body?.getReader();
+    await reader?.read();
+    await reader?.cancel();
+    const upstream = requests().at(-1);
+    const deadline = Date.now() + 2000;
+    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(upstream?.aborted).toBe(true);
+    const [row] = await waitForLogRows(gateway, [requestId]);
+    expect(row).toMatchObject({ outcome: 'cancelled', status: 499, endpoint: 'messages' });
   });
 });
 

@@ -20,7 +20,8 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * `tools` calls get_weather, then answers from the tool result; `thinking` answers with the recorded answer of
  * test/fixtures/messages/native-thinking.{json,sse} byte for byte (thinking with a signature, redacted thinking, text,
  * a tool call, cache usage), for pass-through tests; `error-NNN`, `hang`, `reset`, `midstream-error`,
- * `midstream-reset`, `overloaded-first` (an overloaded_error before any content) misbehave on purpose.
+ * `midstream-reset`, `overloaded-first` (an overloaded_error before any content), `slow-stream` (50 deltas 100 ms
+ * apart) misbehave on purpose.
  * `POST /v1/messages/count_tokens` answers `{"input_tokens": N}` (a quarter of the prompt's JSON length).
  */
 
@@ -352,6 +353,17 @@ export async function startMockAnthropicUpstream(
         return stream(response, model, body, answer, { failAfter: 2, failure: 'error-event', delayMs: 20 });
       case 'midstream-reset':
         return stream(response, model, body, answer, { failAfter: 2, failure: 'reset', delayMs: 20 });
+      case 'slow-stream':
+        // 50 pieces, 100 ms apart: long enough for disconnect tests.
+        return stream(
+          response,
+          model,
+          body,
+          { text: Array.from({ length: 50 }, (_, index) => `w${index} `).join('') },
+          {
+            delayMs: 100,
+          },
+        );
       default:
         if (streaming) return stream(response, model, body, answer);
         return sendJson(response, 200, message(model, body, answer), { 'request-id': 'req_mock_anthropic' });
