@@ -144,18 +144,27 @@ function runClaude(prompt: string, extraEnv: Record<string, string> = {}, extraA
     ...extraEnv,
   };
   return new Promise((resolve) => {
-    execFile(claude, ['-p', prompt, ...extraArgs], { cwd: home, env, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      claude,
+      ['-p', prompt, ...extraArgs],
+      { cwd: home, env, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
+    // The prompt is the argument: an open stdin would make it wait for piped input first.
+    child.stdin?.end();
   });
 }
 
 describe.skipIf(!existsSync(claude) && process.env.CI !== 'true')(
   'Claude Code through the gateway (a non-Claude model, translated)',
   () => {
-    it('answers `claude -p` and logs its requests', async () => {
+    it('answers `claude -p`, lists the models for its discovery, and logs its requests', async () => {
       const startedAt = Date.now();
-      const run = await runClaude('Say hello through the gateway.');
+      const run = await runClaude('Say hello through the gateway.', {
+        CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: '1',
+      });
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       expect(run.stdout.trim()).toBe(answer);
 
@@ -175,6 +184,16 @@ describe.skipIf(!existsSync(claude) && process.env.CI !== 'true')(
         expect(row.user_agent).toMatch(/claude-cli/);
       }
       expect(rows.some((row) => row.model === 'cc-main' && row.prompt_tokens === 1200)).toBe(true);
+      // Its gateway model discovery reads GET /v1/models with the same token.
+      const listed = await gateway.gateway.database.db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('created_at', '>=', startedAt)
+        .where('endpoint', '=', 'models')
+        .execute();
+      expect(listed).toEqual([
+        expect.objectContaining({ status: 200, user_agent: expect.stringMatching(/^claude-code\//) }),
+      ]);
     }, 180_000);
 
     it('runs one of its own tools for the model and sends the result back (tool_use / tool_result)', async () => {
