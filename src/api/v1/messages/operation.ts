@@ -8,7 +8,7 @@ import { chatCompletionOperation, chatStreamOperation } from '../../../routing/c
 import { contextWindowError } from '../../../routing/context-window.js';
 import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../routing/operation.js';
 import { primeItems } from '../../../routing/prime-stream.js';
-import type { Deployment } from '../../../routing/router.js';
+import type { Deployment, Route } from '../../../routing/router.js';
 import type { CancelSignal } from '../../../server/cancellation.js';
 import { classifyUpstreamError } from '../../../upstream/client.js';
 import type { SseEvent } from '../../../upstream/sse.js';
@@ -99,7 +99,7 @@ function translated(
  */
 function contextRefusal(request: MessagesRequest) {
   let sized: ChatCompletionRequest | null | undefined;
-  return (route: { model: Deployment['model'] }) => {
+  return (route: Route) => {
     if (route.model.contextWindow === undefined) return undefined;
     if (sized === undefined) {
       try {
