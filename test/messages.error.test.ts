@@ -31,6 +31,13 @@ beforeAll(async () => {
         'slow-stream',
       ]),
       { name: 'claude-overloaded', provider: 'claude', upstream_model: 'overloaded-first', fallbacks: ['gpt-4o-mini'] },
+      {
+        name: 'mixed',
+        deployments: [
+          { provider: 'mock', upstream_model: 'mock', weight: 1 },
+          { provider: 'claude', upstream_model: 'mock', weight: 0 },
+        ],
+      },
     ],
   });
 });
@@ -110,6 +117,17 @@ describe('bad input', () => {
       hello('claude-mock', { max_tokens: 0, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }),
     );
     expect(response.status).toBe(200);
+    expect(anthropic.requests.at(-1)?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+  });
+
+  it('decides per deployment: what a translated deployment cannot take goes to the Anthropic one', async () => {
+    const plain = await post(hello('mixed'));
+    expect(plain.status).toBe(200);
+    expect(mock.requests.at(-1)?.body.model).toBe('mock');
+    const anthropicBefore = anthropic.requests.length;
+    const withServerTool = await post(hello('mixed', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }));
+    expect(withServerTool.status).toBe(200);
+    expect(anthropic.requests.length).toBe(anthropicBefore + 1);
     expect(anthropic.requests.at(-1)?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
   });
 
