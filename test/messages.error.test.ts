@@ -28,8 +28,16 @@ beforeAll(async () => {
         'error-529',
         'midstream-error',
         'midstream-reset',
+        'slow-stream',
       ]),
       { name: 'claude-overloaded', provider: 'claude', upstream_model: 'overloaded-first', fallbacks: ['gpt-4o-mini'] },
+      {
+        name: 'mixed',
+        deployments: [
+          { provider: 'mock', upstream_model: 'mock', weight: 1 },
+          { provider: 'claude', upstream_model: 'mock', weight: 0 },
+        ],
+      },
     ],
   });
 });
@@ -112,6 +120,17 @@ describe('bad input', () => {
     expect(anthropic.requests.at(-1)?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
   });
 
+  it('decides per deployment: what a translated deployment cannot take goes to the Anthropic one', async () => {
+    const plain = await post(hello('mixed'));
+    expect(plain.status).toBe(200);
+    expect(mock.requests.at(-1)?.body.model).toBe('mock');
+    const anthropicBefore = anthropic.requests.length;
+    const withServerTool = await post(hello('mixed', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }));
+    expect(withServerTool.status).toBe(200);
+    expect(anthropic.requests.length).toBe(anthropicBefore + 1);
+    expect(anthropic.requests.at(-1)?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+  });
+
   it('answers an unsupported method in Anthropic’s shape', async () => {
     const response = await fetch(`${gateway.url}/v1/messages`, { headers: { authorization: `Bearer ${gateway.key}` } });
     expect(response.status).toBe(405);
@@ -190,6 +209,25 @@ describe('upstream failures', () => {
     const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ outcome: 'error', stream: 1, endpoint: 'messages' });
     expect(row?.status).toBeGreaterThanOrEqual(500);
+  });
+});
+
+describe('client disconnects', () => {
+  it.each([
+    ['translated', 'slow-stream', () => mock.requests],
+    ['passed through', 'claude-slow-stream', () => anthropic.requests],
+  ])('abort the %s upstream request at once and log the request as cancelled', async (_kind, model, requests) => {
+    const response = await post(hello(model, { stream: true }));
+    const requestId = response.headers.get('x-request-id') as string;
+    const reader = response.body?.getReader();
+    await reader?.read();
+    await reader?.cancel();
+    const upstream = requests().at(-1);
+    const deadline = Date.now() + 2000;
+    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(upstream?.aborted).toBe(true);
+    const [row] = await waitForLogRows(gateway, [requestId]);
+    expect(row).toMatchObject({ outcome: 'cancelled', status: 499, endpoint: 'messages' });
   });
 });
 

@@ -273,6 +273,43 @@ describe('translated for an OpenAI-compatible upstream', () => {
     }
   });
 
+  it('gives reasoning a thinking block of its own, and text after it a new text block', async () => {
+    mock.on('reasoner', (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const base = { id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1, model: 'reasoner' };
+      const send = (delta: Record<string, unknown>, finish: string | null = null) =>
+        response.write(
+          `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+        );
+      send({ role: 'assistant', reasoning_content: 'Let me ' });
+      send({ reasoning_content: 'think.' });
+      send({ content: 'The answer ' });
+      send({ content: 'is 4.' });
+      send({}, 'stop');
+      response.write(
+        `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 } })}\n\n`,
+      );
+      response.end('data: [DONE]\n\n');
+    });
+    const local = await startTestGatewayFor('reasoner');
+    try {
+      const response = await fetch(`${local.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${local.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(hello('reasoner', { stream: true })),
+      });
+      // accumulate() fails on a delta of another kind than its block's.
+      const message = accumulate(parseEvents(await response.text()));
+      expect(message.content).toEqual([
+        { type: 'thinking', thinking: 'Let me think.', signature: '' },
+        { type: 'text', text: 'The answer is 4.' },
+      ]);
+      expect(message.usage).toMatchObject({ input_tokens: 9, output_tokens: 8 });
+    } finally {
+      await local.close();
+    }
+  });
+
   it('names the parameters a chat model does not take in x-switchboard-dropped-parameters', async () => {
     const response = await postMessages(
       hello('gpt-4o-mini', { thinking: { type: 'enabled', budget_tokens: 1024 }, top_k: 5 }),

@@ -146,6 +146,8 @@ export interface Provider {
    * throws the provider's error in the gateway's shape.
    */
   forward?(call: ForwardCall): Promise<UpstreamResponse>;
+  /** A forwarded request whose 2xx answer is read whole (JSON), in one exchange; errors as for `forward`. */
+  forwardWhole?(call: ForwardCall): Promise<Buffer>;
   /** Slots in use and requests waiting, for providers with a fixed capacity (local models); absent otherwise. */
   load?(): { slots: number; busy: number; waiting: number } | undefined;
   /** Prepares what the first request would otherwise wait for (e.g. loading a local model); never throws. */

@@ -41,10 +41,10 @@ export async function answerCountTokens(client: ClientMessage, exchange: Exchang
       exchange.principal.accountId,
     );
   } else {
-    const tokenizer = deployments.find((deployment) => deployment.provider.countPromptTokens)?.provider;
-    const counter: PromptTokenCounter | undefined = tokenizer?.countPromptTokens
-      ? (chat) => (tokenizer.countPromptTokens as NonNullable<typeof tokenizer.countPromptTokens>)(chat)
-      : undefined;
+    const tokenizer = deployments
+      .map((deployment) => deployment.provider)
+      .find((provider) => provider.countPromptTokens);
+    const counter: PromptTokenCounter | undefined = tokenizer?.countPromptTokens?.bind(tokenizer);
     payload = JSON.stringify(await countInputTokens(client.request, counter));
   }
   response.writeHead(200, {

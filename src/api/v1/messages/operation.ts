@@ -8,7 +8,7 @@ import { chatCompletionOperation, chatStreamOperation } from '../../../routing/c
 import { contextWindowError } from '../../../routing/context-window.js';
 import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../routing/operation.js';
 import { primeItems } from '../../../routing/prime-stream.js';
-import type { Deployment } from '../../../routing/router.js';
+import type { Deployment, Route } from '../../../routing/router.js';
 import type { CancelSignal } from '../../../server/cancellation.js';
 import { classifyUpstreamError } from '../../../upstream/client.js';
 import type { SseEvent } from '../../../upstream/sse.js';
@@ -72,6 +72,7 @@ export function forwardCall(
 
 /** A forwarded JSON answer read whole; a connection failure while reading is the provider's error. */
 export async function forwardForBody(provider: Provider, call: ForwardCall, signal: CancelSignal): Promise<Buffer> {
+  if (provider.forwardWhole) return provider.forwardWhole(call);
   const forward = provider.forward as NonNullable<Provider['forward']>;
   const response = await forward.call(provider, call);
   try {
@@ -98,7 +99,7 @@ function translated(
  */
 function contextRefusal(request: MessagesRequest) {
   let sized: ChatCompletionRequest | null | undefined;
-  return (route: { model: Deployment['model'] }) => {
+  return (route: Route) => {
     if (route.model.contextWindow === undefined) return undefined;
     if (sized === undefined) {
       try {

@@ -37,11 +37,13 @@ export function streamMessage(client: ClientMessage, exchange: Exchange): Promis
   );
   const request = client.request;
   const estimate = (completionCharacters: number) => estimateMessageUsage(request, completionCharacters);
-  const translator = createMessagesStreamTranslator({
-    model: request.model,
-    stopSequences: request.stop_sequences,
-    estimatedInputTokens: estimateInputTokens(request),
-  });
+  // Only a translated stream needs one (and the estimate of the prompt it opens with).
+  const translator = () =>
+    createMessagesStreamTranslator({
+      model: request.model,
+      stopSequences: request.stop_sequences,
+      estimatedInputTokens: estimateInputTokens(request),
+    });
   return relay(primed, sse, exchange, estimate, translator);
 }
 
@@ -57,7 +59,7 @@ async function relay(
   sse: SseResponse,
   exchange: Exchange,
   estimate: (completionCharacters: number) => TokenUsage,
-  translator: MessagesStreamTranslator,
+  translator: () => MessagesStreamTranslator,
 ): Promise<Outcome> {
   const progress: Progress = { reported: undefined, completionCharacters: 0, firstTokenAt: undefined };
   try {
@@ -68,7 +70,7 @@ async function relay(
     if (answer.kind === 'forwarded') {
       error = await relayForwarded(answer.events, sse, exchange.trace.served?.provider ?? 'upstream', progress);
     } else {
-      await relayTranslated(answer.items, sse, translator, estimate, progress);
+      await relayTranslated(answer.items, sse, translator(), estimate, progress);
     }
     sse.end();
     const usage = progress.reported ?? estimate(progress.completionCharacters);
