@@ -199,6 +199,11 @@ const redisSchema = z
     key_prefix: z.string().default('switchboard:'),
     /** A Redis command slower than this counts as Redis being unavailable. */
     command_timeout: duration.default(500),
+    /**
+     * A concurrency slot taken in Redis is renewed by its node while the request runs and expires this long after the
+     * node stops renewing it (the node died), so a killed node's slots come back by themselves.
+     */
+    concurrency_lease_ttl: duration.refine((ms) => ms >= 1000, 'must be at least 1s').default(30_000),
     on_unavailable: z
       .strictObject({
         /** local: this node's own counters; allow: no rate limits; deny: refuse with 503. */
@@ -212,6 +217,7 @@ const redisSchema = z
     url: redis.url,
     keyPrefix: redis.key_prefix,
     commandTimeoutMs: redis.command_timeout,
+    concurrencyLeaseTtlMs: redis.concurrency_lease_ttl,
     onUnavailable: { rateLimits: redis.on_unavailable.rate_limits, budgets: redis.on_unavailable.budgets },
   }));
 

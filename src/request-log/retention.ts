@@ -148,6 +148,10 @@ export class RetentionJob {
       const result = await applyRetention(this.options);
       if (result.deletedRows > 0 || result.droppedPartitions > 0) {
         this.options.logger.info(result, 'request-log retention removed old rows');
+      } else {
+        // Seen with logging.level debug: that the job runs on its schedule even when it has nothing to remove, and
+        // in which process (with `serve --workers`, one worker runs it).
+        this.options.logger.debug({ ...result, pid: process.pid }, 'request-log retention ran');
       }
     } catch (error) {
       this.options.logger.warn({ err: error }, 'request-log retention failed; it runs again at the next interval');

@@ -77,6 +77,7 @@ function buildLimiter(
     loadSpend,
     local,
     onUnavailable: config.redis.onUnavailable,
+    leaseTtlMs: config.redis.concurrencyLeaseTtlMs,
     logger,
     onFallback: (kind, policy) => metrics.limiterFallbacks.inc({ kind, policy }),
   });
