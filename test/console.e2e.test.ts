@@ -249,7 +249,7 @@ describe('console in a browser', () => {
     const tile = (label: string) => alice.locator(`.tile:has(.tile-label:text-is("${label}")) .tile-value`);
     await expect.poll(() => tile('Requests').textContent()).toBe('3');
     await expect.poll(() => tile('Errors').textContent()).toBe('1');
-    expect(await alice.locator('figure.chart svg').count()).toBe(4);
+    expect(await alice.locator('figure.chart svg').count()).toBe(5);
     await shoot(alice, 'usage');
     await alice.getByLabel('Break down').selectOption('model');
     await expect.poll(() => alice.locator('.legend').first().textContent()).toContain('claude-sonnet');

@@ -25,6 +25,7 @@ type Phase =
 export function App() {
   const location = useLocation();
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
+  const [lastAccountId, setLastAccountId] = useState<string>();
   const api = useMemo(() => createApi(() => setPhase({ name: 'signed-out' })), []);
 
   const enter = useCallback(
@@ -75,6 +76,8 @@ export function App() {
     api,
     session: phase.session,
     accounts: phase.accounts,
+    lastAccountId,
+    setLastAccountId,
     reloadAccounts: async () => {
       const accounts = await api.get<AccountView[]>('/accounts');
       setPhase((previous) => (previous.name === 'signed-in' ? { ...previous, accounts } : previous));
@@ -210,8 +213,11 @@ type Section =
   | 'none';
 
 function AccountShell(props: { accountId: string; section: Section; children: ComponentChildren }) {
-  const { accounts } = useApp();
+  const { accounts, setLastAccountId } = useApp();
   const account = accounts.find((candidate) => candidate.id === props.accountId);
+  useEffect(() => {
+    if (account) setLastAccountId(account.id);
+  }, [account, setLastAccountId]);
   if (!account) {
     return (
       <Shell section="none">
@@ -230,13 +236,14 @@ function AccountShell(props: { accountId: string; section: Section; children: Co
 }
 
 function Shell(props: { section: Section; account?: AccountView; children: ComponentChildren }) {
-  const { session, accounts, signOut } = useApp();
+  const { session, accounts, signOut, lastAccountId } = useApp();
   const { account, section } = props;
   const [menuOpen, setMenuOpen] = useState(false);
   const { path } = useLocation();
   useEffect(() => setMenuOpen(false), [path]);
   const current = (name: Section) => (section === name ? ('page' as const) : undefined);
-  const selectedAccount = account ?? accounts[0];
+  // Outside an account's pages, the switcher and the sidebar both show the account last opened.
+  const selectedAccount = account ?? accounts.find((candidate) => candidate.id === lastAccountId) ?? accounts[0];
   return (
     <div class="shell">
       <a class="skip-link" href="#main">
@@ -251,14 +258,13 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
           <label class="account-switcher">
             <span class="visually-hidden">Account</span>
             <select
-              value={account?.id ?? ''}
+              value={selectedAccount?.id ?? ''}
               onChange={(event) => {
                 const id = event.currentTarget.value;
                 const keep = ['keys', 'logs', 'usage', 'models', 'members'].includes(section) ? section : 'keys';
                 if (id) navigate(`/accounts/${id}/${keep}`);
               }}
             >
-              {!account && <option value="">Choose an account…</option>}
               {accounts.map((candidate) => (
                 <option key={candidate.id} value={candidate.id}>
                   {candidate.name}
@@ -354,7 +360,8 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
         <main id="main" tabIndex={-1}>
           {account?.disabled && (
             <p class="banner" role="status">
-              This account is disabled: the operator has stopped all of its keys.
+              This account is disabled: the operator has stopped all of its keys, and no key can be created or rotated
+              until it is enabled again.
             </p>
           )}
           {props.children}

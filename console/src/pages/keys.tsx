@@ -50,7 +50,9 @@ type Dialogs =
   | { kind: 'revoke-by-value' };
 
 export function KeysPage(props: { accountId: string }) {
-  const { api } = useApp();
+  const { api, accounts } = useApp();
+  // A disabled account's keys are all refused: a new or rotated key would not work either.
+  const disabled = accounts.find((account) => account.id === props.accountId)?.disabled ?? false;
   const keys = useAsync(() => api.get<ApiKeyView[]>(`/accounts/${props.accountId}/keys`), [props.accountId]);
   const models = useAsync(() => api.get<ModelView[]>(`/accounts/${props.accountId}/models`), [props.accountId]);
   const [dialog, setDialog] = useState<Dialogs>();
@@ -71,9 +73,11 @@ export function KeysPage(props: { accountId: string }) {
         <button type="button" class="button" onClick={() => setDialog({ kind: 'revoke-by-value' })}>
           Revoke a leaked key
         </button>
-        <button type="button" class="button primary" onClick={() => setDialog({ kind: 'create' })}>
-          Create key
-        </button>
+        {!disabled && (
+          <button type="button" class="button primary" onClick={() => setDialog({ kind: 'create' })}>
+            Create key
+          </button>
+        )}
       </PageHeader>
       <ErrorMessage error={keys.error} />
       {keys.loading && !keys.data ? (
@@ -92,7 +96,13 @@ export function KeysPage(props: { accountId: string }) {
           </div>
           {list.length === 0 ? (
             <p class="empty">
-              No keys yet. Create one, then call <code>/v1/chat/completions</code> with it as a Bearer token.
+              {disabled ? (
+                'No keys. Keys cannot be created while the account is disabled.'
+              ) : (
+                <>
+                  No keys yet. Create one, then call <code>/v1/chat/completions</code> with it as a Bearer token.
+                </>
+              )}
             </p>
           ) : (
             <div class="table-wrap">
@@ -148,7 +158,7 @@ export function KeysPage(props: { accountId: string }) {
                       <td class="actions">
                         {(key.status === 'active' || key.status === 'expiring') && (
                           <>
-                            {key.status === 'active' && (
+                            {key.status === 'active' && !disabled && (
                               <button
                                 type="button"
                                 class="button small"

@@ -2,7 +2,8 @@ import { queryString } from '../api.js';
 import { type ChartSeries, meaningColors, TimeChart } from '../components/chart.js';
 import { ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { useApp } from '../context.js';
-import { formatCompact, formatCost, formatInteger, formatMs } from '../format.js';
+import { formatCompact, formatCost, formatCostAxis, formatInteger, formatMs } from '../format.js';
+import { useKeyLabels } from '../key-labels.js';
 import { navigate } from '../router.js';
 import type { UsageTotals, UsageView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -18,6 +19,11 @@ const spans: Record<string, { label: string; ms: number; bucket: 'hour' | 'day' 
 
 const groupings = { none: 'Whole account', key: 'Per key', model: 'Per model' } as const;
 type Grouping = keyof typeof groupings;
+const costGroupings = { model: 'By model', key: 'By key' } as const;
+type CostGrouping = keyof typeof costGroupings;
+
+/** Requests that named no model: refused before one was read (401, unparsable body) or not for a model (/v1/models). */
+export const noModelLabel = 'No model (refused, or /v1/models)';
 
 function Tile(props: { label: string; value: string; detail?: string }) {
   return (
@@ -38,30 +44,49 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
   const span = spans[spanName] ?? { label: '', ms: 86_400_000, bucket: 'hour' as const };
   const groupBy: Grouping =
     (['none', 'key', 'model'] as const).find((value) => value === props.query.get('groupBy')) ?? 'none';
-  const setView = (changes: { span?: string; groupBy?: Grouping }) =>
+  const costBy: CostGrouping = props.query.get('costBy') === 'key' ? 'key' : 'model';
+  const setView = (changes: { span?: string; groupBy?: Grouping; costBy?: CostGrouping }) =>
     navigate(
-      `/accounts/${props.accountId}/usage${queryString({ span: changes.span ?? spanName, groupBy: changes.groupBy ?? groupBy })}`,
+      `/accounts/${props.accountId}/usage${queryString({
+        span: changes.span ?? spanName,
+        groupBy: changes.groupBy ?? groupBy,
+        costBy: (changes.costBy ?? costBy) === 'model' ? undefined : 'key',
+      })}`,
       { replace: true },
     );
 
-  const usage = useAsync(() => {
-    const to = Date.now();
-    return api.get<UsageView>(
+  const load = (grouping: Grouping, to: number) =>
+    api.get<UsageView>(
       `/accounts/${props.accountId}/usage${queryString({
         from: new Date(to - span.ms).toISOString(),
         to: new Date(to).toISOString(),
         bucket: span.bucket,
-        groupBy,
+        groupBy: grouping,
         tzOffsetMinutes: -new Date().getTimezoneOffset(),
       })}`,
     );
-  }, [props.accountId, spanName, groupBy]);
+  // The cost chart is stacked by key or by model whatever the page's breakdown: a second report when they differ.
+  const usage = useAsync(async () => {
+    const to = Date.now();
+    const [main, cost] = await Promise.all([load(groupBy, to), costBy === groupBy ? undefined : load(costBy, to)]);
+    return { main, cost: cost ?? main };
+  }, [props.accountId, spanName, groupBy, costBy]);
 
-  const data = usage.data;
+  const data = usage.data?.main;
+  const costData = usage.data?.cost;
+  const keyLabel = useKeyLabels(groupBy === 'key' || costBy === 'key' ? [props.accountId] : []);
+  const seriesName = (series: UsageView['series'][number], grouping: Grouping) =>
+    grouping === 'key'
+      ? keyLabel(series.id, series.name)
+      : grouping === 'model'
+        ? series.id
+          ? (series.name ?? series.id)
+          : noModelLabel
+        : 'All keys and models';
   const starts = data?.series[0]?.points.map((point) => point.start) ?? [];
   const grouped = groupBy !== 'none';
   const bySeries = (pick: (point: UsageView['series'][number]['points'][number]) => number | null): ChartSeries[] =>
-    (data?.series ?? []).map((series) => ({ name: series.name ?? 'All', values: series.points.map(pick) }));
+    (data?.series ?? []).map((series) => ({ name: seriesName(series, groupBy), values: series.points.map(pick) }));
   const single = data?.series[0];
   const logLink = (extra: Record<string, string>) =>
     data
@@ -115,8 +140,8 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               detail={`${formatCompact(data.totals.promptTokens)} in, ${formatCompact(data.totals.completionTokens)} out`}
             />
             <Tile label="Cost" value={formatCost(data.totals.costUsd)} />
-            <Tile label="Latency p50" value={formatMs(data.totals.latencyP50Ms)} detail="successful requests" />
-            <Tile label="Latency p95" value={formatMs(data.totals.latencyP95Ms)} detail="successful requests" />
+            <Tile label="Latency p50" value={formatMs(data.totals.latencyP50Ms)} detail="successful model requests" />
+            <Tile label="Latency p95" value={formatMs(data.totals.latencyP95Ms)} detail="successful model requests" />
           </section>
           <div class="charts">
             <TimeChart
@@ -163,6 +188,34 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               }
             />
             <TimeChart
+              title={`Cost ${costBy === 'key' ? 'by key' : 'by model'}`}
+              kind="bar"
+              fractional
+              bucket={data.bucket}
+              starts={starts}
+              format={formatCost}
+              formatAxis={formatCostAxis}
+              series={(costData?.series ?? []).map((series) => ({
+                name: seriesName(series, costBy),
+                values: series.points.map((point) => point.costUsd),
+              }))}
+              controls={
+                <label class="chart-control">
+                  <span>Stack</span>
+                  <select
+                    value={costBy}
+                    onChange={(event) => setView({ costBy: event.currentTarget.value as CostGrouping })}
+                  >
+                    {Object.entries(costGroupings).map(([value, label]) => (
+                      <option key={value} value={value}>
+                        {label}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              }
+            />
+            <TimeChart
               title="Errors"
               kind="bar"
               bucket={data.bucket}
@@ -197,7 +250,10 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
           <section class="card">
             <h2>{grouped ? `Totals ${groupBy === 'key' ? 'per key' : 'per model'}` : 'Totals'}</h2>
             <div class="table-wrap">
-              <table class="data-table">
+              <table
+                class="data-table stack-narrow"
+                aria-label={grouped ? `Totals ${groupBy === 'key' ? 'per key' : 'per model'}` : 'Totals'}
+              >
                 <thead>
                   <tr>
                     <th scope="col">{groupBy === 'key' ? 'Key' : groupBy === 'model' ? 'Model' : 'Account'}</th>
@@ -225,31 +281,48 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
                   </tr>
                 </thead>
                 <tbody>
-                  {data.series.map((series) => (
-                    <tr key={series.id ?? 'all'}>
-                      <th scope="row">{series.name ?? 'All keys and models'}</th>
-                      <td class="number">{formatInteger(series.totals.requests)}</td>
-                      <td class="number">{formatInteger(series.totals.errors)}</td>
-                      <td class="number">{formatInteger(series.totals.totalTokens)}</td>
-                      <td class="number">{formatCost(series.totals.costUsd)}</td>
-                      <td class="number">{formatMs(series.totals.latencyP50Ms)}</td>
-                      <td class="number">{formatMs(series.totals.latencyP95Ms)}</td>
-                      <td>
-                        <Link
-                          class="button small ghost"
-                          href={logLink(
-                            groupBy === 'key' && series.id
-                              ? { key: series.id }
-                              : groupBy === 'model' && series.id
-                                ? { model: series.id }
-                                : {},
+                  {data.series.map((series) => {
+                    const filter: Record<string, string> | undefined =
+                      groupBy === 'key' && series.id
+                        ? { key: series.id }
+                        : groupBy === 'model' && series.id
+                          ? { model: series.id }
+                          : groupBy === 'none'
+                            ? {}
+                            : undefined;
+                    return (
+                      <tr key={series.id ?? 'all'}>
+                        <th scope="row" class="wrap-anywhere">
+                          {seriesName(series, groupBy)}
+                        </th>
+                        <td class="number" data-label="Requests">
+                          {formatInteger(series.totals.requests)}
+                        </td>
+                        <td class="number" data-label="Errors">
+                          {formatInteger(series.totals.errors)}
+                        </td>
+                        <td class="number" data-label="Tokens">
+                          {formatInteger(series.totals.totalTokens)}
+                        </td>
+                        <td class="number" data-label="Cost">
+                          {formatCost(series.totals.costUsd)}
+                        </td>
+                        <td class="number" data-label="Latency p50">
+                          {formatMs(series.totals.latencyP50Ms)}
+                        </td>
+                        <td class="number" data-label="Latency p95">
+                          {formatMs(series.totals.latencyP95Ms)}
+                        </td>
+                        <td class="actions">
+                          {filter && (
+                            <Link class="button small ghost" href={logLink(filter)}>
+                              Log
+                            </Link>
                           )}
-                        >
-                          Log
-                        </Link>
-                      </td>
-                    </tr>
-                  ))}
+                        </td>
+                      </tr>
+                    );
+                  })}
                 </tbody>
               </table>
             </div>
