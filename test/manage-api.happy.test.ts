@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
+import { latencyBucketBounds, latencyBucketOf } from '../src/db/usage-rollup-layout.js';
 import { isWellFormedKey } from '../src/keys/format.js';
 import { projectRoot } from './support/cli.js';
 import {
@@ -404,7 +405,7 @@ describe('request log', () => {
     expect(detail.body.accountId).toBe(logAccount);
   });
 
-  it('usage agrees with the log: totals, per key, per model, and exact latency percentiles', async () => {
+  it('usage agrees with the log: totals, per key, per model, and latency percentiles to within their bucket', async () => {
     const log = (await reader.request('GET', `/api/accounts/${logAccount}/logs?limit=200`)).body.data as Array<{
       keyId: string;
       model: string;
@@ -425,15 +426,22 @@ describe('request log', () => {
       return sorted[Math.ceil((percentile / 100) * sorted.length) - 1] ?? null;
     };
     const successes = log.filter((row) => row.outcome === 'success').map((row) => row.latencyMs);
+    // Percentiles come from the rollups' latency histogram: within the bucket of the exact value.
+    const withinBucket = (actual: number | null, exact: number | null) => {
+      if (exact === null) return expect(actual).toBeNull();
+      const index = latencyBucketOf(exact);
+      expect(actual).toBeGreaterThanOrEqual(index === 0 ? 0 : (latencyBucketBounds[index - 1] as number));
+      expect(actual).toBeLessThanOrEqual(latencyBucketBounds[index] ?? Number.POSITIVE_INFINITY);
+    };
     expect(usage.body.totals).toMatchObject({
       requests: log.length,
       errors: log.filter((row) => row.outcome === 'error').length,
       promptTokens: sum(log, (row) => row.usage.promptTokens),
       completionTokens: sum(log, (row) => row.usage.completionTokens),
       totalTokens: sum(log, (row) => row.usage.totalTokens),
-      latencyP50Ms: nearestRank(successes, 50),
-      latencyP95Ms: nearestRank(successes, 95),
     });
+    withinBucket(usage.body.totals.latencyP50Ms, nearestRank(successes, 50));
+    withinBucket(usage.body.totals.latencyP95Ms, nearestRank(successes, 95));
     expect(usage.body.totals.costUsd).toBeCloseTo(
       sum(log, (row) => row.costUsd),
       10,
@@ -461,13 +469,68 @@ describe('request log', () => {
     const mockSeries = perModel.body.series.find((series: { id: string }) => series.id === 'mock');
     const mockRows = log.filter((row) => row.model === 'mock');
     expect(mockSeries.totals.requests).toBe(mockRows.length);
-    expect(mockSeries.totals.latencyP95Ms).toBe(
+    withinBucket(
+      mockSeries.totals.latencyP95Ms,
       nearestRank(
         mockRows.filter((row) => row.outcome === 'success').map((row) => row.latencyMs),
         95,
       ),
     );
     expect(perModel.body.bucket).toBe('day');
+  });
+
+  it("gives each key's and each account's spend, and budgets with the period's spend and reset time", async () => {
+    const log = (await reader.request('GET', `/api/accounts/${logAccount}/logs?limit=200`)).body.data as Array<{
+      keyId: string;
+      costUsd: number | null;
+    }>;
+    const spent = (keyId?: string) =>
+      log
+        .filter((row) => keyId === undefined || row.keyId === keyId)
+        .reduce((total, row) => total + (row.costUsd ?? 0), 0);
+    const keys = await reader.request('GET', `/api/accounts/${logAccount}/usage/keys`);
+    expect(keys.status).toBe(200);
+    expectDocumentedResponse('GET', '/api/accounts/:accountId/usage/keys', keys.body);
+    const alphaUsage = keys.body.keys.find((key: { keyId: string }) => key.keyId === alpha.id);
+    expect(alphaUsage).toMatchObject({ name: 'alpha', requests: log.filter((row) => row.keyId === alpha.id).length });
+    expect(alphaUsage.costUsd).toBeCloseTo(spent(alpha.id), 10);
+
+    const accounts = await admin.request('GET', '/api/usage/accounts?days=7');
+    expect(accounts.status).toBe(200);
+    expectDocumentedResponse('GET', '/api/usage/accounts', accounts.body);
+    const mine = accounts.body.accounts.find((account: { accountId: string }) => account.accountId === logAccount);
+    expect(mine).toMatchObject({ name: 'logs-co', requests: log.length, disabled: false });
+    expect(mine.costUsd).toBeCloseTo(spent(), 10);
+    expect((await reader.request('GET', '/api/usage/accounts')).status).toBe(403);
+
+    const overview = await admin.request('GET', '/api/usage?groupBy=account&bucket=day');
+    expectDocumentedResponse('GET', '/api/usage', overview.body);
+    const series = overview.body.series.find((item: { id: string }) => item.id === logAccount);
+    expect(series).toMatchObject({ name: 'logs-co', totals: { requests: log.length } });
+
+    expect(
+      (
+        await admin.request('PATCH', `/api/accounts/${logAccount}`, {
+          limits: { dailyBudgetUsd: 5, monthlyBudgetUsd: 50 },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await admin.request('PATCH', `/api/accounts/${logAccount}/keys/${beta.id}/limits`, { dailyBudgetUsd: 0.000001 }))
+        .status,
+    ).toBe(200);
+    const budgets = await reader.request('GET', `/api/accounts/${logAccount}/budgets`);
+    expect(budgets.status).toBe(200);
+    expectDocumentedResponse('GET', '/api/accounts/:accountId/budgets', budgets.body);
+    const dayEnd = new Date((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000).toISOString();
+    const [daily, monthly] = budgets.body.account.budgets;
+    expect(daily).toMatchObject({ period: 'day', limitUsd: 5, resetsAt: dayEnd, exceeded: false });
+    expect(daily.spentUsd).toBeCloseTo(spent(), 10);
+    expect(monthly).toMatchObject({ period: 'month', limitUsd: 50 });
+    const betaBudgets = budgets.body.keys.find((key: { keyId: string }) => key.keyId === beta.id);
+    expect(betaBudgets.budgets).toEqual([expect.objectContaining({ period: 'day', exceeded: spent(beta.id) > 0 })]);
+    expect(budgets.body.keys.find((key: { keyId: string }) => key.keyId === alpha.id).budgets).toEqual([]);
+    expect(budgets.body.atLimit).toContain('429');
   });
 
   it("aligns usage buckets to the viewer's time zone and widens the range to whole buckets", async () => {

@@ -2,7 +2,7 @@ import { AccessChangeFeed } from '../access/change-feed.js';
 import type { ModelCatalog } from '../access/policy.js';
 import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
 import type { Config } from '../config/schema.js';
-import { sumSpend } from '../db/repositories/request-log.js';
+import { sumSpend } from '../db/repositories/usage.js';
 import { Authenticator } from '../keys/authenticate.js';
 import type { Limiter } from '../limits/limiter.js';
 import { MemoryLimiter, type SpendLoader } from '../limits/memory-limiter.js';
