@@ -7,6 +7,7 @@ import { AdminAccountsPage } from './pages/admin-accounts.js';
 import { AdminUsersPage } from './pages/admin-users.js';
 import { InvitationPage } from './pages/invitation.js';
 import { KeysPage } from './pages/keys.js';
+import { LimitsPage } from './pages/limits.js';
 import { LogDetailPage } from './pages/log-detail.js';
 import { LogsPage } from './pages/logs.js';
 import { MembersPage } from './pages/members.js';
@@ -132,6 +133,13 @@ function Routes() {
         <UsagePage accountId={params.accountId ?? ''} query={query} />
       </AccountShell>
     );
+  params = accountRoute('/accounts/:accountId/limits');
+  if (params)
+    return (
+      <AccountShell accountId={params.accountId ?? ''} section="limits">
+        <LimitsPage accountId={params.accountId ?? ''} />
+      </AccountShell>
+    );
   params = accountRoute('/accounts/:accountId/models');
   if (params)
     return (
@@ -204,6 +212,7 @@ type Section =
   | 'keys'
   | 'logs'
   | 'usage'
+  | 'limits'
   | 'models'
   | 'members'
   | 'settings'
@@ -261,7 +270,9 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
               value={selectedAccount?.id ?? ''}
               onChange={(event) => {
                 const id = event.currentTarget.value;
-                const keep = ['keys', 'logs', 'usage', 'models', 'members'].includes(section) ? section : 'keys';
+                const keep = ['keys', 'logs', 'usage', 'limits', 'models', 'members'].includes(section)
+                  ? section
+                  : 'keys';
                 if (id) navigate(`/accounts/${id}/${keep}`);
               }}
             >
@@ -311,6 +322,11 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
                 <li>
                   <Link href={`/accounts/${selectedAccount.id}/usage`} aria-current={current('usage')}>
                     Usage
+                  </Link>
+                </li>
+                <li>
+                  <Link href={`/accounts/${selectedAccount.id}/limits`} aria-current={current('limits')}>
+                    Limits and budgets
                   </Link>
                 </li>
                 <li>

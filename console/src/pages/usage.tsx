@@ -2,8 +2,7 @@ import { queryString } from '../api.js';
 import { type ChartSeries, meaningColors, TimeChart } from '../components/chart.js';
 import { ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { useApp } from '../context.js';
-import { formatCompact, formatCost, formatCostAxis, formatInteger, formatMs } from '../format.js';
-import { useKeyLabels } from '../key-labels.js';
+import { formatCompact, formatCost, formatCostAxis, formatEndpoint, formatInteger, formatMs } from '../format.js';
 import { navigate } from '../router.js';
 import type { UsageTotals, UsageView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -17,7 +16,13 @@ const spans: Record<string, { label: string; ms: number; bucket: 'hour' | 'day' 
   '90d': { label: 'Last 90 days, daily', ms: 90 * 86_400_000, bucket: 'day' },
 };
 
-const groupings = { none: 'Whole account', key: 'Per key', model: 'Per model' } as const;
+const groupings = {
+  none: 'Whole account',
+  key: 'Per key',
+  model: 'Per model',
+  endpoint: 'Per endpoint',
+  provider: 'Per provider',
+} as const;
 type Grouping = keyof typeof groupings;
 const costGroupings = { model: 'By model', key: 'By key' } as const;
 type CostGrouping = keyof typeof costGroupings;
@@ -43,7 +48,7 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
   const spanName = spans[props.query.get('span') ?? ''] ? (props.query.get('span') as string) : '24h';
   const span = spans[spanName] ?? { label: '', ms: 86_400_000, bucket: 'hour' as const };
   const groupBy: Grouping =
-    (['none', 'key', 'model'] as const).find((value) => value === props.query.get('groupBy')) ?? 'none';
+    (Object.keys(groupings) as Grouping[]).find((value) => value === props.query.get('groupBy')) ?? 'none';
   const costBy: CostGrouping = props.query.get('costBy') === 'key' ? 'key' : 'model';
   const setView = (changes: { span?: string; groupBy?: Grouping; costBy?: CostGrouping }) =>
     navigate(
@@ -74,15 +79,15 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
 
   const data = usage.data?.main;
   const costData = usage.data?.cost;
-  const keyLabel = useKeyLabels(groupBy === 'key' || costBy === 'key' ? [props.accountId] : []);
+  // The server's labels are unique (a key's display form is added where two keys share a name).
   const seriesName = (series: UsageView['series'][number], grouping: Grouping) =>
-    grouping === 'key'
-      ? keyLabel(series.id, series.name)
-      : grouping === 'model'
-        ? series.id
-          ? (series.name ?? series.id)
-          : noModelLabel
-        : 'All keys and models';
+    grouping === 'none'
+      ? 'All keys and models'
+      : grouping === 'model' && series.id === ''
+        ? noModelLabel
+        : grouping === 'endpoint' && series.id
+          ? formatEndpoint(series.id)
+          : series.label;
   const starts = data?.series[0]?.points.map((point) => point.start) ?? [];
   const grouped = groupBy !== 'none';
   const bySeries = (pick: (point: UsageView['series'][number]['points'][number]) => number | null): ChartSeries[] =>
@@ -140,8 +145,8 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               detail={`${formatCompact(data.totals.promptTokens)} in, ${formatCompact(data.totals.completionTokens)} out`}
             />
             <Tile label="Cost" value={formatCost(data.totals.costUsd)} />
-            <Tile label="Latency p50" value={formatMs(data.totals.latencyP50Ms)} detail="successful model requests" />
-            <Tile label="Latency p95" value={formatMs(data.totals.latencyP95Ms)} detail="successful model requests" />
+            <Tile label="Latency p50" value={formatMs(data.totals.latencyP50Ms)} detail="successful model calls" />
+            <Tile label="Latency p95" value={formatMs(data.totals.latencyP95Ms)} detail="successful model calls" />
           </section>
           <div class="charts">
             <TimeChart
@@ -232,7 +237,7 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               }
             />
             <TimeChart
-              title={grouped ? 'Latency p95 (successful requests)' : 'Latency p50 and p95 (successful requests)'}
+              title={grouped ? 'Latency p95 (successful model calls)' : 'Latency p50 and p95 (successful model calls)'}
               kind="line"
               bucket={data.bucket}
               starts={starts}
@@ -248,15 +253,21 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
             />
           </div>
           <section class="card">
-            <h2>{grouped ? `Totals ${groupBy === 'key' ? 'per key' : 'per model'}` : 'Totals'}</h2>
+            <h2>{grouped ? `Totals ${groupings[groupBy].toLowerCase()}` : 'Totals'}</h2>
             <div class="table-wrap">
               <table
                 class="data-table stack-narrow"
-                aria-label={grouped ? `Totals ${groupBy === 'key' ? 'per key' : 'per model'}` : 'Totals'}
+                aria-label={grouped ? `Totals ${groupings[groupBy].toLowerCase()}` : 'Totals'}
               >
                 <thead>
                   <tr>
-                    <th scope="col">{groupBy === 'key' ? 'Key' : groupBy === 'model' ? 'Model' : 'Account'}</th>
+                    <th scope="col">
+                      {
+                        { none: 'Account', key: 'Key', model: 'Model', endpoint: 'Endpoint', provider: 'Provider' }[
+                          groupBy
+                        ]
+                      }
+                    </th>
                     <th scope="col" class="number">
                       Requests
                     </th>
@@ -283,13 +294,7 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
                 <tbody>
                   {data.series.map((series) => {
                     const filter: Record<string, string> | undefined =
-                      groupBy === 'key' && series.id
-                        ? { key: series.id }
-                        : groupBy === 'model' && series.id
-                          ? { model: series.id }
-                          : groupBy === 'none'
-                            ? {}
-                            : undefined;
+                      groupBy === 'none' ? {} : series.id ? { [groupBy]: series.id } : undefined;
                     return (
                       <tr key={series.id ?? 'all'}>
                         <th scope="row" class="wrap-anywhere">
@@ -327,8 +332,9 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               </table>
             </div>
             <p class="muted small">
-              Latency percentiles are exact (nearest rank) over successful requests. Counts match the request log for
-              the same period ({data.bucket === 'day' ? 'whole days' : 'whole hours'}, your time zone).
+              Latency percentiles cover successful model calls only (model lists and other requests that call no model
+              are left out), to within a histogram bucket. Counts, tokens and cost match the request log for the same
+              period ({data.bucket === 'day' ? 'whole days' : 'whole hours'}, your time zone).
             </p>
           </section>
         </>
