@@ -173,6 +173,12 @@ function Routes() {
           <AdminUsersPage />
         </Shell>
       );
+    if (path === '/admin/usage')
+      return (
+        <Shell section="admin-usage">
+          <UsagePage query={query} />
+        </Shell>
+      );
     if (path === '/admin/logs')
       return (
         <Shell section="admin-logs">
@@ -219,6 +225,7 @@ type Section =
   | 'admin-accounts'
   | 'admin-users'
   | 'admin-logs'
+  | 'admin-usage'
   | 'none';
 
 function AccountShell(props: { accountId: string; section: Section; children: ComponentChildren }) {
@@ -362,6 +369,11 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
                 <li>
                   <Link href="/admin/users" aria-current={current('admin-users')}>
                     Users
+                  </Link>
+                </li>
+                <li>
+                  <Link href="/admin/usage" aria-current={current('admin-usage')}>
+                    Usage, all accounts
                   </Link>
                 </li>
                 <li>

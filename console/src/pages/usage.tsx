@@ -18,14 +18,23 @@ const spans: Record<string, { label: string; ms: number; bucket: 'hour' | 'day' 
 
 const groupings = {
   none: 'Whole account',
+  account: 'Per account',
   key: 'Per key',
   model: 'Per model',
   endpoint: 'Per endpoint',
   provider: 'Per provider',
 } as const;
 type Grouping = keyof typeof groupings;
-const costGroupings = { model: 'By model', key: 'By key' } as const;
+const costGroupings = { account: 'By account', model: 'By model', key: 'By key' } as const;
 type CostGrouping = keyof typeof costGroupings;
+const columnHeadings: Record<Grouping, string> = {
+  none: 'Account',
+  account: 'Account',
+  key: 'Key',
+  model: 'Model',
+  endpoint: 'Endpoint',
+  provider: 'Provider',
+};
 
 /** Requests that named no model: refused before one was read (401, unparsable body) or not for a model (/v1/models). */
 export const noModelLabel = 'No model (refused, or /v1/models)';
@@ -43,26 +52,38 @@ function Tile(props: { label: string; value: string; detail?: string }) {
 const errorRate = (totals: UsageTotals) =>
   totals.requests === 0 ? '0%' : `${((100 * totals.errors) / totals.requests).toFixed(totals.errors === 0 ? 0 : 1)}%`;
 
-export function UsagePage(props: { accountId: string; query: URLSearchParams }) {
+/**
+ * One account's usage, or (without an account: the operator's overview) every account's, with a breakdown per account
+ * and the cost chart stacked by account.
+ */
+export function UsagePage(props: { accountId?: string; query: URLSearchParams }) {
   const { api } = useApp();
+  const overview = props.accountId === undefined;
+  const available = (Object.keys(groupings) as Grouping[]).filter((value) => overview || value !== 'account');
+  const costChoices = (Object.keys(costGroupings) as CostGrouping[]).filter((value) => overview || value !== 'account');
+  const defaultCostBy: CostGrouping = overview ? 'account' : 'model';
   const spanName = spans[props.query.get('span') ?? ''] ? (props.query.get('span') as string) : '24h';
   const span = spans[spanName] ?? { label: '', ms: 86_400_000, bucket: 'hour' as const };
-  const groupBy: Grouping =
-    (Object.keys(groupings) as Grouping[]).find((value) => value === props.query.get('groupBy')) ?? 'none';
-  const costBy: CostGrouping = props.query.get('costBy') === 'key' ? 'key' : 'model';
-  const setView = (changes: { span?: string; groupBy?: Grouping; costBy?: CostGrouping }) =>
+  const groupBy: Grouping = available.find((value) => value === props.query.get('groupBy')) ?? 'none';
+  const costBy: CostGrouping = costChoices.find((value) => value === props.query.get('costBy')) ?? defaultCostBy;
+  const pagePath = overview ? '/admin/usage' : `/accounts/${props.accountId}/usage`;
+  const apiPath = overview ? '/usage' : `/accounts/${props.accountId}/usage`;
+  const logsPath = overview ? '/admin/logs' : `/accounts/${props.accountId}/logs`;
+  const setView = (changes: { span?: string; groupBy?: Grouping; costBy?: CostGrouping }) => {
+    const nextCostBy = changes.costBy ?? costBy;
     navigate(
-      `/accounts/${props.accountId}/usage${queryString({
+      `${pagePath}${queryString({
         span: changes.span ?? spanName,
         groupBy: changes.groupBy ?? groupBy,
-        costBy: (changes.costBy ?? costBy) === 'model' ? undefined : 'key',
+        costBy: nextCostBy === defaultCostBy ? undefined : nextCostBy,
       })}`,
       { replace: true },
     );
+  };
 
   const load = (grouping: Grouping, to: number) =>
     api.get<UsageView>(
-      `/accounts/${props.accountId}/usage${queryString({
+      `${apiPath}${queryString({
         from: new Date(to - span.ms).toISOString(),
         to: new Date(to).toISOString(),
         bucket: span.bucket,
@@ -75,14 +96,16 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
     const to = Date.now();
     const [main, cost] = await Promise.all([load(groupBy, to), costBy === groupBy ? undefined : load(costBy, to)]);
     return { main, cost: cost ?? main };
-  }, [props.accountId, spanName, groupBy, costBy]);
+  }, [apiPath, spanName, groupBy, costBy]);
 
   const data = usage.data?.main;
   const costData = usage.data?.cost;
   // The server's labels are unique (a key's display form is added where two keys share a name).
   const seriesName = (series: UsageView['series'][number], grouping: Grouping) =>
     grouping === 'none'
-      ? 'All keys and models'
+      ? overview
+        ? 'All accounts'
+        : 'All keys and models'
       : grouping === 'model' && series.id === ''
         ? noModelLabel
         : grouping === 'endpoint' && series.id
@@ -94,13 +117,18 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
     (data?.series ?? []).map((series) => ({ name: seriesName(series, groupBy), values: series.points.map(pick) }));
   const single = data?.series[0];
   const logLink = (extra: Record<string, string>) =>
-    data
-      ? `/accounts/${props.accountId}/logs${queryString({ range: 'custom', from: data.from, to: data.to, ...extra })}`
-      : `/accounts/${props.accountId}/logs`;
+    data ? `${logsPath}${queryString({ range: 'custom', from: data.from, to: data.to, ...extra })}` : logsPath;
 
   return (
     <>
-      <PageHeader title="Usage" description="Requests, tokens, errors and latency, from this account's request log.">
+      <PageHeader
+        title={overview ? 'Usage, all accounts' : 'Usage'}
+        description={
+          overview
+            ? 'Requests, tokens, spend, errors and latency across every account.'
+            : "Requests, tokens, spend, errors and latency, from this account's request log."
+        }
+      >
         <button type="button" class="button" onClick={usage.reload}>
           Refresh
         </button>
@@ -119,9 +147,9 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
         <label class="field">
           <span>Break down</span>
           <select value={groupBy} onChange={(event) => setView({ groupBy: event.currentTarget.value as Grouping })}>
-            {Object.entries(groupings).map(([value, label]) => (
+            {available.map((value) => (
               <option key={value} value={value}>
-                {label}
+                {value === 'none' && overview ? 'All accounts together' : groupings[value]}
               </option>
             ))}
           </select>
@@ -193,7 +221,7 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               }
             />
             <TimeChart
-              title={`Cost ${costBy === 'key' ? 'by key' : 'by model'}`}
+              title={`Cost ${costGroupings[costBy].toLowerCase()}`}
               kind="bar"
               fractional
               bucket={data.bucket}
@@ -211,9 +239,9 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
                     value={costBy}
                     onChange={(event) => setView({ costBy: event.currentTarget.value as CostGrouping })}
                   >
-                    {Object.entries(costGroupings).map(([value, label]) => (
+                    {costChoices.map((value) => (
                       <option key={value} value={value}>
-                        {label}
+                        {costGroupings[value]}
                       </option>
                     ))}
                   </select>
@@ -261,13 +289,7 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               >
                 <thead>
                   <tr>
-                    <th scope="col">
-                      {
-                        { none: 'Account', key: 'Key', model: 'Model', endpoint: 'Endpoint', provider: 'Provider' }[
-                          groupBy
-                        ]
-                      }
-                    </th>
+                    <th scope="col">{columnHeadings[groupBy]}</th>
                     <th scope="col" class="number">
                       Requests
                     </th>
