@@ -321,6 +321,66 @@ describe('request log', () => {
     expect(await ids(`from=${Date.now() + 60_000}`)).toEqual([]);
   });
 
+  it('filters by provider, key environment, minimum latency and request id, and exports what it filters', async () => {
+    const account = (await admin.request('POST', '/api/accounts', { name: 'filters-co' })).body.id;
+    const production = await admin.request('POST', `/api/accounts/${account}/keys`, {
+      name: 'gamma',
+      environment: 'production',
+    });
+    const plain = await admin.request('POST', `/api/accounts/${account}/keys`, { name: 'delta' });
+    const served: string[] = [];
+    for (const [key, model] of [
+      [production.body.key, 'mock'],
+      [plain.body.key, 'mock'],
+      [production.body.key, 'mock'],
+      [plain.body.key, 'no-such-model'],
+      [plain.body.key, 'gpt-4o-mini'],
+    ] as const) {
+      served.push((await chat(key, model)).requestId);
+    }
+    await waitForLogRows(gateway, served);
+    const at = (...indexes: number[]) => indexes.map((index) => served[index]);
+    const entries = async (query: string) =>
+      (await admin.request('GET', `/api/accounts/${account}/logs?${query}`)).body.data as Array<{
+        requestId: string;
+        provider: string | null;
+        latencyMs: number;
+      }>;
+    const ids = async (query: string) => (await entries(query)).map((entry) => entry.requestId).reverse();
+    const all = await entries('limit=200');
+    expect(await ids('environment=production')).toEqual(at(0, 2));
+    expect(await ids('environment=staging')).toEqual([]);
+    expect(await ids('provider=mock')).toEqual(at(0, 1, 2, 4));
+    const threshold = [...all.map((entry) => entry.latencyMs)].sort((first, second) => first - second)[2] as number;
+    expect(await ids(`minLatencyMs=${threshold}`)).toEqual(
+      all
+        .filter((entry) => entry.latencyMs >= threshold)
+        .map((entry) => entry.requestId)
+        .reverse(),
+    );
+    expect(await ids(`requestId=${served[1]}`)).toEqual(at(1));
+    expect(await ids(`requestId=${served[1]}&environment=production`)).toEqual([]);
+    expect(await ids(`requestId=${requestIds[0]}`)).toEqual([]);
+    const everywhere = await admin.request('GET', `/api/logs?requestId=${requestIds[0]}`);
+    expect(everywhere.body.data.map((entry: { accountId: string }) => entry.accountId)).toEqual([logAccount]);
+    const bad = await admin.request('GET', `/api/accounts/${account}/logs?minLatencyMs=-5`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('minLatencyMs');
+
+    const exported = await admin.request('GET', `/api/accounts/${account}/logs/export?format=jsonl&provider=mock`);
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toContain('application/x-ndjson');
+    const lines = String(exported.body).trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { requestId: string }).requestId)).toEqual(at(4, 2, 1, 0));
+    const csv = await admin.request('GET', `/api/logs/export?format=csv&account=${account}&environment=production`);
+    expect(String(csv.body).trim().split('\n')).toHaveLength(3);
+    const document = (await anonymousClient(gateway).request('GET', '/api/openapi.json')).body;
+    expect(Object.keys(document.paths['/api/accounts/{accountId}/logs/export'].get.responses['200'].content)).toEqual([
+      'text/csv',
+      'application/x-ndjson',
+    ]);
+  });
+
   it('records and filters the endpoint each request was served by', async () => {
     const account = (await admin.request('POST', '/api/accounts', { name: 'endpoints-co' })).body.id;
     const key = (await admin.request('POST', `/api/accounts/${account}/keys`, { name: 'app' })).body.key;
@@ -507,6 +567,28 @@ describe('request log', () => {
     expectDocumentedResponse('GET', '/api/usage', overview.body);
     const series = overview.body.series.find((item: { id: string }) => item.id === logAccount);
     expect(series).toMatchObject({ name: 'logs-co', totals: { requests: log.length } });
+
+    const table = await reader.request(
+      'GET',
+      `/api/accounts/${logAccount}/usage/export?bucket=day&groupBy=key&format=csv`,
+    );
+    expect(table.status).toBe(200);
+    expect(table.headers.get('content-disposition')).toMatch(/filename="switchboard-usage-logs-co-.*\.csv"/);
+    const tableLines = String(table.body).trim().split('\n');
+    expect(tableLines[0]).toBe(
+      'start,group_id,group,requests,errors,cancelled,prompt_tokens,completion_tokens,total_tokens,cost_usd,latency_p50_ms,latency_p95_ms',
+    );
+    // Two keys, 31 days each (30 days back from now, widened to whole days).
+    expect(tableLines).toHaveLength(1 + 2 * 31);
+    const requestsColumn = tableLines.slice(1).reduce((total, line) => total + Number(line.split(',')[3]), 0);
+    expect(requestsColumn).toBe(log.length);
+    const everyone = await admin.request('GET', '/api/usage/export?groupBy=account&format=jsonl&bucket=day');
+    const mineLines = String(everyone.body)
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { groupId: string; requests: number })
+      .filter((line) => line.groupId === logAccount);
+    expect(mineLines.reduce((total, line) => total + line.requests, 0)).toBe(log.length);
 
     expect(
       (

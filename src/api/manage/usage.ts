@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
 import { listKeysOfAccount } from '../../db/repositories/api-keys.js';
@@ -5,6 +7,7 @@ import { usageRollupGroups } from '../../db/repositories/usage.js';
 import { apiError } from '../../errors/api-error.js';
 import { keyStatus } from '../../keys/service.js';
 import { effectiveLimits, parseStoredLimits } from '../../limits/settings.js';
+import { type ExportFormat, exportContentTypes, formatRecords } from '../../request-log/export.js';
 import { atBudgetLimit, budgetStates } from '../../usage/budgets.js';
 import { groupNamesFrom } from '../../usage/group-names.js';
 import { bucketSizes, buildUsageReport } from '../../usage/usage-report.js';
@@ -111,7 +114,93 @@ const spendOf = (row: { requests: number; errors: number; totalTokens: number; c
   costUsd: row?.costUsd ?? 0,
 });
 
+const formatField = {
+  format: z.enum(['csv', 'jsonl']).optional().default('csv').describe('csv (with a header row) or jsonl (JSON Lines)'),
+};
+
+/** One row per series and bucket: the report's points, flattened for a spreadsheet. */
+interface UsageExportRow {
+  start: string;
+  group: string | null;
+  label: string;
+  point: UsageView['totals'];
+}
+
+const usageExportColumns: Array<readonly [string, (row: UsageExportRow) => unknown]> = [
+  ['start', (row) => row.start],
+  ['group_id', (row) => row.group],
+  ['group', (row) => row.label],
+  ['requests', (row) => row.point.requests],
+  ['errors', (row) => row.point.errors],
+  ['cancelled', (row) => row.point.cancelled],
+  ['prompt_tokens', (row) => row.point.promptTokens],
+  ['completion_tokens', (row) => row.point.completionTokens],
+  ['total_tokens', (row) => row.point.totalTokens],
+  ['cost_usd', (row) => row.point.costUsd],
+  ['latency_p50_ms', (row) => row.point.latencyP50Ms],
+  ['latency_p95_ms', (row) => row.point.latencyP95Ms],
+];
+
+const usageExportStreams = {
+  'text/csv':
+    'CSV with a header row, one row per series and bucket (empty buckets included): start, group_id, group, ' +
+    'requests, errors, cancelled, prompt_tokens, completion_tokens, total_tokens, cost_usd, latency_p50_ms, ' +
+    'latency_p95_ms',
+  'application/x-ndjson': 'JSON Lines with the same fields, one object per series and bucket',
+};
+
+function exportUsage(reply: FastifyReply, usage: UsageView, format: ExportFormat, name: string): Readable {
+  const rows = (async function* () {
+    // A series at a time: a report is at most 744 buckets per series.
+    for (const series of usage.series) {
+      yield series.points.map(({ start, ...point }) => ({ start, group: series.id, label: series.label, point }));
+    }
+  })();
+  reply.header('content-type', exportContentTypes[format]);
+  reply.header('content-disposition', `attachment; filename="${name}-${usage.from.slice(0, 10)}.${format}"`);
+  return formatRecords(rows, format, usageExportColumns, (row) => ({
+    start: row.start,
+    groupId: row.group,
+    group: row.label,
+    ...row.point,
+  }));
+}
+
 export const usageRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/accounts/:accountId/usage/export',
+    tag: 'Usage',
+    summary: "The account's usage report as a CSV or JSON Lines download (one row per series and bucket)",
+    description: 'Takes the same query as the usage report, plus format.',
+    auth: 'user',
+    access: 'account-member',
+    params: accountParams,
+    query: accountUsageQuery.extend(formatField),
+    streams: usageExportStreams,
+    handle: async ({ caller, params, query, reply, services }) => {
+      const { account } = await authorizeAccount(services.database.db, caller, params.accountId, 'read');
+      const usage = await report(services, account.id, query);
+      return exportUsage(reply, usage, query.format, `switchboard-usage-${account.name.replace(/[^\w.-]+/g, '_')}`);
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/api/usage/export',
+    tag: 'Usage',
+    summary: 'Usage across all accounts (admin) as a CSV or JSON Lines download',
+    description: 'Takes the same query as GET /api/usage, plus format.',
+    auth: 'user',
+    access: 'admin',
+    query: allUsageQuery.extend(formatField),
+    streams: usageExportStreams,
+    handle: async ({ caller, query, reply, services }) => {
+      requireAdmin(caller);
+      return exportUsage(reply, await report(services, undefined, query), query.format, 'switchboard-usage');
+    },
+  }),
+
   defineRoute({
     method: 'GET',
     path: '/api/accounts/:accountId/usage',
