@@ -1,4 +1,4 @@
-import { AccessChangeFeed } from '../access/change-feed.js';
+import { AccessChangeFeed, sqliteLatestChangeId } from '../access/change-feed.js';
 import type { ModelCatalog } from '../access/policy.js';
 import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
 import { ResponseStore } from '../api/v1/responses/response-store.js';
@@ -141,6 +141,7 @@ export async function buildDataPlane(
     pollIntervalMs: config.keys.changePollIntervalMs,
     subscriber: redis?.subscriber,
     keyPrefix: config.redis.keyPrefix,
+    latestChangeId: storage.database.sqlite ? sqliteLatestChangeId(storage.database.sqlite) : undefined,
     onChange: () => authenticator.invalidateAll(),
   });
   await changeFeed.start();
