@@ -37,12 +37,23 @@ beforeAll(async () => {
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     response.end(text);
   });
+  // A native upstream whose response fails, reported in its own stream.
+  mock.on('native-failing', (_request, response) => {
+    const created = { id: 'resp_nativefail', object: 'response', status: 'in_progress', output: [] };
+    const failed = { ...created, status: 'failed', error: { code: 'server_error', message: 'the model crashed' } };
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.end(
+      `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: created })}\n\n` +
+        `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 1, response: failed })}\n\n`,
+    );
+  });
   gateway = await startTestGateway({
     mock,
     providers: providers.providers,
     models: [
       ...providers.models,
       { name: 'native-model', provider: 'mock', upstream_model: 'native-upstream', responses_api: 'native' },
+      { name: 'native-failing', provider: 'mock', upstream_model: 'native-failing', responses_api: 'native' },
     ],
   });
 });
@@ -146,5 +157,13 @@ describe('/v1/responses forwarded natively', () => {
     const input = upstream.input as Array<Record<string, unknown>>;
     expect(input.map((item) => item.type ?? item.role)).toEqual(['message', 'reasoning', 'message', 'user']);
     expect(input[1]?.encrypted_content).toBe('gAAAAABo-encrypted');
+  });
+
+  it('relays an upstream’s response.failed as it came, and logs the request as failed', async () => {
+    const response = await postResponses(gateway, { model: 'native-failing', input: 'Hi', stream: true, store: false });
+    const events = parseEvents(await response.text());
+    expect(events.map(({ event }) => event)).toEqual(['response.created', 'response.failed', undefined]);
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row).toMatchObject({ endpoint: 'responses', outcome: 'error', error_code: 'upstream_error' });
   });
 });

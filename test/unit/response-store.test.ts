@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseStore } from '../../src/api/v1/responses/response-store.js';
+import { newResponseId } from '../../src/api/v1/responses/ids.js';
+import { ResponseStore, responseCreatedAt } from '../../src/api/v1/responses/response-store.js';
 import { parseConfig } from '../../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { insertAccount } from '../../src/db/repositories/accounts.js';
@@ -120,5 +121,14 @@ describe('ResponseStore', () => {
     await store.close();
     expect(await store.find('acct_a', 'resp_q1')).toBeUndefined();
     expect(await store.find('acct_a', 'resp_q3')).toBeDefined();
+  });
+});
+
+describe('responseCreatedAt', () => {
+  it('reads the creation time out of the gateway’s response ids, and nothing out of other ids', () => {
+    const time = Date.UTC(2026, 10, 27, 1, 2, 3, 456);
+    expect(responseCreatedAt(newResponseId(time))).toBe(time);
+    expect(responseCreatedAt('resp_zz')).toBeUndefined();
+    expect(responseCreatedAt('msg_0123456789abcdef')).toBeUndefined();
   });
 });

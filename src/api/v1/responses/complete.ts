@@ -44,8 +44,7 @@ export async function completeResponse(
     toolNames: translation.toolNames,
     usage: reported ? undefined : toWireUsage(usage),
   });
-  if (storing) saveResponse(storing, response, exchange);
-  const payload = JSON.stringify(response);
+  const payload = storing ? saveResponse(storing, response, exchange) : JSON.stringify(response);
   send(exchange, payload);
   return { usage, responseBody: exchange.logBodies ? payload : undefined };
 }

@@ -1,4 +1,4 @@
-import { apiError, toApiError } from '../../../errors/api-error.js';
+import { type ApiError, apiError, toApiError } from '../../../errors/api-error.js';
 import { sseEvents } from '../../../providers/http.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { sseDone, sseEvent } from '../../../upstream/sse.js';
@@ -46,7 +46,9 @@ export async function relayNativeStream(
     sse.end();
     const final = reader.response();
     if (storing && final && typeof final.id === 'string') saveResponse(storing, final as ResponseObject, exchange);
-    return { usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+    // The upstream's own response.failed ends the stream properly, but the request failed: the log says so.
+    const error = reader.outcome() === 'failed' ? upstreamFailed(final, provider) : undefined;
+    return { error, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
   } catch (error) {
     const failure = toApiError(error);
     onFailure(failure);
@@ -64,6 +66,12 @@ export async function relayNativeStream(
     sse.end();
     return { error: failure, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
   }
+}
+
+function upstreamFailed(response: Record<string, unknown> | undefined, provider: string): ApiError {
+  const reported = response?.error as { message?: unknown } | null | undefined;
+  const message = typeof reported?.message === 'string' ? reported.message : 'the response failed';
+  return apiError('upstream_error', `The upstream provider "${provider}" reported: ${message.slice(0, 500)}`);
 }
 
 function responseOf(data: string): Record<string, unknown> | undefined {

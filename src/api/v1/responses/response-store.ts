@@ -17,7 +17,10 @@ import type { Logger } from '../../../observability/logger.js';
  * interval, and on close), never on a request's path, like the request log. A read that may need something still
  * queued (a client continuing a conversation the moment its answer arrived) writes the queue first, so this node
  * never answers "not found" for a response it has just given; a request without `previous_response_id` or item
- * references reads nothing.
+ * references reads nothing. Another node may still hold a response it has just given in its own queue: a response id
+ * not found whose creation time (the first digits of the gateway's ids) is younger than a flush interval and a margin
+ * is looked for again until that has passed, so a conversation continues on any node; an older id is answered at
+ * once.
  */
 
 export interface ResponseStoreOptions {
@@ -32,6 +35,16 @@ export interface ResponseStoreOptions {
 }
 
 const defaultMaxQueueBytes = 256 * 1024 * 1024;
+/** Beyond a flush interval: another node's batch write, and clocks a little apart. */
+const otherNodeMarginMs = 1000;
+const retryEveryMs = 100;
+
+/** When the gateway created a response, from its id (`resp_` + 12 hex digits of milliseconds); undefined otherwise. */
+export function responseCreatedAt(id: string): number | undefined {
+  if (!id.startsWith('resp_') || id.length < 17) return undefined;
+  const time = Number.parseInt(id.slice(5, 17), 16);
+  return Number.isFinite(time) ? time : undefined;
+}
 
 export class ResponseStore {
   private queue: ResponseRecord[] = [];
@@ -106,7 +119,22 @@ export class ResponseStore {
   async conversation(accountId: string, id: string): Promise<Conversation | undefined> {
     // Any queued response may be part of the chain, not only the one named: write them all.
     if (this.pending.size > 0) await this.flush();
-    return loadConversation(this.options.db, accountId, id, Date.now());
+    return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now()));
+  }
+
+  /** Runs a lookup of a response id, again while the id is young enough to be in another node's queue. */
+  private async lookRecent<Found>(id: string, lookup: () => Promise<Found | undefined>): Promise<Found | undefined> {
+    let found = await lookup();
+    const createdAt = responseCreatedAt(id);
+    if (found !== undefined || createdAt === undefined || this.closed) return found;
+    // An id from the future is not one of ours: answered at once, like an old one.
+    if (createdAt > Date.now() + otherNodeMarginMs) return found;
+    const until = createdAt + this.options.flushIntervalMs + otherNodeMarginMs;
+    while (found === undefined && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(retryEveryMs, until - Date.now())));
+      found = await lookup();
+    }
+    return found;
   }
 
   async items(accountId: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -116,12 +144,15 @@ export class ResponseStore {
 
   async find(accountId: string, id: string): Promise<FoundResponse | undefined> {
     await this.settled([id]);
-    return findResponse(this.options.db, accountId, id, Date.now());
+    return this.lookRecent(id, () => findResponse(this.options.db, accountId, id, Date.now()));
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
     await this.settled([id]);
-    return deleteResponse(this.options.db, accountId, id, Date.now());
+    const deleted = await this.lookRecent(id, async () =>
+      (await deleteResponse(this.options.db, accountId, id, Date.now())) ? true : undefined,
+    );
+    return deleted === true;
   }
 
   async close(): Promise<void> {

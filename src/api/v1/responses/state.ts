@@ -77,10 +77,11 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
 }
 
 /**
- * Queues a finished response for storage. One grown past the size limit while it was generated is not stored (its
- * answer was already given); the log says so, and a continuation of it gets previous_response_not_found.
+ * Queues a finished response for storage, and returns its JSON as a whole (the stored pieces joined: the response is
+ * serialized once for the database and the client). One grown past the size limit while it was generated is not
+ * stored (its answer is still given); the log says so, and a continuation of it gets previous_response_not_found.
  */
-export function saveResponse(storing: Storing, response: ResponseObject, exchange: Exchange): void {
+export function saveResponse(storing: Storing, response: ResponseObject, exchange: Exchange): string {
   const context: RecordContext = {
     accountId: storing.accountId,
     keyId: storing.keyId,
@@ -90,12 +91,16 @@ export function saveResponse(storing: Storing, response: ResponseObject, exchang
     conversationIds: storing.conversationIds,
   };
   const record = toResponseRecord(response, context);
+  const output = record.items.slice(record.inputCount).map((item) => item.json);
+  // The object's members, then its output: the order of members means nothing in JSON.
+  const json = `${record.response.slice(0, -1)}${record.response.length > 2 ? ',' : ''}"output":[${output.join(',')}]}`;
   if (record.storedBytes > storing.maxStoredBytes) {
     exchange.services.logger.warn(
       { requestId: exchange.requestId, responseId: response.id, bytes: record.storedBytes },
       'response larger than responses.max_stored_bytes: not stored',
     );
-    return;
+    return json;
   }
   storing.store.save(record);
+  return json;
 }
