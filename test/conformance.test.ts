@@ -17,7 +17,9 @@ import { type ScriptedResponse, type ScriptedUpstream, startScriptedUpstream } f
  * The conformance suite: golden transcripts per provider (request in, upstream wire exchange, response out, log row),
  * replayed against an upstream that answers in the provider's real wire format. Every provider folder under
  * fixtures/conformance/ answers the same scenarios, so a new provider is one folder plus fixtures; a missing scenario
- * fails. `UPDATE_GOLDEN=1` writes what the gateway actually did into the fixtures (to be reviewed before committing).
+ * fails. `npm run test:update-golden` (scripts/update-golden.sh) records what the gateway actually did into the
+ * fixtures, to be reviewed before committing: with UPDATE_GOLDEN=1 every scenario is written and then fails, so a
+ * recording run can never pass for a checked one; the script then replays the recorded fixtures as a normal run.
  */
 
 const fixturesRoot = path.join(import.meta.dirname, 'fixtures', 'conformance');
@@ -202,17 +204,16 @@ describe.each(providers)('conformance: %s', (providerName) => {
       },
       log: logged,
     };
-    if (update) {
-      const upstreamText = JSON.stringify(transcript.upstream.response);
-      writeFileSync(
-        path.join(folder, `${scenario}.json`),
-        `${JSON.stringify(placeholders(actual, upstreamText), null, 2)}\n`,
-      );
-      return;
-    }
     // The client's key never reaches an upstream; the provider's key always does.
     expect(JSON.stringify(sent.headers)).not.toContain(gateway.key);
     expect(JSON.stringify(sent.headers)).toContain(upstreamSecret);
+    if (update) {
+      const upstreamText = JSON.stringify(transcript.upstream.response);
+      const file = path.join(folder, `${scenario}.json`);
+      writeFileSync(file, `${JSON.stringify(placeholders(actual, upstreamText), null, 2)}\n`);
+      // Recording checks nothing against the transcript, so a recording run is never a passing run.
+      expect.fail(`recorded ${path.relative(fixturesRoot, file)} (UPDATE_GOLDEN=1): review it, then run the tests`);
+    }
     expect(goldenDifferences(actual.upstream.request, transcript.upstream.request, 'upstream.request')).toEqual([]);
     expect(goldenDifferences(actual.response, transcript.response, 'response')).toEqual([]);
     expect(goldenDifferences(actual.log, transcript.log, 'log')).toEqual([]);

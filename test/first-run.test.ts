@@ -16,6 +16,7 @@ import { exampleMarkers, firstKeyFileName } from '../src/cli/first-run.js';
 import { isWellFormedKey } from '../src/keys/format.js';
 import { defaultModel } from '../src/providers/local/default-model.js';
 import { projectRoot, switchboardBin } from './support/cli.js';
+import { compatPython, hasPrerequisite, localModelPath } from './support/prerequisites.js';
 import { writeTinyGguf } from './support/tiny-gguf.js';
 
 /**
@@ -26,8 +27,8 @@ import { writeTinyGguf } from './support/tiny-gguf.js';
  * `npm test` could fetch it, a tiny generated model under the same name otherwise.
  */
 
-const realModel = process.env.SWITCHBOARD_TEST_MODEL ?? path.join(projectRoot, 'data', 'models', defaultModel.fileName);
-const python = path.join(projectRoot, '.venv-compat', 'bin', 'python');
+const realModel = localModelPath;
+const python = compatPython;
 
 let directory: string;
 let dataDir: string;
@@ -161,12 +162,15 @@ describe('first run', () => {
     expect(body.usage.completion_tokens).toBeGreaterThan(0);
   }, 120_000);
 
-  it('prints an openai-python snippet that works exactly as printed', async (context) => {
-    if (!existsSync(python)) context.skip('the Python SDK environment (scripts/setup-python-compat.sh) is missing');
-    const result = await run(python, ['-c', example(output, exampleMarkers.python)], directory);
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-  }, 120_000);
+  it.runIf(hasPrerequisite('Python SDK environment'))(
+    'prints an openai-python snippet that works exactly as printed',
+    async () => {
+      const result = await run(python, ['-c', example(output, exampleMarkers.python)], directory);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    },
+    120_000,
+  );
 
   it('prints an openai-node snippet that works exactly as printed', async () => {
     // Inside the project, so `import 'openai'` resolves as it would in the user's project after `npm install openai`.

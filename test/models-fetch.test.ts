@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultModel } from '../src/providers/local/default-model.js';
-import { projectRoot, runCli } from './support/cli.js';
+import { runCli } from './support/cli.js';
+import { hasPrerequisite, localModelPath } from './support/prerequisites.js';
 
 /**
  * `switchboard models fetch`, which `npm start` runs first. The download itself is exercised by `npm test` (it fetches
@@ -11,7 +12,9 @@ import { projectRoot, runCli } from './support/cli.js';
  * when there is nothing to do.
  */
 
-const realModel = path.join(projectRoot, 'data', 'models', defaultModel.fileName);
+// The pinned file, where `npm test` fetched it (not a SWITCHBOARD_TEST_MODEL stand-in).
+const realModel = localModelPath;
+const pinnedModelPresent = process.env.SWITCHBOARD_TEST_MODEL === undefined && hasPrerequisite('built-in model');
 const directories: string[] = [];
 const temporary = () => {
   const directory = mkdtempSync(path.join(tmpdir(), 'switchboard-fetch-'));
@@ -77,7 +80,7 @@ describe('switchboard models fetch', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'skipped' });
   });
 
-  it.skipIf(!existsSync(realModel))(
+  it.runIf(pinnedModelPresent)(
     'recognises a present, valid file without downloading',
     async () => {
       const directory = temporary();

@@ -7,8 +7,10 @@ import { parseConfig } from '../src/config/loader.js';
 import { openDatabase } from '../src/db/connect.js';
 import { runCliJson } from './support/cli.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { type ServeProcess, startServeProcess } from './support/serve-process.js';
+import { waitFor } from './support/wait-for.js';
 
 /** `serve --workers 2`: one port, two processes, one set of limits, graceful stop of all, crashed workers replaced. */
 
@@ -43,7 +45,7 @@ beforeAll(async () => {
       '    provider: mock',
       '  - name: slow',
       '    provider: mock',
-      '    upstream_model: slow-json',
+      '    upstream_model: held',
       '',
     ].join('\n'),
   );
@@ -91,10 +93,28 @@ function workerPids(): number[] {
       .trim()
       .split('\n')
       .map(Number);
-  } catch {
-    return [];
+  } catch (error) {
+    // pgrep exits 1 when nothing matches; anything else (no pgrep, a bad option) must fail the test, not read as "none".
+    if ((error as { status?: number }).status === 1) return [];
+    throw error;
   }
 }
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+/** How many worker processes have logged that they listen (the primary's own line says "with several"). */
+const workersListening = () => server.output.filter((line) => line.includes('"msg":"switchboard is listening"')).length;
+
+/** How many processes of the server have logged that a stop signal reached them. */
+const receivedSignal = () => server.output.filter((line) => line.includes('"msg":"received signal"')).length;
 
 describe('serve --workers 2', () => {
   it('serves from two worker processes on one port', async () => {
@@ -112,27 +132,32 @@ describe('serve --workers 2', () => {
   it('replaces a worker that crashes', async () => {
     const [victim] = workerPids();
     process.kill(victim as number, 'SIGKILL');
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
+    await waitFor('a replacement worker', () => {
       const pids = workerPids();
-      if (pids.length === 2 && !pids.includes(victim as number)) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const pids = workerPids();
-    expect(pids).toHaveLength(2);
-    expect(pids).not.toContain(victim);
+      return pids.length === 2 && !pids.includes(victim as number);
+    });
+    // The other worker answers meanwhile; the replacement has started once it too says it listens (3 such lines).
+    await waitFor('the replacement to listen', () => workersListening() === 3);
     expect((await chat(openKey)).status).toBe(200);
   });
 
   it('stops every worker on SIGTERM, finishing requests and writing their log rows', async () => {
-    // Requests the workers have accepted (each waits 0.8 s for its upstream) when the signal comes.
+    // Requests the workers have accepted, held upstream until both workers have begun shutting down.
+    const held = holdRequests(mock);
     const inFlight = Array.from({ length: 10 }, () => chat(openKey, 'slow'));
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const code = await server.stop('SIGTERM');
+    await held.arrived(10);
+    const workers = workerPids();
+    expect(workers).toHaveLength(2);
+    const stopped = server.stop('SIGTERM');
+    await waitFor('both workers to receive the signal', () => receivedSignal() >= 2).catch((error) => {
+      throw new Error(`${error.message}\n${server.output.join('\n')}`);
+    });
+    held.releaseAll();
+    const code = await stopped;
     const results = await Promise.all(inFlight);
     expect(code).toBe(0);
     expect(results.map((result) => result.status)).toEqual(Array(10).fill(200));
-    expect(workerPids()).toEqual([]);
+    expect(workers.filter(isAlive)).toEqual([]);
     const raw = { server: { data_dir: directory }, ...(database.url ? { database: { url: database.url } } : {}) };
     const handle = await openDatabase(parseConfig(raw, 'test'));
     try {

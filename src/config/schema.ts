@@ -120,6 +120,9 @@ const keysSchema = z
     changePollIntervalMs: keys.change_poll_interval,
   }));
 
+/** Rollups are kept for 400 days by default: a year-on-year comparison, at a few hundred bytes per key, model, hour. */
+const defaultRollupRetentionMs = 400 * 86_400_000;
+
 const requestLogSchema = z
   .strictObject({
     batch_size: z.number().int().min(1).max(5000).default(500),
@@ -132,6 +135,15 @@ const requestLogSchema = z
     retention_interval: duration.default(3_600_000),
     /** Rows deleted per statement; small batches keep every statement short so requests are never stalled. */
     retention_batch_size: z.number().int().min(100).max(100_000).default(2000),
+    /**
+     * Usage rollups (hourly and daily sums that usage reports read) older than this are deleted; 0 keeps them. They
+     * are a few hundred bytes per account, key, model and hour, so they can outlive the raw rows by far.
+     */
+    rollup_retention: duration.optional(),
+  })
+  .refine((log) => !log.rollup_retention || log.retention === 0 || log.rollup_retention >= log.retention, {
+    message: 'rollup_retention must be 0 (keep) or at least retention: usage is read from the rollups',
+    path: ['rollup_retention'],
   })
   .transform((log) => ({
     batchSize: log.batch_size,
@@ -140,6 +152,9 @@ const requestLogSchema = z
     retentionMs: log.retention,
     retentionIntervalMs: log.retention_interval,
     retentionBatchSize: log.retention_batch_size,
+    // While every raw row is kept, so are their rollups: usage must cover what the log shows.
+    rollupRetentionMs:
+      log.retention === 0 ? 0 : (log.rollup_retention ?? Math.max(defaultRollupRetentionMs, log.retention)),
   }));
 
 const limitsSchema = z

@@ -10,6 +10,7 @@ import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
+import { stuckTestDeadlineMs } from './wait-for.js';
 
 /** The secret the mock provider is configured with; it must reach the upstream and nothing else. */
 export const upstreamSecret = 'sk-upstream-secret-never-leak-0123456789';
@@ -26,6 +27,7 @@ export const scenarioModels = [
   'midstream-error',
   'slow-stream',
   'slow-json',
+  'held',
   'hang',
   'reset',
   'garbage',
@@ -173,7 +175,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
 }
 
 /** Waits until the request log holds `count` rows for the request ids given (the writer flushes asynchronously). */
-export async function waitForLogRows(gateway: TestGateway, requestIds: string[], timeoutMs = 3000) {
+export async function waitForLogRows(gateway: TestGateway, requestIds: string[], timeoutMs = stuckTestDeadlineMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows = await gateway.gateway.database.db

@@ -1,0 +1,164 @@
+import type { Kysely } from 'kysely';
+import {
+  type Conversation,
+  deleteResponse,
+  type FoundResponse,
+  findItems,
+  findResponse,
+  insertResponses,
+  loadConversation,
+  type ResponseRecord,
+} from '../../../db/repositories/responses.js';
+import type { Database } from '../../../db/schema.js';
+import type { Logger } from '../../../observability/logger.js';
+
+/**
+ * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
+ * interval, and on close), never on a request's path, like the request log. A read that may need something still
+ * queued (a client continuing a conversation the moment its answer arrived) writes the queue first, so this node
+ * never answers "not found" for a response it has just given; a request without `previous_response_id` or item
+ * references reads nothing. Another node may still hold a response it has just given in its own queue: a response id
+ * not found whose creation time (the first digits of the gateway's ids) is younger than a flush interval and a margin
+ * is looked for again until that has passed, so a conversation continues on any node; an older id is answered at
+ * once.
+ */
+
+export interface ResponseStoreOptions {
+  db: Kysely<Database>;
+  logger: Logger;
+  batchSize: number;
+  flushIntervalMs: number;
+  /** Records held at most; past it the oldest unwritten ones are given up (and logged): memory stays bounded. */
+  maxQueue: number;
+  /** Bytes of records held at most (a record may be megabytes); a quarter of it starts a write. */
+  maxQueueBytes?: number;
+}
+
+const defaultMaxQueueBytes = 256 * 1024 * 1024;
+/** Beyond a flush interval: another node's batch write, and clocks a little apart. */
+const otherNodeMarginMs = 1000;
+const retryEveryMs = 100;
+
+/** When the gateway created a response, from its id (`resp_` + 12 hex digits of milliseconds); undefined otherwise. */
+export function responseCreatedAt(id: string): number | undefined {
+  if (!id.startsWith('resp_') || id.length < 17) return undefined;
+  const time = Number.parseInt(id.slice(5, 17), 16);
+  return Number.isFinite(time) ? time : undefined;
+}
+
+export class ResponseStore {
+  private queue: ResponseRecord[] = [];
+  private queuedBytes = 0;
+  /** Ids in `queue` and in the batch being written, for reads that must see them. */
+  private readonly pending = new Set<string>();
+  private writing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: ResponseStoreOptions) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Queues a finished response for storage; returns at once. */
+  save(record: ResponseRecord): void {
+    if (this.closed) return;
+    this.queue.push(record);
+    this.queuedBytes += record.storedBytes;
+    this.pending.add(record.id);
+    const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
+    while (this.queue.length > 1 && (this.queue.length > this.options.maxQueue || this.queuedBytes > maxBytes)) {
+      const lost = this.queue.shift() as ResponseRecord;
+      this.queuedBytes -= lost.storedBytes;
+      this.pending.delete(lost.id);
+      this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
+    }
+    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) void this.flush();
+  }
+
+  /** Writes everything queued (and waits for a write in progress). */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.writing = this.write(batch);
+    try {
+      await this.writing;
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  private async write(batch: ResponseRecord[]): Promise<void> {
+    try {
+      await insertResponses(this.options.db, batch);
+    } catch (error) {
+      // A batch fails as a whole; each record is tried alone so one bad record does not lose the others.
+      for (const record of batch) {
+        try {
+          await insertResponses(this.options.db, [record]);
+        } catch (recordError) {
+          this.options.logger.error({ err: recordError, responseId: record.id }, 'storing a response failed');
+        }
+      }
+      if (batch.length > 1) this.options.logger.warn({ err: error }, 'stored-responses batch retried one by one');
+    } finally {
+      for (const record of batch) this.pending.delete(record.id);
+    }
+  }
+
+  private async settled(ids: readonly string[]): Promise<void> {
+    if (this.pending.size === 0) return;
+    if (ids.some((id) => this.pending.has(id))) await this.flush();
+  }
+
+  async conversation(accountId: string, id: string): Promise<Conversation | undefined> {
+    // Any queued response may be part of the chain, not only the one named: write them all.
+    if (this.pending.size > 0) await this.flush();
+    return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now()));
+  }
+
+  /** Runs a lookup of a response id, again while the id is young enough to be in another node's queue. */
+  private async lookRecent<Found>(id: string, lookup: () => Promise<Found | undefined>): Promise<Found | undefined> {
+    let found = await lookup();
+    const createdAt = responseCreatedAt(id);
+    if (found !== undefined || createdAt === undefined || this.closed) return found;
+    // An id from the future is not one of ours: answered at once, like an old one.
+    if (createdAt > Date.now() + otherNodeMarginMs) return found;
+    const until = createdAt + this.options.flushIntervalMs + otherNodeMarginMs;
+    while (found === undefined && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(retryEveryMs, until - Date.now())));
+      found = await lookup();
+    }
+    return found;
+  }
+
+  async items(accountId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    if (this.pending.size > 0) await this.flush();
+    return findItems(this.options.db, accountId, ids, Date.now());
+  }
+
+  async find(accountId: string, id: string): Promise<FoundResponse | undefined> {
+    await this.settled([id]);
+    return this.lookRecent(id, () => findResponse(this.options.db, accountId, id, Date.now()));
+  }
+
+  async delete(accountId: string, id: string): Promise<boolean> {
+    await this.settled([id]);
+    const deleted = await this.lookRecent(id, async () =>
+      (await deleteResponse(this.options.db, accountId, id, Date.now())) ? true : undefined,
+    );
+    return deleted === true;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+    this.closed = true;
+  }
+}

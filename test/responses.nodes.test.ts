@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { getStored, postResponses } from './support/responses.js';
+
+/**
+ * Two gateways on one database, as two nodes behind a load balancer: a conversation begun on one continues on the
+ * other at once, although the first writes its stored responses only every few seconds (responses.nodes: the second
+ * looks again for a young response id until the first node's batch must have been written).
+ */
+
+let mock: MockUpstream;
+let first: TestGateway;
+let second: TestGateway;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  // Writes every 3 s: long after the second node is asked.
+  first = await startTestGateway({ mock, config: { request_log: { flush_interval: '3s' } } });
+  // Nodes share their configuration: the second knows how long the first may hold a response.
+  second = await startTestGateway({
+    mock,
+    dataDir: first.dataDir,
+    database: first.database,
+    config: { request_log: { flush_interval: '3s' } },
+  });
+});
+
+afterAll(async () => {
+  await second.close();
+  await first.close();
+  await mock.close();
+});
+
+describe('stored responses across nodes', () => {
+  it('continues on another node a response the first has not written yet', async () => {
+    const begun = await jsonOf(await postResponses(first, { model: 'gpt-4o-mini', input: 'My name is Ada.' }));
+    const rows = await first.gateway.database.db
+      .selectFrom('responses')
+      .select('id')
+      .where('id', '=', begun.id)
+      .execute();
+    // Not yet written: the second node must wait for it rather than answer 404.
+    expect(rows).toHaveLength(0);
+    const continued = await postResponses(
+      second,
+      { model: 'gpt-4o-mini', previous_response_id: begun.id, input: 'What is my name?' },
+      first.key,
+    );
+    expect(continued.status).toBe(200);
+    expect(mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'My name is Ada.' },
+      { role: 'assistant', content: 'Echo: My name is Ada.' },
+      { role: 'user', content: 'What is my name?' },
+    ]);
+    expect((await getStored(second, begun.id, first.key)).status).toBe(200);
+  });
+});
