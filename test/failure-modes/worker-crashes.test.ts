@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { killStrayServes, prepareServe, startServe } from '../support/serve-process.js';
-import { isRefused, waitFor } from '../support/wait.js';
+import { isRefused, waitFor } from '../support/wait-for.js';
 import { chat, mockModels } from './support.js';
 
 /**
@@ -60,7 +60,7 @@ describe('serve --workers 2', () => {
       process.kill(victim, 'SIGKILL');
       workers = await waitFor(`a replacement for crashed worker ${crash}`, () => {
         const current = childrenOf(node.pid);
-        return current.length === 2 && !current.includes(victim) && current;
+        return current.length === 2 && !current.includes(victim) ? current : undefined;
       });
       // Each worker says when it listens (the two first ones, then one per replacement): on the same port.
       await waitFor(`replacement ${crash} to listen`, () => listening().length === 2 + crash);

@@ -7,7 +7,7 @@ import { parseConfig } from '../../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { runCliJson, switchboardBin, switchboardLauncher } from './cli.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
-import { waitFor } from './wait.js';
+import { waitFor } from './wait-for.js';
 
 /** A real `switchboard serve` process, started with --json so its URL can be read from stdout. */
 export interface ServeProcess {
