@@ -1,6 +1,7 @@
 /**
  * The environment the tests read. scripts/test-services.sh prints it (eval "$(bash scripts/test-services.sh)");
- * a missing variable is a failure that says how to set it, never a skip.
+ * a missing variable is a failure that says how to set it, never a skip. (Files and programs some tests need, and
+ * what CI does when they are missing: prerequisites.ts.)
  */
 
 /** The value of `name`, or an error naming the script that sets it. */
@@ -15,6 +16,3 @@ export const testRedisUrl = (): string => requiredEnv('SWITCHBOARD_TEST_REDIS_UR
 
 /** A superuser URL of the shared PostgreSQL server (the `postgres` database); create a database per test. */
 export const testPostgresUrl = (): string => requiredEnv('SWITCHBOARD_TEST_POSTGRES_URL');
-
-/** True in CI, where a missing prerequisite must fail the run rather than skip a test. */
-export const inCi = (): boolean => process.env.CI === 'true' || process.env.CI === '1';
