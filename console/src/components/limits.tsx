@@ -34,7 +34,7 @@ export const atRateLimit =
   'sliding minute.';
 
 const formatDollars = (value: number) =>
-  value >= 100 ? `$${value.toFixed(0)}` : value >= 1 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(3))}`;
+  value >= 100 ? `$${value.toFixed(0)}` : value >= 0.01 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(3))}`;
 
 export function formatLimit(field: LimitField, value: number | null | undefined): string {
   if (value === undefined) return 'Default';
