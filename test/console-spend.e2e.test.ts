@@ -147,7 +147,7 @@ beforeAll(async () => {
   acme = await accountId(gateway, 'acme');
   await gateway.gateway.database.db
     .updateTable('accounts')
-    .set({ allowed_models: JSON.stringify(['gpt-4o-mini', 'claude-sonnet', 'mock', 'error-500']) })
+    .set({ allowed_models: JSON.stringify(['gpt-4o-mini', 'claude-sonnet', 'mock', 'error-500']), log_bodies: 1 })
     .where('id', '=', acme)
     .execute();
   await createTestUser(gateway, { email: 'alice@acme.test', account: 'acme', role: 'owner' });
@@ -189,6 +189,17 @@ beforeAll(async () => {
       .withResponse();
     requestIds.push(completion.response.headers.get('x-request-id') ?? '');
   }
+  const { data: stream, response: streamResponse } = await sdk(batch.key)
+    .chat.completions.create({
+      model: 'claude-sonnet',
+      messages: [{ role: 'user', content: 'Stream please' }],
+      stream: true,
+    })
+    .withResponse();
+  for await (const _chunk of stream) {
+    // read to the end, as an application would
+  }
+  requestIds.push(streamResponse.headers.get('x-request-id') ?? '');
   const failed = await sdk(checkout.key)
     .chat.completions.create({ model: 'error-500', messages: [{ role: 'user', content: 'x' }] })
     .catch((error: InstanceType<typeof OpenAI.APIError>) => error);
@@ -510,6 +521,82 @@ describe('console spend pages in a browser', () => {
       await context.close();
     });
   }
+
+  it('shows a streamed response assembled, every attempt of a failed request, and no upstream token claim without tokens', async () => {
+    const { context, page } = await newPage();
+    await signIn(page, 'alice@acme.test');
+    const streamed = requestIds.at(-2) ?? '';
+    await page.goto(`${gateway.url}/console/accounts/${acme}/logs/${streamed}`);
+    await page.getByRole('heading', { name: 'Bodies' }).waitFor();
+    const response = page.locator('pre[data-body="Response body, assembled"]');
+    const assembled = JSON.parse((await response.textContent()) ?? '');
+    expect(assembled.object).toBe('chat.completion');
+    expect(assembled.choices[0].message.content).toBe('Echo: Stream please');
+    expect(await page.getByText(/^Streamed as \d+ events/).count()).toBe(1);
+
+    const failed = requestIds.at(-1) ?? '';
+    await page.goto(`${gateway.url}/console/accounts/${acme}/logs/${failed}`);
+    const attempts = page.getByRole('table', { name: 'Attempts' });
+    await attempts.waitFor();
+    // The default retry policy: the first attempt and two retries, each on the model's one deployment.
+    const stored = (
+      await (await apiSignIn(gateway, 'alice@acme.test')).request('GET', `/api/accounts/${acme}/logs/${failed}`)
+    ).body.attempts as Array<{ deployment: string; status: number }>;
+    expect(stored.length).toBeGreaterThan(1);
+    await expect.poll(() => attempts.locator('tbody tr').count()).toBe(stored.length);
+    expect(await attempts.locator('tbody tr').first().textContent()).toContain(stored[0]?.deployment ?? '?');
+    expect(await attempts.locator('tbody tr').first().textContent()).toContain(String(stored[0]?.status));
+    expect(await page.locator('.details').first().textContent()).toContain('None: no model produced tokens');
+    expect(await page.locator('.details').first().textContent()).not.toContain('Reported by the upstream');
+    await shoot(page, 'request-attempts');
+    await context.close();
+  });
+
+  it('tells apart a rotated key and its successor, keeps the account in the switcher, and offers a disabled account no new keys', async () => {
+    const owner = await apiSignIn(gateway, 'alice@acme.test');
+    const rotated = await owner.request('POST', `/api/accounts/${acme}/keys/${batch.id}/rotate`, {
+      gracePeriodSeconds: 3600,
+    });
+    expect(rotated.status).toBe(200);
+    const successor = new OpenAI({ baseURL: gateway.baseUrl, apiKey: rotated.body.key, maxRetries: 0 });
+    let successorRequest = '';
+    for (let attempt = 0; !successorRequest; attempt++) {
+      try {
+        const completion = await successor.chat.completions
+          .create({ model: 'mock', messages: [{ role: 'user', content: 'new key' }] })
+          .withResponse();
+        successorRequest = completion.response.headers.get('x-request-id') ?? '';
+      } catch (error) {
+        if (attempt > 100) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    await waitForLogRows(gateway, [successorRequest]);
+    const { context, page } = await newPage();
+    await signIn(page, 'alice@acme.test');
+    await page.goto(`${gateway.url}/console/accounts/${acme}/logs`);
+    const newRow = page.locator(`tr[data-request-id="${successorRequest}"] td[data-label="Key"]`);
+    const oldRow = page.locator(`tr[data-request-id="${requestIds.at(-2)}"] td[data-label="Key"]`);
+    await expect.poll(() => newRow.textContent()).toBe(`batch-jobs …${rotated.body.key.slice(-4)}`);
+    await expect.poll(() => oldRow.textContent()).toBe(`batch-jobs …${batch.key.slice(-4)}`);
+
+    // Settings is outside any account: the switcher keeps showing the account the sidebar shows.
+    await page.getByRole('link', { name: 'Settings and tokens' }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    expect(await page.locator('.account-switcher select option:checked').textContent()).toBe('acme');
+    expect(await page.locator('.sidebar .nav-heading').first().textContent()).toBe('acme');
+    await context.close();
+
+    const { createAccount, setAccountFlags } = await import('../src/accounts/service.js');
+    const initech = await createAccount(gateway.gateway.database.db, { name: 'initech', models: ['mock'] });
+    await setAccountFlags(gateway.gateway.database.db, initech.id, { disabled: true });
+    const { context: operatorContext, page: operator } = await newPage();
+    await signIn(operator, 'root@operator.test');
+    await operator.goto(`${gateway.url}/console/accounts/${initech.id}/keys`);
+    await operator.getByText('Keys cannot be created while the account is disabled.').waitFor();
+    expect(await operator.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    await operatorContext.close();
+  });
 
   it('logged no errors in any page', () => {
     expect(pageErrors).toEqual([]);
