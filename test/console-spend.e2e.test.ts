@@ -418,7 +418,8 @@ describe('console spend pages in a browser', () => {
         .first()
         .evaluate((text) => getComputedStyle(text).fontSize),
     ).toBe('12px');
-    await cost.scrollIntoViewIfNeeded();
+    // Below the sticky top bar, for the screenshot.
+    await cost.evaluate((figure) => window.scrollBy(0, figure.getBoundingClientRect().top - 140));
     const again = await cost.locator('svg').boundingBox();
     if (!again) throw new Error('no chart box');
     await page.mouse.move(again.x + again.width - 14, again.y + again.height / 2);
