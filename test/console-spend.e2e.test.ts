@@ -516,7 +516,9 @@ describe('console spend pages in a browser', () => {
       expect(costBox.x + costBox.width).toBeLessThanOrEqual(mainBox.x + mainBox.width);
       if (viewport === phone) {
         await page.goto(`${gateway.url}/console/accounts/${acme}/usage?groupBy=model`);
-        await page.getByRole('table', { name: 'Totals per model' }).waitFor();
+        const totals = page.getByRole('table', { name: 'Totals per model' });
+        await totals.waitFor();
+        await totals.evaluate((table) => window.scrollBy(0, table.getBoundingClientRect().top - 160));
         await shoot(page, 'phone-usage');
       }
       await context.close();
