@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import { type DatabaseHandle, migrateToLatest, openDatabase } from '../src/db/connect.js';
+import { migrations } from '../src/db/migrations/index.js';
 import { rebuildUsageRollups } from '../src/db/repositories/usage-rollups.js';
 import { latencyBucketBounds, latencyBucketCount } from '../src/db/usage-rollup-layout.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
@@ -195,5 +197,47 @@ describe('usage rollups', () => {
       ),
       { numRuns: 25 },
     );
+  });
+
+  it('are built from the rows already logged when migration 0010 runs on an existing log', async () => {
+    const migrator = new Migrator({
+      db: handle.db,
+      allowUnorderedMigrations: true,
+      provider: {
+        getMigrations: async () =>
+          Object.fromEntries(
+            Object.entries(migrations).map(([name, migration]) => [
+              name,
+              { up: (db) => migration.up(db, handle.dialect), down: (db) => migration.down(db, handle.dialect) },
+            ]),
+          ),
+      },
+    });
+    // Back to before the rollups, with rows logged then (written directly: the writers of that time had none).
+    const down = await migrator.migrateTo('0009-account-security');
+    expect(down.error).toBeUndefined();
+    const rows = Array.from({ length: 300 }, (_, index) =>
+      toInsert(
+        {
+          createdAt: start + index * 400_000,
+          account: index % 2 === 0 ? 'a' : 'b',
+          key: 'k1',
+          model: index % 5 === 0 ? '' : 'gpt',
+          endpoint: index % 5 === 0 ? 'models' : 'chat_completions',
+          provider: index % 5 === 0 ? null : 'openai',
+          outcome: index % 11 === 0 ? 'error' : 'success',
+          latency: (index * 37) % 5000,
+          prompt: index,
+          completion: 2 * index,
+          cost: index / 1000,
+        },
+        index,
+        'migrated',
+      ),
+    );
+    await handle.db.insertInto('request_log').values(rows).execute();
+    await migrateToLatest(handle);
+    expectEqualRollups(await storedRollups('usage_hourly', 'migrated'), expectedRollups(rows, hour));
+    expectEqualRollups(await storedRollups('usage_daily', 'migrated'), expectedRollups(rows, 24 * hour));
   });
 });

@@ -34,7 +34,7 @@ export const atRateLimit =
   'sliding minute.';
 
 const formatDollars = (value: number) =>
-  value >= 100 ? `$${value.toFixed(0)}` : value >= 1 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(3))}`;
+  value >= 100 ? `$${value.toFixed(0)}` : value >= 0.01 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(3))}`;
 
 export function formatLimit(field: LimitField, value: number | null | undefined): string {
   if (value === undefined) return 'Default';
@@ -102,6 +102,7 @@ export function LimitsList(props: { limits: Limits; setBy?: ApiKeyView['limitsSe
 function LimitsForm(props: {
   initial: Limits;
   bounds?: Limits;
+  setBy?: ApiKeyView['limitsSetBy'];
   submitLabel: string;
   note: string;
   onSubmit: (change: Limits) => Promise<void>;
@@ -178,6 +179,9 @@ function LimitsForm(props: {
               {bound !== undefined && bound !== null && (
                 <small>At most {formatLimit(field, bound)}: the operator's bound.</small>
               )}
+              {props.setBy?.[field] && (
+                <small>Set by {props.setBy[field]?.role === 'operator' ? 'the operator' : 'an owner'}.</small>
+              )}
             </label>
           );
         })}
@@ -203,6 +207,7 @@ export function KeyLimitsDialog(props: { accountId: string; apiKey: ApiKeyView; 
       <LimitsForm
         initial={props.apiKey.limits}
         bounds={operator ? undefined : props.apiKey.operatorLimits}
+        setBy={props.apiKey.limitsSetBy}
         submitLabel="Save limits"
         note={
           operator

@@ -143,7 +143,7 @@ export function AdminAccountsPage() {
         !accounts.error && <Loading />
       ) : (
         <div class="table-wrap">
-          <table class="data-table" aria-label="Accounts">
+          <table class="data-table stack-narrow" aria-label="Accounts">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -171,19 +171,23 @@ export function AdminAccountsPage() {
             <tbody>
               {accounts.data.map((account) => (
                 <tr key={account.id}>
-                  <td>
+                  <td data-label="Name">
                     <Link href={`/accounts/${account.id}/keys`}>{account.name}</Link>
                   </td>
-                  <td>{account.disabled ? <Badge tone="bad">Disabled</Badge> : <Badge tone="good">Active</Badge>}</td>
-                  <td class="hide-narrow wrap-anywhere">
+                  <td data-label="Status">
+                    {account.disabled ? <Badge tone="bad">Disabled</Badge> : <Badge tone="good">Active</Badge>}
+                  </td>
+                  <td class="hide-narrow wrap-anywhere" data-label="Models">
                     {account.models.includes('*') ? (
                       <span class="muted">All</span>
                     ) : (
                       account.models.join(', ') || 'None'
                     )}
                   </td>
-                  <td class="hide-narrow">{account.logBodies ? 'On' : 'Off'}</td>
-                  <td class="hide-medium">
+                  <td class="hide-narrow" data-label="Body logging">
+                    {account.logBodies ? 'On' : 'Off'}
+                  </td>
+                  <td class="hide-medium" data-label="Created">
                     <RelativeTime iso={account.createdAt} />
                   </td>
                   <td class="number" data-label="Spend, 30 days">

@@ -57,7 +57,7 @@ export function AdminUsersPage() {
         !users.error && <Loading />
       ) : (
         <div class="table-wrap">
-          <table class="data-table" aria-label="Users">
+          <table class="data-table stack-narrow" aria-label="Users">
             <thead>
               <tr>
                 <th scope="col">E-mail address</th>
@@ -73,26 +73,28 @@ export function AdminUsersPage() {
             <tbody>
               {users.data.map((user) => (
                 <tr key={user.id}>
-                  <td>
+                  <td class="wrap-anywhere">
                     {user.email} {user.admin && <Badge tone="info">admin</Badge>}{' '}
                     {user.disabled && <Badge tone="bad">disabled</Badge>}
                     {!user.hasPassword && <Badge tone="neutral">invited</Badge>}
                     {user.createdByInvitation && <Badge tone="warn">created by an owner's invitation</Badge>}
                   </td>
-                  <td>
-                    {user.memberships.length === 0 ? (
-                      <span class="muted">none</span>
-                    ) : (
-                      user.memberships.map((membership, index) => (
-                        <span key={membership.accountId}>
-                          {index > 0 && ', '}
-                          <Link href={`/accounts/${membership.accountId}/members`}>{membership.accountName}</Link>{' '}
-                          <span class="muted small">({membership.role})</span>
-                        </span>
-                      ))
-                    )}
+                  <td data-label="Accounts">
+                    <span>
+                      {user.memberships.length === 0 ? (
+                        <span class="muted">none</span>
+                      ) : (
+                        user.memberships.map((membership, index) => (
+                          <span key={membership.accountId}>
+                            {index > 0 && ', '}
+                            <Link href={`/accounts/${membership.accountId}/members`}>{membership.accountName}</Link>{' '}
+                            <span class="muted small">({membership.role})</span>
+                          </span>
+                        ))
+                      )}
+                    </span>
                   </td>
-                  <td class="hide-narrow">
+                  <td class="hide-narrow" data-label="Last sign-in">
                     <RelativeTime iso={user.lastSignInAt} />
                   </td>
                   <td class="actions">

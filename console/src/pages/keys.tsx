@@ -128,7 +128,7 @@ export function KeysPage(props: { accountId: string }) {
                     <th scope="col" class="hide-narrow">
                       Models
                     </th>
-                    <th scope="col" class="hide-medium">
+                    <th scope="col" class="hide-below-wide">
                       Created
                     </th>
                     <th scope="col">Last used</th>
@@ -160,7 +160,7 @@ export function KeysPage(props: { accountId: string }) {
                       <td class="hide-narrow" data-label="Models">
                         {key.models === null ? <span class="muted">All</span> : key.models.join(', ')}
                       </td>
-                      <td class="hide-medium" data-label="Created">
+                      <td class="hide-below-wide" data-label="Created">
                         <RelativeTime iso={key.createdAt} />
                       </td>
                       <td data-label="Last used">

@@ -80,6 +80,10 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
     key: props.query.get('key') ?? '',
     model: props.query.get('model') ?? '',
     endpoint: props.query.get('endpoint') ?? '',
+    provider: props.query.get('provider') ?? '',
+    environment: props.query.get('environment') ?? '',
+    minLatencyMs: props.query.get('minLatencyMs') ?? '',
+    requestId: props.query.get('requestId') ?? '',
     status: props.query.get('status') ?? '',
     range: props.query.get('range') ?? '24h',
     from: props.query.get('from') ?? '',
@@ -107,7 +111,9 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
     [scopeAccount],
   );
 
-  const apiQuery = () => {
+  // A request id names one request whenever it was made: the time range does not apply to it.
+  const byRequestId = filters.requestId !== '';
+  const filterQuery = () => {
     const range = ranges[filters.range];
     const now = Date.now();
     return {
@@ -115,12 +121,28 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
       key: filters.key,
       model: filters.model,
       endpoint: filters.endpoint,
+      provider: filters.provider,
+      environment: filters.environment,
+      minLatencyMs: filters.minLatencyMs,
+      requestId: filters.requestId,
       status: filters.status,
-      from: filters.range === 'custom' ? filters.from : range?.ms ? new Date(now - range.ms).toISOString() : undefined,
-      to: filters.range === 'custom' ? filters.to : undefined,
-      limit: pageSize,
+      from: byRequestId
+        ? undefined
+        : filters.range === 'custom'
+          ? filters.from
+          : range?.ms
+            ? new Date(now - range.ms).toISOString()
+            : undefined,
+      to: !byRequestId && filters.range === 'custom' ? filters.to : undefined,
     };
   };
+  const apiQuery = () => ({ ...filterQuery(), limit: pageSize });
+  const exportHref = (format: 'csv' | 'jsonl') =>
+    `/api${admin ? '/logs' : `/accounts/${props.accountId}/logs`}/export${queryString({ ...filterQuery(), format })}`;
+  const providers = [...new Set((models.data ?? []).map((model) => model.provider))].sort();
+  const environments = [
+    ...new Set((keys.data ?? []).map((key) => key.environment).filter((value): value is string => Boolean(value))),
+  ].sort();
   const listPath = admin ? '/logs' : `/accounts/${props.accountId}/logs`;
   const filterKey = JSON.stringify(filters);
   // "Load older" must continue the query the first page ran (a relative range's start is fixed at that moment).
@@ -154,7 +176,52 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
         <button type="button" class="button" onClick={first.reload}>
           Refresh
         </button>
+        {(['csv', 'jsonl'] as const).map((format) => (
+          <a
+            key={format}
+            class="button"
+            href={exportHref(format)}
+            download
+            // A relative range ("last 24 hours") ends now: the link is brought up to date when it is followed.
+            onClick={(event) => {
+              event.currentTarget.href = exportHref(format);
+            }}
+          >
+            {format === 'csv' ? 'Export CSV' : 'Export JSON Lines'}
+          </a>
+        ))}
       </PageHeader>
+      <form
+        class="find-request"
+        aria-label="Find a request"
+        onSubmit={(event) => {
+          event.preventDefault();
+          const value = new FormData(event.currentTarget).get('requestId');
+          setFilter({ requestId: typeof value === 'string' ? value.trim() : '' });
+        }}
+      >
+        <label class="field">
+          <span>Find a request by its id (x-request-id)</span>
+          <div class="secret-row">
+            <input
+              name="requestId"
+              key={filters.requestId}
+              defaultValue={filters.requestId}
+              placeholder="req_…"
+              spellcheck={false}
+              autoComplete="off"
+            />
+            <button type="submit" class="button">
+              Find
+            </button>
+            {byRequestId && (
+              <button type="button" class="button ghost" onClick={() => setFilter({ requestId: '' })}>
+                Clear
+              </button>
+            )}
+          </div>
+        </label>
+      </form>
       <form class="filters" aria-label="Filters" onSubmit={(event) => event.preventDefault()}>
         {admin && (
           <label class="field">
@@ -188,6 +255,22 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
           </select>
         </label>
         <label class="field">
+          <span>Key environment</span>
+          <input
+            list="log-environments"
+            key={filters.environment}
+            defaultValue={filters.environment}
+            placeholder="Any"
+            maxLength={100}
+            onChange={(event) => setFilter({ environment: event.currentTarget.value.trim() })}
+          />
+          <datalist id="log-environments">
+            {environments.map((environment) => (
+              <option key={environment} value={environment} />
+            ))}
+          </datalist>
+        </label>
+        <label class="field">
           <span>Model</span>
           <select value={filters.model} onChange={(event) => setFilter({ model: event.currentTarget.value })}>
             <option value="">Any model</option>
@@ -197,6 +280,20 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
             {(models.data ?? []).map((model) => (
               <option key={model.id} value={model.id}>
                 {model.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field">
+          <span>Provider</span>
+          <select value={filters.provider} onChange={(event) => setFilter({ provider: event.currentTarget.value })}>
+            <option value="">Any provider</option>
+            {filters.provider && !providers.includes(filters.provider) && (
+              <option value={filters.provider}>{filters.provider}</option>
+            )}
+            {providers.map((provider) => (
+              <option key={provider} value={provider}>
+                {provider}
               </option>
             ))}
           </select>
@@ -226,8 +323,29 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
           </select>
         </label>
         <label class="field">
+          <span>Slower than (ms)</span>
+          <input
+            type="number"
+            min={0}
+            step={100}
+            inputMode="numeric"
+            placeholder="Any"
+            key={filters.minLatencyMs}
+            defaultValue={filters.minLatencyMs}
+            onChange={(event) => {
+              const value = event.currentTarget.value.trim();
+              setFilter({ minLatencyMs: /^\d{1,9}$/.test(value) ? String(Number(value)) : '' });
+            }}
+          />
+        </label>
+        <label class="field">
           <span>Time</span>
-          <select value={filters.range} onChange={(event) => setFilter({ range: event.currentTarget.value })}>
+          <select
+            value={filters.range}
+            disabled={byRequestId}
+            title={byRequestId ? 'A request id is looked up at any time' : undefined}
+            onChange={(event) => setFilter({ range: event.currentTarget.value })}
+          >
             {Object.entries(ranges).map(([value, range]) => (
               <option key={value} value={value}>
                 {range.label}
@@ -260,7 +378,11 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
       {first.loading && !first.data ? (
         <Loading />
       ) : rows.length === 0 ? (
-        <p class="empty">No requests match these filters.</p>
+        <p class="empty">
+          {byRequestId
+            ? `No request with the id "${filters.requestId}"${admin ? '' : ' in this account'} matches these filters.`
+            : 'No requests match these filters.'}
+        </p>
       ) : (
         <div class="table-wrap">
           <table class="data-table stack-narrow log-table" aria-label="Requests" aria-busy={first.loading}>

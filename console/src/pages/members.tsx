@@ -41,7 +41,7 @@ export function MembersPage(props: { accountId: string }) {
         !members.error && <Loading />
       ) : (
         <div class="table-wrap">
-          <table class="data-table" aria-label="Members">
+          <table class="data-table stack-narrow" aria-label="Members">
             <thead>
               <tr>
                 <th scope="col">E-mail address</th>
@@ -57,10 +57,10 @@ export function MembersPage(props: { accountId: string }) {
             <tbody>
               {members.data.map((member) => (
                 <tr key={member.userId}>
-                  <td>
+                  <td class="wrap-anywhere">
                     {member.email} {member.disabled && <Badge tone="bad">disabled</Badge>}
                   </td>
-                  <td>
+                  <td data-label="Role">
                     {canManage ? (
                       <select
                         aria-label={`Role of ${member.email}`}
@@ -84,7 +84,7 @@ export function MembersPage(props: { accountId: string }) {
                       member.role
                     )}
                   </td>
-                  <td>
+                  <td data-label="Last sign-in">
                     <RelativeTime iso={member.lastSignInAt} />
                   </td>
                   {canManage && (

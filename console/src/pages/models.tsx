@@ -27,7 +27,7 @@ export function ModelsPage(props: { accountId: string }) {
         <p class="empty">This account may not call any model yet. Ask the operator to allow some.</p>
       ) : (
         <div class="table-wrap">
-          <table class="data-table" aria-label="Models">
+          <table class="data-table stack-narrow" aria-label="Models">
             <thead>
               <tr>
                 <th scope="col">Model</th>
@@ -46,21 +46,25 @@ export function ModelsPage(props: { accountId: string }) {
             <tbody>
               {models.data.map((model) => (
                 <tr key={model.id}>
-                  <td>
+                  <td class="wrap-anywhere">
                     <code>{model.id}</code>
                   </td>
-                  <td>
+                  <td data-label="Provider">
                     {model.provider} <span class="muted small">({model.providerType})</span>
                   </td>
-                  <td class="number">
+                  <td class="number" data-label="Context window">
                     {model.contextWindow === null ? (
                       <span class="muted">–</span>
                     ) : (
                       `${formatInteger(model.contextWindow)} tokens`
                     )}
                   </td>
-                  <td class="number">{price(model.pricing?.inputPerMillion)}</td>
-                  <td class="number">{price(model.pricing?.outputPerMillion)}</td>
+                  <td class="number" data-label="Input / 1M tokens">
+                    {price(model.pricing?.inputPerMillion)}
+                  </td>
+                  <td class="number" data-label="Output / 1M tokens">
+                    {price(model.pricing?.outputPerMillion)}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -81,6 +81,16 @@ export function UsagePage(props: { accountId?: string; query: URLSearchParams })
     );
   };
 
+  // The export is the report on screen (its period, buckets and breakdown) as a table: one row per series and bucket.
+  const exportHref = (report: UsageView, format: 'csv' | 'jsonl') =>
+    `/api${apiPath}/export${queryString({
+      from: report.from,
+      to: report.to,
+      bucket: report.bucket,
+      groupBy,
+      tzOffsetMinutes: -new Date().getTimezoneOffset(),
+      format,
+    })}`;
   const load = (grouping: Grouping, to: number) =>
     api.get<UsageView>(
       `${apiPath}${queryString({
@@ -132,6 +142,12 @@ export function UsagePage(props: { accountId?: string; query: URLSearchParams })
         <button type="button" class="button" onClick={usage.reload}>
           Refresh
         </button>
+        {data &&
+          (['csv', 'jsonl'] as const).map((format) => (
+            <a key={format} class="button" href={exportHref(data, format)} download>
+              {format === 'csv' ? 'Export CSV' : 'Export JSON Lines'}
+            </a>
+          ))}
       </PageHeader>
       <form class="filters" aria-label="Usage view" onSubmit={(event) => event.preventDefault()}>
         <label class="field">

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
 import { listKeysOfAccount } from '../../db/repositories/api-keys.js';
-import { usageRollupGroups } from '../../db/repositories/usage.js';
+import { spendByAccount, usageRollupGroups } from '../../db/repositories/usage.js';
 import { apiError } from '../../errors/api-error.js';
 import { keyStatus } from '../../keys/service.js';
 import { effectiveLimits, parseStoredLimits } from '../../limits/settings.js';
@@ -255,8 +255,8 @@ export const usageRoutes = [
       requireAdmin(caller);
       const db = services.database.db;
       const { from, to } = recentDays(query.days, Date.now());
-      const rows = await usageRollupGroups(db, { period: 'day', from, to, groupBy: 'account' });
-      const byAccount = new Map(rows.map((row) => [row.groupId, row]));
+      const rows = await spendByAccount(db, from, to);
+      const byAccount = new Map(rows.map((row) => [row.accountId, row]));
       const accounts = await db.selectFrom('accounts').select(['id', 'name', 'disabled']).execute();
       const totals = spendOf(undefined);
       for (const row of rows) {

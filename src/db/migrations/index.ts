@@ -10,6 +10,7 @@ import * as responses from './0008-responses.js';
 import * as accountSecurity from './0009-account-security.js';
 import * as usageRollups from './0010-usage-rollups.js';
 import * as requestLogProviderIndex from './0011-request-log-provider-index.js';
+import * as usageDailySpendIndex from './0012-usage-daily-spend-index.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -30,4 +31,5 @@ export const migrations: Record<string, MigrationModule> = {
   '0009-account-security': accountSecurity,
   '0010-usage-rollups': usageRollups,
   '0011-request-log-provider-index': requestLogProviderIndex,
+  '0012-usage-daily-spend-index': usageDailySpendIndex,
 };

@@ -109,6 +109,41 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
     }));
 }
 
+export interface AccountSpend {
+  accountId: string;
+  requests: number;
+  errors: number;
+  totalTokens: number;
+  costUsd: number;
+}
+
+/**
+ * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. Only the
+ * columns of the usage_daily_period_spend index (migration 0012), so the index alone answers it.
+ */
+export async function spendByAccount(db: Kysely<Database>, from: number, to: number): Promise<AccountSpend[]> {
+  const rows = await db
+    .selectFrom('usage_daily')
+    .select([
+      'account_id',
+      sql<number>`sum(requests)`.as('requests'),
+      sql<number>`sum(errors)`.as('errors'),
+      sql<number>`sum(total_tokens)`.as('total_tokens'),
+      sql<number>`sum(cost_usd)`.as('cost_usd'),
+    ])
+    .where('period_start', '>=', from)
+    .where('period_start', '<', to)
+    .groupBy('account_id')
+    .execute();
+  return rows.map((row) => ({
+    accountId: row.account_id,
+    requests: toNumber(row.requests),
+    errors: toNumber(row.errors),
+    totalTokens: toNumber(row.total_tokens),
+    costUsd: toNumber(row.cost_usd),
+  }));
+}
+
 /**
  * Dollars an account or a key has spent since `since` (budgets), from the rollups: the daily rows for whole days,
  * the hourly rows for the rest. Budget periods start at whole UTC hours, so the sum is exactly the log's.
