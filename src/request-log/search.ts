@@ -62,6 +62,7 @@ const summaryColumns: ReadonlyArray<keyof RequestLogSummaryRow> = [
 export function applyRequestLogFilter<Output>(
   query: SelectQueryBuilder<Database, 'request_log', Output>,
   filter: RequestLogFilter,
+  keyIds?: readonly string[],
 ): SelectQueryBuilder<Database, 'request_log', Output> {
   let select = query;
   if (filter.accountId !== undefined) select = select.where('account_id', '=', filter.accountId);
@@ -71,16 +72,8 @@ export function applyRequestLogFilter<Output>(
   if (filter.provider !== undefined) select = select.where('provider', '=', filter.provider);
   if (filter.requestId !== undefined) select = select.where('request_id', '=', filter.requestId);
   if (filter.minLatencyMs !== undefined) select = select.where('latency_ms', '>=', filter.minLatencyMs);
-  const environment = filter.keyEnvironment;
-  if (environment !== undefined) {
-    // The environment is the key's, not the row's: the account's keys of that environment (a handful of ids).
-    const accountId = filter.accountId;
-    select = select.where('key_id', 'in', (keys) => {
-      let ids = keys.selectFrom('api_keys').select('api_keys.id').where('api_keys.environment', '=', environment);
-      if (accountId !== undefined) ids = ids.where('api_keys.account_id', '=', accountId);
-      return ids;
-    });
-  }
+  // The key environment, resolved to the account's keys of that environment by the caller (searchRequestLog).
+  if (keyIds !== undefined) select = select.where('key_id', 'in', keyIds.length > 0 ? keyIds : ['']);
   switch (filter.status) {
     case undefined:
       break;
@@ -101,12 +94,26 @@ export function applyRequestLogFilter<Output>(
   return select;
 }
 
+/**
+ * The ids of the keys a key-environment filter stands for, read first: as a literal list, PostgreSQL walks each daily
+ * partition's index newest first and stops at the page, where a subquery made it join the account's whole log
+ * (measured at 10M rows: ~4 s against tens of milliseconds).
+ */
+async function keysOfEnvironment(db: Kysely<Database>, filter: RequestLogFilter): Promise<string[] | undefined> {
+  const environment = filter.keyEnvironment;
+  if (environment === undefined) return undefined;
+  let keys = db.selectFrom('api_keys').select('id').where('environment', '=', environment);
+  if (filter.accountId !== undefined) keys = keys.where('account_id', '=', filter.accountId);
+  return (await keys.execute()).map((key) => key.id);
+}
+
 /** Newest first; returns up to `limit` rows older than the cursor. */
 export async function searchRequestLog(
   db: Kysely<Database>,
   search: RequestLogSearch,
 ): Promise<RequestLogSummaryRow[]> {
-  let select = applyRequestLogFilter(db.selectFrom('request_log').select(summaryColumns), search);
+  const keyIds = await keysOfEnvironment(db, search);
+  let select = applyRequestLogFilter(db.selectFrom('request_log').select(summaryColumns), search, keyIds);
   const before = search.before;
   if (before) {
     // "(created_at, id) < (t, i)" written as a range on created_at plus a tie-breaker, so that both engines seek the
