@@ -44,7 +44,7 @@ export function streamMessage(client: ClientMessage, exchange: Exchange): Promis
       stopSequences: request.stop_sequences,
       estimatedInputTokens: estimateInputTokens(request),
     });
-  return relay(primed, sse, exchange, estimate, translator);
+  return relay(primed, sse, exchange, estimate, translator, onFailure);
 }
 
 /** What a relay learned, whichever way the stream went. */
@@ -60,6 +60,7 @@ async function relay(
   exchange: Exchange,
   estimate: (completionCharacters: number) => TokenUsage,
   translator: () => MessagesStreamTranslator,
+  onFailure: (error: unknown) => void,
 ): Promise<Outcome> {
   const progress: Progress = { reported: undefined, completionCharacters: 0, firstTokenAt: undefined };
   try {
@@ -69,6 +70,9 @@ async function relay(
     let error: ApiError | undefined;
     if (answer.kind === 'forwarded') {
       error = await relayForwarded(answer.events, sse, exchange.trace.served?.provider ?? 'upstream', progress);
+      // An error event relayed as it came (or a stream cut short) is the attempt's failure all the same: its
+      // deployment's health and the log's attempts learn of it, as when the stream itself throws.
+      if (error) onFailure(error);
     } else {
       await relayTranslated(answer.items, sse, translator(), estimate, progress);
     }
