@@ -1,7 +1,7 @@
 // The server as installed: tsc's output (dist/) bundled into a few files in dist/bundle/, which bin/switchboard.js
 // runs. Why: Node keeps every loaded module's source text and module record in memory for the life of the process, and
 // one bundle without whitespace or comments, non-ASCII escaped, is a fraction of the ~530 files it replaces (RSS in
-// docs/performance.md, "A bundled build"). Names are not mangled, so stack traces still name the functions.
+// docs/performance.md, "Memory"). Names are not mangled, so stack traces still name the functions.
 import { defineConfig } from 'rolldown';
 
 export default defineConfig({

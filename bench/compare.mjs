@@ -512,6 +512,9 @@ async function main() {
     rates: fixedRates,
     seconds: quick ? 4 : 8,
     rounds: quick ? 3 : 5,
+    // Long enough for the code optimized away during the quiet spells before (the other arms' runs) to be compiled
+    // again: the steady state is what is measured; what a quiet spell costs is in docs/performance.md.
+    warmUpSeconds: 5,
     log,
   });
   const cpu = Object.fromEntries(fixedRates.map((rate) => [rate, summarizeFixedRate(fixedRate[rate], 'floor')]));
@@ -543,7 +546,26 @@ async function main() {
     );
   }
 
-  writeReport({ arms, summary, streaming, memory, cpu, workers, paired, responses });
+  // Idle (the full run): bench/idle.mjs on SQLite, and on PostgreSQL with Redis when SWITCHBOARD_BENCH_POSTGRES_URL
+  // names a server it may create a database on.
+  const idle = [];
+  if (!quick) {
+    const postgres = process.env.SWITCHBOARD_BENCH_POSTGRES_URL;
+    for (const args of [[], ...(postgres ? [['--postgres', postgres, '--redis']] : [])]) {
+      log(`idle gateway${args.length ? ' on PostgreSQL with Redis' : ' on SQLite'}: 30 s to settle, 60 s watched`);
+      try {
+        const output = execFileSync(process.execPath, [path.join(root, 'bench/idle.mjs'), ...args], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        idle.push(JSON.parse(output.trim().split('\n').at(-1)));
+      } catch (error) {
+        log(`the idle measurement failed: ${error.message}`);
+      }
+    }
+  }
+
+  writeReport({ arms, summary, streaming, memory, cpu, workers, paired, responses, idle });
 }
 
 /**
@@ -593,7 +615,7 @@ function isPaired(arm) {
   return arm.name === 'floor' || arm.name === 'switchboard';
 }
 
-function writeReport({ arms, summary, streaming, memory, cpu, workers, paired, responses }) {
+function writeReport({ arms, summary, streaming, memory, cpu, workers, paired, responses, idle }) {
   const sb = summary.switchboard;
   const fl = summary.floor;
   const rpsOf = (name) => median(summary[name].rps);
@@ -741,6 +763,16 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers, paired, r
       'RSS back within 10% of idle 30 s later',
       memory.after <= memory.idle * 1.1,
       `${memory.after.toFixed(0)} vs ${memory.idle.toFixed(0)} MB`,
+    ]);
+  }
+  for (const run of idle) {
+    const where = run.redis ? `${run.database} with Redis` : run.database;
+    const writes =
+      run.database === 'sqlite' ? run.sqliteFilesChanged.length + run.sqliteCommitsSeen : run.postgresRowsWritten;
+    targets.push([
+      `idle (${where}, ${run.seconds} s after 30 s of quiet): ≤ 0.5% of a core, no database writes`,
+      run.cpuPercent <= 0.5 && writes === 0,
+      `${run.cpuPercent}% (event loop ${run.mainThreadPercent}%, ${run.eventLoopWakeupsPerSecond} wake-ups/s); ${run.database === 'sqlite' ? `files changed: ${run.sqliteFilesChanged.length}, commits: ${run.sqliteCommitsSeen}` : `rows written: ${run.postgresRowsWritten}, statements: ${run.postgresTransactions} in ${run.postgresWindowSeconds} s; Redis commands: ${run.redisCommands}`}`,
     ]);
   }
   if (workers[1].length > 0)

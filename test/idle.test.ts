@@ -30,15 +30,17 @@ async function waitUntil(condition: () => boolean | Promise<boolean>, what: stri
   }
 }
 
-/** What any write to a SQLite database in WAL mode changes: the files, or the commit count other connections see. */
+/**
+ * What a write to a SQLite database in WAL mode changes: the -wal's size (a commit appends frames), the database file
+ * (a checkpoint copies them there), and the count another connection sees (a commit, or a checkpoint restarting the
+ * -wal). Not the empty -wal's time: under heavy CPU contention it moved once with none of these changing (cause not
+ * found; docs/performance.md#idle).
+ */
 function sqliteState(file: string, reader: SqliteDatabase.Database) {
-  const stamp = (name: string) => {
-    const stat = statSync(name, { throwIfNoEntry: false });
-    return stat ? `${stat.size}@${stat.mtimeMs}` : 'absent';
-  };
+  const database = statSync(file);
   return {
-    database: stamp(file),
-    wal: stamp(`${file}-wal`),
+    database: `${database.size}@${database.mtimeMs}`,
+    walBytes: statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0,
     commitsSeen: Number(reader.pragma('data_version', { simple: true })),
   };
 }

@@ -151,7 +151,7 @@ describe('usage reports', () => {
         9,
       );
       // Every series there is, and no other: each one is then checked against the rows below.
-      const seriesIds = { none: [null], key: ['key_0', 'key_1', 'key_2'], model: ['gpt-4o-mini', 'mock'] }[groupBy];
+      const seriesIds = { none: [null], key: ['key_0', 'key_1', 'key_2'], model: ['', 'gpt-4o-mini', 'mock'] }[groupBy];
       expect(report.series.map((series) => series.id).sort()).toEqual(seriesIds);
       for (const series of report.series) {
         const ofSeries = rows.filter((row) =>

@@ -64,9 +64,12 @@ function runThread(port: NonNullable<typeof parentPort>, data: SqliteThreadData)
       log: number;
       checkpointed: number;
     }>;
-    // Frames a reader still needed are copied at the next tick.
-    if (result && (result.busy !== 0 || result.checkpointed < result.log)) wroteSinceCheckpoint = true;
-    walToTruncate = mode === 'PASSIVE';
+    if (!result) return;
+    // Frames a reader still needed are copied at the next tick; a -wal with frames is truncated once writes stop (a
+    // TRUNCATE that could not restart the log leaves them: tried again). Busy alone is no reason: with the -wal
+    // empty there is nothing left to do, and repeating it would touch the file while idle.
+    if (result.checkpointed < result.log) wroteSinceCheckpoint = true;
+    walToTruncate = result.log > 0;
   };
   const timer = setInterval(() => {
     try {
