@@ -1,15 +1,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  chatBody,
-  jsonOf,
-  postChat,
-  readSse,
-  startTestGateway,
-  type TestGateway,
-  waitForLogRows,
-} from './support/gateway.js';
+import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { readSse } from './support/sse.js';
 import { waitFor } from './support/wait-for.js';
 
 let mock: MockUpstream;

@@ -8,16 +8,9 @@ import { createLogger } from '../src/observability/logger.js';
 import { createLocalProvider } from '../src/providers/local/index.js';
 import type { ProviderCall, StreamItem } from '../src/providers/provider.js';
 import { UpstreamClient } from '../src/upstream/client.js';
-import {
-  chatBody,
-  jsonOf,
-  postChat,
-  readSse,
-  startTestGateway,
-  type TestGateway,
-  waitForLogRows,
-} from './support/gateway.js';
+import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { readSse } from './support/sse.js';
 import { tinyPromptTokens, tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 
 /**

@@ -1,18 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toLogEntry } from '../src/request-log/entry.js';
-import {
-  chatBody,
-  jsonOf,
-  postChat,
-  readSse,
-  startTestGateway,
-  type TestGateway,
-  waitForLogRows,
-} from './support/gateway.js';
+import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockAnthropicUpstream, startMockAnthropicUpstream } from './support/mock-anthropic-upstream.js';
 import { type MockGeminiUpstream, startMockGeminiUpstream } from './support/mock-gemini-upstream.js';
 import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { sendJson, sleep } from './support/mock-server.js';
+import { readSse } from './support/sse.js';
 
 /**
  * Routing through the real gateway: weighted deployments, standbys, retries with backoff and retry-after, failover

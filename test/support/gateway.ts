@@ -210,15 +210,6 @@ export async function postChat(gateway: TestGateway, body: unknown, headers: Rec
   });
 }
 
-/** Reads an SSE response body into its `data:` payloads. */
-export async function readSse(response: Response): Promise<string[]> {
-  const text = await response.text();
-  return text
-    .split('\n\n')
-    .filter((event) => event.startsWith('data: '))
-    .map((event) => event.slice('data: '.length));
-}
-
 /** A response body as JSON, loosely typed: tests assert on its shape. */
 // biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary response bodies
 export async function jsonOf(response: Response): Promise<any> {
