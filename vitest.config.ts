@@ -1,11 +1,14 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Two projects in one run (one summary line at the end):
+ * Three projects in one run (one summary line at the end):
  * - `sqlite`: every test (unit, integration, compatibility) on the embedded default database;
- * - `postgres`: the integration tests again on a real PostgreSQL server (scripts/test-services.sh starts it).
+ * - `postgres`: the integration tests again on a real PostgreSQL server (scripts/test-services.sh starts it);
+ * - `failure-modes`: the operational promises of docs/operations.md, with real `serve` processes and Redis and
+ *   PostgreSQL servers of their own that the tests stop, kill and restart (each file picks its engines itself).
  */
 const integrationTests = ['test/*.test.ts'];
+const failureModeTests = ['test/failure-modes/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -15,11 +18,20 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts', 'compat/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'sqlite',
+          include: ['test/**/*.test.ts', 'compat/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...failureModeTests],
+        },
+      },
       {
         extends: true,
         test: { name: 'postgres', include: integrationTests, env: { SWITCHBOARD_TEST_DATABASE: 'postgres' } },
       },
+      // Slow by nature (servers started, killed and restarted): generous per-test time, still waits for conditions.
+      { extends: true, test: { name: 'failure-modes', include: failureModeTests, testTimeout: 90_000 } },
     ],
   },
 });

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm run bench: installs the rig's tools (nginx, wrk from Debian) if missing, builds Switchboard, and runs
 # bench/compare.mjs (Switchboard side by side with the floor and its peers). npm run bench:quick: under two minutes.
+# bench/run.sh --messages [--rounds N]: /v1/messages forwarded to Anthropic vs chat forwarded to OpenAI, gateway CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,4 +18,8 @@ fi
 [ -d node_modules ] || npm install
 npm run --silent build
 ulimit -n 65536 2>/dev/null || true
+if [ "${1:-}" = "--messages" ]; then
+  shift
+  exec node bench/messages-cpu.mjs "$@"
+fi
 exec node bench/compare.mjs "$@"

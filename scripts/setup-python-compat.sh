@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates (or reuses) the virtualenv the Python compatibility tests run in: the official openai SDK from PyPI.
+# Creates (or reuses) the virtualenv the Python compatibility tests run in: the official openai and anthropic SDKs from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.venv-compat

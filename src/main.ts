@@ -44,6 +44,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   // Filled in as the services they read are built; read only when /metrics is scraped.
   const metricsSources: MetricsSources = { queueDepth: () => 0, inFlight: () => 0 };
   const metrics = createMetrics(metricsSources);
+  lifetime.add('event-loop lag sampling', metrics.eventLoopLag, (lag) => lag.close());
   const catalog = buildModelCatalog(config.models);
 
   const storage = await buildStorage(config, logger, metrics, lifetime, {

@@ -4,9 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AccessChangeFeed, accessChangesChannel } from '../src/access/change-feed.js';
+import {
+  AccessChangeFeed,
+  accessChangesChannel,
+  sqliteLatestChangeId,
+  subscribedPollIntervalMs,
+} from '../src/access/change-feed.js';
 import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import { recordAccessChange } from '../src/db/repositories/access-changes.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 
@@ -55,6 +61,82 @@ describe('access-change feed', () => {
     expect(subscriber.attempts).toBe(2);
     subscriber.emit('message', accessChangesChannel('p:'), 'changed');
     expect(changes).toBe(1);
+    feed.close();
+  });
+});
+
+/** A Redis subscriber connection that subscribes at once and can be made to drop and come back. */
+class ControllableSubscriber extends EventEmitter {
+  status = 'ready';
+  subscribe(_channel: string): Promise<number> {
+    return Promise.resolve(1);
+  }
+}
+
+describe('access-change feed polling', () => {
+  const waitFor = async (condition: () => boolean) => {
+    const deadline = Date.now() + 5_000;
+    while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(condition()).toBe(true);
+  };
+
+  it('sees a change committed by another connection at the next poll', async () => {
+    let changes = 0;
+    const feed = new AccessChangeFeed({
+      db: database.db,
+      logger: createLogger('silent'),
+      pollIntervalMs: 10,
+      latestChangeId: database.sqlite ? sqliteLatestChangeId(database.sqlite) : undefined,
+      onChange: () => changes++,
+    });
+    await feed.start();
+    const other = await openDatabase(
+      parseConfig(
+        { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) },
+        'test',
+      ),
+    );
+    try {
+      await recordAccessChange(other.db, 'key_revoked', 'key_1');
+      await waitFor(() => changes === 1);
+    } finally {
+      feed.close();
+      await other.close();
+    }
+  });
+
+  it('polls only as a backstop while Redis delivers changes, and at its own interval again when Redis drops', async () => {
+    let polls = 0;
+    const subscriber = new ControllableSubscriber();
+    const feed = new AccessChangeFeed({
+      db: database.db,
+      logger: createLogger('silent'),
+      pollIntervalMs: 10,
+      subscriber: subscriber as unknown as Redis,
+      latestChangeId: () => {
+        polls++;
+        return 0;
+      },
+      onChange: () => {},
+    });
+    await feed.start();
+    // Subscribed: the next poll is subscribedPollIntervalMs away, so none in many poll intervals.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const whileSubscribed = polls;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(polls).toBe(whileSubscribed);
+    expect(subscribedPollIntervalMs).toBeGreaterThan(300);
+    // The connection drops: polling resumes at once, at its own interval.
+    subscriber.status = 'reconnecting';
+    subscriber.emit('close');
+    await waitFor(() => polls >= whileSubscribed + 5);
+    // Back, and subscribed again by ioredis: backstop only.
+    subscriber.status = 'ready';
+    subscriber.emit('ready');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const afterReconnect = polls;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(polls).toBe(afterReconnect);
     feed.close();
   });
 });

@@ -166,7 +166,7 @@ describe('console in a browser', () => {
     firstKey = await shown.getByTestId('one-time-secret').inputValue();
     expect(firstKey).toMatch(/^sk-sb-[0-9A-Za-z]{49}$/);
     await expect.poll(() => shown.getByRole('note').textContent()).toContain('only time the key is shown');
-    await shown.getByRole('button', { name: 'Copy' }).click();
+    await shown.getByRole('button', { name: 'Copy', exact: true }).click();
     await expect.poll(() => shown.textContent()).toContain('Copied to the clipboard');
     expect(await alice.evaluate<string>('navigator.clipboard.readText()')).toBe(firstKey);
     await shoot(alice, 'key-created');
@@ -249,7 +249,7 @@ describe('console in a browser', () => {
     const tile = (label: string) => alice.locator(`.tile:has(.tile-label:text-is("${label}")) .tile-value`);
     await expect.poll(() => tile('Requests').textContent()).toBe('3');
     await expect.poll(() => tile('Errors').textContent()).toBe('1');
-    expect(await alice.locator('figure.chart svg').count()).toBe(4);
+    expect(await alice.locator('figure.chart svg').count()).toBe(5);
     await shoot(alice, 'usage');
     await alice.getByLabel('Break down').selectOption('model');
     await expect.poll(() => alice.locator('.legend').first().textContent()).toContain('claude-sonnet');

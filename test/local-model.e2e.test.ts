@@ -86,4 +86,35 @@ describe.skipIf(!hasPrerequisite('built-in model'))('the built-in model, through
     expect(['stop', 'length']).toContain(finishReason);
     expect(completionTokens).toBeGreaterThanOrEqual(pieces.length);
   }, 60_000);
+
+  it('answers /v1/responses, streamed, and continues it with previous_response_id', async () => {
+    const stream = await client.responses.create({
+      model: defaultModel.name,
+      input: 'What is the capital of France? Answer in one short sentence.',
+      temperature: 0,
+      max_output_tokens: 100,
+      stream: true,
+    });
+    let text = '';
+    let final: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed' || event.type === 'response.incomplete') final = event.response;
+    }
+    expect(text).toMatch(/Paris/);
+    const message = final?.output.find((item) => item.type === 'message');
+    expect(message?.type === 'message' && message.content[0]?.type === 'output_text' && message.content[0].text).toBe(
+      text,
+    );
+    expect(final?.usage?.input_tokens).toBeGreaterThan(10);
+    const next = await client.responses.create({
+      model: defaultModel.name,
+      previous_response_id: final?.id,
+      input: 'Repeat the name of that city.',
+      max_output_tokens: 60,
+    });
+    expect(next.output_text.trim().length).toBeGreaterThan(0);
+    // The replayed conversation reached the model: it read more than the new question alone.
+    expect(next.usage?.input_tokens).toBeGreaterThan((final?.usage?.input_tokens ?? 0) + 5);
+  }, 90_000);
 });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
+import { latencyBucketBounds, latencyBucketOf } from '../src/db/usage-rollup-layout.js';
 import { isWellFormedKey } from '../src/keys/format.js';
 import { projectRoot } from './support/cli.js';
 import {
@@ -320,6 +321,66 @@ describe('request log', () => {
     expect(await ids(`from=${Date.now() + 60_000}`)).toEqual([]);
   });
 
+  it('filters by provider, key environment, minimum latency and request id, and exports what it filters', async () => {
+    const account = (await admin.request('POST', '/api/accounts', { name: 'filters-co' })).body.id;
+    const production = await admin.request('POST', `/api/accounts/${account}/keys`, {
+      name: 'gamma',
+      environment: 'production',
+    });
+    const plain = await admin.request('POST', `/api/accounts/${account}/keys`, { name: 'delta' });
+    const served: string[] = [];
+    for (const [key, model] of [
+      [production.body.key, 'mock'],
+      [plain.body.key, 'mock'],
+      [production.body.key, 'mock'],
+      [plain.body.key, 'no-such-model'],
+      [plain.body.key, 'gpt-4o-mini'],
+    ] as const) {
+      served.push((await chat(key, model)).requestId);
+    }
+    await waitForLogRows(gateway, served);
+    const at = (...indexes: number[]) => indexes.map((index) => served[index]);
+    const entries = async (query: string) =>
+      (await admin.request('GET', `/api/accounts/${account}/logs?${query}`)).body.data as Array<{
+        requestId: string;
+        provider: string | null;
+        latencyMs: number;
+      }>;
+    const ids = async (query: string) => (await entries(query)).map((entry) => entry.requestId).reverse();
+    const all = await entries('limit=200');
+    expect(await ids('environment=production')).toEqual(at(0, 2));
+    expect(await ids('environment=staging')).toEqual([]);
+    expect(await ids('provider=mock')).toEqual(at(0, 1, 2, 4));
+    const threshold = [...all.map((entry) => entry.latencyMs)].sort((first, second) => first - second)[2] as number;
+    expect(await ids(`minLatencyMs=${threshold}`)).toEqual(
+      all
+        .filter((entry) => entry.latencyMs >= threshold)
+        .map((entry) => entry.requestId)
+        .reverse(),
+    );
+    expect(await ids(`requestId=${served[1]}`)).toEqual(at(1));
+    expect(await ids(`requestId=${served[1]}&environment=production`)).toEqual([]);
+    expect(await ids(`requestId=${requestIds[0]}`)).toEqual([]);
+    const everywhere = await admin.request('GET', `/api/logs?requestId=${requestIds[0]}`);
+    expect(everywhere.body.data.map((entry: { accountId: string }) => entry.accountId)).toEqual([logAccount]);
+    const bad = await admin.request('GET', `/api/accounts/${account}/logs?minLatencyMs=-5`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('minLatencyMs');
+
+    const exported = await admin.request('GET', `/api/accounts/${account}/logs/export?format=jsonl&provider=mock`);
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toContain('application/x-ndjson');
+    const lines = String(exported.body).trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { requestId: string }).requestId)).toEqual(at(4, 2, 1, 0));
+    const csv = await admin.request('GET', `/api/logs/export?format=csv&account=${account}&environment=production`);
+    expect(String(csv.body).trim().split('\n')).toHaveLength(3);
+    const document = (await anonymousClient(gateway).request('GET', '/api/openapi.json')).body;
+    expect(Object.keys(document.paths['/api/accounts/{accountId}/logs/export'].get.responses['200'].content)).toEqual([
+      'text/csv',
+      'application/x-ndjson',
+    ]);
+  });
+
   it('records and filters the endpoint each request was served by', async () => {
     const account = (await admin.request('POST', '/api/accounts', { name: 'endpoints-co' })).body.id;
     const key = (await admin.request('POST', `/api/accounts/${account}/keys`, { name: 'app' })).body.key;
@@ -404,7 +465,7 @@ describe('request log', () => {
     expect(detail.body.accountId).toBe(logAccount);
   });
 
-  it('usage agrees with the log: totals, per key, per model, and exact latency percentiles', async () => {
+  it('usage agrees with the log: totals, per key, per model, and latency percentiles to within their bucket', async () => {
     const log = (await reader.request('GET', `/api/accounts/${logAccount}/logs?limit=200`)).body.data as Array<{
       keyId: string;
       model: string;
@@ -425,15 +486,22 @@ describe('request log', () => {
       return sorted[Math.ceil((percentile / 100) * sorted.length) - 1] ?? null;
     };
     const successes = log.filter((row) => row.outcome === 'success').map((row) => row.latencyMs);
+    // Percentiles come from the rollups' latency histogram: within the bucket of the exact value.
+    const withinBucket = (actual: number | null, exact: number | null) => {
+      if (exact === null) return expect(actual).toBeNull();
+      const index = latencyBucketOf(exact);
+      expect(actual).toBeGreaterThanOrEqual(index === 0 ? 0 : (latencyBucketBounds[index - 1] as number));
+      expect(actual).toBeLessThanOrEqual(latencyBucketBounds[index] ?? Number.POSITIVE_INFINITY);
+    };
     expect(usage.body.totals).toMatchObject({
       requests: log.length,
       errors: log.filter((row) => row.outcome === 'error').length,
       promptTokens: sum(log, (row) => row.usage.promptTokens),
       completionTokens: sum(log, (row) => row.usage.completionTokens),
       totalTokens: sum(log, (row) => row.usage.totalTokens),
-      latencyP50Ms: nearestRank(successes, 50),
-      latencyP95Ms: nearestRank(successes, 95),
     });
+    withinBucket(usage.body.totals.latencyP50Ms, nearestRank(successes, 50));
+    withinBucket(usage.body.totals.latencyP95Ms, nearestRank(successes, 95));
     expect(usage.body.totals.costUsd).toBeCloseTo(
       sum(log, (row) => row.costUsd),
       10,
@@ -461,13 +529,90 @@ describe('request log', () => {
     const mockSeries = perModel.body.series.find((series: { id: string }) => series.id === 'mock');
     const mockRows = log.filter((row) => row.model === 'mock');
     expect(mockSeries.totals.requests).toBe(mockRows.length);
-    expect(mockSeries.totals.latencyP95Ms).toBe(
+    withinBucket(
+      mockSeries.totals.latencyP95Ms,
       nearestRank(
         mockRows.filter((row) => row.outcome === 'success').map((row) => row.latencyMs),
         95,
       ),
     );
     expect(perModel.body.bucket).toBe('day');
+  });
+
+  it("gives each key's and each account's spend, and budgets with the period's spend and reset time", async () => {
+    const log = (await reader.request('GET', `/api/accounts/${logAccount}/logs?limit=200`)).body.data as Array<{
+      keyId: string;
+      costUsd: number | null;
+    }>;
+    const spent = (keyId?: string) =>
+      log
+        .filter((row) => keyId === undefined || row.keyId === keyId)
+        .reduce((total, row) => total + (row.costUsd ?? 0), 0);
+    const keys = await reader.request('GET', `/api/accounts/${logAccount}/usage/keys`);
+    expect(keys.status).toBe(200);
+    expectDocumentedResponse('GET', '/api/accounts/:accountId/usage/keys', keys.body);
+    const alphaUsage = keys.body.keys.find((key: { keyId: string }) => key.keyId === alpha.id);
+    expect(alphaUsage).toMatchObject({ name: 'alpha', requests: log.filter((row) => row.keyId === alpha.id).length });
+    expect(alphaUsage.costUsd).toBeCloseTo(spent(alpha.id), 10);
+
+    const accounts = await admin.request('GET', '/api/usage/accounts?days=7');
+    expect(accounts.status).toBe(200);
+    expectDocumentedResponse('GET', '/api/usage/accounts', accounts.body);
+    const mine = accounts.body.accounts.find((account: { accountId: string }) => account.accountId === logAccount);
+    expect(mine).toMatchObject({ name: 'logs-co', requests: log.length, disabled: false });
+    expect(mine.costUsd).toBeCloseTo(spent(), 10);
+    expect((await reader.request('GET', '/api/usage/accounts')).status).toBe(403);
+
+    const overview = await admin.request('GET', '/api/usage?groupBy=account&bucket=day');
+    expectDocumentedResponse('GET', '/api/usage', overview.body);
+    const series = overview.body.series.find((item: { id: string }) => item.id === logAccount);
+    expect(series).toMatchObject({ name: 'logs-co', totals: { requests: log.length } });
+
+    const table = await reader.request(
+      'GET',
+      `/api/accounts/${logAccount}/usage/export?bucket=day&groupBy=key&format=csv`,
+    );
+    expect(table.status).toBe(200);
+    expect(table.headers.get('content-disposition')).toMatch(/filename="switchboard-usage-logs-co-.*\.csv"/);
+    const tableLines = String(table.body).trim().split('\n');
+    expect(tableLines[0]).toBe(
+      'start,group_id,group,requests,errors,cancelled,prompt_tokens,completion_tokens,total_tokens,cost_usd,latency_p50_ms,latency_p95_ms',
+    );
+    // Two keys, 31 days each (30 days back from now, widened to whole days).
+    expect(tableLines).toHaveLength(1 + 2 * 31);
+    const requestsColumn = tableLines.slice(1).reduce((total, line) => total + Number(line.split(',')[3]), 0);
+    expect(requestsColumn).toBe(log.length);
+    const everyone = await admin.request('GET', '/api/usage/export?groupBy=account&format=jsonl&bucket=day');
+    const mineLines = String(everyone.body)
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { groupId: string; requests: number })
+      .filter((line) => line.groupId === logAccount);
+    expect(mineLines.reduce((total, line) => total + line.requests, 0)).toBe(log.length);
+
+    expect(
+      (
+        await admin.request('PATCH', `/api/accounts/${logAccount}`, {
+          limits: { dailyBudgetUsd: 5, monthlyBudgetUsd: 50 },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await admin.request('PATCH', `/api/accounts/${logAccount}/keys/${beta.id}/limits`, { dailyBudgetUsd: 0.000001 }))
+        .status,
+    ).toBe(200);
+    const budgets = await reader.request('GET', `/api/accounts/${logAccount}/budgets`);
+    expect(budgets.status).toBe(200);
+    expectDocumentedResponse('GET', '/api/accounts/:accountId/budgets', budgets.body);
+    const dayEnd = new Date((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000).toISOString();
+    const [daily, monthly] = budgets.body.account.budgets;
+    expect(daily).toMatchObject({ period: 'day', limitUsd: 5, resetsAt: dayEnd, exceeded: false });
+    expect(daily.spentUsd).toBeCloseTo(spent(), 10);
+    expect(monthly).toMatchObject({ period: 'month', limitUsd: 50 });
+    const betaBudgets = budgets.body.keys.find((key: { keyId: string }) => key.keyId === beta.id);
+    expect(betaBudgets.budgets).toEqual([expect.objectContaining({ period: 'day', exceeded: spent(beta.id) > 0 })]);
+    expect(budgets.body.keys.find((key: { keyId: string }) => key.keyId === alpha.id).budgets).toEqual([]);
+    expect(budgets.body.atLimit).toContain('429');
   });
 
   it("aligns usage buckets to the viewer's time zone and widens the range to whole buckets", async () => {

@@ -115,6 +115,59 @@ describe('request-log retention', () => {
     expect(Math.max(...latencies)).toBeLessThan(2000);
   });
 
+  it('keeps the usage rollups past the raw rows, until rollup_retention', async () => {
+    const database = gateway.gateway.database;
+    const account = await database.db
+      .selectFrom('accounts')
+      .select('id')
+      .where('name', '=', 'acme')
+      .executeTakeFirstOrThrow();
+    const now = Date.now();
+    const hourOf = (time: number) => Math.floor(time / 3_600_000) * 3_600_000;
+    const recentOld = hourOf(now - 45 * day) + 10_000;
+    const veryOld = hourOf(now - 55 * day) + 10_000;
+    const write = createRequestLogBatchWriter(database);
+    await write(RowBatch.of(rows(300, recentOld, account.id)));
+    await write(RowBatch.of(rows(200, veryOld, account.id)));
+    const rolledUp = async (periodStart: number) => {
+      const row = await database.db
+        .selectFrom('usage_hourly')
+        .select((select) => select.fn.sum<number>('requests').as('requests'))
+        .where('account_id', '=', account.id)
+        .where('period_start', '=', periodStart)
+        .executeTakeFirst();
+      return Number(row?.requests ?? 0);
+    };
+    expect(await rolledUp(hourOf(recentOld))).toBe(300);
+    expect(await rolledUp(hourOf(veryOld))).toBe(200);
+
+    await applyRetention(
+      {
+        database,
+        logger: createLogger('silent'),
+        retentionMs: 30 * day,
+        rollupRetentionMs: 50 * day,
+        batchSize: 2000,
+      },
+      now,
+    );
+    const rawLeft = await database.db
+      .selectFrom('request_log')
+      .select((select) => select.fn.countAll<number>().as('n'))
+      .where('created_at', 'in', [recentOld, veryOld])
+      .executeTakeFirstOrThrow();
+    expect(Number(rawLeft.n)).toBe(0);
+    // The raw rows of 45 days ago are gone, their hour's usage is not; 55 days ago is past rollup_retention.
+    expect(await rolledUp(hourOf(recentOld))).toBe(300);
+    expect(await rolledUp(hourOf(veryOld))).toBe(0);
+    const daily = await database.db
+      .selectFrom('usage_daily')
+      .select((select) => select.fn.countAll<number>().as('n'))
+      .where('period_start', '<', now - 51 * day)
+      .executeTakeFirstOrThrow();
+    expect(Number(daily.n)).toBe(0);
+  });
+
   it.skipIf(testEngine !== 'postgres')(
     "creates the coming days' partitions so new rows never land in the default one",
     async () => {

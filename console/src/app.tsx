@@ -7,6 +7,7 @@ import { AdminAccountsPage } from './pages/admin-accounts.js';
 import { AdminUsersPage } from './pages/admin-users.js';
 import { InvitationPage } from './pages/invitation.js';
 import { KeysPage } from './pages/keys.js';
+import { LimitsPage } from './pages/limits.js';
 import { LogDetailPage } from './pages/log-detail.js';
 import { LogsPage } from './pages/logs.js';
 import { MembersPage } from './pages/members.js';
@@ -25,6 +26,7 @@ type Phase =
 export function App() {
   const location = useLocation();
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
+  const [lastAccountId, setLastAccountId] = useState<string>();
   const api = useMemo(() => createApi(() => setPhase({ name: 'signed-out' })), []);
 
   const enter = useCallback(
@@ -75,6 +77,8 @@ export function App() {
     api,
     session: phase.session,
     accounts: phase.accounts,
+    lastAccountId,
+    setLastAccountId,
     reloadAccounts: async () => {
       const accounts = await api.get<AccountView[]>('/accounts');
       setPhase((previous) => (previous.name === 'signed-in' ? { ...previous, accounts } : previous));
@@ -129,6 +133,13 @@ function Routes() {
         <UsagePage accountId={params.accountId ?? ''} query={query} />
       </AccountShell>
     );
+  params = accountRoute('/accounts/:accountId/limits');
+  if (params)
+    return (
+      <AccountShell accountId={params.accountId ?? ''} section="limits">
+        <LimitsPage accountId={params.accountId ?? ''} />
+      </AccountShell>
+    );
   params = accountRoute('/accounts/:accountId/models');
   if (params)
     return (
@@ -160,6 +171,12 @@ function Routes() {
       return (
         <Shell section="admin-users">
           <AdminUsersPage />
+        </Shell>
+      );
+    if (path === '/admin/usage')
+      return (
+        <Shell section="admin-usage">
+          <UsagePage query={query} />
         </Shell>
       );
     if (path === '/admin/logs')
@@ -201,17 +218,22 @@ type Section =
   | 'keys'
   | 'logs'
   | 'usage'
+  | 'limits'
   | 'models'
   | 'members'
   | 'settings'
   | 'admin-accounts'
   | 'admin-users'
   | 'admin-logs'
+  | 'admin-usage'
   | 'none';
 
 function AccountShell(props: { accountId: string; section: Section; children: ComponentChildren }) {
-  const { accounts } = useApp();
+  const { accounts, setLastAccountId } = useApp();
   const account = accounts.find((candidate) => candidate.id === props.accountId);
+  useEffect(() => {
+    if (account) setLastAccountId(account.id);
+  }, [account, setLastAccountId]);
   if (!account) {
     return (
       <Shell section="none">
@@ -230,13 +252,14 @@ function AccountShell(props: { accountId: string; section: Section; children: Co
 }
 
 function Shell(props: { section: Section; account?: AccountView; children: ComponentChildren }) {
-  const { session, accounts, signOut } = useApp();
+  const { session, accounts, signOut, lastAccountId } = useApp();
   const { account, section } = props;
   const [menuOpen, setMenuOpen] = useState(false);
   const { path } = useLocation();
   useEffect(() => setMenuOpen(false), [path]);
   const current = (name: Section) => (section === name ? ('page' as const) : undefined);
-  const selectedAccount = account ?? accounts[0];
+  // Outside an account's pages, the switcher and the sidebar both show the account last opened.
+  const selectedAccount = account ?? accounts.find((candidate) => candidate.id === lastAccountId) ?? accounts[0];
   return (
     <div class="shell">
       <a class="skip-link" href="#main">
@@ -251,14 +274,15 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
           <label class="account-switcher">
             <span class="visually-hidden">Account</span>
             <select
-              value={account?.id ?? ''}
+              value={selectedAccount?.id ?? ''}
               onChange={(event) => {
                 const id = event.currentTarget.value;
-                const keep = ['keys', 'logs', 'usage', 'models', 'members'].includes(section) ? section : 'keys';
+                const keep = ['keys', 'logs', 'usage', 'limits', 'models', 'members'].includes(section)
+                  ? section
+                  : 'keys';
                 if (id) navigate(`/accounts/${id}/${keep}`);
               }}
             >
-              {!account && <option value="">Choose an account…</option>}
               {accounts.map((candidate) => (
                 <option key={candidate.id} value={candidate.id}>
                   {candidate.name}
@@ -308,6 +332,11 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
                   </Link>
                 </li>
                 <li>
+                  <Link href={`/accounts/${selectedAccount.id}/limits`} aria-current={current('limits')}>
+                    Limits and budgets
+                  </Link>
+                </li>
+                <li>
                   <Link href={`/accounts/${selectedAccount.id}/models`} aria-current={current('models')}>
                     Models
                   </Link>
@@ -343,6 +372,11 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
                   </Link>
                 </li>
                 <li>
+                  <Link href="/admin/usage" aria-current={current('admin-usage')}>
+                    Usage, all accounts
+                  </Link>
+                </li>
+                <li>
                   <Link href="/admin/logs" aria-current={current('admin-logs')}>
                     Log, all accounts
                   </Link>
@@ -354,7 +388,8 @@ function Shell(props: { section: Section; account?: AccountView; children: Compo
         <main id="main" tabIndex={-1}>
           {account?.disabled && (
             <p class="banner" role="status">
-              This account is disabled: the operator has stopped all of its keys.
+              This account is disabled: the operator has stopped all of its keys, and no key can be created or rotated
+              until it is enabled again.
             </p>
           )}
           {props.children}

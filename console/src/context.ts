@@ -9,6 +9,9 @@ export interface AppState {
   /** The accounts the user may open (an admin: all). */
   accounts: AccountView[];
   reloadAccounts(): Promise<void>;
+  /** The account last opened: pages outside an account (settings, operator pages) keep showing it. */
+  lastAccountId: string | undefined;
+  setLastAccountId(id: string): void;
   signOut(): Promise<void>;
 }
 

@@ -15,6 +15,15 @@ const shortDateTime = new Intl.DateTimeFormat(undefined, {
   minute: '2-digit',
 });
 const dayOnly = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+const weekdayAndDay = new Intl.DateTimeFormat(undefined, { weekday: 'short', month: 'short', day: 'numeric' });
+const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dayAndTime = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
 const hourOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 const integer = new Intl.NumberFormat();
 const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
@@ -23,6 +32,22 @@ export const formatTime = (iso: string) => dateTime.format(new Date(iso));
 export const formatShortTime = (iso: string) => shortDateTime.format(new Date(iso));
 export const formatDay = (iso: string) => dayOnly.format(new Date(iso));
 export const formatHour = (iso: string) => hourOnly.format(new Date(iso));
+/** A whole day (a daily bucket): "Mon, 27 Oct", never with a midnight time. */
+export const formatWeekday = (iso: string) => weekdayAndDay.format(new Date(iso));
+/** A bucket's start as a row label: the day for daily buckets, day and hour for hourly ones. */
+export const formatBucket = (iso: string, bucket: 'hour' | 'day') =>
+  bucket === 'day' ? formatWeekday(iso) : formatShortTime(iso);
+
+/**
+ * A log row's time, as short as stays unambiguous: the time alone today, day and time this year, else in full (the
+ * exact time is in the cell's tooltip). Keeps the log's first column narrow enough for every column to fit.
+ */
+export function formatCompactTime(iso: string, now = new Date()): string {
+  const date = new Date(iso);
+  if (date.toDateString() === now.toDateString()) return timeOfDay.format(date);
+  if (date.getFullYear() === now.getFullYear()) return dayAndTime.format(date);
+  return dateTime.format(date);
+}
 export const formatInteger = (value: number) => integer.format(value);
 export const formatCompact = (value: number) =>
   Math.abs(value) < 10_000 ? integer.format(value) : compact.format(value);
@@ -33,11 +58,25 @@ export function formatMs(value: number | null | undefined): string {
   return `${(value / 1000).toFixed(value < 10_000 ? 2 : 1)} s`;
 }
 
-export function formatCost(value: number | null | undefined): string {
+/**
+ * A cost in US dollars. `outcome`, for one request: a failed or cancelled request with no cost recorded cost nothing,
+ * so it reads "$0" whatever its status class; only a success without a price configured reads "–" (unknown).
+ */
+export function formatCost(value: number | null | undefined, outcome?: string): string {
+  if ((value === null || value === undefined) && outcome !== undefined && outcome !== 'success') return '$0';
   if (value === null || value === undefined) return '–';
   if (value === 0) return '$0';
+  if (value < 0.000_001) return '< $0.000001';
   if (value < 0.01) return `$${value.toFixed(6)}`;
   return `$${value.toFixed(value < 100 ? 4 : 2)}`;
+}
+
+/** Dollars on a chart's axis: as few digits as tell the steps apart. */
+export function formatCostAxis(value: number): string {
+  if (value === 0) return '$0';
+  if (value >= 100) return `$${Math.round(value)}`;
+  if (value >= 0.01) return `$${value.toFixed(2)}`;
+  return `$${Number(value.toPrecision(2))}`;
 }
 
 /** "3 minutes ago", "in 2 days": for last-used and expiry columns (the exact time goes in a tooltip). */
@@ -62,9 +101,26 @@ export function formatRelative(iso: string | null, now = Date.now()): string {
 /** The path a client called, for each endpoint name the request log records (see /api's `endpoint` filter). */
 export const endpointPaths: Record<string, string> = {
   chat_completions: '/v1/chat/completions',
+  completions: '/v1/completions',
+  embeddings: '/v1/embeddings',
+  responses: '/v1/responses',
+  responses_retrieve: 'GET /v1/responses/{id}',
+  responses_delete: 'DELETE /v1/responses/{id}',
+  responses_input_items: '/v1/responses/{id}/input_items',
+  messages: '/v1/messages',
+  count_tokens: '/v1/messages/count_tokens',
   models: '/v1/models',
   model: '/v1/models/{id}',
+  messages: '/v1/messages',
+  count_tokens: '/v1/messages/count_tokens',
+  responses: '/v1/responses',
+  responses_retrieve: 'GET /v1/responses/{id}',
+  responses_delete: 'DELETE /v1/responses/{id}',
+  responses_input_items: '/v1/responses/{id}/input_items',
 };
+
+/** Endpoints that run a model (their latency is a model's); the others answer from the gateway itself. */
+export const inferenceEndpoints = new Set(['chat_completions', 'completions', 'embeddings', 'responses', 'messages']);
 
 /** An endpoint as the console shows it: its path when known, else its name; rows logged before it was kept: –. */
 export const formatEndpoint = (endpoint: string | null) =>

@@ -1,13 +1,17 @@
 /** The API's response types, inferred from the server's own zod schemas so the two cannot disagree. */
 export type {
+  AccountsUsageView,
   AccountView,
   AdminModelView,
   ApiKeyView,
+  BudgetsView,
+  BudgetView,
   CreatedInvitationView,
   CreatedKeyView,
   CreatedManagementTokenView,
   InvitationPreviewView,
   InvitationView,
+  KeysUsageView,
   LogDetailView,
   LogEntryView,
   LogPage,

@@ -6,6 +6,7 @@ import { keysCommand } from './keys.js';
 import { logsCommand } from './logs.js';
 import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
+import { usageCommand } from './usage.js';
 import { usersCommand } from './users.js';
 
 export function buildProgram(): Command {
@@ -19,7 +20,8 @@ export function buildProgram(): Command {
     .addCommand(logsCommand())
     .addCommand(usersCommand())
     .addCommand(configCommand())
-    .addCommand(modelsCommand());
+    .addCommand(modelsCommand())
+    .addCommand(usageCommand());
 }
 
 export async function runCli(argv: readonly string[]): Promise<void> {

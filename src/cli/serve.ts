@@ -9,6 +9,7 @@ import { IpcLimiter } from '../limits/ipc-limiter.js';
 import type { Logger } from '../observability/logger.js';
 import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
+import { installTestClock } from '../startup/test-clock.js';
 import { type CommonOptions, withCommonOptions } from './context.js';
 import { bootstrapFirstRun, clientBaseUrl, firstRunBanner, writeFirstKeyFile } from './first-run.js';
 
@@ -77,6 +78,7 @@ export function serveCommand(): Command {
       .option('--port <port>', 'port to listen on (overrides server.port)', portOption)
       .option('--workers <n>', 'processes sharing the port (default 1; up to one per core helps)', workersOption),
   ).action(async (options: ServeOptions) => {
+    installTestClock();
     const { config, file } = loadConfig({
       file: options.config,
       overrides: { host: options.host, port: options.port, dataDir: options.dataDir },

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/schema.js';
 import { openDatabase } from '../db/connect.js';
-import { sumSpend } from '../db/repositories/request-log.js';
+import { sumSpend } from '../db/repositories/usage.js';
 import { serveLimiter } from '../limits/ipc-limiter.js';
 import { MemoryLimiter } from '../limits/memory-limiter.js';
 import type { Logger } from '../observability/logger.js';

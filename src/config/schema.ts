@@ -120,6 +120,9 @@ const keysSchema = z
     changePollIntervalMs: keys.change_poll_interval,
   }));
 
+/** Rollups are kept for 400 days by default: a year-on-year comparison, at a few hundred bytes per key, model, hour. */
+const defaultRollupRetentionMs = 400 * 86_400_000;
+
 const requestLogSchema = z
   .strictObject({
     batch_size: z.number().int().min(1).max(5000).default(500),
@@ -132,6 +135,15 @@ const requestLogSchema = z
     retention_interval: duration.default(3_600_000),
     /** Rows deleted per statement; small batches keep every statement short so requests are never stalled. */
     retention_batch_size: z.number().int().min(100).max(100_000).default(2000),
+    /**
+     * Usage rollups (hourly and daily sums that usage reports read) older than this are deleted; 0 keeps them. They
+     * are a few hundred bytes per account, key, model and hour, so they can outlive the raw rows by far.
+     */
+    rollup_retention: duration.optional(),
+  })
+  .refine((log) => !log.rollup_retention || log.retention === 0 || log.rollup_retention >= log.retention, {
+    message: 'rollup_retention must be 0 (keep) or at least retention: usage is read from the rollups',
+    path: ['rollup_retention'],
   })
   .transform((log) => ({
     batchSize: log.batch_size,
@@ -140,6 +152,9 @@ const requestLogSchema = z
     retentionMs: log.retention,
     retentionIntervalMs: log.retention_interval,
     retentionBatchSize: log.retention_batch_size,
+    // While every raw row is kept, so are their rollups: usage must cover what the log shows.
+    rollupRetentionMs:
+      log.retention === 0 ? 0 : (log.rollup_retention ?? Math.max(defaultRollupRetentionMs, log.retention)),
   }));
 
 const limitsSchema = z
@@ -199,6 +214,11 @@ const redisSchema = z
     key_prefix: z.string().default('switchboard:'),
     /** A Redis command slower than this counts as Redis being unavailable. */
     command_timeout: duration.default(500),
+    /**
+     * A concurrency slot taken in Redis is renewed by its node while the request runs and expires this long after the
+     * node stops renewing it (the node died), so a killed node's slots come back by themselves.
+     */
+    concurrency_lease_ttl: duration.refine((ms) => ms >= 1000, 'must be at least 1s').default(30_000),
     on_unavailable: z
       .strictObject({
         /** local: this node's own counters; allow: no rate limits; deny: refuse with 503. */
@@ -212,6 +232,7 @@ const redisSchema = z
     url: redis.url,
     keyPrefix: redis.key_prefix,
     commandTimeoutMs: redis.command_timeout,
+    concurrencyLeaseTtlMs: redis.concurrency_lease_ttl,
     onUnavailable: { rateLimits: redis.on_unavailable.rate_limits, budgets: redis.on_unavailable.budgets },
   }));
 

@@ -99,6 +99,61 @@ export interface RequestLogTable {
   endpoint: string | null;
 }
 
+/**
+ * A usage rollup row (usage_hourly, usage_daily; layout in usage-rollup-layout.ts): the sums of the log rows of one
+ * account, period, key, model, endpoint and provider. `model` is '' for requests that named none, `endpoint` and
+ * `provider` '' where the log has none. lat_N counts the timed requests in latency bucket N.
+ */
+export interface UsageRollupTable {
+  account_id: string;
+  period_start: number;
+  key_id: string;
+  model: string;
+  endpoint: string;
+  provider: string;
+  requests: number;
+  errors: number;
+  cancelled: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  /** Successful model calls, the only requests counted in latency figures. */
+  latency_count: number;
+  latency_sum_ms: number;
+  lat_0: number;
+  lat_1: number;
+  lat_2: number;
+  lat_3: number;
+  lat_4: number;
+  lat_5: number;
+  lat_6: number;
+  lat_7: number;
+  lat_8: number;
+  lat_9: number;
+  lat_10: number;
+  lat_11: number;
+  lat_12: number;
+  lat_13: number;
+  lat_14: number;
+  lat_15: number;
+  lat_16: number;
+  lat_17: number;
+  lat_18: number;
+  lat_19: number;
+  lat_20: number;
+  lat_21: number;
+  lat_22: number;
+  lat_23: number;
+  lat_24: number;
+  lat_25: number;
+  lat_26: number;
+  lat_27: number;
+  lat_28: number;
+  lat_29: number;
+  lat_30: number;
+}
+
 /** A person who signs in to the console (account holders and operators). */
 export interface UsersTable {
   id: string;
@@ -201,6 +256,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   access_changes: AccessChangesTable;
   request_log: RequestLogTable;
+  usage_hourly: UsageRollupTable;
+  usage_daily: UsageRollupTable;
   users: UsersTable;
   memberships: MembershipsTable;
   sessions: SessionsTable;

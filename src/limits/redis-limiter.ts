@@ -19,7 +19,7 @@ import {
   type WindowState,
 } from './limiter.js';
 import type { MemoryLimiter, SpendLoader } from './memory-limiter.js';
-import { admitScript, settleScript } from './redis-scripts.js';
+import { admitScript, renewLeaseScript, settleScript } from './redis-scripts.js';
 import { hasAnyLimit, type LimitSettings } from './settings.js';
 
 /**
@@ -40,13 +40,14 @@ export interface RedisLimiterOptions {
   onUnavailable: { rateLimits: FallbackPolicy; budgets: FallbackPolicy };
   logger: Logger;
   onFallback?: (kind: 'rate_limits' | 'budgets', policy: FallbackPolicy) => void;
-  /** How long a concurrency slot survives a node that died without releasing it. */
+  /** How long a concurrency slot survives a node that died without releasing it (renewed while its request runs). */
   leaseTtlMs?: number;
 }
 
 type RedisWithScripts = Redis & {
   switchboardAdmit(keys: number, ...args: Array<string | number>): Promise<Array<string | number>>;
   switchboardSettle(keys: number, ...args: Array<string | number>): Promise<number>;
+  switchboardRenewLease(keys: number, ...args: Array<string | number>): Promise<number>;
 };
 
 const rateFields = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests'] as const;
@@ -61,12 +62,30 @@ function without(limits: LimitSettings, fields: ReadonlyArray<keyof LimitSetting
 export class RedisLimiter implements Limiter {
   private readonly redis: RedisWithScripts;
   private readonly leaseTtlMs: number;
+  /**
+   * Concurrency leases of this node's requests still running (lease -> its sets): renewed every third of the TTL, so
+   * a long stream keeps its slot while the slots of a node that died expire within one TTL.
+   */
+  private readonly liveLeases = new Map<string, string[]>();
+  private readonly renewal: NodeJS.Timeout;
 
   constructor(private readonly options: RedisLimiterOptions) {
     this.redis = options.redis as RedisWithScripts;
     this.redis.defineCommand('switchboardAdmit', { lua: admitScript });
     this.redis.defineCommand('switchboardSettle', { lua: settleScript });
-    this.leaseTtlMs = options.leaseTtlMs ?? 15 * 60_000;
+    this.redis.defineCommand('switchboardRenewLease', { lua: renewLeaseScript });
+    this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
+    this.renewal = setInterval(() => this.renewLeases(), Math.max(250, Math.floor(this.leaseTtlMs / 3)));
+    this.renewal.unref();
+  }
+
+  private renewLeases(): void {
+    for (const [lease, keys] of this.liveLeases) {
+      this.redis.switchboardRenewLease(keys.length, ...keys, lease, this.leaseTtlMs).catch((error: unknown) => {
+        // Redis unreachable: the next renewal tries again; a lease that expires meanwhile frees its slot early.
+        this.options.logger.debug({ err: error }, 'could not renew a concurrency lease');
+      });
+    }
   }
 
   private keysFor(partition: string, subject: LimitSubject, day: string, month: string): string[] {
@@ -213,12 +232,17 @@ export class RedisLimiter implements Limiter {
           resetMs,
         });
     });
+    const leaseKeys = request.subjects
+      .filter((subject) => subject.limits.concurrentRequests !== null)
+      .map((subject) => this.keysFor(request.partition, subject, periods.day, periods.month)[2] as string);
+    if (leaseKeys.length > 0) this.liveLeases.set(lease, leaseKeys);
     let settled = false;
     return {
       headers: rateLimitHeaders(requestsState, tokensState),
       settle: (actual) => {
         if (settled) return;
         settled = true;
+        this.liveLeases.delete(lease);
         const keys: string[] = [];
         const flags: string[] = [];
         for (const subject of request.subjects) {
@@ -278,6 +302,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.renewal);
     await this.options.local.close();
   }
 }

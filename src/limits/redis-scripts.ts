@@ -127,3 +127,21 @@ for index = 0, subjects - 1 do
 end
 return 1
 `;
+
+/**
+ * Keeps the concurrency leases of requests still running alive: moves the lease's expiry (in each subject's set) to
+ * now + ttl, only where it is still there (XX), and keeps the set itself from expiring before it.
+ */
+export const renewLeaseScript = `
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local lease = ARGV[1]
+local ttl = tonumber(ARGV[2])
+for index = 1, #KEYS do
+  if redis.call('ZSCORE', KEYS[index], lease) then
+    redis.call('ZADD', KEYS[index], 'XX', nowMs + ttl, lease)
+    if redis.call('PTTL', KEYS[index]) < ttl then redis.call('PEXPIRE', KEYS[index], ttl) end
+  end
+end
+return 1
+`;

@@ -1,5 +1,7 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { EventLoopLag } from './event-loop-lag.js';
 import { HotCounter, HotHistogram } from './hot-metrics.js';
+import { registerProcessMetrics } from './process-metrics.js';
 
 /**
  * Prometheus metrics, one registry per running gateway (never the global default registry, so tests and several
@@ -8,6 +10,8 @@ import { HotCounter, HotHistogram } from './hot-metrics.js';
  */
 export interface Metrics {
   registry: Registry;
+  /** Told of every request that arrives: the event-loop lag is sampled only while there are some. */
+  eventLoopLag: EventLoopLag;
   /** One finished data-plane request: counted by route, status and model, timed by route and stream. */
   recordRequest(route: string, status: number, model: string, stream: boolean, seconds: number): void;
   /** Labels: route, status, model (see hot-metrics.ts for why these four are not prom-client's own). */
@@ -52,8 +56,8 @@ export interface MetricsSources {
 
 export function createMetrics(options: MetricsSources): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
-  const metrics = buildMetrics(registry, options);
+  const eventLoopLag = registerProcessMetrics(registry, 'switchboard_process_', () => options.inFlight() > 0);
+  const metrics = buildMetrics(registry, eventLoopLag, options);
   metrics.recordRequest = (route, status, model, stream, seconds) => {
     metrics.requests.inc(1, route, String(status), model);
     metrics.requestDuration.observe(seconds, route, stream ? 'true' : 'false');
@@ -61,9 +65,10 @@ export function createMetrics(options: MetricsSources): Metrics {
   return metrics;
 }
 
-function buildMetrics(registry: Registry, options: MetricsSources): Metrics {
+function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: MetricsSources): Metrics {
   return {
     registry,
+    eventLoopLag,
     recordRequest: () => {},
     requests: new HotCounter('switchboard_requests_total', 'Data-plane requests by route, HTTP status and model', [
       'route',

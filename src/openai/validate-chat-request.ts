@@ -1,95 +1,24 @@
-import { apiError } from '../errors/api-error.js';
-import type { ErrorCode } from '../errors/error-codes.js';
 import type { ChatCompletionRequest } from './types.js';
+import {
+  checkEnum,
+  checkLogitBias,
+  checkStop,
+  fail,
+  isObject,
+  optionalBoolean,
+  optionalInteger,
+  optionalNumber,
+  optionalString,
+  present,
+  requireModelBody,
+  wrongType,
+} from './validation-helpers.js';
 
 /**
  * Hot-path validation of a chat-completions request against the wire contract (§1). Only what the contract
  * constrains is checked; unknown optional fields are kept and passed on. Messages and codes follow OpenAI's own,
  * and every error names the offending parameter in `param` (e.g. `messages[2].content`).
  */
-
-type JsonObject = Record<string, unknown>;
-
-function fail(message: string, param: string | null, code: ErrorCode): never {
-  throw apiError(code, message, { param });
-}
-
-function describeType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a decimal';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'boolean') return 'a boolean';
-  return `a ${typeof value}`;
-}
-
-function wrongType(param: string, expected: string, value: unknown): never {
-  fail(
-    `Invalid type for '${param}': expected ${expected}, but got ${describeType(value)} instead.`,
-    param,
-    'invalid_type',
-  );
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Optional fields may be absent or null (the SPEC marks most of them nullable). */
-function present(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
-
-function checkNumber(body: JsonObject, field: string, min: number, max: number): void {
-  const value = body[field];
-  if (!present(value)) return;
-  if (typeof value !== 'number' || !Number.isFinite(value)) wrongType(field, 'a decimal', value);
-  checkRange(field, value, min, max, 'decimal');
-}
-
-function checkInteger(body: JsonObject, field: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
-  const value = body[field];
-  if (!present(value)) return;
-  if (typeof value !== 'number' || !Number.isInteger(value)) wrongType(field, 'an integer', value);
-  checkRange(field, value, min, max, 'integer');
-}
-
-/** OpenAI's own wording and codes for an out-of-range number (`decimal_above_max_value`, …). */
-function checkRange(field: string, value: number, min: number, max: number, kind: 'decimal' | 'integer'): void {
-  if (value > max) {
-    fail(
-      `Invalid '${field}': ${kind} above maximum value. Expected a value <= ${max}, but got ${value} instead.`,
-      field,
-      `${kind}_above_max_value`,
-    );
-  }
-  if (value < min) {
-    fail(
-      `Invalid '${field}': ${kind} below minimum value. Expected a value >= ${min}, but got ${value} instead.`,
-      field,
-      `${kind}_below_min_value`,
-    );
-  }
-}
-
-function checkBoolean(body: JsonObject, field: string): void {
-  const value = body[field];
-  if (present(value) && typeof value !== 'boolean') wrongType(field, 'a boolean', value);
-}
-
-function checkString(body: JsonObject, field: string, param: string): void {
-  const value = body[field];
-  if (present(value) && typeof value !== 'string') wrongType(param, 'a string', value);
-}
-
-function checkEnum(value: unknown, allowed: readonly string[], param: string): void {
-  if (typeof value !== 'string' || !allowed.includes(value)) {
-    const list = allowed.map((item) => `'${item}'`);
-    const spoken = list.length > 1 ? `${list.slice(0, -1).join(', ')}, and ${list.at(-1)}` : (list[0] ?? '');
-    const shown = typeof value === 'string' ? `'${value.slice(0, 64)}'` : describeType(value);
-    fail(`Invalid value: ${shown}. Supported values are: ${spoken}.`, param, 'invalid_value');
-  }
-}
 
 const roles = ['system', 'assistant', 'user', 'function', 'tool', 'developer'] as const;
 const userPartTypes = ['text', 'image_url', 'input_audio', 'file'] as const;
@@ -299,44 +228,9 @@ function checkResponseFormat(format: unknown): void {
   }
 }
 
-function checkStop(stop: unknown): void {
-  if (!present(stop) || typeof stop === 'string') return;
-  if (!Array.isArray(stop)) wrongType('stop', 'one of a string or array of strings', stop);
-  if (stop.length > 4) {
-    fail(
-      `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${stop.length} instead.`,
-      'stop',
-      'array_above_max_length',
-    );
-  }
-  stop.forEach((item, index) => {
-    if (typeof item !== 'string') wrongType(`stop[${index}]`, 'a string', item);
-  });
-}
-
-function checkLogitBias(bias: unknown): void {
-  if (!present(bias)) return;
-  if (!isObject(bias)) wrongType('logit_bias', 'an object', bias);
-  for (const [token, value] of Object.entries(bias)) {
-    if (typeof value !== 'number' || value < -100 || value > 100) {
-      fail(
-        `Invalid 'logit_bias': the value for token ${token.slice(0, 16)} must be a number from -100 to 100.`,
-        'logit_bias',
-        'invalid_value',
-      );
-    }
-  }
-}
-
 /** Validates a parsed request body; returns it typed. Throws a 400 ApiError naming the parameter. */
 export function validateChatRequest(body: unknown): ChatCompletionRequest {
-  if (!isObject(body)) {
-    fail(`The request body must be a JSON object, but got ${describeType(body)}.`, null, 'invalid_type');
-  }
-  if (body.model === undefined || body.model === null)
-    fail("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
-  if (typeof body.model !== 'string') wrongType('model', 'a string', body.model);
-  if (body.model.length === 0) fail("Invalid 'model': empty string. Expected a model name.", 'model', 'invalid_value');
+  requireModelBody(body);
   const messages = body.messages;
   if (messages === undefined || messages === null)
     fail("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
@@ -350,15 +244,15 @@ export function validateChatRequest(body: unknown): ChatCompletionRequest {
   }
   for (let index = 0; index < messages.length; index++) checkMessage(messages[index], index);
 
-  checkNumber(body, 'temperature', 0, 2);
-  checkNumber(body, 'top_p', 0, 1);
-  checkInteger(body, 'n', 1, 128);
-  checkNumber(body, 'presence_penalty', -2, 2);
-  checkNumber(body, 'frequency_penalty', -2, 2);
-  checkInteger(body, 'max_tokens', 1);
-  checkInteger(body, 'max_completion_tokens', 1);
-  checkBoolean(body, 'logprobs');
-  checkInteger(body, 'top_logprobs', 0, 20);
+  optionalNumber(body, 'temperature', 0, 2);
+  optionalNumber(body, 'top_p', 0, 1);
+  optionalInteger(body, 'n', 1, 128);
+  optionalNumber(body, 'presence_penalty', -2, 2);
+  optionalNumber(body, 'frequency_penalty', -2, 2);
+  optionalInteger(body, 'max_tokens', 1);
+  optionalInteger(body, 'max_completion_tokens', 1);
+  optionalBoolean(body, 'logprobs', 'logprobs');
+  optionalInteger(body, 'top_logprobs', 0, 20);
   if (present(body.top_logprobs) && body.logprobs !== true) {
     fail(
       "Invalid 'top_logprobs': 'logprobs' must be set to true when 'top_logprobs' is used.",
@@ -366,13 +260,13 @@ export function validateChatRequest(body: unknown): ChatCompletionRequest {
       'invalid_value',
     );
   }
-  checkInteger(body, 'seed', Number.MIN_SAFE_INTEGER);
+  optionalInteger(body, 'seed', Number.MIN_SAFE_INTEGER);
   checkLogitBias(body.logit_bias);
   checkStop(body.stop);
-  checkBoolean(body, 'stream');
-  checkBoolean(body, 'parallel_tool_calls');
-  checkBoolean(body, 'store');
-  checkString(body, 'user', 'user');
+  optionalBoolean(body, 'stream', 'stream');
+  optionalBoolean(body, 'parallel_tool_calls', 'parallel_tool_calls');
+  optionalBoolean(body, 'store', 'store');
+  optionalString(body, 'user', 'user');
   if (present(body.stream_options)) {
     if (!isObject(body.stream_options)) wrongType('stream_options', 'an object', body.stream_options);
     if (body.stream !== true) {
@@ -382,7 +276,7 @@ export function validateChatRequest(body: unknown): ChatCompletionRequest {
         'invalid_value',
       );
     }
-    checkBoolean(body.stream_options, 'include_usage');
+    optionalBoolean(body.stream_options, 'include_usage', 'include_usage');
   }
   if (present(body.tools)) checkTools(body.tools);
   if (present(body.tool_choice)) checkToolChoice(body.tool_choice);

@@ -64,6 +64,8 @@ export interface ForwardCall {
   body: string | Buffer;
   /** Protocol headers of the client's to pass on (e.g. anthropic-version, anthropic-beta). */
   headers: Readonly<Record<string, string>>;
+  /** A query string for the upstream path, without `?` (the Anthropic SDKs' `beta=true` marker). */
+  query?: string;
   stream: boolean;
   model: ModelConfig;
   timeouts: UpstreamTimeouts;
@@ -135,6 +137,8 @@ export interface Provider {
   completeText?(call: TextCompletionCall): Promise<TextCompletionResult>;
   /** A streamed legacy text completion; settles once the upstream accepted the request, like `stream`. */
   streamText?(call: TextCompletionCall): Promise<TextStreamItems>;
+  /** The tokens of a chat request's prompt, counted by the model's own tokenizer (the local model); absent: none. */
+  countPromptTokens?(request: ChatCompletionRequest): Promise<number>;
   /** The APIs this provider can forward requests to unchanged (see ForwardCall); absent: none. */
   readonly forwards?: readonly ForwardedApi[];
   /**
@@ -142,6 +146,8 @@ export interface Provider {
    * throws the provider's error in the gateway's shape.
    */
   forward?(call: ForwardCall): Promise<UpstreamResponse>;
+  /** A forwarded request whose 2xx answer is read whole (JSON), in one exchange; errors as for `forward`. */
+  forwardWhole?(call: ForwardCall): Promise<Buffer>;
   /** Slots in use and requests waiting, for providers with a fixed capacity (local models); absent otherwise. */
   load?(): { slots: number; busy: number; waiting: number } | undefined;
   /** Prepares what the first request would otherwise wait for (e.g. loading a local model); never throws. */

@@ -1,8 +1,27 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { touchLastUsed } from '../db/repositories/api-keys.js';
+import { rollupUpsertSql } from '../db/repositories/usage-rollups.js';
 import type { Database } from '../db/schema.js';
+import { rollupTables } from '../db/usage-rollup-layout.js';
 import { cellValue, lastUseByKey, type RowBatchMessage, textSlot } from './row-batch.js';
 import { columnIsText, requestLogColumns } from './row-layout.js';
+import { coarserRollup, hourlyRollup, type RollupRow, rollupParameterCount, rollupParameters } from './usage-rollup.js';
+
+/** Rollup rows per upsert: far below PostgreSQL's 65,535 parameters. */
+const rollupRowsPerUpsert = 500;
+
+/** Adds rollup rows to `table` (the upsert adds to rows already there), in primary-key order. */
+async function upsertRollups(db: Kysely<Database>, table: string, rows: readonly RollupRow[]): Promise<void> {
+  for (let first = 0; first < rows.length; first += rollupRowsPerUpsert) {
+    const chunk = rows.slice(first, first + rollupRowsPerUpsert);
+    const parameters: unknown[] = new Array(chunk.length * rollupParameterCount);
+    let at = 0;
+    for (const row of chunk) at = rollupParameters(row, parameters, at);
+    let index = 0;
+    const text = rollupUpsertSql(table, chunk.length).replace(/\?/g, () => `$${++index}`);
+    await db.executeQuery(CompiledQuery.raw(text, parameters));
+  }
+}
 
 /**
  * A request-log batch on PostgreSQL: one `INSERT … SELECT * FROM unnest($1::text[], $2::int8[], …)` with one array
@@ -58,11 +77,14 @@ function arrayLiterals(batch: RowBatchMessage): string[] {
   return literals;
 }
 
-/** Inserts the batch and moves its keys' last-used times, in one transaction. */
+/** Inserts the batch, moves its keys' last-used times and adds it to the usage rollups, in one transaction. */
 export async function writeRowBatchPostgres(db: Kysely<Database>, batch: RowBatchMessage): Promise<void> {
   const parameters = arrayLiterals(batch).map((literal, position) => sql`${literal}${arrayTypes[position]}`);
   await db.transaction().execute(async (transaction) => {
     await sql`${insertStart}${sql.join(parameters)})`.execute(transaction);
     for (const [keyId, at] of lastUseByKey(batch)) await touchLastUsed(transaction, keyId, at);
+    const hourly = hourlyRollup(batch);
+    await upsertRollups(transaction, rollupTables.hour, hourly);
+    await upsertRollups(transaction, rollupTables.day, coarserRollup(hourly, 'day'));
   });
 }

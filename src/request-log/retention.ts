@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { deleteExpiredResponses } from '../db/repositories/responses.js';
 import type { Database } from '../db/schema.js';
+import { rollupPeriodMs, rollupTables } from '../db/usage-rollup-layout.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -25,12 +26,15 @@ export interface RetentionOptions {
   retentionMs: number;
   intervalMs: number;
   batchSize: number;
+  /** Usage rollups whose whole period is older than this are deleted too; 0 or absent keeps them. */
+  rollupRetentionMs?: number;
   /** When set, each run also deletes expired stored `/v1/responses` answers, this many per statement. */
   responsesBatchSize?: number;
 }
 
 export interface RetentionResult {
   deletedRows: number;
+  deletedRollupRows: number;
   droppedPartitions: number;
   freedPages: number;
 }
@@ -78,14 +82,42 @@ async function deleteInBatches(
   }
 }
 
+/**
+ * Deletes the rollup rows whose whole period ended before the cutoff, one period at a time from the oldest, so each
+ * statement stays short (an hour of rollups is a few thousand rows at most).
+ */
+async function deleteOldRollups(db: Kysely<Database>, cutoff: number): Promise<number> {
+  let deleted = 0;
+  for (const period of ['hour', 'day'] as const) {
+    const table = rollupTables[period];
+    const size = rollupPeriodMs[period];
+    for (;;) {
+      const oldest = await db
+        .selectFrom(table)
+        .select((select) => select.fn.min('period_start').as('oldest'))
+        .executeTakeFirst();
+      if (oldest?.oldest === null || oldest?.oldest === undefined) break;
+      const before = Math.min(Number(oldest.oldest) + size, cutoff - size + 1);
+      if (before <= Number(oldest.oldest)) break;
+      const result = await db.deleteFrom(table).where('period_start', '<', before).executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+      await pause();
+    }
+  }
+  return deleted;
+}
+
 export async function applyRetention(
   options: Omit<RetentionOptions, 'intervalMs'>,
   now = Date.now(),
 ): Promise<RetentionResult> {
   const { database, retentionMs, batchSize } = options;
-  const result: RetentionResult = { deletedRows: 0, droppedPartitions: 0, freedPages: 0 };
+  const result: RetentionResult = { deletedRows: 0, deletedRollupRows: 0, droppedPartitions: 0, freedPages: 0 };
   const db = database.db;
   if (database.dialect === 'postgres') await ensurePartitions(db, now, options.logger);
+  if ((options.rollupRetentionMs ?? 0) > 0) {
+    result.deletedRollupRows = await deleteOldRollups(db, now - (options.rollupRetentionMs ?? 0));
+  }
   if (retentionMs <= 0) return result;
   const cutoff = now - retentionMs;
 
@@ -146,8 +178,12 @@ export class RetentionJob {
   private async runOnce(): Promise<void> {
     try {
       const result = await applyRetention(this.options);
-      if (result.deletedRows > 0 || result.droppedPartitions > 0) {
+      if (result.deletedRows > 0 || result.droppedPartitions > 0 || result.deletedRollupRows > 0) {
         this.options.logger.info(result, 'request-log retention removed old rows');
+      } else {
+        // Seen with logging.level debug: that the job runs on its schedule even when it has nothing to remove, and
+        // in which process (with `serve --workers`, one worker runs it).
+        this.options.logger.debug({ ...result, pid: process.pid }, 'request-log retention ran');
       }
     } catch (error) {
       this.options.logger.warn({ err: error }, 'request-log retention failed; it runs again at the next interval');

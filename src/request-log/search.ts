@@ -26,6 +26,14 @@ export interface RequestLogFilter {
   model?: string | undefined;
   /** The data-plane endpoint (chat_completions, models…). */
   endpoint?: string | undefined;
+  /** The provider entry that served the request (or the last one tried). */
+  provider?: string | undefined;
+  /** Requests made with keys of this environment (the key's `environment`). */
+  keyEnvironment?: string | undefined;
+  /** Requests that took at least this long, ms. */
+  minLatencyMs?: number | undefined;
+  /** The one request with this x-request-id. */
+  requestId?: string | undefined;
   status?: StatusClass | undefined;
   /** Inclusive lower bound, ms. */
   from?: number | undefined;
@@ -60,6 +68,19 @@ export function applyRequestLogFilter<Output>(
   if (filter.keyId !== undefined) select = select.where('key_id', '=', filter.keyId);
   if (filter.model !== undefined) select = select.where('model', '=', filter.model);
   if (filter.endpoint !== undefined) select = select.where('endpoint', '=', filter.endpoint);
+  if (filter.provider !== undefined) select = select.where('provider', '=', filter.provider);
+  if (filter.requestId !== undefined) select = select.where('request_id', '=', filter.requestId);
+  if (filter.minLatencyMs !== undefined) select = select.where('latency_ms', '>=', filter.minLatencyMs);
+  const environment = filter.keyEnvironment;
+  if (environment !== undefined) {
+    // The environment is the key's, not the row's: the account's keys of that environment (a handful of ids).
+    const accountId = filter.accountId;
+    select = select.where('key_id', 'in', (keys) => {
+      let ids = keys.selectFrom('api_keys').select('api_keys.id').where('api_keys.environment', '=', environment);
+      if (accountId !== undefined) ids = ids.where('api_keys.account_id', '=', accountId);
+      return ids;
+    });
+  }
   switch (filter.status) {
     case undefined:
       break;

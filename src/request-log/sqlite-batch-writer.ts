@@ -1,11 +1,14 @@
 import type SqliteDatabase from 'better-sqlite3';
+import { rollupUpsertSql } from '../db/repositories/usage-rollups.js';
+import { rollupTables } from '../db/usage-rollup-layout.js';
 import { cellValue, lastUseByKey, type RowBatchMessage } from './row-batch.js';
 import { accountIdPlace, keyIdPlace, requestLogColumns, textColumnCount } from './row-layout.js';
+import { coarserRollup, hourlyRollup, rollupParameterCount, rollupParameters } from './usage-rollup.js';
 
 /**
  * A request-log batch on SQLite, in one transaction: the rows grouped by account, inserted through statements
  * prepared once (`rowsPerInsert` rows per statement, the remainder one by one), then each key's last use moved
- * forward. The SQLite thread (sqlite-worker-thread.ts) writes with it on its own connection, and the main thread on
+ * forward, and the usage rollups (usage-rollup.ts) moved with them. The SQLite thread (sqlite-worker-thread.ts) writes with it on its own connection, and the main thread on
  * the server's connection when that thread has died. Why each choice: docs/performance.md#the-request-log-store.
  */
 
@@ -24,13 +27,16 @@ function insertSql(rows: number): string {
 const touchLastUsedSql =
   'update api_keys set last_used_at = ? where id = ? and (last_used_at is null or last_used_at < ?)';
 
-/** Writes a batch: inserts its rows and moves its keys' last-used times, in one transaction. */
+/** Writes a batch: inserts its rows, moves its keys' last-used times and adds it to the rollups, in one transaction. */
 export type SqliteBatchWriter = (batch: RowBatchMessage) => void;
 
 export function createSqliteBatchWriter(connection: SqliteDatabase.Database): SqliteBatchWriter {
   const insertOne = connection.prepare<unknown[]>(insertSql(1));
   const insertMany = connection.prepare<unknown[]>(insertSql(rowsPerInsert));
   const touch = connection.prepare<unknown[]>(touchLastUsedSql);
+  const upsertHourly = connection.prepare<unknown[]>(rollupUpsertSql(rollupTables.hour, 1));
+  const upsertDaily = connection.prepare<unknown[]>(rollupUpsertSql(rollupTables.day, 1));
+  const rollupArguments: unknown[] = new Array(rollupParameterCount).fill(null);
   // The statements' arguments, reused from batch to batch and passed spread: better-sqlite3 then binds each argument
   // directly instead of reading an array's elements one by one.
   const manyArguments: unknown[] = new Array(columnCount * rowsPerInsert).fill(null);
@@ -47,6 +53,15 @@ export function createSqliteBatchWriter(connection: SqliteDatabase.Database): Sq
       insertOne.run(...oneArguments);
     }
     for (const [keyId, at] of lastUseByKey(batch)) touch.run(at, keyId, at);
+    const hourly = hourlyRollup(batch);
+    for (const row of hourly) {
+      rollupParameters(row, rollupArguments, 0);
+      upsertHourly.run(...rollupArguments);
+    }
+    for (const row of coarserRollup(hourly, 'day')) {
+      rollupParameters(row, rollupArguments, 0);
+      upsertDaily.run(...rollupArguments);
+    }
   });
 }
 

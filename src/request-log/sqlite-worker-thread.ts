@@ -7,8 +7,9 @@ import { createSqliteBatchWriter, type SqliteBatchWriter } from './sqlite-batch-
 /**
  * The code of the SQLite worker thread (started by sqlite-worker.ts; bundled as an entry of its own). It has its own
  * connection to the database file and does the two kinds of writes that would otherwise stall the event loop:
- * request-log batches (sqlite-batch-writer.ts) and WAL checkpoints, a PASSIVE one every second and a TRUNCATE one
- * every minute (automatic checkpoints are off on both connections, so no commit pays for one).
+ * request-log batches (sqlite-batch-writer.ts) and WAL checkpoints: a PASSIVE one each second something was written,
+ * a TRUNCATE one every 60th and once the writes stop (automatic checkpoints are off on both connections, so no commit
+ * pays for one).
  */
 
 /** What the thread is started with. */
@@ -49,13 +50,36 @@ function runThread(port: NonNullable<typeof parentPort>, data: SqliteThreadData)
   let checkpoints = 0;
   const post = (reply: SqliteThreadReply) => port.postMessage(reply);
 
+  // Checkpoints only after something was written (by this thread, or by another connection: data_version), and one
+  // TRUNCATE when the writes stop, which gives the -wal's space back: from then on an idle server touches no file (a
+  // checkpoint with nothing to copy still takes locks, and a TRUNCATE sets the -wal's time and invalidates every
+  // other connection's page cache).
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  let lastDataVersion = dataVersion.get();
+  let wroteSinceCheckpoint = false;
+  let walToTruncate = false;
+  const checkpoint = (mode: 'PASSIVE' | 'TRUNCATE') => {
+    const [result] = database.pragma(`wal_checkpoint(${mode})`) as Array<{
+      busy: number;
+      log: number;
+      checkpointed: number;
+    }>;
+    // Frames a reader still needed are copied at the next tick.
+    if (result && (result.busy !== 0 || result.checkpointed < result.log)) wroteSinceCheckpoint = true;
+    walToTruncate = mode === 'PASSIVE';
+  };
   const timer = setInterval(() => {
     try {
-      // PASSIVE never waits for readers or writers; the periodic TRUNCATE also resets the -wal file's size.
+      const version = dataVersion.get();
+      if (!wroteSinceCheckpoint && version === lastDataVersion) {
+        if (walToTruncate) checkpoint('TRUNCATE');
+        return;
+      }
+      wroteSinceCheckpoint = false;
+      lastDataVersion = version;
+      // PASSIVE never waits for readers or writers; a TRUNCATE now and then also resets the -wal under steady writes.
       checkpoints++;
-      database.pragma(
-        checkpoints % checkpointsPerTruncate === 0 ? 'wal_checkpoint(TRUNCATE)' : 'wal_checkpoint(PASSIVE)',
-      );
+      checkpoint(checkpoints % checkpointsPerTruncate === 0 ? 'TRUNCATE' : 'PASSIVE');
     } catch (error) {
       post({ type: 'checkpoint-failed', error: messageOf(error) });
     }
@@ -67,6 +91,7 @@ function runThread(port: NonNullable<typeof parentPort>, data: SqliteThreadData)
         try {
           write ??= createSqliteBatchWriter(database);
           write(request.batch);
+          wroteSinceCheckpoint = true;
           post({ type: 'written', id: request.id });
         } catch (error) {
           post({ type: 'failed', id: request.id, error: messageOf(error), code: codeOf(error) });

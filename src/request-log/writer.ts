@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DatabaseHandle } from '../db/connect.js';
+import { requestIdsPresent } from '../db/repositories/request-log.js';
 import type { Logger } from '../observability/logger.js';
 import { createRequestLogBatchWriter, type RequestLogBatchWriter } from './batch-writer.js';
 import { RowBatch } from './row-batch.js';
@@ -9,7 +10,7 @@ import type { SqliteWorker } from './sqlite-worker.js';
 
 /**
  * Where request-log rows are written. Requests enqueue and never wait for the database: a batch is written when it
- * reaches batchSize or every flushInterval, in one transaction that also records each key's last use. A failed
+ * reaches batchSize, and no row waits longer than flushInterval, in one transaction that also records each key's last use. A failed
  * write keeps its rows and is retried with backoff. When the queue is full, new requests wait for room
  * (backpressure) instead of rows being dropped. At shutdown whatever cannot be written in time is spilled to a file
  * in the data directory and written at the next start: nothing accepted is lost.
@@ -51,6 +52,7 @@ export class RequestLogWriter {
    */
   private owed = 0;
   private closed = false;
+  private started = false;
   private readonly writeRows: RequestLogBatchWriter;
 
   constructor(private readonly options: RequestLogWriterOptions) {
@@ -62,8 +64,22 @@ export class RequestLogWriter {
     return this.queued;
   }
 
+  /**
+   * From now on rows are written at most flushInterval after they were queued. The timer runs only while rows wait:
+   * an idle server has none to wake up for.
+   */
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMs);
+    this.started = true;
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (!this.started || this.closed || this.timer !== undefined || this.queued === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // Rows left (a failed write, or rows that arrived during it) get the next interval.
+      void this.flush().finally(() => this.scheduleFlush());
+    }, this.options.flushIntervalMs);
     this.timer.unref();
   }
 
@@ -75,6 +91,7 @@ export class RequestLogWriter {
     }
     open.append(row);
     this.queued++;
+    if (this.timer === undefined) this.scheduleFlush();
     if (open.full && !this.flushing) {
       // Under load only full batches are written: each batch costs a commit whatever its size, so a few rows at a
       // time cost several times as much per row. What is left goes at the next interval (or at flush()).
@@ -196,7 +213,11 @@ export class RequestLogWriter {
     return this.writeRows(RowBatch.of(rows));
   }
 
-  /** Writes rows spilled by an earlier shutdown; files are removed only once their rows are in the database. */
+  /**
+   * Writes rows spilled by an earlier shutdown; files are removed only once their rows are in the database. A process
+   * killed between writing a file's rows and removing it leaves the file behind: rows already in the log (same request
+   * id) are skipped, so the next start writes nothing twice.
+   */
   async recoverSpills(): Promise<number> {
     let recovered = 0;
     let files: string[];
@@ -212,7 +233,13 @@ export class RequestLogWriter {
         .filter((line) => line.trim().length > 0)
         .map((line) => JSON.parse(line) as RequestLogInsert);
       for (let start = 0; start < rows.length; start += this.options.batchSize) {
-        await this.writeBatch(rows.slice(start, start + this.options.batchSize));
+        const chunk = rows.slice(start, start + this.options.batchSize);
+        const written = await requestIdsPresent(
+          this.options.database.db,
+          chunk.map((row) => row.request_id),
+        );
+        const missing = chunk.filter((row) => !written.has(row.request_id));
+        if (missing.length > 0) await this.writeBatch(missing);
       }
       unlinkSync(fullPath);
       recovered += rows.length;
@@ -226,7 +253,8 @@ export class RequestLogWriter {
   async close(deadline: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     while (this.queued > 0 && Date.now() < deadline) {
       this.nextAttemptAt = 0;
       await this.flush();

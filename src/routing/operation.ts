@@ -1,5 +1,6 @@
 import type { ModelCapability } from '../config/schema.js';
 import type { ApiError } from '../errors/api-error.js';
+import type { DeploymentCall } from '../providers/provider.js';
 import type { CancelSignal } from '../server/cancellation.js';
 import type { Deployment, Route } from './router.js';
 
@@ -32,4 +33,14 @@ export interface PreparedCall<Result> {
   /** Parameters left out for this deployment (announced in x-switchboard-dropped-parameters). */
   dropped: readonly string[];
   send(): Promise<Result>;
+}
+
+/** What every provider call takes from its deployment and its attempt: the model served, timeouts, cancellation. */
+export function deploymentCall(deployment: Deployment, context: AttemptContext): DeploymentCall {
+  return {
+    model: deployment.model,
+    timeouts: deployment.timeouts,
+    signal: context.signal,
+    ...(context.accountId === undefined ? {} : { accountId: context.accountId }),
+  };
 }

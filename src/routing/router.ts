@@ -49,6 +49,10 @@ function deploymentOf(
       provider: deployment.provider,
       upstreamModel: deployment.upstreamModel,
       pricing: deployment.pricing,
+      // How /v1/responses reaches this deployment: the model's setting, else its provider's.
+      ...(model.responsesApi === undefined && providerConfig.type === 'openai'
+        ? { responsesApi: providerConfig.responsesApi }
+        : {}),
     },
     timeouts: {
       connectMs: overrides?.connectMs ?? providerTimeouts.connectMs,

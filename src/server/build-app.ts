@@ -49,6 +49,14 @@ function isDataPlane(url: string | undefined): boolean {
 }
 
 /**
+ * Scrapes and health checks: not traffic. Counted, they would keep the event-loop lag sampled (event-loop-lag.ts)
+ * under every Prometheus and load balancer.
+ */
+function isProbe(url: string | undefined): boolean {
+  return url === '/metrics' || url === '/healthz' || url === '/readyz';
+}
+
+/**
  * Requests so malformed that Node's HTTP parser rejects them (bad header bytes, oversized headers, a body that
  * never finishes) still get the OpenAI error body, with a JSON content type and a request id, instead of Node's
  * bare "400 Bad Request".
@@ -103,6 +111,7 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
           connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(requestTimeout / 8))),
         },
         (request: IncomingMessage, response: ServerResponse) => {
+          if (!isProbe(request.url)) metrics.eventLoopLag.noteActivity();
           if (isDataPlane(request.url)) {
             if (http.v1BodyTimeoutMs < requestTimeout) {
               enforceBodyDeadline(request, response, http.v1BodyTimeoutMs, () => requestIds.next());

@@ -1,8 +1,9 @@
-import { AccessChangeFeed } from '../access/change-feed.js';
+import { AccessChangeFeed, sqliteLatestChangeId } from '../access/change-feed.js';
 import type { ModelCatalog } from '../access/policy.js';
 import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
+import { ResponseStore } from '../api/v1/responses/response-store.js';
 import type { Config } from '../config/schema.js';
-import { sumSpend } from '../db/repositories/request-log.js';
+import { sumSpend } from '../db/repositories/usage.js';
 import { Authenticator } from '../keys/authenticate.js';
 import type { Limiter } from '../limits/limiter.js';
 import { MemoryLimiter, type SpendLoader } from '../limits/memory-limiter.js';
@@ -76,6 +77,7 @@ function buildLimiter(
     loadSpend,
     local,
     onUnavailable: config.redis.onUnavailable,
+    leaseTtlMs: config.redis.concurrencyLeaseTtlMs,
     logger,
     onFallback: (kind, policy) => metrics.limiterFallbacks.inc({ kind, policy }),
   });
@@ -139,6 +141,7 @@ export async function buildDataPlane(
     pollIntervalMs: config.keys.changePollIntervalMs,
     subscriber: redis?.subscriber,
     keyPrefix: config.redis.keyPrefix,
+    latestChangeId: storage.database.sqlite ? sqliteLatestChangeId(storage.database.sqlite) : undefined,
     onChange: () => authenticator.invalidateAll(),
   });
   await changeFeed.start();
@@ -146,8 +149,20 @@ export async function buildDataPlane(
   const limiter = buildLimiter(config, storage, logger, metrics, redis, limiterOfPrimary);
   lifetime.add('limiter', limiter, (limits) => limits.close());
 
+  // Stored responses are written in batches like the log, and the last ones at shutdown (before the database closes).
+  const responses = new ResponseStore({
+    db: storage.database.db,
+    logger,
+    batchSize: config.requestLog.batchSize,
+    flushIntervalMs: config.requestLog.flushIntervalMs,
+    maxQueue: config.requestLog.maxQueue,
+  });
+  responses.start();
+  lifetime.add('stored responses', responses, (store) => store.close());
+
   await registry.warmUp();
   const dataPlane = createDataPlane({
+    responses,
     config,
     catalog,
     authenticator,

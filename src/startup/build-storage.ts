@@ -60,6 +60,7 @@ export async function buildStorage(
     database,
     logger,
     retentionMs: config.requestLog.retentionMs,
+    rollupRetentionMs: config.requestLog.rollupRetentionMs,
     intervalMs: config.requestLog.retentionIntervalMs,
     batchSize: config.requestLog.retentionBatchSize,
     responsesBatchSize: config.responses.retentionBatchSize,

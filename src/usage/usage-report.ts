@@ -1,17 +1,16 @@
 import type { Kysely } from 'kysely';
-import { type UsageGroupBy, type UsageGroupRow, usageGroups } from '../db/repositories/usage.js';
+import { type UsageGroupBy, type UsageSums, usageRollupGroups } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
+import { latencyBucketBounds, latencyBucketCount, type RollupPeriod } from '../db/usage-rollup-layout.js';
 
 /**
- * Usage reports (the console's Usage page): requests, errors, tokens, cost and latency p50/p95 per hour or day, for
- * a whole account or per key or model. Computed from the request log itself, so every count equals the number of
- * log rows the log API returns for the same range, and percentiles are exact (nearest rank over successful requests).
+ * Usage reports (the console's Usage page and the operator's overview): requests, errors, tokens, cost and latency
+ * p50/p95 per hour or day, for a whole account or per key, model, endpoint or provider. Read from the usage rollups,
+ * which equal the request log's rows (counts, tokens and cost are exact); latency percentiles come from each rollup
+ * row's histogram and are exact to within their bucket (latencyBucketBounds), over successful model calls only.
  *
- * The range is read in time slices, yielding to the event loop between them: with the embedded SQLite driver a
- * query runs on the main thread, and one query over a million rows would stall every request the server is serving
- * for seconds. Slices adapt to the log's density (a few thousand groups each), so a stall stays in the tens of
- * milliseconds whether the account logs ten requests a day or a million. Slices need not follow bucket boundaries:
- * rows of one bucket read in two slices are merged.
+ * Day buckets in UTC read the daily rollups; local days and hours read the hourly ones (an hour belongs to the day it
+ * starts in, so in a time zone offset by a half hour, days start at local 00:30).
  */
 
 export interface UsageTotals {
@@ -30,17 +29,27 @@ export interface UsagePoint extends UsageTotals {
   start: string;
 }
 
+export interface UsageSeries {
+  id: string | null;
+  name: string | null;
+  /** A name unique among the series (a key's display suffix added where two keys share a name). */
+  label: string;
+  totals: UsageTotals;
+  points: UsagePoint[];
+}
+
 export interface UsageReport {
   from: string;
   to: string;
   bucket: 'hour' | 'day';
   groupBy: UsageGroupBy;
   totals: UsageTotals;
-  series: Array<{ id: string | null; name: string | null; totals: UsageTotals; points: UsagePoint[] }>;
+  series: UsageSeries[];
 }
 
 export interface UsageReportRequest {
-  accountId: string;
+  /** Absent for the operator's view across accounts. */
+  accountId?: string | undefined;
   /** Bucket numbers (whole buckets since the epoch, local time): the first one included and the first one not. */
   firstBucket: number;
   endBucket: number;
@@ -50,21 +59,23 @@ export interface UsageReportRequest {
 }
 
 export const bucketSizes = { hour: 3_600_000, day: 86_400_000 } as const;
-/** Slice widths: start at two hours, then halve or double to keep each query's result near the target. */
-const firstSliceMs = 2 * 3_600_000;
-const smallestSliceMs = 60_000;
-const largestSliceMs = 7 * 86_400_000;
-const targetGroupsPerSlice = 1_000;
 
-/** Latency value -> number of successful requests with it. */
-type Histogram = Map<number, number>;
-
-interface Accumulator {
-  totals: UsageTotals;
-  latencies: Histogram;
+/** What a group is called: the names of keys and accounts, labels for the empty values. */
+export type GroupNames = (groupBy: UsageGroupBy, ids: readonly string[]) => Promise<Map<string, GroupName>>;
+export interface GroupName {
+  name: string;
+  /** Told apart by it when names collide (a key's display form). */
+  detail?: string;
 }
 
-function emptyTotals(): UsageTotals {
+/** Labels of a rollup's empty values: requests that named no model, rows without an endpoint or provider. */
+const emptyLabels: Partial<Record<UsageGroupBy, string>> = {
+  model: '(no model)',
+  endpoint: '(unknown endpoint)',
+  provider: '(no provider)',
+};
+
+function emptySums(): UsageSums {
   return {
     requests: 0,
     errors: 0,
@@ -73,97 +84,117 @@ function emptyTotals(): UsageTotals {
     completionTokens: 0,
     totalTokens: 0,
     costUsd: 0,
-    latencyP50Ms: null,
-    latencyP95Ms: null,
+    latencyCount: 0,
+    latencySumMs: 0,
+    latencyHistogram: new Array(latencyBucketCount).fill(0),
   };
 }
 
-function accumulator(): Accumulator {
-  return { totals: emptyTotals(), latencies: new Map() };
+function add(into: UsageSums, row: UsageSums): void {
+  into.requests += row.requests;
+  into.errors += row.errors;
+  into.cancelled += row.cancelled;
+  into.promptTokens += row.promptTokens;
+  into.completionTokens += row.completionTokens;
+  into.totalTokens += row.totalTokens;
+  into.costUsd += row.costUsd;
+  into.latencyCount += row.latencyCount;
+  into.latencySumMs += row.latencySumMs;
+  for (let index = 0; index < latencyBucketCount; index++) {
+    into.latencyHistogram[index] = (into.latencyHistogram[index] as number) + (row.latencyHistogram[index] as number);
+  }
 }
 
-function add(into: Accumulator, row: UsageGroupRow): void {
-  const totals = into.totals;
-  totals.requests += row.requests;
-  if (row.outcome === 'error') totals.errors += row.requests;
-  if (row.outcome === 'cancelled') totals.cancelled += row.requests;
-  totals.promptTokens += row.promptTokens;
-  totals.completionTokens += row.completionTokens;
-  totals.totalTokens += row.totalTokens;
-  totals.costUsd += row.costUsd;
-  if (row.outcome === 'success')
-    into.latencies.set(row.latencyMs, (into.latencies.get(row.latencyMs) ?? 0) + row.requests);
-}
-
-/** Nearest rank: the p-th percentile of n sorted values is the value at position ceil(p * n / 100). */
-export function percentilesOf(histogram: Histogram, percentiles: readonly number[]): Array<number | null> {
-  const values = [...histogram.entries()].sort((first, second) => first[0] - second[0]);
-  const count = values.reduce((sum, [, times]) => sum + times, 0);
-  if (count === 0) return percentiles.map(() => null);
-  return percentiles.map((percentile) => {
-    const rank = Math.max(1, Math.ceil((percentile / 100) * count));
-    let seen = 0;
-    for (const [value, times] of values) {
-      seen += times;
-      if (seen >= rank) return value;
+/**
+ * The p-th percentile (nearest rank) read from a latency histogram: the bucket holding the rank, and within it a
+ * linear interpolation between its bounds by the rank's position among the bucket's requests. The open-ended last
+ * bucket reports its lower bound.
+ */
+export function histogramPercentile(histogram: readonly number[], percentile: number): number | null {
+  const count = histogram.reduce((sum, times) => sum + times, 0);
+  if (count === 0) return null;
+  const rank = Math.max(1, Math.ceil((percentile / 100) * count));
+  let seen = 0;
+  for (let index = 0; index < histogram.length; index++) {
+    const inBucket = histogram[index] as number;
+    if (seen + inBucket >= rank) {
+      const lower = index === 0 ? 0 : (latencyBucketBounds[index - 1] as number);
+      const upper = latencyBucketBounds[index];
+      if (upper === undefined) return lower;
+      return Math.round(lower + ((upper - lower) * (rank - seen)) / inBucket);
     }
-    return values.at(-1)?.[0] ?? null;
-  });
+    seen += inBucket;
+  }
+  return latencyBucketBounds.at(-1) ?? null;
 }
 
-function finish(accumulated: Accumulator): UsageTotals {
-  const [p50, p95] = percentilesOf(accumulated.latencies, [50, 95]);
-  return { ...accumulated.totals, latencyP50Ms: p50 ?? null, latencyP95Ms: p95 ?? null };
+function finish(sums: UsageSums): UsageTotals {
+  return {
+    requests: sums.requests,
+    errors: sums.errors,
+    cancelled: sums.cancelled,
+    promptTokens: sums.promptTokens,
+    completionTokens: sums.completionTokens,
+    totalTokens: sums.totalTokens,
+    costUsd: sums.costUsd,
+    latencyP50Ms: histogramPercentile(sums.latencyHistogram, 50),
+    latencyP95Ms: histogramPercentile(sums.latencyHistogram, 95),
+  };
 }
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+const emptyTotals = (): UsageTotals => finish(emptySums());
 
-export async function buildUsageReport(db: Kysely<Database>, request: UsageReportRequest): Promise<UsageReport> {
+export async function buildUsageReport(
+  db: Kysely<Database>,
+  request: UsageReportRequest,
+  names?: GroupNames,
+): Promise<UsageReport> {
   const bucketMs = bucketSizes[request.bucket];
   const offsetMs = request.offsetMinutes * 60_000;
   const startOf = (bucket: number) => bucket * bucketMs - offsetMs;
-  const grouped = request.groupBy !== 'none';
+  const period: RollupPeriod = request.bucket === 'day' && offsetMs === 0 ? 'day' : 'hour';
+  const rows = await usageRollupGroups(db, {
+    accountId: request.accountId,
+    period,
+    from: startOf(request.firstBucket),
+    to: startOf(request.endBucket),
+    bucketMs,
+    offsetMs,
+    groupBy: request.groupBy,
+  });
 
-  const overall = accumulator();
-  const perSeries = new Map<
-    string,
-    { id: string | null; name: string | null; whole: Accumulator; buckets: Map<number, Accumulator> }
-  >();
-  if (!grouped) perSeries.set('', { id: null, name: null, whole: accumulator(), buckets: new Map() });
-
-  const rangeEnd = startOf(request.endBucket);
-  let sliceMs = firstSliceMs;
-  for (let sliceStart = startOf(request.firstBucket); sliceStart < rangeEnd; ) {
-    const sliceEnd = Math.min(rangeEnd, sliceStart + sliceMs);
-    const rows = await usageGroups(db, {
-      accountId: request.accountId,
-      from: sliceStart,
-      to: sliceEnd,
-      bucketMs,
-      offsetMinutes: request.offsetMinutes,
-      groupBy: request.groupBy,
-    });
-    for (const row of rows) {
-      add(overall, row);
-      const key = row.groupId ?? '';
-      let series = perSeries.get(key);
-      if (!series) {
-        series = { id: row.groupId, name: row.groupName ?? row.groupId, whole: accumulator(), buckets: new Map() };
-        perSeries.set(key, series);
-      }
-      if (row.groupName !== null) series.name = row.groupName;
-      add(series.whole, row);
-      let inBucket = series.buckets.get(row.bucket);
-      if (!inBucket) {
-        inBucket = accumulator();
-        series.buckets.set(row.bucket, inBucket);
-      }
-      add(inBucket, row);
+  const overall = emptySums();
+  const perSeries = new Map<string | null, { whole: UsageSums; buckets: Map<number, UsageSums> }>();
+  for (const row of rows) {
+    add(overall, row);
+    let series = perSeries.get(row.groupId);
+    if (!series) {
+      series = { whole: emptySums(), buckets: new Map() };
+      perSeries.set(row.groupId, series);
     }
-    sliceStart = sliceEnd;
-    if (rows.length > targetGroupsPerSlice * 2) sliceMs = Math.max(smallestSliceMs, sliceMs / 2);
-    else if (rows.length < targetGroupsPerSlice / 2) sliceMs = Math.min(largestSliceMs, sliceMs * 2);
-    if (sliceStart < rangeEnd) await yieldToEventLoop();
+    add(series.whole, row);
+    const bucket = row.bucket ?? request.firstBucket;
+    let inBucket = series.buckets.get(bucket);
+    if (!inBucket) {
+      inBucket = emptySums();
+      series.buckets.set(bucket, inBucket);
+    }
+    add(inBucket, row);
+  }
+  if (request.groupBy === 'none' && perSeries.size === 0)
+    perSeries.set(null, { whole: emptySums(), buckets: new Map() });
+
+  const ids = [...perSeries.keys()].filter((id): id is string => id !== null && id !== '');
+  const named = names && ids.length > 0 ? await names(request.groupBy, ids) : new Map<string, GroupName>();
+  const nameOf = (id: string | null): GroupName | null => {
+    if (id === null) return null;
+    if (id === '') return { name: emptyLabels[request.groupBy] ?? '(none)' };
+    return named.get(id) ?? { name: id };
+  };
+  const nameCounts = new Map<string, number>();
+  for (const id of perSeries.keys()) {
+    const name = nameOf(id)?.name;
+    if (name !== undefined) nameCounts.set(name, (nameCounts.get(name) ?? 0) + 1);
   }
 
   return {
@@ -172,18 +203,19 @@ export async function buildUsageReport(db: Kysely<Database>, request: UsageRepor
     bucket: request.bucket,
     groupBy: request.groupBy,
     totals: finish(overall),
-    series: [...perSeries.values()]
-      .sort((first, second) => second.whole.totals.requests - first.whole.totals.requests)
-      .map((series) => {
+    series: [...perSeries.entries()]
+      .sort(([, first], [, second]) => second.whole.requests - first.whole.requests)
+      .map(([id, series]) => {
         const points: UsagePoint[] = [];
         for (let bucket = request.firstBucket; bucket < request.endBucket; bucket++) {
-          const accumulated = series.buckets.get(bucket);
-          points.push({
-            start: new Date(startOf(bucket)).toISOString(),
-            ...(accumulated ? finish(accumulated) : emptyTotals()),
-          });
+          const sums = series.buckets.get(bucket);
+          points.push({ start: new Date(startOf(bucket)).toISOString(), ...(sums ? finish(sums) : emptyTotals()) });
         }
-        return { id: series.id, name: series.name, totals: finish(series.whole), points };
+        const name = nameOf(id);
+        const collides = name !== null && (nameCounts.get(name.name) ?? 0) > 1;
+        const label =
+          name === null ? 'All requests' : collides && name.detail ? `${name.name} (${name.detail})` : name.name;
+        return { id, name: name?.name ?? null, label, totals: finish(series.whole), points };
       }),
   };
 }

@@ -24,8 +24,9 @@ function adminUrl(): string {
   return url;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  if (testEngine === 'sqlite') return { url: undefined, env: {}, drop: async () => {} };
+/** A fresh database of `engine` (default: the project's engine, see testEngine). */
+export async function createTestDatabase(engine: 'sqlite' | 'postgres' = testEngine): Promise<TestDatabase> {
+  if (engine === 'sqlite') return { url: undefined, env: {}, drop: async () => {} };
   const name = `sbtest_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();

@@ -8,7 +8,7 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * anthropic-sdk-python types and the streaming guide describe it: named SSE events (message_start,
  * content_block_start/delta/stop, ping, message_delta, message_stop, error), tool_use blocks with input_json_delta,
  * usage with cache read/write tokens, and the error body `{"type":"error","error":{type,message}}`. Like the real API
- * it refuses what it would refuse, so translation and pass-through mistakes show up as failures: no
+ * it refuses what it would refuse, so translation and pass-through mistakes show up as failures: no (dated)
  * `anthropic-version`, no (or, when the mock was given one, the wrong) `x-api-key`, no `max_tokens`, a `system` role
  * inside messages, empty content (but in a final assistant turn), a tool_use without its tool_result right after, a
  * tool_result that answers no tool_use of the turn before, tool results after other content of their turn, tools
@@ -20,7 +20,8 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * `tools` calls get_weather, then answers from the tool result; `thinking` answers with the recorded answer of
  * test/fixtures/messages/native-thinking.{json,sse} byte for byte (thinking with a signature, redacted thinking, text,
  * a tool call, cache usage), for pass-through tests; `error-NNN`, `hang`, `reset`, `midstream-error`,
- * `midstream-reset`, `overloaded-first` (an overloaded_error before any content) misbehave on purpose.
+ * `midstream-reset`, `overloaded-first` (an overloaded_error before any content), `slow-stream` (50 deltas 100 ms
+ * apart) misbehave on purpose.
  * `POST /v1/messages/count_tokens` answers `{"input_tokens": N}` (a quarter of the prompt's JSON length).
  */
 
@@ -309,8 +310,9 @@ export async function startMockAnthropicUpstream(
     if (request.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')) {
       return sendJson(response, 404, errorBody('not_found_error', `Not found: ${request.path}`));
     }
+    // Any dated version: the newest SDKs send theirs (2026-10-21), older clients 2023-06-01.
     const version = request.headers['anthropic-version'];
-    if (version !== '2023-06-01' && version !== '2023-01-01') {
+    if (typeof version !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(version)) {
       return sendJson(response, 400, errorBody('invalid_request_error', 'anthropic-version: header is required'));
     }
     const key = request.headers['x-api-key'];
@@ -351,6 +353,17 @@ export async function startMockAnthropicUpstream(
         return stream(response, model, body, answer, { failAfter: 2, failure: 'error-event', delayMs: 20 });
       case 'midstream-reset':
         return stream(response, model, body, answer, { failAfter: 2, failure: 'reset', delayMs: 20 });
+      case 'slow-stream':
+        // 50 pieces, 100 ms apart: long enough for disconnect tests.
+        return stream(
+          response,
+          model,
+          body,
+          { text: Array.from({ length: 50 }, (_, index) => `w${index} `).join('') },
+          {
+            delayMs: 100,
+          },
+        );
       default:
         if (streaming) return stream(response, model, body, answer);
         return sendJson(response, 200, message(model, body, answer), { 'request-id': 'req_mock_anthropic' });

@@ -12,6 +12,8 @@ export interface RecordedRequest {
   headers: IncomingMessage['headers'];
   // biome-ignore lint/suspicious/noExplicitAny: request bodies are arbitrary JSON that tests walk freely
   body: Record<string, any>;
+  /** The body's bytes as received (pass-through tests compare them). */
+  raw?: Buffer;
   /** Set when the gateway closed the connection before the response was complete. */
   aborted: boolean;
 }
@@ -30,17 +32,19 @@ export async function startMockServer(handle: RequestHandler): Promise<MockServe
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
+      const raw = Buffer.concat(chunks);
       let body: Record<string, unknown> = {};
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+        body = JSON.parse(raw.toString('utf8') || '{}');
       } catch {
-        body = { unparseable: Buffer.concat(chunks).toString('utf8') };
+        body = { unparseable: raw.toString('utf8') };
       }
       const recorded: RecordedRequest = {
         method: incoming.method ?? '',
         path: incoming.url ?? '',
         headers: incoming.headers,
         body,
+        raw,
         aborted: false,
       };
       requests.push(recorded);

@@ -1,16 +1,28 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { switchboardBin, switchboardLauncher } from './cli.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { parseConfig } from '../../src/config/loader.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { runCliJson, switchboardBin, switchboardLauncher } from './cli.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { waitFor } from './wait.js';
 
 /** A real `switchboard serve` process, started with --json so its URL can be read from stdout. */
 export interface ServeProcess {
   process: ChildProcess;
   url: string;
-  /** Everything it printed (JSON log lines). */
+  pid: number;
+  /** Everything it printed (JSON log lines on stdout, then stderr), appended as it arrives. */
   output: string[];
+  /** Resolves with the exit code (null when a signal ended it) once the process has exited. */
   exited: Promise<number | null>;
+  /** Sends `signal` (default SIGTERM) and resolves with the exit code once it has exited. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** Starts `serve --config <file> --json` and resolves once it announces that it listens. */
 export async function startServeProcess(
   configFile: string,
   env: Record<string, string> = {},
@@ -23,8 +35,14 @@ export async function startServeProcess(
     ? [switchboardLauncher, args]
     : [process.execPath, [switchboardBin, ...args]];
   const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  running.add(child);
   const output: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -42,11 +60,106 @@ export async function startServeProcess(
   return {
     process: child,
     url,
+    pid: child.pid as number,
     output,
     exited,
     stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };
+}
+
+/** Processes started here and not yet exited, so that `killStrayServes` can end what a failed test left behind. */
+const running = new Set<ChildProcess>();
+const ownDirectories = new Set<string>();
+const ownDatabases = new Set<TestDatabase>();
+
+export interface ServeOptions {
+  /**
+   * The configuration, shaped like the YAML file (snake_case sections). `server.port` (0) and `server.data_dir` (a
+   * fresh temporary directory) are filled in; `database.url` comes from `database` unless given here.
+   */
+  config?: Record<string, unknown>;
+  /** Start on the files of prepareServe or of an earlier process instead (same configuration and data directory). */
+  reuse?: ServeFiles;
+  /** The database: default a fresh one of the project's engine (SQLite in the data directory, or PostgreSQL). */
+  database?: TestDatabase;
+  /** Extra environment for the process. */
+  env?: Record<string, string>;
+  /** Extra command-line arguments (e.g. ['--workers', '2']). */
+  args?: string[];
+  /** Wait until /readyz answers 200 (default true; false when a dependency is meant to be down at start). */
+  ready?: boolean;
+}
+
+/** The files a `serve` process runs on: written by prepareServe, reused by startServe({ reuse }). */
+export interface ServeFiles {
+  configFile: string;
+  dataDir: string;
+  /** postgres:// URL of its database, undefined on SQLite. */
+  databaseUrl: string | undefined;
+  /** Runs `switchboard <args> --config <its file> --json` and returns the parsed output. */
+  cli<T = unknown>(...args: string[]): Promise<T>;
+}
+
+/** A started `serve` process with the files it runs on. */
+export interface Served extends ServeProcess, ServeFiles {
+  /** Sends SIGKILL and resolves once the process is gone. */
+  kill(): Promise<number | null>;
+}
+
+/**
+ * Writes the configuration file of ServeOptions.config into a fresh data directory, without starting anything (so
+ * accounts and keys can be created before the server starts: a change made while it runs clears its key cache).
+ */
+export async function prepareServe(options: Pick<ServeOptions, 'config' | 'database'> = {}): Promise<ServeFiles> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-serve-'));
+  ownDirectories.add(dataDir);
+  const database = options.database ?? (await createTestDatabase());
+  if (!options.database) ownDatabases.add(database);
+  const raw: Record<string, unknown> = { ...options.config };
+  raw.server = { port: 0, host: '127.0.0.1', data_dir: dataDir, ...(raw.server as object | undefined) };
+  if (database.url && !raw.database) raw.database = { url: database.url };
+  const configFile = path.join(dataDir, 'switchboard.yaml');
+  writeFileSync(configFile, stringify(raw));
+  return {
+    configFile,
+    dataDir,
+    databaseUrl: (raw.database as { url?: string } | undefined)?.url,
+    cli: (...args) => runCliJson([...args, '--config', configFile]),
+  };
+}
+
+/** Starts a real `serve` process (the built bundle) from a configuration object, or on earlier files (`reuse`). */
+export async function startServe(options: ServeOptions = {}): Promise<Served> {
+  const files = options.reuse ?? (await prepareServe(options));
+  const serve = await startServeProcess(files.configFile, options.env, options.args);
+  const served: Served = { ...serve, ...files, kill: () => serve.stop('SIGKILL') };
+  if (options.ready !== false) {
+    await waitFor(`${serve.url}/readyz to answer 200`, async () => (await fetch(`${serve.url}/readyz`)).ok);
+  }
+  return served;
+}
+
+/** Opens the database of a served process (or of its files after it exited); close it after use. */
+export function openServedDatabase(served: Pick<Served, 'dataDir' | 'databaseUrl'>): Promise<DatabaseHandle> {
+  const raw = {
+    server: { data_dir: served.dataDir },
+    ...(served.databaseUrl ? { database: { url: served.databaseUrl } } : {}),
+  };
+  return openDatabase(parseConfig(raw, 'test'));
+}
+
+/** Kills every serve process still running and removes the directories and databases startServe created. */
+export async function killStrayServes(): Promise<void> {
+  const exits = [...running].map(
+    (child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve))),
+  );
+  for (const child of running) child.kill('SIGKILL');
+  await Promise.all(exits);
+  for (const directory of ownDirectories) rmSync(directory, { recursive: true, force: true });
+  ownDirectories.clear();
+  for (const database of ownDatabases) await database.drop();
+  ownDatabases.clear();
 }

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nativePath, nativeRequestHeaders } from '../../src/api/v1/messages/native-request.js';
+import { betaQuery, clientProtocolHeaders } from '../../src/api/v1/messages/native-request.js';
 import { createNativeStreamRelay, nativeMessageUsage } from '../../src/api/v1/messages/native-usage.js';
 import { rewriteModel } from '../../src/api/v1/messages/rewrite-model.js';
 import type { ProviderConfigOf } from '../../src/config/schema.js';
+import { forwardHeaders } from '../../src/providers/anthropic/forward-headers.js';
+import type { ForwardCall } from '../../src/providers/provider.js';
 import { SseParser } from '../../src/upstream/sse.js';
 import { thinkingAnswer } from '../support/mock-anthropic-upstream.js';
 
@@ -79,21 +81,23 @@ const provider = {
   beta: ['prompt-caching-2024-07-31', 'context-management-2025-06-27'],
 } as unknown as ProviderConfigOf<'anthropic'>;
 
+const forwardCall = (headers: Record<string, string>, stream: boolean) => ({ headers, stream }) as ForwardCall;
+
 describe('what goes upstream besides the body', () => {
   it('forwards anthropic-version and anthropic-beta, adds the provider’s key, and nothing else of the client’s', () => {
-    const headers = nativeRequestHeaders(
-      {
-        authorization: 'Bearer sk-sb-client-key',
-        'x-api-key': 'sk-ant-client',
-        cookie: 'a=b',
-        'anthropic-version': '2023-06-01',
-        'anthropic-beta': 'claude-code-20250219, context-management-2025-06-27',
-        'x-claude-code-session-id': 'abc',
-      },
-      provider,
-      true,
-    );
-    expect(headers).toEqual({
+    const client = clientProtocolHeaders({
+      authorization: 'Bearer sk-sb-client-key',
+      'x-api-key': 'sk-ant-client',
+      cookie: 'a=b',
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'claude-code-20250219, context-management-2025-06-27',
+      'x-claude-code-session-id': 'abc',
+    });
+    expect(client).toEqual({
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'claude-code-20250219, context-management-2025-06-27',
+    });
+    expect(forwardHeaders(provider, forwardCall(client, true))).toEqual({
       'content-type': 'application/json',
       accept: 'text/event-stream',
       'anthropic-version': '2023-06-01',
@@ -104,18 +108,16 @@ describe('what goes upstream besides the body', () => {
   });
 
   it('uses the provider’s version when the client sent none', () => {
-    const headers = nativeRequestHeaders({}, { ...provider, beta: [] }, false);
+    const headers = forwardHeaders({ ...provider, beta: [] }, forwardCall(clientProtocolHeaders({}), false));
     expect(headers['anthropic-version']).toBe('2023-06-01');
     expect(headers).not.toHaveProperty('anthropic-beta');
     expect(headers.accept).toBe('application/json');
   });
 
-  it('builds the upstream path, keeping only the beta marker of the client’s query', () => {
-    expect(nativePath(provider, 'messages', '/v1/messages?beta=true&other=1')).toBe('/v1/messages?beta=true');
-    expect(nativePath(provider, 'count_tokens', '/v1/messages/count_tokens')).toBe('/v1/messages/count_tokens');
-    expect(nativePath({ ...provider, baseUrl: 'http://proxy:8080/anthropic/v1' }, 'messages')).toBe(
-      '/anthropic/v1/messages',
-    );
+  it('keeps only the beta marker of the client’s query', () => {
+    expect(betaQuery('/v1/messages?beta=true&other=1')).toBe('beta=true');
+    expect(betaQuery('/v1/messages?other=1')).toBeUndefined();
+    expect(betaQuery('/v1/messages/count_tokens')).toBeUndefined();
   });
 });
 

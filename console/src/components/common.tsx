@@ -1,14 +1,22 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { readableMessage } from '../error-text.js';
 import { formatRelative, formatTime } from '../format.js';
 import { base, navigate } from '../router.js';
 
 /** A link inside the console: real href (middle-click, copy link work), client-side navigation on plain clicks. */
-export function Link(props: { href: string; class?: string; children: ComponentChildren; 'aria-current'?: 'page' }) {
+export function Link(props: {
+  href: string;
+  class?: string;
+  title?: string;
+  children: ComponentChildren;
+  'aria-current'?: 'page';
+}) {
   return (
     <a
       href={`${base}${props.href}`}
       class={props.class}
+      title={props.title}
       aria-current={props['aria-current']}
       onClick={(event) => {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -38,7 +46,7 @@ export function PageHeader(props: { title: string; description?: ComponentChildr
 
 export function ErrorMessage(props: { error: unknown }) {
   if (!props.error) return null;
-  const message = props.error instanceof Error ? props.error.message : String(props.error);
+  const message = readableMessage(props.error);
   return (
     <p class="error-message" role="alert">
       {message}
@@ -51,6 +59,21 @@ export function Loading(props: { label?: string }) {
     <p class="loading" aria-live="polite">
       {props.label ?? 'Loading…'}
     </p>
+  );
+}
+
+/** An identifier (an error code, a deployment) that may break after its underscores and slashes, never mid-word. */
+export function Breakable(props: { text: string }) {
+  const parts = props.text.split(/(?<=[_/.])/);
+  return (
+    <>
+      {parts.map((part, index) => (
+        <span key={index}>
+          {part}
+          {index < parts.length - 1 && <wbr />}
+        </span>
+      ))}
+    </>
   );
 }
 
@@ -84,7 +107,14 @@ export function Dialog(props: {
   useEffect(() => {
     const dialog = reference.current;
     const previous = document.activeElement as HTMLElement | null;
-    if (dialog && !dialog.open) dialog.showModal();
+    if (dialog && !dialog.open) {
+      dialog.showModal();
+      // showModal focuses the first focusable element, the close button; the first field is where the user starts.
+      const first = dialog.querySelector<HTMLElement>(
+        '.dialog-body :is(input:not([type=hidden]), select, textarea):not([disabled]), .dialog-body :is(button, a[href]):not([disabled])',
+      );
+      first?.focus();
+    }
     return () => {
       dialog?.close();
       previous?.focus?.();

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { Badge, Dialog, ErrorMessage, Link, Loading, PageHeader, RelativeTime } from '../components/common.js';
 import { useApp } from '../context.js';
-import type { AccountView, AdminModelView } from '../types.js';
+import { formatCost, formatInteger } from '../format.js';
+import type { AccountsUsageView, AccountView, AdminModelView } from '../types.js';
 import { useAsync } from '../use-async.js';
 
 /** Operator: every account; create one, set its models, disable it, turn body logging on or off. */
@@ -117,6 +118,8 @@ export function AdminAccountsPage() {
   const { api, reloadAccounts } = useApp();
   const accounts = useAsync(() => api.get<AccountView[]>('/accounts'), []);
   const models = useAsync(() => api.get<AdminModelView[]>('/models'), []);
+  const usage = useAsync(() => api.get<AccountsUsageView>('/usage/accounts?days=30'), []);
+  const usageOf = (id: string) => usage.data?.accounts.find((entry) => entry.accountId === id);
   const [editing, setEditing] = useState<{ account?: AccountView }>();
   return (
     <>
@@ -128,7 +131,14 @@ export function AdminAccountsPage() {
           Create account
         </button>
       </PageHeader>
-      <ErrorMessage error={accounts.error} />
+      <ErrorMessage error={accounts.error ?? usage.error} />
+      {usage.data && (
+        <p class="summary-line" data-testid="accounts-spend-total">
+          Last 30 days, all accounts: <strong>{formatCost(usage.data.totals.costUsd)}</strong> spent on{' '}
+          <strong>{formatInteger(usage.data.totals.requests)}</strong> requests (
+          {formatInteger(usage.data.totals.errors)} errors). <Link href="/admin/usage?span=30d">Usage over time</Link>
+        </p>
+      )}
       {!accounts.data ? (
         !accounts.error && <Loading />
       ) : (
@@ -138,12 +148,20 @@ export function AdminAccountsPage() {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Status</th>
-                <th scope="col">Models</th>
+                <th scope="col" class="hide-narrow">
+                  Models
+                </th>
                 <th scope="col" class="hide-narrow">
                   Body logging
                 </th>
-                <th scope="col" class="hide-narrow">
+                <th scope="col" class="hide-medium">
                   Created
+                </th>
+                <th scope="col" class="number">
+                  Spend, 30 days
+                </th>
+                <th scope="col" class="number">
+                  Requests, 30 days
                 </th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
@@ -157,7 +175,7 @@ export function AdminAccountsPage() {
                     <Link href={`/accounts/${account.id}/keys`}>{account.name}</Link>
                   </td>
                   <td>{account.disabled ? <Badge tone="bad">Disabled</Badge> : <Badge tone="good">Active</Badge>}</td>
-                  <td>
+                  <td class="hide-narrow wrap-anywhere">
                     {account.models.includes('*') ? (
                       <span class="muted">All</span>
                     ) : (
@@ -165,8 +183,23 @@ export function AdminAccountsPage() {
                     )}
                   </td>
                   <td class="hide-narrow">{account.logBodies ? 'On' : 'Off'}</td>
-                  <td class="hide-narrow">
+                  <td class="hide-medium">
                     <RelativeTime iso={account.createdAt} />
+                  </td>
+                  <td class="number" data-label="Spend, 30 days">
+                    {usageOf(account.id) ? formatCost(usageOf(account.id)?.costUsd) : '–'}
+                  </td>
+                  <td class="number" data-label="Requests, 30 days">
+                    {usageOf(account.id) ? (
+                      <Link href={`/accounts/${account.id}/usage?span=30d`}>
+                        {formatInteger(usageOf(account.id)?.requests ?? 0)}
+                      </Link>
+                    ) : (
+                      '–'
+                    )}
+                    {(usageOf(account.id)?.errors ?? 0) > 0 && (
+                      <span class="cell-note">{formatInteger(usageOf(account.id)?.errors ?? 0)} errors</span>
+                    )}
                   </td>
                   <td class="actions">
                     <button
@@ -177,6 +210,9 @@ export function AdminAccountsPage() {
                     >
                       Edit
                     </button>
+                    <Link class="button small ghost" href={`/accounts/${account.id}/limits`}>
+                      Limits
+                    </Link>
                   </td>
                 </tr>
               ))}

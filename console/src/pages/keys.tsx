@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { CodeSamples } from '../components/code-sample.js';
 import {
   Badge,
   ConfirmDialog,
@@ -10,9 +11,10 @@ import {
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
+import { BudgetBar, KeyLimitsDialog } from '../components/limits.js';
 import { useApp } from '../context.js';
-import { formatTime } from '../format.js';
-import type { ApiKeyView, CreatedKeyView, ModelView, RotatedKeyView } from '../types.js';
+import { formatCost, formatInteger, formatTime } from '../format.js';
+import type { ApiKeyView, BudgetsView, CreatedKeyView, KeysUsageView, ModelView, RotatedKeyView } from '../types.js';
 import { useAsync } from '../use-async.js';
 
 /** API keys: create (shown once), list, rotate with a grace period (new key shown once), revoke with confirmation. */
@@ -47,17 +49,30 @@ type Dialogs =
   | { kind: 'rotate'; key: ApiKeyView }
   | { kind: 'rotated'; key: RotatedKeyView }
   | { kind: 'revoke'; key: ApiKeyView }
+  | { kind: 'limits'; key: ApiKeyView }
   | { kind: 'revoke-by-value' };
 
 export function KeysPage(props: { accountId: string }) {
-  const { api } = useApp();
+  const { api, accounts, session } = useApp();
+  const account = accounts.find((candidate) => candidate.id === props.accountId);
+  // A disabled account's keys are all refused: a new or rotated key would not work either.
+  const disabled = account?.disabled ?? false;
+  const mayEditLimits = session.user.admin || account?.role === 'owner';
   const keys = useAsync(() => api.get<ApiKeyView[]>(`/accounts/${props.accountId}/keys`), [props.accountId]);
   const models = useAsync(() => api.get<ModelView[]>(`/accounts/${props.accountId}/models`), [props.accountId]);
+  const usage = useAsync(
+    () => api.get<KeysUsageView>(`/accounts/${props.accountId}/usage/keys?days=30`),
+    [props.accountId],
+  );
+  const budgets = useAsync(() => api.get<BudgetsView>(`/accounts/${props.accountId}/budgets`), [props.accountId]);
+  const usageOf = (keyId: string) => usage.data?.keys.find((entry) => entry.keyId === keyId);
+  const budgetsOf = (keyId: string) => budgets.data?.keys.find((entry) => entry.keyId === keyId)?.budgets ?? [];
   const [dialog, setDialog] = useState<Dialogs>();
   const [showInactive, setShowInactive] = useState(false);
   const close = () => {
     setDialog(undefined);
     keys.reload();
+    budgets.reload();
   };
   const list = (keys.data ?? []).filter((key) => showInactive || key.status === 'active' || key.status === 'expiring');
   const hidden = (keys.data?.length ?? 0) - list.length;
@@ -71,9 +86,11 @@ export function KeysPage(props: { accountId: string }) {
         <button type="button" class="button" onClick={() => setDialog({ kind: 'revoke-by-value' })}>
           Revoke a leaked key
         </button>
-        <button type="button" class="button primary" onClick={() => setDialog({ kind: 'create' })}>
-          Create key
-        </button>
+        {!disabled && (
+          <button type="button" class="button primary" onClick={() => setDialog({ kind: 'create' })}>
+            Create key
+          </button>
+        )}
       </PageHeader>
       <ErrorMessage error={keys.error} />
       {keys.loading && !keys.data ? (
@@ -92,7 +109,13 @@ export function KeysPage(props: { accountId: string }) {
           </div>
           {list.length === 0 ? (
             <p class="empty">
-              No keys yet. Create one, then call <code>/v1/chat/completions</code> with it as a Bearer token.
+              {disabled ? (
+                'No keys. Keys cannot be created while the account is disabled.'
+              ) : (
+                <>
+                  No keys yet. Create one, then call <code>/v1/chat/completions</code> with it as a Bearer token.
+                </>
+              )}
             </p>
           ) : (
             <div class="table-wrap">
@@ -105,11 +128,12 @@ export function KeysPage(props: { accountId: string }) {
                     <th scope="col" class="hide-narrow">
                       Models
                     </th>
-                    <th scope="col" class="hide-narrow">
+                    <th scope="col" class="hide-medium">
                       Created
                     </th>
                     <th scope="col">Last used</th>
                     <th scope="col">Expires</th>
+                    <th scope="col">Last 30 days</th>
                     <th scope="col">
                       <span class="visually-hidden">Actions</span>
                     </th>
@@ -136,7 +160,7 @@ export function KeysPage(props: { accountId: string }) {
                       <td class="hide-narrow" data-label="Models">
                         {key.models === null ? <span class="muted">All</span> : key.models.join(', ')}
                       </td>
-                      <td class="hide-narrow" data-label="Created">
+                      <td class="hide-medium" data-label="Created">
                         <RelativeTime iso={key.createdAt} />
                       </td>
                       <td data-label="Last used">
@@ -145,10 +169,31 @@ export function KeysPage(props: { accountId: string }) {
                       <td data-label="Expires">
                         <RelativeTime iso={key.expiresAt} never="Never" />
                       </td>
+                      <td data-label="Last 30 days" class="key-spend">
+                        <span class="cell-stack">
+                          {usageOf(key.id) ? (
+                            <span data-testid="key-spend">
+                              <span class="nowrap">{formatCost(usageOf(key.id)?.costUsd)}</span> ·{' '}
+                              <Link
+                                href={`/accounts/${props.accountId}/logs?key=${key.id}&range=30d`}
+                                title={`The log of ${key.name}`}
+                              >
+                                {formatInteger(usageOf(key.id)?.requests ?? 0)}{' '}
+                                {usageOf(key.id)?.requests === 1 ? 'request' : 'requests'}
+                              </Link>
+                            </span>
+                          ) : (
+                            <span class="muted">–</span>
+                          )}
+                          {budgetsOf(key.id).map((budget) => (
+                            <BudgetBar key={budget.period} budget={budget} compact />
+                          ))}
+                        </span>
+                      </td>
                       <td class="actions">
                         {(key.status === 'active' || key.status === 'expiring') && (
                           <>
-                            {key.status === 'active' && (
+                            {key.status === 'active' && !disabled && (
                               <button
                                 type="button"
                                 class="button small"
@@ -168,9 +213,16 @@ export function KeysPage(props: { accountId: string }) {
                             </button>
                           </>
                         )}
-                        <Link class="button small ghost" href={`/accounts/${props.accountId}/logs?key=${key.id}`}>
-                          Log
-                        </Link>
+                        {mayEditLimits && (key.status === 'active' || key.status === 'expiring') && (
+                          <button
+                            type="button"
+                            class="button small"
+                            aria-label={`Limits of ${key.name}`}
+                            onClick={() => setDialog({ kind: 'limits', key })}
+                          >
+                            Limits
+                          </button>
+                        )}
                       </td>
                     </tr>
                   ))}
@@ -195,6 +247,10 @@ export function KeysPage(props: { accountId: string }) {
             label="Your new API key"
             value={dialog.key.key}
             warning="This is the only time the key is shown. Store it in your application's secret store; Switchboard keeps only a hash and cannot show it again."
+          />
+          <CodeSamples
+            apiKey={dialog.key.key}
+            model={dialog.key.models?.[0] ?? models.data?.[0]?.id ?? 'gpt-4o-mini'}
           />
           <div class="dialog-actions">
             <button type="button" class="button primary" onClick={close}>
@@ -232,6 +288,13 @@ export function KeysPage(props: { accountId: string }) {
         </Dialog>
       )}
       {dialog?.kind === 'revoke-by-value' && <RevokeByValueDialog onClose={close} />}
+      {dialog?.kind === 'limits' && (
+        <KeyLimitsDialog
+          accountId={props.accountId}
+          apiKey={dialog.key}
+          onClose={(changed) => (changed ? close() : setDialog(undefined))}
+        />
+      )}
       {dialog?.kind === 'revoke' && (
         <ConfirmDialog
           title={`Revoke "${dialog.key.name}"?`}

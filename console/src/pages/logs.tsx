@@ -1,8 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { queryString } from '../api.js';
-import { Badge, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
+import { Badge, Breakable, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { useApp } from '../context.js';
-import { endpointPaths, formatCost, formatInteger, formatMs, formatTime } from '../format.js';
+import {
+  endpointPaths,
+  formatCompactTime,
+  formatCost,
+  formatEndpoint,
+  formatInteger,
+  formatMs,
+  formatTime,
+} from '../format.js';
+import { keyLabeller, useKeyLabels } from '../key-labels.js';
 import { navigate } from '../router.js';
 import type { ApiKeyView, LogEntryView, LogPage, ModelView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -39,7 +48,10 @@ const toLocalInput = (iso: string) => {
 };
 const fromLocalInput = (value: string) => (value ? new Date(value).toISOString() : '');
 
-export function statusBadge(entry: Pick<LogEntryView, 'status' | 'outcome' | 'error'>) {
+export function statusBadge(
+  entry: Pick<LogEntryView, 'status' | 'outcome' | 'error'>,
+  options: { withCode: boolean } = { withCode: true },
+) {
   const tone =
     entry.outcome === 'success'
       ? 'good'
@@ -51,7 +63,11 @@ export function statusBadge(entry: Pick<LogEntryView, 'status' | 'outcome' | 'er
   return (
     <Badge tone={tone}>
       {entry.status}
-      {entry.error?.code ? ` ${entry.error.code}` : entry.outcome === 'cancelled' ? ' cancelled' : ''}
+      {entry.error?.code && options.withCode
+        ? ` ${entry.error.code}`
+        : entry.outcome === 'cancelled'
+          ? ' cancelled'
+          : ''}
     </Badge>
   );
 }
@@ -122,6 +138,10 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
 
   const rows = [...(first.data?.data ?? []), ...older.rows];
   const accountName = (id: string) => accounts.find((account) => account.id === id)?.name ?? id;
+  // Keys of the accounts on screen, to tell apart keys that share a name (a rotated key and its successor).
+  const rowAccounts = scopeAccount ? [] : rows.map((entry) => entry.accountId);
+  const otherAccountLabels = useKeyLabels(rowAccounts);
+  const keyLabel = scopeAccount ? keyLabeller(keys.data ?? []) : otherAccountLabels;
   const detailPath = (entry: LogEntryView) =>
     admin ? `/admin/logs/${entry.requestId}` : `/accounts/${props.accountId}/logs/${entry.requestId}`;
 
@@ -243,7 +263,7 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
         <p class="empty">No requests match these filters.</p>
       ) : (
         <div class="table-wrap">
-          <table class="data-table stack-narrow" aria-label="Requests" aria-busy={first.loading}>
+          <table class="data-table stack-narrow log-table" aria-label="Requests" aria-busy={first.loading}>
             <thead>
               <tr>
                 <th scope="col">Time</th>
@@ -254,7 +274,7 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
                 <th scope="col" class="number">
                   Latency
                 </th>
-                <th scope="col" class="number hide-narrow">
+                <th scope="col" class="number hide-medium">
                   TTFT
                 </th>
                 <th scope="col" class="number hide-narrow">
@@ -269,21 +289,43 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
               {rows.map((entry) => (
                 <tr key={entry.id} data-request-id={entry.requestId}>
                   <td class="nowrap" data-label="Time">
-                    <Link href={detailPath(entry)}>{formatTime(entry.time)}</Link>
+                    <Link href={detailPath(entry)} title={formatTime(entry.time)}>
+                      {formatCompactTime(entry.time)}
+                    </Link>
                   </td>
-                  {admin && <td data-label="Account">{accountName(entry.accountId)}</td>}
-                  <td class="nowrap" data-label="Key">
-                    {entry.keyName}
+                  {admin && (
+                    <td class="wrap-anywhere" data-label="Account">
+                      {accountName(entry.accountId)}
+                    </td>
+                  )}
+                  <td class="wrap-anywhere" data-label="Key">
+                    {keyLabel(entry.keyId, entry.keyName)}
                   </td>
-                  <td data-label="Model">
-                    {entry.model || <span class="muted">–</span>}
-                    {entry.stream && <span class="muted small"> stream</span>}
+                  <td class="wrap-anywhere" data-label="Model">
+                    <span class="cell-stack">
+                      <span>
+                        {entry.model || <span class="muted">–</span>}
+                        {entry.stream && <span class="muted small"> stream</span>}
+                      </span>
+                      {entry.endpoint && entry.endpoint !== 'chat_completions' && (
+                        <span class="cell-note">{formatEndpoint(entry.endpoint)}</span>
+                      )}
+                    </span>
                   </td>
-                  <td data-label="Status">{statusBadge(entry)}</td>
+                  <td data-label="Status">
+                    <span class="cell-stack">
+                      {statusBadge(entry, { withCode: false })}
+                      {entry.error?.code && (
+                        <span class="cell-note">
+                          <Breakable text={entry.error.code} />
+                        </span>
+                      )}
+                    </span>
+                  </td>
                   <td class="number" data-label="Latency">
                     {formatMs(entry.latencyMs)}
                   </td>
-                  <td class="number hide-narrow" data-label="TTFT">
+                  <td class="number hide-medium" data-label="TTFT">
                     {formatMs(entry.ttftMs)}
                   </td>
                   <td class="number hide-narrow" data-label="Tokens in / out">
@@ -298,7 +340,7 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
                     )}
                   </td>
                   <td class="number" data-label="Cost">
-                    {formatCost(entry.costUsd)}
+                    {formatCost(entry.costUsd, entry.outcome)}
                   </td>
                 </tr>
               ))}

@@ -2,7 +2,7 @@ import { queryString } from '../api.js';
 import { type ChartSeries, meaningColors, TimeChart } from '../components/chart.js';
 import { ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { useApp } from '../context.js';
-import { formatCompact, formatCost, formatInteger, formatMs } from '../format.js';
+import { formatCompact, formatCost, formatCostAxis, formatEndpoint, formatInteger, formatMs } from '../format.js';
 import { navigate } from '../router.js';
 import type { UsageTotals, UsageView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -16,8 +16,28 @@ const spans: Record<string, { label: string; ms: number; bucket: 'hour' | 'day' 
   '90d': { label: 'Last 90 days, daily', ms: 90 * 86_400_000, bucket: 'day' },
 };
 
-const groupings = { none: 'Whole account', key: 'Per key', model: 'Per model' } as const;
+const groupings = {
+  none: 'Whole account',
+  account: 'Per account',
+  key: 'Per key',
+  model: 'Per model',
+  endpoint: 'Per endpoint',
+  provider: 'Per provider',
+} as const;
 type Grouping = keyof typeof groupings;
+const costGroupings = { account: 'By account', model: 'By model', key: 'By key' } as const;
+type CostGrouping = keyof typeof costGroupings;
+const columnHeadings: Record<Grouping, string> = {
+  none: 'Account',
+  account: 'Account',
+  key: 'Key',
+  model: 'Model',
+  endpoint: 'Endpoint',
+  provider: 'Provider',
+};
+
+/** Requests that named no model: refused before one was read (401, unparsable body) or not for a model (/v1/models). */
+export const noModelLabel = 'No model (refused, or /v1/models)';
 
 function Tile(props: { label: string; value: string; detail?: string }) {
   return (
@@ -32,45 +52,83 @@ function Tile(props: { label: string; value: string; detail?: string }) {
 const errorRate = (totals: UsageTotals) =>
   totals.requests === 0 ? '0%' : `${((100 * totals.errors) / totals.requests).toFixed(totals.errors === 0 ? 0 : 1)}%`;
 
-export function UsagePage(props: { accountId: string; query: URLSearchParams }) {
+/**
+ * One account's usage, or (without an account: the operator's overview) every account's, with a breakdown per account
+ * and the cost chart stacked by account.
+ */
+export function UsagePage(props: { accountId?: string; query: URLSearchParams }) {
   const { api } = useApp();
+  const overview = props.accountId === undefined;
+  const available = (Object.keys(groupings) as Grouping[]).filter((value) => overview || value !== 'account');
+  const costChoices = (Object.keys(costGroupings) as CostGrouping[]).filter((value) => overview || value !== 'account');
+  const defaultCostBy: CostGrouping = overview ? 'account' : 'model';
   const spanName = spans[props.query.get('span') ?? ''] ? (props.query.get('span') as string) : '24h';
   const span = spans[spanName] ?? { label: '', ms: 86_400_000, bucket: 'hour' as const };
-  const groupBy: Grouping =
-    (['none', 'key', 'model'] as const).find((value) => value === props.query.get('groupBy')) ?? 'none';
-  const setView = (changes: { span?: string; groupBy?: Grouping }) =>
+  const groupBy: Grouping = available.find((value) => value === props.query.get('groupBy')) ?? 'none';
+  const costBy: CostGrouping = costChoices.find((value) => value === props.query.get('costBy')) ?? defaultCostBy;
+  const pagePath = overview ? '/admin/usage' : `/accounts/${props.accountId}/usage`;
+  const apiPath = overview ? '/usage' : `/accounts/${props.accountId}/usage`;
+  const logsPath = overview ? '/admin/logs' : `/accounts/${props.accountId}/logs`;
+  const setView = (changes: { span?: string; groupBy?: Grouping; costBy?: CostGrouping }) => {
+    const nextCostBy = changes.costBy ?? costBy;
     navigate(
-      `/accounts/${props.accountId}/usage${queryString({ span: changes.span ?? spanName, groupBy: changes.groupBy ?? groupBy })}`,
+      `${pagePath}${queryString({
+        span: changes.span ?? spanName,
+        groupBy: changes.groupBy ?? groupBy,
+        costBy: nextCostBy === defaultCostBy ? undefined : nextCostBy,
+      })}`,
       { replace: true },
     );
+  };
 
-  const usage = useAsync(() => {
-    const to = Date.now();
-    return api.get<UsageView>(
-      `/accounts/${props.accountId}/usage${queryString({
+  const load = (grouping: Grouping, to: number) =>
+    api.get<UsageView>(
+      `${apiPath}${queryString({
         from: new Date(to - span.ms).toISOString(),
         to: new Date(to).toISOString(),
         bucket: span.bucket,
-        groupBy,
+        groupBy: grouping,
         tzOffsetMinutes: -new Date().getTimezoneOffset(),
       })}`,
     );
-  }, [props.accountId, spanName, groupBy]);
+  // The cost chart is stacked by key or by model whatever the page's breakdown: a second report when they differ.
+  const usage = useAsync(async () => {
+    const to = Date.now();
+    const [main, cost] = await Promise.all([load(groupBy, to), costBy === groupBy ? undefined : load(costBy, to)]);
+    return { main, cost: cost ?? main };
+  }, [apiPath, spanName, groupBy, costBy]);
 
-  const data = usage.data;
+  const data = usage.data?.main;
+  const costData = usage.data?.cost;
+  // The server's labels are unique (a key's display form is added where two keys share a name).
+  const seriesName = (series: UsageView['series'][number], grouping: Grouping) =>
+    grouping === 'none'
+      ? overview
+        ? 'All accounts'
+        : 'All keys and models'
+      : grouping === 'model' && series.id === ''
+        ? noModelLabel
+        : grouping === 'endpoint' && series.id
+          ? formatEndpoint(series.id)
+          : series.label;
   const starts = data?.series[0]?.points.map((point) => point.start) ?? [];
   const grouped = groupBy !== 'none';
   const bySeries = (pick: (point: UsageView['series'][number]['points'][number]) => number | null): ChartSeries[] =>
-    (data?.series ?? []).map((series) => ({ name: series.name ?? 'All', values: series.points.map(pick) }));
+    (data?.series ?? []).map((series) => ({ name: seriesName(series, groupBy), values: series.points.map(pick) }));
   const single = data?.series[0];
   const logLink = (extra: Record<string, string>) =>
-    data
-      ? `/accounts/${props.accountId}/logs${queryString({ range: 'custom', from: data.from, to: data.to, ...extra })}`
-      : `/accounts/${props.accountId}/logs`;
+    data ? `${logsPath}${queryString({ range: 'custom', from: data.from, to: data.to, ...extra })}` : logsPath;
 
   return (
     <>
-      <PageHeader title="Usage" description="Requests, tokens, errors and latency, from this account's request log.">
+      <PageHeader
+        title={overview ? 'Usage, all accounts' : 'Usage'}
+        description={
+          overview
+            ? 'Requests, tokens, spend, errors and latency across every account.'
+            : "Requests, tokens, spend, errors and latency, from this account's request log."
+        }
+      >
         <button type="button" class="button" onClick={usage.reload}>
           Refresh
         </button>
@@ -89,9 +147,9 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
         <label class="field">
           <span>Break down</span>
           <select value={groupBy} onChange={(event) => setView({ groupBy: event.currentTarget.value as Grouping })}>
-            {Object.entries(groupings).map(([value, label]) => (
+            {available.map((value) => (
               <option key={value} value={value}>
-                {label}
+                {value === 'none' && overview ? 'All accounts together' : groupings[value]}
               </option>
             ))}
           </select>
@@ -115,8 +173,8 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               detail={`${formatCompact(data.totals.promptTokens)} in, ${formatCompact(data.totals.completionTokens)} out`}
             />
             <Tile label="Cost" value={formatCost(data.totals.costUsd)} />
-            <Tile label="Latency p50" value={formatMs(data.totals.latencyP50Ms)} detail="successful requests" />
-            <Tile label="Latency p95" value={formatMs(data.totals.latencyP95Ms)} detail="successful requests" />
+            <Tile label="Latency p50" value={formatMs(data.totals.latencyP50Ms)} detail="successful model calls" />
+            <Tile label="Latency p95" value={formatMs(data.totals.latencyP95Ms)} detail="successful model calls" />
           </section>
           <div class="charts">
             <TimeChart
@@ -163,6 +221,34 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               }
             />
             <TimeChart
+              title={`Cost ${costGroupings[costBy].toLowerCase()}`}
+              kind="bar"
+              fractional
+              bucket={data.bucket}
+              starts={starts}
+              format={formatCost}
+              formatAxis={formatCostAxis}
+              series={(costData?.series ?? []).map((series) => ({
+                name: seriesName(series, costBy),
+                values: series.points.map((point) => point.costUsd),
+              }))}
+              controls={
+                <label class="chart-control">
+                  <span>Stack</span>
+                  <select
+                    value={costBy}
+                    onChange={(event) => setView({ costBy: event.currentTarget.value as CostGrouping })}
+                  >
+                    {costChoices.map((value) => (
+                      <option key={value} value={value}>
+                        {costGroupings[value]}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              }
+            />
+            <TimeChart
               title="Errors"
               kind="bar"
               bucket={data.bucket}
@@ -179,7 +265,7 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
               }
             />
             <TimeChart
-              title={grouped ? 'Latency p95 (successful requests)' : 'Latency p50 and p95 (successful requests)'}
+              title={grouped ? 'Latency p95 (successful model calls)' : 'Latency p50 and p95 (successful model calls)'}
               kind="line"
               bucket={data.bucket}
               starts={starts}
@@ -195,12 +281,15 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
             />
           </div>
           <section class="card">
-            <h2>{grouped ? `Totals ${groupBy === 'key' ? 'per key' : 'per model'}` : 'Totals'}</h2>
+            <h2>{grouped ? `Totals ${groupings[groupBy].toLowerCase()}` : 'Totals'}</h2>
             <div class="table-wrap">
-              <table class="data-table">
+              <table
+                class="data-table stack-narrow"
+                aria-label={grouped ? `Totals ${groupings[groupBy].toLowerCase()}` : 'Totals'}
+              >
                 <thead>
                   <tr>
-                    <th scope="col">{groupBy === 'key' ? 'Key' : groupBy === 'model' ? 'Model' : 'Account'}</th>
+                    <th scope="col">{columnHeadings[groupBy]}</th>
                     <th scope="col" class="number">
                       Requests
                     </th>
@@ -225,37 +314,49 @@ export function UsagePage(props: { accountId: string; query: URLSearchParams }) 
                   </tr>
                 </thead>
                 <tbody>
-                  {data.series.map((series) => (
-                    <tr key={series.id ?? 'all'}>
-                      <th scope="row">{series.name ?? 'All keys and models'}</th>
-                      <td class="number">{formatInteger(series.totals.requests)}</td>
-                      <td class="number">{formatInteger(series.totals.errors)}</td>
-                      <td class="number">{formatInteger(series.totals.totalTokens)}</td>
-                      <td class="number">{formatCost(series.totals.costUsd)}</td>
-                      <td class="number">{formatMs(series.totals.latencyP50Ms)}</td>
-                      <td class="number">{formatMs(series.totals.latencyP95Ms)}</td>
-                      <td>
-                        <Link
-                          class="button small ghost"
-                          href={logLink(
-                            groupBy === 'key' && series.id
-                              ? { key: series.id }
-                              : groupBy === 'model' && series.id
-                                ? { model: series.id }
-                                : {},
+                  {data.series.map((series) => {
+                    const filter: Record<string, string> | undefined =
+                      groupBy === 'none' ? {} : series.id ? { [groupBy]: series.id } : undefined;
+                    return (
+                      <tr key={series.id ?? 'all'}>
+                        <th scope="row" class="wrap-anywhere">
+                          {seriesName(series, groupBy)}
+                        </th>
+                        <td class="number" data-label="Requests">
+                          {formatInteger(series.totals.requests)}
+                        </td>
+                        <td class="number" data-label="Errors">
+                          {formatInteger(series.totals.errors)}
+                        </td>
+                        <td class="number" data-label="Tokens">
+                          {formatInteger(series.totals.totalTokens)}
+                        </td>
+                        <td class="number" data-label="Cost">
+                          {formatCost(series.totals.costUsd)}
+                        </td>
+                        <td class="number" data-label="Latency p50">
+                          {formatMs(series.totals.latencyP50Ms)}
+                        </td>
+                        <td class="number" data-label="Latency p95">
+                          {formatMs(series.totals.latencyP95Ms)}
+                        </td>
+                        <td class="actions">
+                          {filter && (
+                            <Link class="button small ghost" href={logLink(filter)}>
+                              Log
+                            </Link>
                           )}
-                        >
-                          Log
-                        </Link>
-                      </td>
-                    </tr>
-                  ))}
+                        </td>
+                      </tr>
+                    );
+                  })}
                 </tbody>
               </table>
             </div>
             <p class="muted small">
-              Latency percentiles are exact (nearest rank) over successful requests. Counts match the request log for
-              the same period ({data.bucket === 'day' ? 'whole days' : 'whole hours'}, your time zone).
+              Latency percentiles cover successful model calls only (model lists and other requests that call no model
+              are left out), to within a histogram bucket. Counts, tokens and cost match the request log for the same
+              period ({data.bucket === 'day' ? 'whole days' : 'whole hours'}, your time zone).
             </p>
           </section>
         </>

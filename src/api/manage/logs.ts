@@ -1,7 +1,10 @@
+import type { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
 import { apiError } from '../../errors/api-error.js';
 import { toLogEntry } from '../../request-log/entry.js';
+import { type ExportFormat, exportContentTypes, exportRequestLog } from '../../request-log/export.js';
 import type { RequestLogRow } from '../../request-log/row-layout.js';
 import {
   findRequestLogEntry,
@@ -24,6 +27,20 @@ const filterFields = {
     .regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected an endpoint name such as chat_completions')
     .optional()
     .describe('the data-plane endpoint that served the request: chat_completions, models (the list), model (one)'),
+  provider: z.string().min(1).max(100).optional().describe('the provider entry that served it (or was tried last)'),
+  environment: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("requests made with keys of this environment (the key's environment, e.g. production)"),
+  minLatencyMs: z
+    .string()
+    .regex(/^\d{1,9}$/, 'expected whole milliseconds')
+    .transform(Number)
+    .optional()
+    .describe('requests that took at least this many milliseconds'),
+  requestId: z.string().min(1).max(100).optional().describe("a request's x-request-id: the one row, if any"),
   status: z.enum(statusClasses).optional().describe('client_error = 4xx, server_error = 5xx'),
   from: timeParam.optional().describe('inclusive; ISO 8601 or epoch ms'),
   to: timeParam.optional().describe('exclusive; ISO 8601 or epoch ms'),
@@ -36,10 +53,55 @@ const adminLogQuery = z.strictObject({ ...filterFields, account: z.string().min(
 
 type LogQuery = z.output<typeof accountLogQuery>;
 
-async function page(services: ManagementServices, filter: RequestLogFilter, query: LogQuery): Promise<LogPage> {
+const { cursor: _cursor, limit: _limit, ...exportFilterFields } = filterFields;
+const formatField = {
+  format: z.enum(['csv', 'jsonl']).optional().default('csv').describe('csv (with a header row) or jsonl (JSON Lines)'),
+};
+const accountExportQuery = z.strictObject({ ...exportFilterFields, ...formatField });
+const adminExportQuery = z.strictObject({
+  ...exportFilterFields,
+  ...formatField,
+  account: z.string().min(1).max(100).optional(),
+});
+type ExportQuery = z.output<typeof accountExportQuery>;
+
+const exportStreams = {
+  'text/csv':
+    'CSV, one row per request, newest first, with a header row: time, request_id, account_id, key_id, key_name, ' +
+    'endpoint, model, served_model, provider, upstream_model, deployment, attempt_count, status, outcome, ' +
+    'error_type, error_code, error_message, stream, latency_ms, ttft_ms, prompt/completion/total/cached/' +
+    'cache_write/reasoning_tokens, usage_estimated, cost_usd, user_agent',
+  'application/x-ndjson': 'JSON Lines: one log entry per line, as the log API returns them, newest first',
+};
+
+/** Filters of the log query as the search takes them. */
+function filterOf(query: Omit<ExportQuery, 'format'>, accountId: string | undefined): RequestLogFilter {
   if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
     throw apiError('invalid_request', 'from must be earlier than to', { param: 'from' });
   }
+  return {
+    accountId,
+    keyId: query.key,
+    model: query.model,
+    endpoint: query.endpoint,
+    provider: query.provider,
+    keyEnvironment: query.environment,
+    minLatencyMs: query.minLatencyMs,
+    requestId: query.requestId,
+    status: query.status,
+    from: query.from,
+    to: query.to,
+  };
+}
+
+function sendExport(reply: FastifyReply, format: ExportFormat, name: string, stream: Readable): Readable {
+  const day = new Date().toISOString().slice(0, 10);
+  reply.header('content-type', exportContentTypes[format]);
+  reply.header('content-disposition', `attachment; filename="${name}-${day}.${format}"`);
+  return stream;
+}
+
+async function page(services: ManagementServices, filter: RequestLogFilter, query: LogQuery): Promise<LogPage> {
   // One row more than asked says whether there is a next page without counting.
   const rows = await searchRequestLog(services.database.db, {
     ...filter,
@@ -68,6 +130,44 @@ const requestIdParams = { requestId: z.string().min(1).max(100) };
 export const logRoutes = [
   defineRoute({
     method: 'GET',
+    path: '/api/accounts/:accountId/logs/export',
+    tag: 'Request log',
+    summary: "The account's request log as a CSV or JSON Lines download, with the log's filters; streamed",
+    description:
+      'Every row the filters select, newest first, of any size: the rows are read a page at a time as the client ' +
+      'downloads, so the server holds a page or two at once. Text that a spreadsheet would run as a formula ' +
+      '(starting with = + - @) gets a leading apostrophe in CSV.',
+    auth: 'user',
+    access: 'account-member',
+    params: accountParams,
+    query: accountExportQuery,
+    streams: exportStreams,
+    handle: async ({ caller, params, query, reply, services }) => {
+      const db = services.database.db;
+      const { account } = await authorizeAccount(db, caller, params.accountId, 'read');
+      const stream = exportRequestLog(db, filterOf(query, account.id), query.format);
+      return sendExport(reply, query.format, `switchboard-log-${account.name.replace(/[^\w.-]+/g, '_')}`, stream);
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
+    path: '/api/logs/export',
+    tag: 'Request log',
+    summary: 'The request log across all accounts (admin) as a CSV or JSON Lines download; streamed',
+    auth: 'user',
+    access: 'admin',
+    query: adminExportQuery,
+    streams: exportStreams,
+    handle: async ({ caller, query, services, reply }) => {
+      requireAdmin(caller);
+      const stream = exportRequestLog(services.database.db, filterOf(query, query.account), query.format);
+      return sendExport(reply, query.format, 'switchboard-log', stream);
+    },
+  }),
+
+  defineRoute({
+    method: 'GET',
     path: '/api/accounts/:accountId/logs',
     tag: 'Request log',
     summary: "The account's request log, newest first, keyset-paginated and filterable",
@@ -80,7 +180,7 @@ export const logRoutes = [
     response: logPageSchema,
     handle: async ({ caller, params, query, services }) => {
       const { account } = await authorizeAccount(services.database.db, caller, params.accountId, 'read');
-      return page(services, { ...query, accountId: account.id, keyId: query.key }, query);
+      return page(services, filterOf(query, account.id), query);
     },
   }),
 
@@ -114,7 +214,7 @@ export const logRoutes = [
     response: logPageSchema,
     handle: async ({ caller, query, services }) => {
       requireAdmin(caller);
-      return page(services, { ...query, accountId: query.account, keyId: query.key }, query);
+      return page(services, filterOf(query, query.account), query);
     },
   }),
 

@@ -81,10 +81,20 @@ function operation(route: AnyRoute): JsonSchema {
       [String(status)]:
         status === 204
           ? { description: 'Done; no body.' }
-          : {
-              description: 'Success.',
-              content: { 'application/json': { schema: route.response ? toSchema(route.response, 'output') : {} } },
-            },
+          : route.streams
+            ? {
+                description: 'Success: a download, streamed (never held in memory whole).',
+                content: Object.fromEntries(
+                  Object.entries(route.streams).map(([mediaType, description]) => [
+                    mediaType,
+                    { schema: { type: 'string', description } },
+                  ]),
+                ),
+              }
+            : {
+                description: 'Success.',
+                content: { 'application/json': { schema: route.response ? toSchema(route.response, 'output') : {} } },
+              },
       '4XX': errorResponse,
       '5XX': errorResponse,
     },

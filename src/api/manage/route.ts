@@ -50,6 +50,11 @@ export interface RouteDefinition<Params, Query, Body, Auth extends RouteAuth> {
   body?: z.ZodType<Body>;
   /** The success response body; omitted for 204. */
   response?: z.ZodType;
+  /**
+   * For routes that stream a download instead of JSON (the handler returns a Readable and sets content-type): each
+   * media type it can answer with, and what the body holds.
+   */
+  streams?: Record<string, string>;
   /** Keep the body's bytes as received (a signature over them is checked); it is still parsed and validated. */
   rawBody?: boolean;
   status?: 200 | 201 | 204;

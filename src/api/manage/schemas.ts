@@ -182,24 +182,100 @@ export const usagePointSchema = z.object({
   completionTokens: z.number().int(),
   totalTokens: z.number().int(),
   costUsd: z.number(),
-  latencyP50Ms: z.number().nullable().describe('of successful requests; null when there were none'),
+  latencyP50Ms: z
+    .number()
+    .nullable()
+    .describe(
+      'of successful model calls (model lists and other non-inference requests are left out), from a latency ' +
+        'histogram: exact to within its bucket; null when there were none',
+    ),
   latencyP95Ms: z.number().nullable(),
 });
 
 export const usageTotalsSchema = usagePointSchema.omit({ start: true });
 
+export const usageGroupBySchema = z.enum(['none', 'key', 'model', 'endpoint', 'provider']);
+
 export const usageSchema = z.object({
   from: isoTime,
   to: isoTime,
   bucket: z.enum(['hour', 'day']),
-  groupBy: z.enum(['none', 'key', 'model']),
+  groupBy: z.enum(['none', 'key', 'model', 'endpoint', 'provider', 'account']),
   totals: usageTotalsSchema,
   series: z.array(
     z.object({
-      id: z.string().nullable().describe('key id or model name; null when not grouped'),
-      name: z.string().nullable(),
+      id: z
+        .string()
+        .nullable()
+        .describe(
+          'key id, model name, endpoint, provider or account id; "" for requests without one (no model: a model ' +
+            'list, an unreadable body); null when not grouped',
+        ),
+      name: z.string().nullable().describe('the key or account name, or the id; "(no model)" and the like for ""'),
+      label: z
+        .string()
+        .describe("the name, unique among the series: a key's display form is added where two keys share a name"),
       totals: usageTotalsSchema,
       points: z.array(usagePointSchema),
+    }),
+  ),
+});
+
+const spendFields = {
+  requests: z.number().int(),
+  errors: z.number().int(),
+  totalTokens: z.number().int(),
+  costUsd: z.number(),
+};
+
+export const accountsUsageSchema = z.object({
+  from: isoTime,
+  to: isoTime,
+  totals: z.object(spendFields),
+  accounts: z.array(
+    z.object({
+      accountId: id('acct'),
+      name: z.string(),
+      disabled: z.boolean(),
+      ...spendFields,
+    }),
+  ),
+});
+
+export const keysUsageSchema = z.object({
+  from: isoTime,
+  to: isoTime,
+  keys: z.array(
+    z.object({
+      keyId: id('key'),
+      name: z.string(),
+      display: z.string(),
+      ...spendFields,
+    }),
+  ),
+});
+
+export const budgetSchema = z.object({
+  period: z.enum(['day', 'month']).describe('UTC calendar day or month'),
+  limitUsd: z.number(),
+  spentUsd: z.number().describe('spent in the current period, from the request log (its rollups)'),
+  remainingUsd: z.number(),
+  periodStart: isoTime,
+  resetsAt: isoTime.describe('when the period ends and spending starts again from zero'),
+  exceeded: z.boolean().describe('true once spent reaches the limit: requests are refused until resetsAt'),
+});
+
+export const budgetsSchema = z.object({
+  atLimit: z
+    .string()
+    .describe("what happens when a budget is reached (the same for every budget): the data plane's answer"),
+  account: z.object({ budgets: z.array(budgetSchema) }),
+  keys: z.array(
+    z.object({
+      keyId: id('key'),
+      name: z.string(),
+      display: z.string(),
+      budgets: z.array(budgetSchema),
     }),
   ),
 });
@@ -292,6 +368,10 @@ export type LogDetailView = z.infer<typeof logDetailSchema>;
 export type UsageView = z.infer<typeof usageSchema>;
 export type UsagePoint = z.infer<typeof usagePointSchema>;
 export type UsageTotals = z.infer<typeof usageTotalsSchema>;
+export type AccountsUsageView = z.infer<typeof accountsUsageSchema>;
+export type KeysUsageView = z.infer<typeof keysUsageSchema>;
+export type BudgetView = z.infer<typeof budgetSchema>;
+export type BudgetsView = z.infer<typeof budgetsSchema>;
 export type ModelView = z.infer<typeof modelSchema>;
 export type AdminModelView = z.infer<typeof adminModelSchema>;
 export type MemberView = z.infer<typeof memberSchema>;

@@ -110,7 +110,14 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       }
       await pipeline.serve(
         endpoint,
-        { requestId, startedAt, startedAtPrecise, params: match.params, userAgent: request.headers['user-agent'] },
+        {
+          requestId,
+          startedAt,
+          startedAtPrecise,
+          params: match.params,
+          query: queryStart === -1 ? '' : url.slice(queryStart + 1),
+          userAgent: request.headers['user-agent'],
+        },
         request,
         response,
         cancellation,

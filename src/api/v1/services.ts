@@ -7,6 +7,7 @@ import type { Metrics } from '../../observability/metrics.js';
 import type { RequestLogWriter } from '../../request-log/writer.js';
 import type { Dispatcher } from '../../routing/dispatch.js';
 import type { Router } from '../../routing/router.js';
+import type { ResponseStore } from './responses/response-store.js';
 
 /** Everything the data plane needs, built once in main.ts and passed down. */
 export interface DataPlaneServices {
@@ -19,4 +20,6 @@ export interface DataPlaneServices {
   limiter: Limiter;
   metrics: Metrics;
   logger: Logger;
+  /** Stored /v1/responses state (previous_response_id, retrieve, delete, input items). */
+  responses: ResponseStore;
 }

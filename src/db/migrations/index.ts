@@ -8,6 +8,8 @@ import * as servedLatency from './0006-served-latency.js';
 import * as requestLogEndpoint from './0007-request-log-endpoint.js';
 import * as responses from './0008-responses.js';
 import * as accountSecurity from './0009-account-security.js';
+import * as usageRollups from './0010-usage-rollups.js';
+import * as requestLogProviderIndex from './0011-request-log-provider-index.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -26,4 +28,6 @@ export const migrations: Record<string, MigrationModule> = {
   '0007-request-log-endpoint': requestLogEndpoint,
   '0008-responses': responses,
   '0009-account-security': accountSecurity,
+  '0010-usage-rollups': usageRollups,
+  '0011-request-log-provider-index': requestLogProviderIndex,
 };

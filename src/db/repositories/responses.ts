@@ -60,34 +60,44 @@ function chunks<Item>(items: readonly Item[], size: number): Item[][] {
   return result;
 }
 
-/** Stores responses in one transaction (the gateway batches its writes). */
+/** Rows per multi-row insert: a statement compiled per hundred rows, not per row, well under parameter limits. */
+const rowsPerInsert = 100;
+
+/**
+ * Stores responses in one transaction (the gateway batches its writes): their rows and items in multi-row inserts,
+ * then the expiry of the conversations they continue.
+ */
 export async function insertResponses(db: Kysely<Database>, records: readonly ResponseRecord[]): Promise<void> {
   if (records.length === 0) return;
+  const responseRows = records.map((record) => ({
+    id: record.id,
+    account_id: record.accountId,
+    key_id: record.keyId,
+    model: record.model,
+    previous_response_id: record.previousResponseId,
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+    input_count: record.inputCount,
+    stored_bytes: record.storedBytes,
+    response: record.response,
+  }));
+  const itemRows = records.flatMap((record) =>
+    record.items.map((item, position) => ({
+      response_id: record.id,
+      position,
+      account_id: record.accountId,
+      item_id: item.id,
+      item: item.json,
+    })),
+  );
   await db.transaction().execute(async (transaction) => {
+    for (const batch of chunks(responseRows, rowsPerInsert)) {
+      await transaction.insertInto('responses').values(batch).execute();
+    }
+    for (const batch of chunks(itemRows, rowsPerInsert)) {
+      await transaction.insertInto('response_items').values(batch).execute();
+    }
     for (const record of records) {
-      await transaction
-        .insertInto('responses')
-        .values({
-          id: record.id,
-          account_id: record.accountId,
-          key_id: record.keyId,
-          model: record.model,
-          previous_response_id: record.previousResponseId,
-          created_at: record.createdAt,
-          expires_at: record.expiresAt,
-          input_count: record.inputCount,
-          stored_bytes: record.storedBytes,
-          response: record.response,
-        })
-        .execute();
-      const rows = record.items.map((item, position) => ({
-        response_id: record.id,
-        position,
-        account_id: record.accountId,
-        item_id: item.id,
-        item: item.json,
-      }));
-      for (const batch of chunks(rows, 100)) await transaction.insertInto('response_items').values(batch).execute();
       for (const ids of chunks(record.conversationIds ?? [], idsPerStatement)) {
         await transaction
           .updateTable('responses')

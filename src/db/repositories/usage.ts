@@ -1,90 +1,151 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../schema.js';
+import { latencyBucketColumns, type RollupPeriod, rollupPeriodMs, rollupTables } from '../usage-rollup-layout.js';
 
 /**
- * The raw material of usage reports: the request log of one account over a time range, grouped by time bucket,
- * key or model, outcome, and (for successful requests) exact latency. One plain GROUP BY, which SQLite and
- * PostgreSQL run alike; the caller turns the groups into totals and exact percentiles (usage/usage-report.ts).
- * Grouping by latency keeps percentiles exact while returning far fewer rows than the log holds, since many
- * requests share a millisecond value.
+ * The raw material of usage reports, read from the usage rollups (usage_hourly, usage_daily) rather than the log:
+ * one GROUP BY over a range of an account's rollup rows (the primary key's leading columns), by time bucket and by
+ * key, model, endpoint, provider or account. A 30-day report reads a few thousand rows where the log holds millions.
  */
 
-export type UsageGroupBy = 'none' | 'key' | 'model';
+export type UsageGroupBy = 'none' | 'key' | 'model' | 'endpoint' | 'provider' | 'account';
 
-export interface UsageSlice {
-  accountId: string;
-  /** Inclusive, ms. */
+export interface UsageRollupQuery {
+  /** Absent for the operator's view across accounts. */
+  accountId?: string | undefined;
+  keyId?: string | undefined;
+  /** Which rollup to read: days (UTC) or hours. */
+  period: RollupPeriod;
+  /** Inclusive, ms: rows whose period starts at or after it. */
   from: number;
   /** Exclusive, ms. */
   to: number;
-  bucketMs: number;
-  /** Minutes added to UTC to get the viewer's local time, so days start at local midnight. */
-  offsetMinutes: number;
+  /** Time buckets of the result, or undefined for totals only. */
+  bucketMs?: number | undefined;
+  /** Milliseconds added to UTC to get the viewer's local time, so days start at local midnight. */
+  offsetMs?: number;
   groupBy: UsageGroupBy;
 }
 
-export interface UsageGroupRow {
-  bucket: number;
-  groupId: string | null;
-  groupName: string | null;
-  outcome: string;
-  /** Latency of successful requests; -1 for the others (their latency is not part of any percentile). */
-  latencyMs: number;
+export interface UsageSums {
   requests: number;
+  errors: number;
+  cancelled: number;
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
   costUsd: number;
+  /** Successful model calls: the requests latency figures are computed over. */
+  latencyCount: number;
+  latencySumMs: number;
+  /** Timed requests per latency bucket (latencyBucketBounds). */
+  latencyHistogram: number[];
 }
 
-/**
- * Whole buckets since the epoch in the viewer's time zone. Bucket size and offset are validated integers inlined as
- * literals, so both engines do integer division on integers (a bound parameter would reach SQLite as a float).
- */
-function bucketExpression(slice: UsageSlice): RawBuilder<number> {
-  const offsetMs = Math.round(slice.offsetMinutes) * 60_000;
-  return sql<number>`((created_at + ${sql.lit(offsetMs)}) / ${sql.lit(Math.round(slice.bucketMs))})`;
+export interface UsageGroupRow extends UsageSums {
+  /** Whole buckets since the epoch (local time); null without bucketMs. */
+  bucket: number | null;
+  groupId: string | null;
 }
+
+const groupColumns: Record<Exclude<UsageGroupBy, 'none'>, string> = {
+  key: 'key_id',
+  model: 'model',
+  endpoint: 'endpoint',
+  provider: 'provider',
+  account: 'account_id',
+};
 
 const toNumber = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
-export async function usageGroups(db: Kysely<Database>, slice: UsageSlice): Promise<UsageGroupRow[]> {
-  const bucket = bucketExpression(slice);
-  // PostgreSQL refuses constants in GROUP BY, so an ungrouped report groups by bucket alone.
-  const group: RawBuilder<string> | undefined =
-    slice.groupBy === 'key' ? sql<string>`key_id` : slice.groupBy === 'model' ? sql<string>`model` : undefined;
-  const latency = sql<number>`(case when outcome = 'success' then latency_ms else -1 end)`;
-  const groupColumn: RawBuilder<string | null> = group ?? sql<null>`null`;
-  const groupName: RawBuilder<string | null> = slice.groupBy === 'key' ? sql<string>`max(key_name)` : sql<null>`null`;
-  const rows = await db
-    .selectFrom('request_log')
+export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollupQuery): Promise<UsageGroupRow[]> {
+  const table = rollupTables[query.period];
+  // Bucket size and offset are validated integers inlined as literals, so both engines divide integers.
+  const bucket: RawBuilder<number> | undefined =
+    query.bucketMs === undefined
+      ? undefined
+      : sql<number>`((period_start + ${sql.lit(Math.round(query.offsetMs ?? 0))}) / ${sql.lit(Math.round(query.bucketMs))})`;
+  const group = query.groupBy === 'none' ? undefined : sql.ref(groupColumns[query.groupBy]);
+  const histogram = latencyBucketColumns.map((column) => sql<number>`sum(${sql.ref(column)})`.as(column));
+  let select = db
+    .selectFrom(table)
     .select([
-      bucket.as('bucket'),
-      groupColumn.as('group_id'),
-      groupName.as('group_name'),
-      'outcome',
-      latency.as('latency'),
-      sql<number>`count(*)`.as('requests'),
+      ((bucket ?? sql`null`) as RawBuilder<number | null>).as('bucket'),
+      ((group ?? sql`null`) as RawBuilder<string | null>).as('group_id'),
+      sql<number>`sum(requests)`.as('requests'),
+      sql<number>`sum(errors)`.as('errors'),
+      sql<number>`sum(cancelled)`.as('cancelled'),
       sql<number>`sum(prompt_tokens)`.as('prompt_tokens'),
       sql<number>`sum(completion_tokens)`.as('completion_tokens'),
       sql<number>`sum(total_tokens)`.as('total_tokens'),
       sql<number>`sum(cost_usd)`.as('cost_usd'),
+      sql<number>`sum(latency_count)`.as('latency_count'),
+      sql<number>`sum(latency_sum_ms)`.as('latency_sum_ms'),
+      ...histogram,
     ])
-    .where('account_id', '=', slice.accountId)
-    .where('created_at', '>=', slice.from)
-    .where('created_at', '<', slice.to)
-    .groupBy(group ? [bucket, group, sql`outcome`, latency] : [bucket, sql`outcome`, latency])
-    .execute();
-  return rows.map((row) => ({
-    bucket: toNumber(row.bucket),
-    groupId: row.group_id === null ? null : String(row.group_id),
-    groupName: row.group_name === null ? null : String(row.group_name),
-    outcome: row.outcome,
-    latencyMs: toNumber(row.latency),
-    requests: toNumber(row.requests),
-    promptTokens: toNumber(row.prompt_tokens),
-    completionTokens: toNumber(row.completion_tokens),
-    totalTokens: toNumber(row.total_tokens),
-    costUsd: toNumber(row.cost_usd),
-  }));
+    .where('period_start', '>=', query.from)
+    .where('period_start', '<', query.to);
+  if (query.accountId !== undefined) select = select.where('account_id', '=', query.accountId);
+  if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
+  const grouping = [bucket, group].filter((item) => item !== undefined);
+  // PostgreSQL refuses constants in GROUP BY; with neither, the aggregate is one row.
+  if (grouping.length > 0) select = select.groupBy(grouping);
+  const rows = (await select.execute()) as Array<Record<string, unknown>>;
+  return rows
+    .filter((row) => toNumber(row.requests) > 0)
+    .map((row) => ({
+      bucket: row.bucket === null ? null : toNumber(row.bucket),
+      groupId: row.group_id === null || row.group_id === undefined ? null : String(row.group_id),
+      requests: toNumber(row.requests),
+      errors: toNumber(row.errors),
+      cancelled: toNumber(row.cancelled),
+      promptTokens: toNumber(row.prompt_tokens),
+      completionTokens: toNumber(row.completion_tokens),
+      totalTokens: toNumber(row.total_tokens),
+      costUsd: toNumber(row.cost_usd),
+      latencyCount: toNumber(row.latency_count),
+      latencySumMs: toNumber(row.latency_sum_ms),
+      latencyHistogram: latencyBucketColumns.map((column) => toNumber(row[column])),
+    }));
+}
+
+/**
+ * Dollars an account or a key has spent since `since` (budgets), from the rollups: the daily rows for whole days,
+ * the hourly rows for the rest. Budget periods start at whole UTC hours, so the sum is exactly the log's.
+ */
+export async function sumSpend(
+  db: Kysely<Database>,
+  subject: { accountId: string } | { keyId: string },
+  since: number,
+): Promise<number> {
+  const day = rollupPeriodMs.day;
+  const hour = rollupPeriodMs.hour;
+  const firstWholeDay = Math.ceil(since / day) * day;
+  const ranges: Array<[RollupPeriod, number, number]> = [
+    ['hour', Math.floor(since / hour) * hour, firstWholeDay],
+    ['day', firstWholeDay, Number.MAX_SAFE_INTEGER],
+  ];
+  let spent = 0;
+  for (const [period, from, to] of ranges) {
+    if (from >= to) continue;
+    let query = db
+      .selectFrom(rollupTables[period])
+      .select(sql<number | string | null>`sum(cost_usd)`.as('spent'))
+      .where('period_start', '>=', from)
+      .where('period_start', '<', to);
+    if ('accountId' in subject) {
+      query = query.where('account_id', '=', subject.accountId);
+    } else {
+      // The key's account leads the rollups' primary key: the one way to reach a key's rows without a scan.
+      const keyId = subject.keyId;
+      query = query
+        .where('account_id', '=', (select) =>
+          select.selectFrom('api_keys').select('api_keys.account_id').where('api_keys.id', '=', keyId),
+        )
+        .where('key_id', '=', keyId);
+    }
+    const row = await query.executeTakeFirst();
+    spent += Number(row?.spent ?? 0);
+  }
+  return spent;
 }

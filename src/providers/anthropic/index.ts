@@ -5,6 +5,7 @@ import type { Provider, ProviderDependencies } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
 import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
+import { forwardHeaders } from './forward-headers.js';
 import { anthropicStreamError, parseAnthropicError } from './parse-error.js';
 import { type AnthropicStreamEvent, createAnthropicStreamTranslator } from './translate-stream.js';
 import type { AnthropicResponse } from './wire-types.js';
@@ -53,18 +54,7 @@ export function createAnthropicProvider(
       // Messages requests from Anthropic clients go as they came, with the client's protocol headers and our key.
       forwarding: {
         apis: ['messages', 'messages/count_tokens'],
-        headers(call) {
-          const beta = call.headers['anthropic-beta'] ?? (config.beta.length > 0 ? config.beta.join(',') : undefined);
-          const headers: Record<string, string> = {
-            'content-type': 'application/json',
-            accept: call.stream ? 'text/event-stream' : 'application/json',
-            'anthropic-version': call.headers['anthropic-version'] ?? config.version,
-            ...config.headers,
-          };
-          if (beta) headers['anthropic-beta'] = beta;
-          if (config.apiKey) headers['x-api-key'] = config.apiKey;
-          return headers;
-        },
+        headers: (call) => forwardHeaders(config, call),
       },
     },
     dependencies,

@@ -1,6 +1,6 @@
 import type { ControlledEvaluateIndexOutput, ControlledEvaluateInputItem, Token } from 'node-llama-cpp';
-import { ApiError, apiError } from '../../errors/api-error.js';
 import type { TextCompletionCall } from '../provider.js';
+import { abortError, generationFailed } from './generation-errors.js';
 import { HeldText } from './held-text.js';
 import type { LocalRuntime, LocalSlot } from './runtime.js';
 import type { SlotLease } from './slot-pool.js';
@@ -40,20 +40,6 @@ const detokenizeContext = 8;
 const maxPartialTokens = 4;
 /** Generated tokens the presence and frequency penalties look back on (as chat's, generate.ts). */
 const penaltyWindowTokens = 256;
-
-function abortError(reason: unknown): ApiError {
-  if (reason instanceof ApiError) return reason;
-  return apiError('client_closed_request', 'The request was cancelled.');
-}
-
-function generationFailed(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  return apiError(
-    'local_generation_failed',
-    `The local model failed while generating: ${error instanceof Error ? error.message : String(error)}`,
-    { cause: error },
-  );
-}
 
 /** Log-probabilities from a sampled position's logits: log-softmax, with the maximum and total weight reported. */
 function logprobReader(next: ControlledEvaluateIndexOutput['next'] | undefined) {

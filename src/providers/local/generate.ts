@@ -1,8 +1,10 @@
 import type { ChatHistoryItem, LlamaGrammar, Token } from 'node-llama-cpp';
 import type { LocalProviderConfig } from '../../config/schema.js';
-import { ApiError, apiError } from '../../errors/api-error.js';
+import { type ApiError, apiError } from '../../errors/api-error.js';
+import type { ChatCompletionRequest } from '../../openai/types.js';
 import type { ProviderCall } from '../provider.js';
 import { EventChannel } from './event-channel.js';
+import { abortError, generationFailed } from './generation-errors.js';
 import { type GenerationOptions, readGenerationOptions } from './generation-options.js';
 import { type FinishReason, mapStopReason } from './map-stop-reason.js';
 import type { LocalRuntime, LocalSlot } from './runtime.js';
@@ -76,19 +78,11 @@ export async function prepareGeneration(
   return { history, promptTokens, options, maxTokens, grammar: await buildGrammar(runtime, options) };
 }
 
-/** Why a generation ended early, as the client (or the request log) should see it. */
-function abortError(reason: unknown): ApiError {
-  if (reason instanceof ApiError) return reason;
-  return apiError('client_closed_request', 'The request was cancelled.');
-}
-
-function generationFailed(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  return apiError(
-    'local_generation_failed',
-    `The local model failed while generating: ${error instanceof Error ? error.message : String(error)}`,
-    { cause: error },
-  );
+/** The prompt's tokens as the model would be given them (its chat template applied), without generating. */
+export function countPromptTokens(runtime: LocalRuntime, request: ChatCompletionRequest): number {
+  const history = toChatHistory(request.messages, request.model);
+  const state = runtime.template.wrapper.generateContextState({ chatHistory: history });
+  return state.contextText.tokenize(runtime.model.tokenizer).length;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { LocalProviderConfig } from '../../config/schema.js';
 import { ApiError, apiError } from '../../errors/api-error.js';
+import type { ChatCompletionRequest } from '../../openai/types.js';
 import type {
   CompletionResult,
   EmbeddingCall,
@@ -14,7 +15,7 @@ import type {
   TextStreamItems,
 } from '../provider.js';
 import { embedLocally } from './embed.js';
-import { type GenerationEvent, generate, prepareGeneration } from './generate.js';
+import { countPromptTokens, type GenerationEvent, generate, prepareGeneration } from './generate.js';
 import type { FinishReason } from './map-stop-reason.js';
 import {
   type LoadedLocalModel,
@@ -201,6 +202,10 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
         }
       }
       return chunks();
+    },
+
+    async countPromptTokens(request: ChatCompletionRequest): Promise<number> {
+      return countPromptTokens(await chatRuntime(), request);
     },
 
     async completeText(call: TextCompletionCall): Promise<TextCompletionResult> {

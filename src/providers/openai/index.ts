@@ -2,49 +2,17 @@ import type { OpenAiProviderConfig } from '../../config/schema.js';
 import { outlineCompletion } from '../../openai/outline-completion.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion, Usage } from '../../openai/types.js';
-import type { CancelSignal } from '../../server/cancellation.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
-import { isEventStream, malformed, parseJsonObject, readBody, sseEvents } from '../http.js';
+import { isEventStream, readBody } from '../http.js';
 import { createHttpProvider } from '../http-provider.js';
-import type { CompletionResult, Provider, ProviderDependencies, StreamItem } from '../provider.js';
+import type { CompletionResult, Provider, ProviderDependencies } from '../provider.js';
 import { buildOpenAiChatBody, openAiHeaders } from './build-request.js';
+import { parseChoicesObject, readChoiceChunks } from './choices.js';
 import { embedWithOpenAi } from './embeddings.js';
-import { errorInsideSuccess, parseOpenAiError } from './parse-error.js';
+import { parseOpenAiError } from './parse-error.js';
 import { completeTextWithOpenAi, streamTextWithOpenAi } from './text-completions.js';
 
 function parseCompletion(providerName: string, text: string): ChatCompletion {
-  const object = parseJsonObject(providerName, text);
-  if (!Array.isArray(object.choices)) {
-    if (object.error !== undefined) throw errorInsideSuccess(providerName, object);
-    throw malformed(providerName, 'a response without choices');
-  }
-  return object as unknown as ChatCompletion;
-}
-
-async function* translateStream(
-  providerName: string,
-  response: UpstreamResponse,
-  signal: CancelSignal,
-): AsyncGenerator<StreamItem> {
-  let done = false;
-  let sawFinish = false;
-  for await (const event of sseEvents(providerName, response, signal)) {
-    if (event.data === '[DONE]') {
-      done = true;
-      break;
-    }
-    const chunk = parseJsonObject(providerName, event.data, 'stream data') as unknown as ChatCompletion;
-    if (!Array.isArray(chunk.choices)) {
-      if ((chunk as Record<string, unknown>).error !== undefined)
-        throw errorInsideSuccess(providerName, chunk as Record<string, unknown>);
-      throw malformed(providerName, 'a stream chunk without choices');
-    }
-    for (const choice of chunk.choices) if (choice?.finish_reason) sawFinish = true;
-    yield { chunk, raw: event.data };
-  }
-  if (!done && !sawFinish) {
-    throw malformed(providerName, 'a stream that ended before it was finished');
-  }
+  return parseChoicesObject<ChatCompletion>(providerName, text, 'response');
 }
 
 /**
@@ -89,7 +57,7 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
       }),
       readCompletion: (body) => completionResult(config.name, body),
       async readStream(response, call) {
-        if (isEventStream(response)) return translateStream(config.name, response, call.signal);
+        if (isEventStream(response)) return readChoiceChunks<ChatCompletion>(config.name, response, call.signal);
         // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
         const text = await readBody(config.name, response, call.signal);
         return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));
@@ -97,6 +65,8 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
       embed: (call, transport) => embedWithOpenAi(config.name, jsonHeaders, call, transport),
       completeText: (call, transport) => completeTextWithOpenAi(config.name, jsonHeaders, call, transport),
       streamText: (call, transport) => streamTextWithOpenAi(config.name, streamHeaders, call, transport),
+      // /v1/responses goes to the upstream's own /responses for models marked `responses_api: native`.
+      forwarding: { apis: ['responses'], headers: (call) => (call.stream ? streamHeaders : jsonHeaders) },
     },
     dependencies,
   );

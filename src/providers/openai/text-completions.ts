@@ -1,11 +1,9 @@
 import { synthesizeTextChunks } from '../../openai/synthesize-text-stream.js';
 import type { TextCompletion, TextCompletionRequest } from '../../openai/text-completion-types.js';
-import type { CancelSignal } from '../../server/cancellation.js';
-import type { UpstreamResponse } from '../../upstream/client.js';
-import { isEventStream, malformed, parseJsonObject, readBody, sseEvents } from '../http.js';
+import { isEventStream, readBody } from '../http.js';
 import type { HttpTransport } from '../http-provider.js';
-import type { TextCompletionCall, TextCompletionResult, TextStreamItem, TextStreamItems } from '../provider.js';
-import { errorInsideSuccess } from './parse-error.js';
+import type { TextCompletionCall, TextCompletionResult, TextStreamItems } from '../provider.js';
+import { parseChoicesObject, readChoiceChunks } from './choices.js';
 
 /**
  * Legacy text completions from an OpenAI-compatible server's `/completions`, forwarded: the client's request with the
@@ -36,7 +34,7 @@ export async function streamTextWithOpenAi(
     { path: `${transport.basePath}/completions`, headers, body: textCompletionBody(call) },
     call,
   );
-  if (isEventStream(response)) return readTextStream(providerName, response, call.signal);
+  if (isEventStream(response)) return readChoiceChunks<TextCompletion>(providerName, response, call.signal);
   // The upstream ignored stream: true and answered with one JSON completion: streamed by the gateway.
   const text = await readBody(providerName, response, call.signal);
   return synthesizeTextChunks(parseTextCompletion(providerName, text)).map((chunk) => ({ chunk }));
@@ -55,35 +53,5 @@ export function textCompletionBody(call: TextCompletionCall): string | Buffer {
 }
 
 export function parseTextCompletion(providerName: string, text: string): TextCompletion {
-  const object = parseJsonObject(providerName, text);
-  if (!Array.isArray(object.choices)) {
-    if (object.error !== undefined) throw errorInsideSuccess(providerName, object);
-    throw malformed(providerName, 'a completion without choices');
-  }
-  return object as unknown as TextCompletion;
-}
-
-async function* readTextStream(
-  providerName: string,
-  response: UpstreamResponse,
-  signal: CancelSignal,
-): AsyncGenerator<TextStreamItem> {
-  let done = false;
-  let sawFinish = false;
-  for await (const event of sseEvents(providerName, response, signal)) {
-    if (event.data === '[DONE]') {
-      done = true;
-      break;
-    }
-    const chunk = parseJsonObject(providerName, event.data, 'stream data');
-    if (!Array.isArray(chunk.choices)) {
-      if (chunk.error !== undefined) throw errorInsideSuccess(providerName, chunk);
-      throw malformed(providerName, 'a stream chunk without choices');
-    }
-    for (const choice of chunk.choices as Array<{ finish_reason?: unknown } | null>) {
-      if (choice?.finish_reason) sawFinish = true;
-    }
-    yield { chunk: chunk as unknown as TextCompletion, raw: event.data };
-  }
-  if (!done && !sawFinish) throw malformed(providerName, 'a stream that ended before it was finished');
+  return parseChoicesObject<TextCompletion>(providerName, text, 'completion');
 }

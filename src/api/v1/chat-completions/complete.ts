@@ -3,6 +3,7 @@ import type { ChatCompletionRequest } from '../../../openai/types.js';
 import { estimatePromptCharacters, estimateUsage, readUsage, toWireUsage } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { sendJson } from '../pipeline/json-answer.js';
 
 /** A chat completion answered as one JSON body: the upstream's own bytes when nothing in them must change. */
 export async function completeChat(
@@ -29,11 +30,5 @@ export async function completeChat(
   }
   payload ??= JSON.stringify(result.completion);
   announceDroppedParameters(response, trace);
-  response.writeHead(200, {
-    'x-request-id': exchange.requestId,
-    'content-type': 'application/json',
-    'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
-  });
-  response.end(payload);
-  return { usage, responseBody: exchange.logBodies ? payload.toString() : undefined };
+  return { usage, responseBody: sendJson(exchange, payload) };
 }

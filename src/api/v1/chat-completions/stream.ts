@@ -1,5 +1,3 @@
-import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
-import { openAiStreamError } from '../../../errors/render-openai.js';
 import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../../../openai/normalize-chunk.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../../openai/types.js';
 import type { StreamItem } from '../../../providers/provider.js';
@@ -13,6 +11,7 @@ import {
 } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { endFailedStream } from '../pipeline/openai-stream-failure.js';
 import { SseResponse } from '../pipeline/sse-response.js';
 
 /** What the relay needs of the request once dispatch has it (the request itself is not kept while the stream lasts). */
@@ -102,21 +101,7 @@ async function relay(
     // Tokens were spent only if something was generated.
     const usage =
       reported ?? (completionCharacters > 0 ? estimateUsage(plan.promptCharacters, completionCharacters) : undefined);
-    const signal = exchange.signal;
-    // A client that left cannot be told anything; one still there gets an in-band error, then [DONE]: never a
-    // clean-looking finish.
-    const failure = sse.closed ? toApiError(error) : signal.aborted ? abortedError(signal.reason) : toApiError(error);
-    if (!sse.closed) {
-      await sse.write(openAiStreamError(failure));
-      await sse.write(sseDone);
-    }
-    sse.end();
+    const failure = await endFailedStream(sse, exchange.signal, error);
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
   }
-}
-
-/** Why the gateway itself cut a stream short (the reason given to the request's cancellation). */
-function abortedError(reason: unknown): ApiError {
-  if (reason instanceof ApiError) return reason;
-  return apiError('service_unavailable', 'The request was interrupted.');
 }

@@ -2,6 +2,7 @@ import { textCharacters } from '../../../openai/synthesize-text-stream.js';
 import type { TextCompletionRequest } from '../../../openai/text-completion-types.js';
 import { readUsage, toWireUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { sendJson } from '../pipeline/json-answer.js';
 import { textCompletionOperation } from './operation.js';
 import { estimateTextUsage } from './usage.js';
 
@@ -11,7 +12,7 @@ export async function completeText(
   body: Buffer | undefined,
   exchange: Exchange,
 ): Promise<Outcome> {
-  const { services, response } = exchange;
+  const { services } = exchange;
   const result = await services.dispatcher.run(
     textCompletionOperation(request, body),
     exchange.signal,
@@ -27,11 +28,5 @@ export async function completeText(
     payload = undefined;
   }
   payload ??= JSON.stringify(completion);
-  response.writeHead(200, {
-    'x-request-id': exchange.requestId,
-    'content-type': 'application/json',
-    'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
-  });
-  response.end(payload);
-  return { usage, responseBody: exchange.logBodies ? payload.toString() : undefined };
+  return { usage, responseBody: sendJson(exchange, payload) };
 }

@@ -7,7 +7,12 @@ import type {
   TextCompletionResult,
   TextStreamItem,
 } from '../../../providers/provider.js';
-import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../routing/operation.js';
+import {
+  type AttemptContext,
+  type DispatchOperation,
+  deploymentCall,
+  type PreparedCall,
+} from '../../../routing/operation.js';
 import { primeItems } from '../../../routing/prime-stream.js';
 import type { Deployment } from '../../../routing/router.js';
 
@@ -33,10 +38,7 @@ function callFor(
 ): TextCompletionCall {
   return {
     request,
-    model: deployment.model,
-    timeouts: deployment.timeouts,
-    signal: context.signal,
-    ...(context.accountId === undefined ? {} : { accountId: context.accountId }),
+    ...deploymentCall(deployment, context),
     ...(body === undefined ? {} : { body }),
   };
 }

@@ -1,11 +1,10 @@
-import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
-import { openAiStreamError } from '../../../errors/render-openai.js';
 import { textCharacters, textChunkHasContent } from '../../../openai/synthesize-text-stream.js';
 import type { TextCompletion, TextCompletionRequest } from '../../../openai/text-completion-types.js';
 import type { TextStreamItem } from '../../../providers/provider.js';
 import { sseData, sseDone } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { endFailedStream } from '../pipeline/openai-stream-failure.js';
 import { SseResponse } from '../pipeline/sse-response.js';
 import { textStreamOperation } from './operation.js';
 import { estimateTextUsage } from './usage.js';
@@ -82,18 +81,7 @@ async function relay(
       throw error;
     }
     const usage = reported ?? (completionCharacters > 0 ? estimate(completionCharacters) : undefined);
-    const signal = exchange.signal;
-    const failure = sse.closed ? toApiError(error) : signal.aborted ? abortedError(signal.reason) : toApiError(error);
-    if (!sse.closed) {
-      await sse.write(openAiStreamError(failure));
-      await sse.write(sseDone);
-    }
-    sse.end();
+    const failure = await endFailedStream(sse, exchange.signal, error);
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
   }
-}
-
-function abortedError(reason: unknown): ApiError {
-  if (reason instanceof ApiError) return reason;
-  return apiError('service_unavailable', 'The request was interrupted.');
 }

@@ -1,5 +1,7 @@
 import type { TextCompletionRequest } from '../../../openai/text-completion-types.js';
 import {
+  checkLogitBias,
+  checkStop,
   describeType,
   emptyArray,
   fail,
@@ -10,8 +12,9 @@ import {
   optionalNumber,
   optionalString,
   present,
+  requireModelBody,
   wrongType,
-} from '../responses/validation-helpers.js';
+} from '../../../openai/validation-helpers.js';
 
 /**
  * Validation of a legacy POST /v1/completions request, worded and coded as OpenAI's checks, each error naming its
@@ -71,43 +74,9 @@ function checkPrompt(prompt: unknown): void {
   });
 }
 
-function checkStop(stop: unknown): void {
-  if (!present(stop) || typeof stop === 'string') return;
-  if (!Array.isArray(stop)) wrongType('stop', 'one of a string or array of strings', stop);
-  if (stop.length > 4) {
-    fail(
-      `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${stop.length} instead.`,
-      'stop',
-      'array_above_max_length',
-    );
-  }
-  stop.forEach((item, index) => {
-    if (typeof item !== 'string') wrongType(`stop[${index}]`, 'a string', item);
-  });
-}
-
-function checkLogitBias(bias: unknown): void {
-  if (!present(bias)) return;
-  if (!isObject(bias)) wrongType('logit_bias', 'an object', bias);
-  for (const [token, value] of Object.entries(bias)) {
-    if (typeof value !== 'number' || value < -100 || value > 100) {
-      fail(
-        `Invalid 'logit_bias': the value for token ${token.slice(0, 16)} must be a number from -100 to 100.`,
-        'logit_bias',
-        'invalid_value',
-      );
-    }
-  }
-}
-
 /** Validates a parsed request body; returns it typed. Throws a 400 ApiError naming the parameter. */
 export function validateTextCompletionRequest(body: unknown): TextCompletionRequest {
-  if (!isObject(body)) {
-    fail(`The request body must be a JSON object, but got ${describeType(body)}.`, null, 'invalid_type');
-  }
-  if (body.model === undefined || body.model === null) missing('model');
-  if (typeof body.model !== 'string') wrongType('model', 'a string', body.model);
-  if (body.model.length === 0) fail("Invalid 'model': empty string. Expected a model name.", 'model', 'invalid_value');
+  requireModelBody(body);
   checkPrompt(body.prompt);
   optionalString(body, 'suffix', 'suffix');
   optionalInteger(body, 'max_tokens', 0);

@@ -8,6 +8,7 @@ import {
 import { inEncoding, toEncoding } from '../../../openai/embedding-vectors.js';
 import { estimateUsage, readUsage, type TokenUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { sendJson } from '../pipeline/json-answer.js';
 import { embeddingOperation } from './operation.js';
 
 /**
@@ -20,7 +21,7 @@ export async function answerEmbeddings(
   body: Buffer | undefined,
   exchange: Exchange,
 ): Promise<Outcome> {
-  const { services, response } = exchange;
+  const { services } = exchange;
   const result = await services.dispatcher.run(
     embeddingOperation(request, body),
     exchange.signal,
@@ -44,13 +45,7 @@ export async function answerEmbeddings(
     payload = undefined;
   }
   payload ??= JSON.stringify(list satisfies EmbeddingList);
-  response.writeHead(200, {
-    'x-request-id': exchange.requestId,
-    'content-type': 'application/json',
-    'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
-  });
-  response.end(payload);
-  return { usage, responseBody: exchange.logBodies ? payload.toString() : undefined };
+  return { usage, responseBody: sendJson(exchange, payload) };
 }
 
 /** Tokens of the input: counted for token arrays, estimated for texts; marked as an estimate. */

@@ -1,7 +1,7 @@
 import { apiError } from '../../../errors/api-error.js';
 import type { EmbeddingRequest } from '../../../openai/embedding-types.js';
 import type { EmbeddingResult } from '../../../providers/provider.js';
-import type { DispatchOperation, PreparedCall } from '../../../routing/operation.js';
+import { type DispatchOperation, deploymentCall, type PreparedCall } from '../../../routing/operation.js';
 
 /**
  * Embeddings as a dispatch operation: routes whose model is not an embedding model are skipped (a fallback must be
@@ -29,10 +29,7 @@ export function embeddingOperation(
       if (refusal) throw refusal;
       const call = {
         request,
-        model: deployment.model,
-        timeouts: deployment.timeouts,
-        signal: context.signal,
-        ...(context.accountId === undefined ? {} : { accountId: context.accountId }),
+        ...deploymentCall(deployment, context),
         ...(body === undefined ? {} : { body }),
       };
       return { dropped: [], send: () => embed.call(provider, call) };

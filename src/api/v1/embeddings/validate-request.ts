@@ -3,13 +3,13 @@ import {
   describeType,
   emptyArray,
   fail,
-  isObject,
   missing,
   optionalEnum,
   optionalInteger,
   optionalString,
+  requireModelBody,
   wrongType,
-} from '../responses/validation-helpers.js';
+} from '../../../openai/validation-helpers.js';
 
 /**
  * Validation of a POST /v1/embeddings request, worded and coded as OpenAI's own checks, each error naming its field
@@ -83,12 +83,7 @@ function checkInput(input: unknown): void {
 
 /** Validates a parsed request body; returns it typed. Throws a 400 ApiError naming the parameter. */
 export function validateEmbeddingRequest(body: unknown): EmbeddingRequest {
-  if (!isObject(body)) {
-    fail(`The request body must be a JSON object, but got ${describeType(body)}.`, null, 'invalid_type');
-  }
-  if (body.model === undefined || body.model === null) missing('model');
-  if (typeof body.model !== 'string') wrongType('model', 'a string', body.model);
-  if (body.model.length === 0) fail("Invalid 'model': empty string. Expected a model name.", 'model', 'invalid_value');
+  requireModelBody(body);
   checkInput(body.input);
   optionalEnum(body, 'encoding_format', ['float', 'base64'], 'encoding_format');
   optionalInteger(body, 'dimensions', 1);

@@ -1,53 +1,29 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ProviderConfigOf } from '../../../config/schema.js';
 
 /**
- * What goes to an Anthropic upstream besides the body, when a Messages request is passed through: the client's
- * `anthropic-version` and `anthropic-beta` (Claude Code's features depend on them reaching Anthropic), the provider's
- * configured headers and beta flags, and the provider's own key. Nothing else of the client's is forwarded: never
- * its `Authorization` (the gateway key) or an `x-api-key` it may also send.
+ * What of the client's request, besides its body, goes on to an Anthropic upstream when a Messages request is
+ * passed through: its `anthropic-version` and `anthropic-beta` (the provider adds its own flags, its headers and its
+ * key: providers/anthropic/forward-headers.ts), and the `?beta=true` marker the Anthropic SDKs' beta client adds
+ * (Claude Code does). Nothing else: never its `Authorization` (the gateway key), an `x-api-key` or another query.
  */
-
-export type NativeEndpoint = 'messages' | 'count_tokens';
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   const joined = Array.isArray(value) ? value.join(',') : value;
   return joined === undefined || joined.trim() === '' ? undefined : joined.trim();
 }
 
-/** Beta flags of the client and of the provider's configuration, each once, the client's first. */
-function betaFlags(client: string | undefined, configured: readonly string[]): string | undefined {
-  const flags = new Set<string>();
-  for (const flag of (client ?? '').split(',')) if (flag.trim() !== '') flags.add(flag.trim());
-  for (const flag of configured) flags.add(flag);
-  return flags.size > 0 ? [...flags].join(',') : undefined;
-}
-
-export function nativeRequestHeaders(
-  client: IncomingHttpHeaders,
-  provider: ProviderConfigOf<'anthropic'>,
-  stream: boolean,
-): Record<string, string> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-    'anthropic-version': headerValue(client['anthropic-version']) ?? provider.version,
-    ...provider.headers,
-  };
-  const beta = betaFlags(headerValue(client['anthropic-beta']), provider.beta);
+export function clientProtocolHeaders(client: IncomingHttpHeaders): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const version = headerValue(client['anthropic-version']);
+  if (version !== undefined) headers['anthropic-version'] = version;
+  const beta = headerValue(client['anthropic-beta']);
   if (beta !== undefined) headers['anthropic-beta'] = beta;
-  if (provider.apiKey) headers['x-api-key'] = provider.apiKey;
   return headers;
 }
 
-/**
- * The upstream path: `{base_url}/messages` or `{base_url}/messages/count_tokens`. The Anthropic SDKs' beta client
- * adds `?beta=true` (Claude Code does); that marker is kept, any other query of the client's is not forwarded.
- */
-export function nativePath(provider: ProviderConfigOf<'anthropic'>, endpoint: NativeEndpoint, clientUrl = ''): string {
-  const base = new URL(provider.baseUrl).pathname.replace(/\/+$/, '');
-  const path = endpoint === 'messages' ? `${base}/messages` : `${base}/messages/count_tokens`;
+/** `beta=true` when the client's URL carries that marker; undefined otherwise. */
+export function betaQuery(clientUrl: string): string | undefined {
   const query = clientUrl.indexOf('?');
-  const beta = query === -1 ? null : new URLSearchParams(clientUrl.slice(query + 1)).get('beta');
-  return beta === 'true' ? `${path}?beta=true` : path;
+  if (query === -1) return undefined;
+  return new URLSearchParams(clientUrl.slice(query + 1)).get('beta') === 'true' ? 'beta=true' : undefined;
 }

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ModelCapability } from '../../../config/schema.js';
 import type { ApiError } from '../../../errors/api-error.js';
 import type { RenderedError } from '../../../errors/render-openai.js';
@@ -41,6 +41,8 @@ export interface EndpointRequest {
 export interface RequestInput {
   body: unknown;
   params: Readonly<Record<string, string>>;
+  /** The query string, without its `?` (empty when there is none). */
+  query: string;
 }
 
 /** Tokens reserved against a key's and account's limits before the request runs; settled from real usage after. */
@@ -85,6 +87,9 @@ export interface Exchange {
   /** The requested model's route, when the request names a model. */
   readonly route: Route | undefined;
   readonly params: Readonly<Record<string, string>>;
+  /** The client's headers and URL (path and query), for endpoints that pass protocol headers on (/v1/messages). */
+  readonly headers: IncomingHttpHeaders;
+  readonly url: string;
   readonly services: DataPlaneServices;
   /** Whether this account keeps request and response bodies in its log. */
   readonly logBodies: boolean;

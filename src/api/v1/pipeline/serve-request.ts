@@ -36,6 +36,8 @@ export interface Arrival {
   startedAt: number;
   startedAtPrecise: number;
   params: Readonly<Record<string, string>>;
+  /** The query string, without its `?`. */
+  query: string;
   userAgent: string | undefined;
 }
 
@@ -105,7 +107,7 @@ export class RequestPipeline {
       body = await readJsonBody(request, services.config.limits.maxBodyBytes, cancellation);
       if (principal.logBodies) progress.requestBody = body.text;
     }
-    const parsed: EndpointRequest = endpoint.parse({ body: body?.value, params: arrival.params });
+    const parsed: EndpointRequest = endpoint.parse({ body: body?.value, params: arrival.params, query: arrival.query });
     const model = parsed.model;
     progress.stream = parsed.stream === true;
     if (model !== undefined) {
@@ -143,6 +145,8 @@ export class RequestPipeline {
       trace,
       route: progress.route,
       params: arrival.params,
+      headers: request.headers,
+      url: request.url ?? '',
       services,
       logBodies: principal.logBodies,
     };

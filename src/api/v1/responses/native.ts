@@ -36,6 +36,8 @@ export interface NativeStreamReader {
   usage(): Usage | undefined;
   /** How the stream ended, once its terminal event came; undefined for a stream cut short. */
   outcome(): NativeOutcome | undefined;
+  /** The response object of the terminal event (what the gateway stores); undefined before it. */
+  response(): Record<string, unknown> | undefined;
 }
 
 function terminalTypeOf(event: SseEvent): string | undefined {
@@ -55,11 +57,12 @@ function terminalTypeOf(event: SseEvent): string | undefined {
 export function createNativeStreamReader(): NativeStreamReader {
   let usage: Usage | undefined;
   let outcome: NativeOutcome | undefined;
+  let final: Record<string, unknown> | undefined;
   return {
     push(event) {
       const named = terminalTypeOf(event);
       if (named === undefined) return;
-      let value: { type?: unknown; response?: { usage?: unknown } };
+      let value: { type?: unknown; response?: { usage?: unknown } & Record<string, unknown> };
       try {
         value = JSON.parse(event.data);
       } catch {
@@ -69,8 +72,10 @@ export function createNativeStreamReader(): NativeStreamReader {
       if (!terminalTypes.has(type)) return;
       outcome = type.slice('response.'.length) as NativeOutcome;
       usage = fromResponseUsage(value.response?.usage) ?? usage;
+      if (value.response && typeof value.response === 'object') final = value.response;
     },
     usage: () => usage,
     outcome: () => outcome,
+    response: () => final,
   };
 }

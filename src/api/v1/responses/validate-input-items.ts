@@ -1,4 +1,3 @@
-import type { JsonObject } from './types.js';
 import {
   checkEnum,
   fail,
@@ -10,7 +9,8 @@ import {
   requireObject,
   requireString,
   wrongType,
-} from './validation-helpers.js';
+} from '../../../openai/validation-helpers.js';
+import type { JsonObject } from './types.js';
 
 /**
  * The `input` items of a Responses request. The item types the gateway translates (`message`, `function_call`,

@@ -1,10 +1,5 @@
-import { backgroundUnsupported } from './errors.js';
-import type { ResponsesRequest } from './types.js';
-import { checkInput } from './validate-input-items.js';
-import { checkText, checkToolChoice, checkTools } from './validate-tools.js';
 import {
   checkEnum,
-  describeType,
   fail,
   isObject,
   missing,
@@ -14,9 +9,14 @@ import {
   optionalNumber,
   optionalString,
   present,
+  requireModelBody,
   requireObject,
   wrongType,
-} from './validation-helpers.js';
+} from '../../../openai/validation-helpers.js';
+import { backgroundUnsupported } from './errors.js';
+import type { ResponsesRequest } from './types.js';
+import { checkInput } from './validate-input-items.js';
+import { checkText, checkToolChoice, checkTools } from './validate-tools.js';
 
 /**
  * Hot-path validation of `POST /v1/responses`, hand-written like the chat validator and worded like OpenAI. What the
@@ -75,12 +75,7 @@ function checkInclude(include: unknown): void {
 
 /** Validates a parsed request body; returns it typed. Throws a 400 ApiError naming the parameter. */
 export function validateResponsesRequest(body: unknown): ResponsesRequest {
-  if (!isObject(body)) {
-    fail(`The request body must be a JSON object, but got ${describeType(body)}.`, null, 'invalid_type');
-  }
-  if (body.model === undefined || body.model === null) missing('model');
-  if (typeof body.model !== 'string') wrongType('model', 'a string', body.model);
-  if (body.model.length === 0) fail("Invalid 'model': empty string. Expected a model name.", 'model', 'invalid_value');
+  requireModelBody(body);
 
   optionalString(body, 'previous_response_id', 'previous_response_id');
   if (body.input === undefined || body.input === null) {

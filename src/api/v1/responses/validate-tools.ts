@@ -1,4 +1,3 @@
-import type { JsonObject } from './types.js';
 import {
   checkEnum,
   fail,
@@ -12,7 +11,8 @@ import {
   requireObject,
   requireString,
   wrongType,
-} from './validation-helpers.js';
+} from '../../../openai/validation-helpers.js';
+import type { JsonObject } from './types.js';
 
 /**
  * `tools`, `tool_choice` and `text` of a Responses request. Function tools are flat (`{type: "function", name,

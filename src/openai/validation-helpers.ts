@@ -1,10 +1,12 @@
-import { apiError } from '../../../errors/api-error.js';
-import type { ErrorCode } from '../../../errors/error-codes.js';
-import type { JsonObject } from './types.js';
+import { apiError } from '../errors/api-error.js';
+import type { ErrorCode } from '../errors/error-codes.js';
+
+export type JsonObject = Record<string, unknown>;
 
 /**
- * Checks shared by the Responses validators, worded and coded as OpenAI's own (and as src/openai/validate-chat-request.ts
- * words them): every failure is a 400 `invalid_request_error` whose `param` names the field, e.g. `input[2].call_id`.
+ * Checks shared by the validators of every OpenAI endpoint (chat, Responses, embeddings, legacy completions), worded
+ * and coded as OpenAI's own: every failure is a 400 `invalid_request_error` whose `param` names the field, e.g.
+ * `input[2].call_id`.
  */
 
 export function fail(message: string, param: string | null, code: ErrorCode): never {
@@ -121,4 +123,45 @@ export function emptyArray(param: string): never {
     param,
     'empty_array',
   );
+}
+
+/** The body is a JSON object naming a model. */
+export function requireModelBody(body: unknown): asserts body is JsonObject & { model: string } {
+  if (!isObject(body)) {
+    fail(`The request body must be a JSON object, but got ${describeType(body)}.`, null, 'invalid_type');
+  }
+  if (body.model === undefined || body.model === null) missing('model');
+  if (typeof body.model !== 'string') wrongType('model', 'a string', body.model);
+  if (body.model.length === 0) fail("Invalid 'model': empty string. Expected a model name.", 'model', 'invalid_value');
+}
+
+/** `stop`: a string or up to four strings (chat and legacy completions). */
+export function checkStop(stop: unknown): void {
+  if (!present(stop) || typeof stop === 'string') return;
+  if (!Array.isArray(stop)) wrongType('stop', 'one of a string or array of strings', stop);
+  if (stop.length > 4) {
+    fail(
+      `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${stop.length} instead.`,
+      'stop',
+      'array_above_max_length',
+    );
+  }
+  stop.forEach((item, index) => {
+    if (typeof item !== 'string') wrongType(`stop[${index}]`, 'a string', item);
+  });
+}
+
+/** `logit_bias`: token ids to numbers from -100 to 100. */
+export function checkLogitBias(bias: unknown): void {
+  if (!present(bias)) return;
+  if (!isObject(bias)) wrongType('logit_bias', 'an object', bias);
+  for (const [token, value] of Object.entries(bias)) {
+    if (typeof value !== 'number' || value < -100 || value > 100) {
+      fail(
+        `Invalid 'logit_bias': the value for token ${token.slice(0, 16)} must be a number from -100 to 100.`,
+        'logit_bias',
+        'invalid_value',
+      );
+    }
+  }
 }

@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../test/support/cli.js';
+import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
+import { type MockUpstream, type RecordedRequest, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+
+/**
+ * The Codex CLI (`codex exec`, installed by scripts/setup-codex.sh) end to end through Switchboard: a custom model
+ * provider with `wire_api = "responses"` whose base URL is the gateway, serving a model whose upstream speaks only
+ * chat completions. Codex sends what the contract page describes (store: false with the whole history, developer
+ * messages, reasoning settings, a namespace tool, the hosted web_search tool); the upstream first calls Codex's
+ * `exec_command` tool, then answers from the tool's output. Codex must print that answer.
+ */
+
+const codexDir = process.env.SWITCHBOARD_CODEX_DIR ?? path.join(projectRoot, 'data', 'tools', 'codex');
+const codex = path.join(codexDir, 'node_modules', '.bin', 'codex');
+const present = existsSync(codex);
+if (!present) process.stderr.write(`codex e2e: skipped, ${codex} is absent (bash scripts/setup-codex.sh)\n`);
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+let codexHome: string;
+
+/** Chat chunks as an OpenAI-compatible server streams them, with usage at the end. */
+function streamChunks(response: ServerResponse, deltas: Array<Record<string, unknown>>, finish: string) {
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  const base = {
+    id: 'chatcmpl-codex',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'codex-upstream',
+  };
+  for (const delta of deltas) {
+    response.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+  }
+  response.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] })}\n\n`);
+  const usage = { prompt_tokens: 1200, completion_tokens: 20, total_tokens: 1220 };
+  response.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
+  response.end('data: [DONE]\n\n');
+}
+
+function answerCodex(request: RecordedRequest, response: ServerResponse) {
+  const messages = request.body.messages as Array<{ role: string; content: unknown; tool_call_id?: string }>;
+  const last = messages.at(-1);
+  if (last?.role === 'tool') {
+    const output = JSON.stringify(last.content);
+    const saw = output.includes('hello-from-codex') ? 'the command printed hello-from-codex' : 'the command ran';
+    streamChunks(response, [{ role: 'assistant', content: 'Done: ' }, { content: saw }], 'stop');
+    return;
+  }
+  const args = JSON.stringify({ cmd: 'echo hello-from-codex' });
+  streamChunks(
+    response,
+    [
+      {
+        role: 'assistant',
+        tool_calls: [
+          { index: 0, id: 'call_codex_1', type: 'function', function: { name: 'exec_command', arguments: '' } },
+        ],
+      },
+      { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 10) } }] },
+      { tool_calls: [{ index: 0, function: { arguments: args.slice(10) } }] },
+    ],
+    'tool_calls',
+  );
+}
+
+describe.skipIf(!present)('Codex CLI through a translated provider', () => {
+  beforeAll(async () => {
+    mock = await startMockUpstream();
+    mock.on('codex-upstream', answerCodex);
+    gateway = await startTestGateway({
+      mock,
+      models: [{ name: 'codex-model', provider: 'mock', upstream_model: 'codex-upstream' }],
+    });
+    codexHome = mkdtempSync(path.join(tmpdir(), 'switchboard-codex-'));
+    writeFileSync(
+      path.join(codexHome, 'config.toml'),
+      [
+        'model = "codex-model"',
+        'model_provider = "switchboard"',
+        '',
+        '[model_providers.switchboard]',
+        'name = "Switchboard"',
+        `base_url = "${gateway.baseUrl}"`,
+        'env_key = "SWITCHBOARD_KEY"',
+        'wire_api = "responses"',
+        'request_max_retries = 0',
+        'stream_max_retries = 0',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await mock?.close();
+    if (codexHome) rmSync(codexHome, { recursive: true, force: true });
+  });
+
+  it('runs a tool through the gateway and prints the model’s answer', async () => {
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        const child = spawn(
+          codex,
+          [
+            'exec',
+            '--skip-git-repo-check',
+            '--color',
+            'never',
+            'Run `echo hello-from-codex` and tell me what it printed.',
+          ],
+          {
+            cwd: codexHome,
+            env: { ...process.env, CODEX_HOME: codexHome, SWITCHBOARD_KEY: gateway.key },
+            // Codex reads a prompt from a piped stdin; it has its prompt.
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        // A Codex that hangs fails the test with what it printed, instead of timing it out silently.
+        const watchdog = setTimeout(() => child.kill('SIGKILL'), 90_000);
+        child.on('exit', () => clearTimeout(watchdog));
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (chunk) => {
+          out += chunk;
+        });
+        child.stderr.on('data', (chunk) => {
+          err += chunk;
+        });
+        child.on('exit', (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
+      },
+    );
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toMatch(/Done: the command (printed hello-from-codex|ran)/);
+
+    const upstream = mock.requests.filter((request) => request.body.model === 'codex-upstream');
+    expect(upstream.length).toBe(2);
+    const [first, second] = upstream.map((request) => request.body) as [
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
+    // Codex's tools reached the chat upstream as functions: the namespace's expanded, the hosted one left out.
+    const names = (first.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+    expect(names).toContain('exec_command');
+    expect(names.some((name) => name.startsWith('multi_agent_v1__'))).toBe(true);
+    expect(names).not.toContain('web_search');
+    // Its developer messages became system messages; the second turn carries the call and its output.
+    expect((first.messages as Array<{ role: string }>)[0]?.role).toBe('system');
+    const history = second.messages as Array<{ role: string; tool_calls?: unknown[]; tool_call_id?: string }>;
+    expect(history.find((message) => message.tool_calls)?.tool_calls).toHaveLength(1);
+    expect(history.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_codex_1' });
+
+    // Both turns logged as /v1/responses calls, streamed, with usage.
+    const deadline = Date.now() + 3000;
+    let rows: Array<Record<string, unknown>> = [];
+    while (Date.now() < deadline) {
+      rows = await gateway.gateway.database.db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('endpoint', '=', 'responses')
+        .execute();
+      if (rows.length >= 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      expect(row).toMatchObject({ model: 'codex-model', status: 200, stream: 1, prompt_tokens: 1200 });
+    }
+  }, 120_000);
+});

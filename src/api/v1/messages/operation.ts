@@ -1,0 +1,201 @@
+import type { ChatCompletionRequest } from '../../../openai/types.js';
+import { anthropicStreamError } from '../../../providers/anthropic/parse-error.js';
+import type { MessagesRequest } from '../../../providers/anthropic/wire-types.js';
+import { parseJsonObject, sseEvents } from '../../../providers/http.js';
+import type { CompletionResult, ForwardCall, Provider, StreamItem } from '../../../providers/provider.js';
+import { toProviderError } from '../../../providers/upstream-error.js';
+import { chatCompletionOperation, chatStreamOperation } from '../../../routing/chat-operations.js';
+import { contextWindowError } from '../../../routing/context-window.js';
+import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../routing/operation.js';
+import { primeItems } from '../../../routing/prime-stream.js';
+import type { Deployment, Route } from '../../../routing/router.js';
+import type { CancelSignal } from '../../../server/cancellation.js';
+import { classifyUpstreamError } from '../../../upstream/client.js';
+import type { SseEvent } from '../../../upstream/sse.js';
+import { rewriteModel } from './rewrite-model.js';
+import { toChatRequest } from './to-chat-request.js';
+import type { TranslationTarget } from './translation-target.js';
+
+/**
+ * A Messages request as dispatch operations, decided per deployment: a provider that speaks the Messages API itself
+ * (Anthropic) is sent the client's request as it came, only the model name mapped; any other gets it translated to
+ * chat and goes through the chat operations (parameter support, a model configured without streaming, priming).
+ * What cannot be translated for a provider is refused for that deployment only, so another or a fallback may serve.
+ */
+
+/** What the client sent besides the parsed request, for deployments that are forwarded to. */
+export interface ClientMessage {
+  request: MessagesRequest;
+  /** The client's bytes, when they name each member once (server/read-body.ts); else the request is serialized. */
+  bytes: Buffer | undefined;
+  /** anthropic-version and anthropic-beta, as the client sent them. */
+  headers: Readonly<Record<string, string>>;
+  /** `beta=true` when the client's URL had it. */
+  query: string | undefined;
+}
+
+export type MessagesAnswer = { kind: 'forwarded'; body: Buffer } | { kind: 'translated'; result: CompletionResult };
+
+export type MessagesEvents =
+  | { kind: 'forwarded'; events: AsyncIterable<SseEvent> }
+  | { kind: 'translated'; items: AsyncIterable<StreamItem> };
+
+export function forwards(provider: Provider, api: 'messages' | 'messages/count_tokens'): boolean {
+  return provider.forwards?.includes(api) === true;
+}
+
+/** The client's body for an upstream that is forwarded to: its bytes with the model replaced, or a serialization. */
+export function forwardedBody(client: ClientMessage, upstreamModel: string): Buffer | string {
+  if (client.bytes) return rewriteModel(client.bytes, upstreamModel).body;
+  return JSON.stringify({ ...client.request, model: upstreamModel });
+}
+
+export function forwardCall(
+  client: ClientMessage,
+  api: ForwardCall['api'],
+  deployment: Deployment,
+  context: AttemptContext,
+  stream: boolean,
+): ForwardCall {
+  const call: ForwardCall = {
+    api,
+    body: forwardedBody(client, deployment.model.upstreamModel),
+    headers: client.headers,
+    stream,
+    model: deployment.model,
+    timeouts: deployment.timeouts,
+    signal: context.signal,
+  };
+  if (client.query !== undefined) call.query = client.query;
+  return call;
+}
+
+/** A forwarded JSON answer read whole; a connection failure while reading is the provider's error. */
+export async function forwardForBody(provider: Provider, call: ForwardCall, signal: CancelSignal): Promise<Buffer> {
+  if (provider.forwardWhole) return provider.forwardWhole(call);
+  const forward = provider.forward as NonNullable<Provider['forward']>;
+  const response = await forward.call(provider, call);
+  try {
+    return Buffer.from(await response.body.arrayBuffer());
+  } catch (error) {
+    throw toProviderError(provider.name, classifyUpstreamError(error, signal));
+  }
+}
+
+/** The chat request a deployment of this provider type is sent (throws a 400 for what it cannot express). */
+function translated(
+  request: MessagesRequest,
+  deployment: Deployment,
+): { chat: ChatCompletionRequest; dropped: string[] } {
+  const target = deployment.provider.type as TranslationTarget;
+  const { request: chat, dropped } = toChatRequest(request, target);
+  return { chat, dropped };
+}
+
+/**
+ * A request that certainly does not fit a route's context window is not sent to it (as for chat); sized as the chat
+ * request an OpenAI-compatible upstream would get. A request that cannot be translated at all is left to the
+ * deployments to judge (Anthropic ones take it as it is).
+ */
+function contextRefusal(request: MessagesRequest) {
+  let sized: ChatCompletionRequest | null | undefined;
+  return (route: Route) => {
+    if (route.model.contextWindow === undefined) return undefined;
+    if (sized === undefined) {
+      try {
+        sized = toChatRequest(request, 'openai').request;
+      } catch {
+        sized = null;
+      }
+    }
+    return sized ? contextWindowError(sized, route.model) : undefined;
+  };
+}
+
+function withDropped<Result>(prepared: PreparedCall<Result>, dropped: readonly string[]): PreparedCall<Result> {
+  if (dropped.length === 0) return prepared;
+  return { dropped: [...dropped, ...prepared.dropped], send: prepared.send };
+}
+
+export function messagesOperation(client: ClientMessage): DispatchOperation<MessagesAnswer> {
+  const request = client.request;
+  return {
+    model: request.model,
+    refuseRoute: contextRefusal(request),
+    prepare(deployment, context): PreparedCall<MessagesAnswer> {
+      const provider = deployment.provider;
+      if (forwards(provider, 'messages')) {
+        const call = forwardCall(client, 'messages', deployment, context, false);
+        return {
+          dropped: [],
+          send: async () => ({ kind: 'forwarded', body: await forwardForBody(provider, call, context.signal) }),
+        };
+      }
+      const { chat, dropped } = translated(request, deployment);
+      const prepared = chatCompletionOperation(chat, undefined).prepare(deployment, context);
+      return withDropped(
+        {
+          dropped: prepared.dropped,
+          send: async () => ({ kind: 'translated', result: await prepared.send() }),
+        },
+        dropped,
+      );
+    },
+  };
+}
+
+/** Events that count as content: once one reached the client, a failure can no longer fail over. */
+const isContentEvent = (event: SseEvent) => event.event?.startsWith('content_block') === true;
+
+/**
+ * The upstream's events as they come. An `error` event before any content (an overload right after
+ * `message_start`) fails the attempt, so another deployment may serve; after content it is relayed as it came.
+ */
+async function* forwardedEvents(provider: Provider, call: ForwardCall): AsyncGenerator<SseEvent> {
+  const forward = provider.forward as NonNullable<Provider['forward']>;
+  const response = await forward.call(provider, call);
+  let content = false;
+  for await (const event of sseEvents(provider.name, response, call.signal)) {
+    if (!content) {
+      if (event.event === 'error') {
+        throw anthropicStreamError(provider.name, parseJsonObject(provider.name, event.data, 'stream data'));
+      }
+      content = isContentEvent(event);
+    }
+    yield event;
+  }
+}
+
+export function messagesStreamOperation(
+  client: ClientMessage,
+  /** Told of a failure after the stream was primed (reported in-band by the caller; recorded by dispatch). */
+  onFailure: (error: unknown) => void,
+): DispatchOperation<MessagesEvents> {
+  const request = client.request;
+  return {
+    model: request.model,
+    refuseRoute: contextRefusal(request),
+    prepare(deployment, context): PreparedCall<MessagesEvents> {
+      const provider = deployment.provider;
+      if (forwards(provider, 'messages')) {
+        const call = forwardCall(client, 'messages', deployment, context, true);
+        return {
+          dropped: [],
+          send: async () => ({
+            kind: 'forwarded',
+            events: await primeItems(forwardedEvents(provider, call), isContentEvent, onFailure),
+          }),
+        };
+      }
+      const { chat, dropped } = translated(request, deployment);
+      const prepared = chatStreamOperation(chat, undefined, onFailure).prepare(deployment, context);
+      return withDropped(
+        {
+          dropped: prepared.dropped,
+          send: async () => ({ kind: 'translated', items: await prepared.send() }),
+        },
+        dropped,
+      );
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { anthropicStreamError } from '../../../errors/render-anthropic.js';
+import { chunkHasContent, generatedCharacters } from '../../../openai/normalize-chunk.js';
+import type { StreamItem } from '../../../providers/provider.js';
+import type { SseEvent } from '../../../upstream/sse.js';
+import { readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
+import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
+import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { SseResponse } from '../pipeline/sse-response.js';
+import { estimateMessageUsage } from './complete.js';
+import { estimateInputTokens } from './count-tokens.js';
+import { createNativeStreamRelay } from './native-usage.js';
+import { type ClientMessage, type MessagesEvents, messagesStreamOperation } from './operation.js';
+import { createMessagesStreamTranslator, type MessagesStreamTranslator } from './stream-events.js';
+
+/**
+ * A Messages request answered as an SSE stream: an Anthropic upstream's events relayed one by one as they arrive
+ * (usage read from message_start and message_delta on the way), or a chat stream translated into Anthropic's events.
+ * Before the first event, failures are ordinary HTTP errors (and fail over); after it, an `error` event, never a
+ * clean-looking end: an upstream stream that stops before `message_stop` gets one too.
+ * Not async: the request goes to dispatch and is not held by this function while the stream lasts.
+ */
+export function streamMessage(client: ClientMessage, exchange: Exchange): Promise<Outcome> {
+  const { services } = exchange;
+  const sse = new SseResponse(
+    exchange.response,
+    exchange.requestId,
+    services.config.server.streamKeepaliveMs,
+    exchange.logBodies,
+  );
+  const onFailure = services.dispatcher.streamFailureReporter(exchange.trace, exchange.principal.accountId);
+  const primed = services.dispatcher.run(
+    messagesStreamOperation(client, onFailure),
+    exchange.signal,
+    exchange.trace,
+    exchange.principal.accountId,
+  );
+  const request = client.request;
+  const estimate = (completionCharacters: number) => estimateMessageUsage(request, completionCharacters);
+  // Only a translated stream needs one (and the estimate of the prompt it opens with).
+  const translator = () =>
+    createMessagesStreamTranslator({
+      model: request.model,
+      stopSequences: request.stop_sequences,
+      estimatedInputTokens: estimateInputTokens(request),
+    });
+  return relay(primed, sse, exchange, estimate, translator);
+}
+
+/** What a relay learned, whichever way the stream went. */
+interface Progress {
+  reported: TokenUsage | undefined;
+  completionCharacters: number;
+  firstTokenAt: number | undefined;
+}
+
+async function relay(
+  primed: Promise<MessagesEvents>,
+  sse: SseResponse,
+  exchange: Exchange,
+  estimate: (completionCharacters: number) => TokenUsage,
+  translator: () => MessagesStreamTranslator,
+): Promise<Outcome> {
+  const progress: Progress = { reported: undefined, completionCharacters: 0, firstTokenAt: undefined };
+  try {
+    const answer = await primed;
+    announceDroppedParameters(exchange.response, exchange.trace);
+    sse.start();
+    let error: ApiError | undefined;
+    if (answer.kind === 'forwarded') {
+      error = await relayForwarded(answer.events, sse, exchange.trace.served?.provider ?? 'upstream', progress);
+    } else {
+      await relayTranslated(answer.items, sse, translator(), estimate, progress);
+    }
+    sse.end();
+    const usage = progress.reported ?? estimate(progress.completionCharacters);
+    return { error, usage, firstTokenAt: progress.firstTokenAt, responseBody: sse.body() };
+  } catch (error) {
+    // Before the first byte, errors are ordinary HTTP errors (the pipeline renders them), and nothing was generated.
+    if (!sse.started) {
+      sse.stop();
+      throw error;
+    }
+    const usage =
+      progress.reported ?? (progress.completionCharacters > 0 ? estimate(progress.completionCharacters) : undefined);
+    const signal = exchange.signal;
+    const failure = sse.closed ? toApiError(error) : signal.aborted ? abortedError(signal.reason) : toApiError(error);
+    if (!sse.closed) await sse.write(anthropicStreamError(failure));
+    sse.end();
+    return { error: failure, usage, firstTokenAt: progress.firstTokenAt, responseBody: sse.body() };
+  }
+}
+
+/**
+ * An Anthropic upstream's events, each as it came. Returns the error the stream ended with: an upstream `error`
+ * event (relayed as it was), or one of the gateway's when the upstream stopped before `message_stop`.
+ */
+async function relayForwarded(
+  events: AsyncIterable<SseEvent>,
+  sse: SseResponse,
+  providerName: string,
+  progress: Progress,
+): Promise<ApiError | undefined> {
+  const reader = createNativeStreamRelay(providerName);
+  try {
+    for await (const event of events) {
+      if (progress.firstTokenAt === undefined && event.event === 'content_block_delta') {
+        progress.firstTokenAt = performance.now();
+      }
+      await sse.write(reader.relay(event));
+    }
+  } finally {
+    progress.reported = reader.usage();
+  }
+  if (reader.error) return reader.error;
+  if (reader.completed) return undefined;
+  const cutShort = apiError(
+    'upstream_error',
+    `The upstream provider "${providerName}" ended the stream before message_stop.`,
+  );
+  await sse.write(anthropicStreamError(cutShort));
+  return cutShort;
+}
+
+async function relayTranslated(
+  items: AsyncIterable<StreamItem>,
+  sse: SseResponse,
+  translator: MessagesStreamTranslator,
+  estimate: (completionCharacters: number) => TokenUsage,
+  progress: Progress,
+): Promise<void> {
+  for await (const item of items) {
+    const chunk = item.chunk;
+    if (progress.firstTokenAt === undefined && chunkHasContent(chunk)) progress.firstTokenAt = performance.now();
+    progress.completionCharacters += generatedCharacters(chunk);
+    if (chunk.usage) progress.reported = readUsage(chunk.usage) ?? progress.reported;
+    const events = translator.push(chunk);
+    if (events.length > 0) await sse.write(events.join(''));
+  }
+  const fallback = progress.reported ? undefined : toWireUsage(estimate(progress.completionCharacters));
+  await sse.write(translator.finish(fallback).join(''));
+}
+
+/** Why the gateway itself cut a stream short (the reason given to the request's cancellation). */
+function abortedError(reason: unknown): ApiError {
+  if (reason instanceof ApiError) return reason;
+  return apiError('service_unavailable', 'The request was interrupted.');
+}

@@ -1,0 +1,61 @@
+import { generatedCharacters } from '../../../openai/normalize-chunk.js';
+import { parseJsonObject, readBody } from '../../../providers/http.js';
+import { estimatePromptCharacters, estimateUsage, readUsage, toWireUsage } from '../../../usage/usage.js';
+import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
+import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { fromChatCompletion } from './from-chat-completion.js';
+import { nativeUsage } from './native.js';
+import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
+import { type Storing, saveResponse } from './state.js';
+import type { ResponseObject } from './types.js';
+
+/** A response answered as one JSON body: a chat completion translated, or a native upstream's own bytes. */
+export async function completeResponse(
+  plan: ResponsesPlan,
+  base: ResponseObject,
+  storing: Storing | undefined,
+  exchange: Exchange,
+): Promise<Outcome> {
+  const { services, trace } = exchange;
+  const result: ResponsesResult = await services.dispatcher.run(
+    responsesOperation(plan, services.dispatcher.streamFailureReporter(trace, exchange.principal.accountId)),
+    exchange.signal,
+    trace,
+    exchange.principal.accountId,
+  );
+  if (result.kind === 'native') {
+    const provider = trace.served?.provider ?? 'upstream';
+    const text = await readBody(provider, result.response, exchange.signal);
+    const object = parseJsonObject(provider, text);
+    const usage = readUsage(nativeUsage(object));
+    if (storing && typeof object.id === 'string') saveResponse(storing, object as ResponseObject, exchange);
+    send(exchange, text);
+    return { usage, responseBody: exchange.logBodies ? text : undefined };
+  }
+  if (result.kind !== 'chat') throw new Error('a JSON response got a stream');
+  const { translation } = result;
+  const completion = result.result.completion;
+  const reported = readUsage(result.result.usage ?? completion.usage);
+  // An upstream that reports no usage is logged with an estimate (marked as such), and the client gets it too.
+  const usage =
+    reported ?? estimateUsage(estimatePromptCharacters(translation.request), generatedCharacters(completion));
+  const response = fromChatCompletion(completion, {
+    response: base,
+    toolNames: translation.toolNames,
+    usage: reported ? undefined : toWireUsage(usage),
+  });
+  if (storing) saveResponse(storing, response, exchange);
+  const payload = JSON.stringify(response);
+  send(exchange, payload);
+  return { usage, responseBody: exchange.logBodies ? payload : undefined };
+}
+
+function send(exchange: Exchange, payload: string): void {
+  announceDroppedParameters(exchange.response, exchange.trace);
+  exchange.response.writeHead(200, {
+    'x-request-id': exchange.requestId,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  });
+  exchange.response.end(payload);
+}

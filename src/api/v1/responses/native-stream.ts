@@ -1,0 +1,82 @@
+import { apiError, toApiError } from '../../../errors/api-error.js';
+import { sseEvents } from '../../../providers/http.js';
+import type { UpstreamResponse } from '../../../upstream/client.js';
+import { sseDone, sseEvent } from '../../../upstream/sse.js';
+import { readUsage, type TokenUsage } from '../../../usage/usage.js';
+import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import type { SseResponse } from '../pipeline/sse-response.js';
+import { createNativeStreamReader } from './native.js';
+import { type Storing, saveResponse } from './state.js';
+import type { ResponseObject } from './types.js';
+
+/**
+ * A native upstream's Responses stream relayed event by event (each re-framed whole, its `event:` line kept), its
+ * terminal event read for usage and for the stored response. A stream that breaks, or ends without a terminal event,
+ * gets the gateway's own `error` and `response.failed` events, numbered after the last one relayed.
+ */
+
+const sequencePattern = /"sequence_number":(\d+)/;
+
+export async function relayNativeStream(
+  upstream: UpstreamResponse,
+  sse: SseResponse,
+  storing: Storing | undefined,
+  exchange: Exchange,
+  onFailure: (error: unknown) => void,
+): Promise<Outcome> {
+  const reader = createNativeStreamReader();
+  const provider = exchange.trace.served?.provider ?? 'upstream';
+  let lastSequence = -1;
+  let firstTokenAt: number | undefined;
+  let created: Record<string, unknown> | undefined;
+  try {
+    for await (const event of sseEvents(provider, upstream, exchange.signal)) {
+      if (event.data === '[DONE]') continue;
+      reader.push(event);
+      const sequence = sequencePattern.exec(event.data);
+      if (sequence) lastSequence = Number(sequence[1]);
+      if (created === undefined && event.data.includes('"response.created"')) created = responseOf(event.data);
+      if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
+      await sse.write(sseEvent(event.event, event.data));
+    }
+    if (reader.outcome() === undefined) {
+      throw apiError('upstream_malformed_response', `The upstream provider "${provider}" ended the stream early.`);
+    }
+    await sse.write(sseDone);
+    sse.end();
+    const final = reader.response();
+    if (storing && final && typeof final.id === 'string') saveResponse(storing, final as ResponseObject, exchange);
+    return { usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+  } catch (error) {
+    const failure = toApiError(error);
+    onFailure(failure);
+    if (!sse.closed) {
+      const code = failure.code ?? 'server_error';
+      const failed = { ...(created ?? {}), status: 'failed', error: { code, message: failure.message } };
+      const errorEvent = { type: 'error', sequence_number: lastSequence + 1, code, message: failure.message };
+      const failedEvent = { type: 'response.failed', sequence_number: lastSequence + 2, response: failed };
+      await sse.write(
+        sseEvent('error', JSON.stringify(errorEvent)) +
+          sseEvent('response.failed', JSON.stringify(failedEvent)) +
+          sseDone,
+      );
+    }
+    sse.end();
+    return { error: failure, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+  }
+}
+
+function responseOf(data: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(data) as { response?: unknown };
+    return value.response && typeof value.response === 'object'
+      ? (value.response as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function usageOf(usage: Parameters<typeof readUsage>[0]): TokenUsage | undefined {
+  return readUsage(usage);
+}

@@ -1,0 +1,101 @@
+import type { ParsedBody } from '../../../server/read-body.js';
+import type { Exchange } from '../pipeline/endpoint.js';
+import { previousResponseNotFound } from './errors.js';
+import type { ResponseStore } from './response-store.js';
+import { itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
+import { checkStoredSize, type RecordContext, toResponseRecord } from './stored-response.js';
+import type { InputItem, ResponseObject, ResponsesRequest } from './types.js';
+
+/**
+ * What a request reads of the stored state before it is sent, and what it leaves there after. Only a request with
+ * `previous_response_id` or `item_reference`s reads the database; any other request's only contact with it is the
+ * batched write of its answer (response-store.ts).
+ */
+
+export interface RequestState {
+  /** The request with its item references replaced by the items they name. */
+  request: ResponsesRequest;
+  /** The conversation replayed before the input, oldest first. */
+  history: InputItem[];
+  /** The responses of that conversation (kept as long as the new one). */
+  conversationIds: readonly string[];
+}
+
+export async function loadState(
+  store: ResponseStore,
+  request: ResponsesRequest,
+  accountId: string,
+): Promise<RequestState> {
+  let history: InputItem[] = [];
+  let conversationIds: readonly string[] = [];
+  const previous = request.previous_response_id;
+  if (typeof previous === 'string') {
+    const conversation = await store.conversation(accountId, previous);
+    // Another account's, deleted, expired and never stored (store: false) all read the same.
+    if (!conversation) throw previousResponseNotFound(previous);
+    history = replayItems(conversation.items);
+    conversationIds = conversation.responseIds;
+  }
+  const references = itemReferenceIds(request.input);
+  if (references.length === 0) return { request, history, conversationIds };
+  const found = await store.items(accountId, references);
+  const input = resolveItemReferences(request.input, found);
+  return { request: { ...request, input }, history, conversationIds };
+}
+
+/** Refuses, before the upstream is called, a request too large to store when it asks to be stored. */
+export function checkStorable(request: ResponsesRequest, body: ParsedBody | undefined, limitBytes: number): void {
+  if (request.store === false || !body) return;
+  // The body bounds the input items as stored (normalizing adds ids and part types: a few bytes per item).
+  checkStoredSize(body.bytes.length, limitBytes);
+}
+
+export interface Storing {
+  store: ResponseStore;
+  accountId: string;
+  keyId: string;
+  retentionMs: number;
+  maxStoredBytes: number;
+  /** The input as given (normalized here: ids and content parts, as input_items lists them). */
+  input: ResponsesRequest['input'];
+  conversationIds: readonly string[];
+}
+
+/** What a stored response needs besides the finished response; undefined when the request is not to be stored. */
+export function storingFor(exchange: Exchange, state: RequestState, store: ResponseStore): Storing | undefined {
+  if (state.request.store === false) return undefined;
+  const settings = exchange.services.config.responses;
+  return {
+    store,
+    accountId: exchange.principal.accountId,
+    keyId: exchange.principal.keyId,
+    retentionMs: settings.retentionMs,
+    maxStoredBytes: settings.maxStoredBytes,
+    input: state.request.input,
+    conversationIds: state.conversationIds,
+  };
+}
+
+/**
+ * Queues a finished response for storage. One grown past the size limit while it was generated is not stored (its
+ * answer was already given); the log says so, and a continuation of it gets previous_response_not_found.
+ */
+export function saveResponse(storing: Storing, response: ResponseObject, exchange: Exchange): void {
+  const context: RecordContext = {
+    accountId: storing.accountId,
+    keyId: storing.keyId,
+    inputItems: normalizeInput(storing.input),
+    now: Date.now(),
+    retentionMs: storing.retentionMs,
+    conversationIds: storing.conversationIds,
+  };
+  const record = toResponseRecord(response, context);
+  if (record.storedBytes > storing.maxStoredBytes) {
+    exchange.services.logger.warn(
+      { requestId: exchange.requestId, responseId: response.id, bytes: record.storedBytes },
+      'response larger than responses.max_stored_bytes: not stored',
+    );
+    return;
+  }
+  storing.store.save(record);
+}

@@ -1,0 +1,128 @@
+import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { chunkHasContent, generatedCharacters } from '../../../openai/normalize-chunk.js';
+import type { StreamItem } from '../../../providers/provider.js';
+import {
+  estimatePromptCharacters,
+  estimateUsage,
+  readUsage,
+  type TokenUsage,
+  toWireUsage,
+} from '../../../usage/usage.js';
+import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
+import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { SseResponse } from '../pipeline/sse-response.js';
+import { relayNativeStream } from './native-stream.js';
+import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
+import { type Storing, saveResponse } from './state.js';
+import { createResponseStreamTranslator, formatEvents, streamEnd } from './stream-events.js';
+import type { ChatTranslation } from './to-chat-request.js';
+import { createToolNameMap } from './tool-names.js';
+import type { ResponseObject } from './types.js';
+
+const emptyToolNames = createToolNameMap([]);
+
+/**
+ * A response answered as an SSE stream: chat chunks translated into Responses events as they arrive (the events of one
+ * chunk written in one write, each whole), or a native upstream's events relayed. Failures before the first event
+ * are ordinary HTTP errors (and may still fail over); after it, an `error` event then `response.failed`. Not async:
+ * the request is not held while the stream lasts.
+ */
+export function streamResponse(
+  plan: ResponsesPlan,
+  base: ResponseObject,
+  storing: Storing | undefined,
+  exchange: Exchange,
+): Promise<Outcome> {
+  const { services } = exchange;
+  const sse = new SseResponse(
+    exchange.response,
+    exchange.requestId,
+    services.config.server.streamKeepaliveMs,
+    exchange.logBodies,
+  );
+  const onFailure = services.dispatcher.streamFailureReporter(exchange.trace, exchange.principal.accountId);
+  const primed = services.dispatcher.run(
+    responsesOperation(plan, onFailure),
+    exchange.signal,
+    exchange.trace,
+    exchange.principal.accountId,
+  );
+  return relay(primed, sse, base, storing, exchange, onFailure);
+}
+
+async function relay(
+  primed: Promise<ResponsesResult>,
+  sse: SseResponse,
+  base: ResponseObject,
+  storing: Storing | undefined,
+  exchange: Exchange,
+  onFailure: (error: unknown) => void,
+): Promise<Outcome> {
+  let result: ResponsesResult;
+  try {
+    result = await primed;
+  } catch (error) {
+    if (!sse.started) {
+      sse.stop();
+      throw error;
+    }
+    // Keepalive comments had already committed the response: the failure can only be told in-band.
+    const failure = toApiError(error);
+    const translator = createResponseStreamTranslator({ response: base, toolNames: emptyToolNames });
+    await sse.write(formatEvents(translator.fail(failure)) + streamEnd);
+    sse.end();
+    return { error: failure, responseBody: sse.body() };
+  }
+  announceDroppedParameters(exchange.response, exchange.trace);
+  if (result.kind === 'native') return relayNativeStream(result.response, sse, storing, exchange, onFailure);
+  if (result.kind !== 'chat-stream') throw new Error('a stream got a JSON response');
+  return relayChat(result.items, result.translation, sse, base, storing, exchange);
+}
+
+async function relayChat(
+  items: AsyncIterable<StreamItem>,
+  translation: ChatTranslation,
+  sse: SseResponse,
+  base: ResponseObject,
+  storing: Storing | undefined,
+  exchange: Exchange,
+): Promise<Outcome> {
+  const translator = createResponseStreamTranslator({ response: base, toolNames: translation.toolNames });
+  const promptCharacters = estimatePromptCharacters(translation.request);
+  let completionCharacters = 0;
+  let reported: TokenUsage | undefined;
+  let firstTokenAt: number | undefined;
+  try {
+    await sse.write(formatEvents(translator.start()));
+    for await (const item of items) {
+      const chunk = item.chunk;
+      if (firstTokenAt === undefined && chunkHasContent(chunk)) firstTokenAt = performance.now();
+      completionCharacters += generatedCharacters(chunk);
+      if (chunk.usage) reported = readUsage(chunk.usage) ?? reported;
+      const events = translator.push(chunk);
+      if (events.length > 0) await sse.write(formatEvents(events));
+    }
+    const usage = reported ?? estimateUsage(promptCharacters, completionCharacters);
+    await sse.write(formatEvents(translator.finish(reported ? undefined : toWireUsage(usage))) + streamEnd);
+    sse.end();
+    if (storing) saveResponse(storing, translator.response(), exchange);
+    return { usage, firstTokenAt, responseBody: sse.body() };
+  } catch (error) {
+    const usage =
+      reported ?? (completionCharacters > 0 ? estimateUsage(promptCharacters, completionCharacters) : undefined);
+    const signal = exchange.signal;
+    const failure = sse.closed ? toApiError(error) : signal.aborted ? abortedError(signal.reason) : toApiError(error);
+    // A client still there is told in-band: an `error` event, then `response.failed`; never a clean-looking end.
+    if (!sse.closed) await sse.write(formatEvents(translator.fail(failure)) + streamEnd);
+    else translator.fail(failure);
+    sse.end();
+    if (storing) saveResponse(storing, translator.response(), exchange);
+    return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
+  }
+}
+
+/** Why the gateway itself cut a stream short (the reason given to the request's cancellation). */
+export function abortedError(reason: unknown): ApiError {
+  if (reason instanceof ApiError) return reason;
+  return apiError('service_unavailable', 'The request was interrupted.');
+}

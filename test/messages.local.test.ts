@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accumulate, parseEvents } from './support/anthropic-events.js';
+import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { tinyPromptTokens, writeTinyGguf } from './support/tiny-gguf.js';
+
+/**
+ * /v1/messages and count_tokens served by the built-in local model (a generated tiny GGUF, one token per character):
+ * the request translated to the model's chat template and answered in Anthropic's shape, and count_tokens answered by
+ * the model's own tokenizer, equal to what the model is really given.
+ */
+
+let directory: string;
+let mock: MockUpstream;
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-messages-local-'));
+  const file = path.join(directory, 'tiny.gguf');
+  writeTinyGguf(file);
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({
+    mock,
+    providers: [{ name: 'tiny', type: 'local', model_path: file, max_concurrent: 1, context_size: 256, threads: 1 }],
+    models: [{ name: 'tiny-chat', provider: 'tiny', pricing: { input: 1, output: 2 } }],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await gateway?.close();
+  await mock?.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function post(pathname: string, body: Record<string, unknown>) {
+  return fetch(`${gateway.url}${pathname}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'tiny-chat', ...body }),
+  });
+}
+
+const prompt = { system: 'Be brief.', messages: [{ role: 'user', content: 'Hi there' }] };
+const promptTokens = tinyPromptTokens([
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: 'Hi there' },
+]);
+
+describe('the local model on the Messages surface', () => {
+  it('counts tokens with the model’s own tokenizer and template', async () => {
+    const response = await post('/v1/messages/count_tokens', prompt);
+    expect(response.status).toBe(200);
+    expect(await jsonOf(response)).toEqual({ input_tokens: promptTokens });
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row).toMatchObject({ endpoint: 'count_tokens', status: 200 });
+  });
+
+  it('answers a message whose input_tokens equal that count, cut at max_tokens', async () => {
+    const response = await post('/v1/messages', { ...prompt, max_tokens: 5 });
+    expect(response.status).toBe(200);
+    const message = await jsonOf(response);
+    expect(message).toMatchObject({ type: 'message', role: 'assistant', stop_reason: 'max_tokens' });
+    expect(message.content).toHaveLength(1);
+    expect(message.content[0].type).toBe('text');
+    expect(message.usage).toEqual({
+      input_tokens: promptTokens,
+      output_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
+  });
+
+  it('streams Anthropic’s events', async () => {
+    const response = await post('/v1/messages', { ...prompt, max_tokens: 4, stream: true });
+    const message = accumulate(parseEvents(await response.text()));
+    expect(message.stopReason).toBe('max_tokens');
+    expect(message.usage.output_tokens).toBe(4);
+    expect(message.content[0]?.type).toBe('text');
+  });
+});

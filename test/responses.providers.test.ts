@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonOf, startTestGateway, type TestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { type ProviderMocks, startProviderMocks } from './support/provider-mocks.js';
+import { getStored, parseEvents, postResponses } from './support/responses.js';
+
+/**
+ * /v1/responses over every provider type: Anthropic and Gemini through their chat translation, and an
+ * OpenAI-compatible upstream marked `responses_api: native`, to which the body goes as it came (reasoning items and
+ * encrypted_content untouched) and whose answer is relayed, stored and continued.
+ */
+
+const fixtures = path.resolve(import.meta.dirname, 'fixtures/responses');
+const nativeJson = readFileSync(path.join(fixtures, 'native-response.json'), 'utf8');
+const nativeSse = readFileSync(path.join(fixtures, 'native-stream.sse'), 'utf8');
+
+let mock: MockUpstream;
+let providers: ProviderMocks;
+let gateway: TestGateway;
+let nativeCount = 0;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  providers = await startProviderMocks(['mock', 'tools']);
+  // Each native answer gets an id of its own, as a real upstream's would.
+  mock.on('native-upstream', (request, response) => {
+    nativeCount++;
+    const id = `resp_native${nativeCount}`;
+    if (request.body.stream === true) {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(nativeSse.replaceAll('resp_68f0native', id));
+      return;
+    }
+    const text = nativeJson.replace('resp_68f0native', id);
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
+  });
+  gateway = await startTestGateway({
+    mock,
+    providers: providers.providers,
+    models: [
+      ...providers.models,
+      { name: 'native-model', provider: 'mock', upstream_model: 'native-upstream', responses_api: 'native' },
+    ],
+  });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await providers.close();
+  await mock.close();
+});
+
+describe.each(['claude-', 'gemini-'])('/v1/responses translated for %s models', (prefix) => {
+  it('answers JSON', async () => {
+    const body = await jsonOf(await postResponses(gateway, { model: `${prefix}mock`, input: 'Say hello' }));
+    expect(body.status).toBe('completed');
+    expect(body.output.at(-1).type).toBe('message');
+    expect(body.output.at(-1).content[0].text.length).toBeGreaterThan(0);
+    expect(body.usage.input_tokens).toBeGreaterThan(0);
+  });
+
+  it('streams, with a function call and its output round trip', async () => {
+    const tools = [
+      {
+        type: 'function',
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    ];
+    const response = await postResponses(gateway, {
+      model: `${prefix}tools`,
+      input: 'Weather in Paris?',
+      tools,
+      stream: true,
+    });
+    const events = parseEvents(await response.text()).filter(({ data }) => data !== '[DONE]');
+    for (const [index, { event, data }] of events.entries()) {
+      expect(event).toBe(data.type);
+      expect(data.sequence_number).toBe(index);
+    }
+    const completed = events.at(-1)?.data;
+    expect(completed.type).toBe('response.completed');
+    const call = completed.response.output.find((item: { type: string }) => item.type === 'function_call');
+    expect(call.name).toBe('get_weather');
+    const second = await jsonOf(
+      await postResponses(gateway, {
+        model: `${prefix}tools`,
+        previous_response_id: completed.response.id,
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
+        tools,
+      }),
+    );
+    expect(second.status).toBe('completed');
+    expect(second.output.at(-1).type).toBe('message');
+  });
+});
+
+describe('/v1/responses forwarded natively', () => {
+  it('sends the body as it came (model changed) and answers the upstream’s response', async () => {
+    const reasoning = { type: 'reasoning', id: 'rs_prev', summary: [], encrypted_content: 'gAAAA-opaque' };
+    const request = {
+      model: 'native-model',
+      input: [reasoning, { role: 'user', content: 'Hi' }, { type: 'future_item', payload: 1 }],
+      include: ['reasoning.encrypted_content'],
+      reasoning: { effort: 'high', summary: 'auto' },
+      store: false,
+    };
+    const response = await postResponses(gateway, request);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-switchboard-dropped-parameters')).toBeNull();
+    const body = await jsonOf(response);
+    expect(body.output[0]).toEqual({
+      id: 'rs_68f0a',
+      type: 'reasoning',
+      summary: [],
+      encrypted_content: 'gAAAAABo-encrypted',
+    });
+    const upstream = mock.requests.at(-1);
+    expect(upstream?.path).toBe('/v1/responses');
+    expect(upstream?.headers.authorization).toBe(`Bearer ${upstreamSecret}`);
+    expect(upstream?.body).toEqual({ ...request, model: 'native-upstream' });
+    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    expect(row).toMatchObject({ endpoint: 'responses', prompt_tokens: 120, completion_tokens: 30 });
+  });
+
+  it('relays the upstream’s stream and stores it, then continues it with the history in input', async () => {
+    const response = await postResponses(gateway, { model: 'native-model', input: 'Hi', stream: true });
+    const events = parseEvents(await response.text());
+    expect(events.at(-1)?.data).toBe('[DONE]');
+    const completed = events.find(({ data }) => data.type === 'response.completed')?.data.response;
+    expect(completed.output[0].encrypted_content).toBe('gAAAAABo-encrypted');
+    const stored = await jsonOf(await getStored(gateway, completed.id));
+    expect(stored.output).toEqual(completed.output);
+
+    const next = await postResponses(gateway, {
+      model: 'native-model',
+      previous_response_id: completed.id,
+      input: 'More',
+    });
+    expect(next.status).toBe(200);
+    const upstream = mock.requests.at(-1)?.body as Record<string, unknown>;
+    expect(upstream.previous_response_id).toBeUndefined();
+    const input = upstream.input as Array<Record<string, unknown>>;
+    expect(input.map((item) => item.type ?? item.role)).toEqual(['message', 'reasoning', 'message', 'user']);
+    expect(input[1]?.encrypted_content).toBe('gAAAAABo-encrypted');
+  });
+});

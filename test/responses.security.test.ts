@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../src/accounts/service.js';
+import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
+import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { getStored, postResponses } from './support/responses.js';
+
+/**
+ * Stored responses are the account's alone: another account's response id reads exactly like one that never existed,
+ * for retrieve, delete, input items, previous_response_id and item references.
+ */
+
+let mock: MockUpstream;
+let gateway: TestGateway;
+let otherKey: string;
+let sameAccountKey: string;
+
+beforeAll(async () => {
+  mock = await startMockUpstream();
+  gateway = await startTestGateway({ mock });
+  await createAccount(gateway.gateway.database.db, { name: 'globex' });
+  otherKey = (await gateway.newKey({ account: 'globex' })).key;
+  sameAccountKey = (await gateway.newKey({ name: 'second-app' })).key;
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await mock.close();
+});
+
+/** A response's status and error body without the parts that name the id asked for. */
+async function shapeOf(response: Response, id: string) {
+  const body = await jsonOf(response);
+  return { status: response.status, body: JSON.parse(JSON.stringify(body).replaceAll(id, '<id>')) };
+}
+
+describe('stored responses between accounts', () => {
+  it('answers another account’s response exactly like a missing one', async () => {
+    const mine = await jsonOf(await postResponses(gateway, { model: 'gpt-4o-mini', input: 'private' }));
+    const missing = `resp_${'0'.repeat(32)}`;
+    for (const path of ['', '/input_items']) {
+      const theirs = await shapeOf(await getStored(gateway, `${mine.id}${path}`, otherKey), mine.id);
+      const never = await shapeOf(await getStored(gateway, `${missing}${path}`, otherKey), missing);
+      expect(theirs.status).toBe(404);
+      expect(theirs).toEqual(never);
+    }
+    const deleteTheirs = await shapeOf(await getStored(gateway, mine.id, otherKey, 'DELETE'), mine.id);
+    const deleteNever = await shapeOf(await getStored(gateway, missing, otherKey, 'DELETE'), missing);
+    expect(deleteTheirs).toEqual(deleteNever);
+
+    const continueTheirs = await postResponses(
+      gateway,
+      { model: 'gpt-4o-mini', previous_response_id: mine.id, input: 'leak?' },
+      otherKey,
+    );
+    const continueNever = await postResponses(
+      gateway,
+      { model: 'gpt-4o-mini', previous_response_id: missing, input: 'leak?' },
+      otherKey,
+    );
+    expect(await shapeOf(continueTheirs, mine.id)).toEqual(await shapeOf(continueNever, missing));
+    expect(continueTheirs.status).toBe(404);
+
+    const referenceTheirs = await postResponses(
+      gateway,
+      { model: 'gpt-4o-mini', input: [{ type: 'item_reference', id: mine.output[0].id }] },
+      otherKey,
+    );
+    expect(referenceTheirs.status).toBe(404);
+    expect((await jsonOf(referenceTheirs)).error.code).toBe('item_not_found');
+
+    // Still there for its own account, whichever of its keys asks.
+    expect((await getStored(gateway, mine.id, sameAccountKey)).status).toBe(200);
+    const continued = await postResponses(
+      gateway,
+      {
+        model: 'gpt-4o-mini',
+        input: [
+          { type: 'item_reference', id: mine.output[0].id },
+          { role: 'user', content: 'go on' },
+        ],
+      },
+      sameAccountKey,
+    );
+    expect(continued.status).toBe(200);
+    expect(mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'assistant', content: 'Echo: private' },
+      { role: 'user', content: 'go on' },
+    ]);
+  });
+
+  it('needs a valid key for every stored-response route', async () => {
+    for (const [path, method] of [
+      ['resp_x', 'GET'],
+      ['resp_x', 'DELETE'],
+      ['resp_x/input_items', 'GET'],
+    ] as const) {
+      const response = await getStored(gateway, path, 'sk-sb-not-a-key', method);
+      expect(response.status).toBe(401);
+    }
+  });
+});

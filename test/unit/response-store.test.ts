@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResponseStore } from '../../src/api/v1/responses/response-store.js';
+import { parseConfig } from '../../src/config/loader.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { insertAccount } from '../../src/db/repositories/accounts.js';
+import type { ResponseRecord } from '../../src/db/repositories/responses.js';
+import { createLogger } from '../../src/observability/logger.js';
+
+/** The batched writer of stored responses: nothing written per request, yet nothing queued is ever missed by a read. */
+
+let directory: string;
+let database: DatabaseHandle;
+const logger = createLogger('silent');
+
+beforeAll(async () => {
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-response-store-'));
+  database = await openDatabase(parseConfig({ server: { data_dir: directory } }, 'test'));
+  await insertAccount(database.db, {
+    id: 'acct_a',
+    name: 'a',
+    allowed_models: '["*"]',
+    disabled: 0,
+    log_bodies: 0,
+    created_at: 0,
+    limits: null,
+  });
+});
+
+afterAll(async () => {
+  await database.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function record(id: string, previous: string | null = null): ResponseRecord {
+  const now = Date.now();
+  return {
+    id,
+    accountId: 'acct_a',
+    keyId: 'key_a',
+    model: 'm',
+    previousResponseId: previous,
+    createdAt: now,
+    expiresAt: now + 60_000,
+    response: JSON.stringify({ id, object: 'response' }),
+    items: [
+      { id: `msg_in_${id}`, json: JSON.stringify({ id: `msg_in_${id}`, type: 'message', role: 'user', content: [] }) },
+      { id: `msg_out_${id}`, json: JSON.stringify({ id: `msg_out_${id}`, type: 'message', role: 'assistant' }) },
+    ],
+    inputCount: 1,
+    storedBytes: 100,
+  };
+}
+
+async function rowCount(): Promise<number> {
+  const rows = await database.db.selectFrom('responses').select('id').execute();
+  return rows.length;
+}
+
+describe('ResponseStore', () => {
+  it('writes nothing when a response is saved, and everything at a read that may need it', async () => {
+    // An interval that never fires during the test: only reads and close() write.
+    const store = new ResponseStore({
+      db: database.db,
+      logger,
+      batchSize: 100,
+      flushIntervalMs: 3_600_000,
+      maxQueue: 10,
+    });
+    store.start();
+    const before = await rowCount();
+    store.save(record('resp_1'));
+    store.save(record('resp_2', 'resp_1'));
+    expect(await rowCount()).toBe(before);
+    const conversation = await store.conversation('acct_a', 'resp_2');
+    expect(conversation?.responseIds).toEqual(['resp_1', 'resp_2']);
+    expect(await rowCount()).toBe(before + 2);
+
+    store.save(record('resp_3'));
+    expect(await store.find('acct_a', 'resp_3')).toBeDefined();
+    store.save(record('resp_4'));
+    expect((await store.items('acct_a', ['msg_out_resp_4'])).has('msg_out_resp_4')).toBe(true);
+    store.save(record('resp_5'));
+    expect(await store.delete('acct_a', 'resp_5')).toBe(true);
+    store.save(record('resp_6'));
+    await store.close();
+    expect(await store.find('acct_a', 'resp_6')).toBeDefined();
+  });
+
+  it('writes a full batch at once, and keeps the other records when one cannot be written', async () => {
+    const store = new ResponseStore({
+      db: database.db,
+      logger,
+      batchSize: 3,
+      flushIntervalMs: 3_600_000,
+      maxQueue: 10,
+    });
+    store.save(record('resp_b1'));
+    store.save(record('resp_1')); // already stored: its insert fails
+    store.save(record('resp_b2'));
+    await store.flush();
+    expect(await store.find('acct_a', 'resp_b1')).toBeDefined();
+    expect(await store.find('acct_a', 'resp_b2')).toBeDefined();
+    await store.close();
+  });
+
+  it('stays bounded: past max_queue the oldest unwritten record is given up', async () => {
+    const store = new ResponseStore({
+      db: database.db,
+      logger,
+      batchSize: 100,
+      flushIntervalMs: 3_600_000,
+      maxQueue: 2,
+    });
+    store.save(record('resp_q1'));
+    store.save(record('resp_q2'));
+    store.save(record('resp_q3'));
+    await store.close();
+    expect(await store.find('acct_a', 'resp_q1')).toBeUndefined();
+    expect(await store.find('acct_a', 'resp_q3')).toBeDefined();
+  });
+});
