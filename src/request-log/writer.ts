@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DatabaseHandle } from '../db/connect.js';
 import { requestIdsPresent } from '../db/repositories/request-log.js';
@@ -191,16 +191,22 @@ export class RequestLogWriter {
     this.removeHead(batch.count);
     this.options.onWritten?.(written);
     if (rejected.length > 0) {
-      mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
-      const file = path.join(this.options.spillDir, `rejected-${Date.now()}-${process.pid}.jsonl.rejected`);
-      writeFileSync(file, `${rejected.map((row) => JSON.stringify(row)).join('\n')}\n`, { mode: 0o600 });
-      this.options.logger.error(
-        { err: batchError, rows: rejected.length, file },
+      this.setAside(
+        rejected.map((row) => JSON.stringify(row)),
         'the database refused some request-log rows; they were set aside in a file so the others are not held up',
+        { err: batchError },
       );
     }
     this.releaseWaiters();
     return true;
+  }
+
+  /** Writes lines to a `.rejected` file in the spill directory (never read back) and logs `message` with its path. */
+  private setAside(lines: string[], message: string, fields: Record<string, unknown> = {}): void {
+    mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
+    const file = path.join(this.options.spillDir, `rejected-${Date.now()}-${process.pid}.jsonl.rejected`);
+    writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+    this.options.logger.error({ ...fields, rows: lines.length, file }, message);
   }
 
   private releaseWaiters(): void {
@@ -228,10 +234,21 @@ export class RequestLogWriter {
     }
     for (const file of files.sort()) {
       const fullPath = path.join(this.options.spillDir, file);
-      const rows = readFileSync(fullPath, 'utf8')
-        .split('\n')
-        .filter((line) => line.trim().length > 0)
-        .map((line) => JSON.parse(line) as RequestLogInsert);
+      const rows: RequestLogInsert[] = [];
+      const unreadable: string[] = [];
+      for (const line of readFileSync(fullPath, 'utf8').split('\n')) {
+        if (line.trim().length === 0) continue;
+        try {
+          rows.push(JSON.parse(line) as RequestLogInsert);
+        } catch {
+          unreadable.push(line);
+        }
+      }
+      // A line cut short (a file from before spills were written whole, a damaged disk) must not keep the server
+      // from starting: it is set aside next to the others for a person to look at.
+      if (unreadable.length > 0) {
+        this.setAside(unreadable, `unreadable lines of the request-log spill ${file} were set aside in a file`);
+      }
       for (let start = 0; start < rows.length; start += this.options.batchSize) {
         const chunk = rows.slice(start, start + this.options.batchSize);
         const written = await requestIdsPresent(
@@ -271,7 +288,9 @@ export class RequestLogWriter {
     mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
     const file = path.join(this.options.spillDir, `spill-${Date.now()}-${process.pid}.jsonl`);
     const rows = this.batches.flatMap((batch) => batch.rows());
-    writeFileSync(file, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`, { mode: 0o600 });
+    // Written under another name and renamed: a file with the final name is always whole, whatever stops the process.
+    writeFileSync(`${file}.partial`, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`, { mode: 0o600 });
+    renameSync(`${file}.partial`, file);
     this.options.logger.error(
       { rows: rows.length, file },
       'request-log rows could not be written before shutdown; spilled to disk, written at next start',

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -187,7 +187,7 @@ describe('the request-log spill (docs/operations.md, "Shutdown and crashes")', (
     const spillPath = path.join(node.dataDir, 'request-log-spill', spill as string);
     const row = JSON.parse(readFileSync(spillPath, 'utf8').trim()) as Record<string, unknown>;
     expect(row.request_id).toBe(template.id);
-    const total = 8000;
+    const total = 5000;
     const rows = Array.from({ length: total }, (_, index) =>
       JSON.stringify({ ...row, request_id: `spilled-${index}` }),
     );
@@ -228,5 +228,34 @@ describe('the request-log spill (docs/operations.md, "Shutdown and crashes")', (
     expect(spilledIds).toHaveLength(total);
     expect(spilledIds.every(([, count]) => count === 1)).toBe(true);
     expect(await restarted.stop()).toBe(0);
+  });
+
+  it('a spill file with a damaged line: the server starts, writes the whole rows, and sets the damaged line aside', async () => {
+    const files = await prepareServe({ config: mockModels(mock) });
+    const row = (index: number) =>
+      JSON.stringify({
+        request_id: `damaged-${index}`,
+        created_at: Date.now(),
+        account_id: 'spill-account',
+        key_id: 'spill-key',
+        key_name: 'spill',
+        model: 'mock',
+        status: 200,
+        outcome: 'success',
+        stream: 0,
+        latency_ms: 5,
+        usage_estimated: 0,
+      });
+    const spillDir = path.join(files.dataDir, 'request-log-spill');
+    mkdirSync(spillDir, { recursive: true });
+    // The last line cut short, as a disk failing in the middle of a write would leave it.
+    writeFileSync(path.join(spillDir, 'spill-1-1.jsonl'), `${row(1)}\n${row(2)}\n${row(3).slice(0, 40)}`);
+    const node = await startServe({ reuse: files });
+    expect(spillFiles(node)).toEqual([]);
+    const ids = await logRowIds(node);
+    expect(ids.filter((id) => id.startsWith('damaged-')).sort()).toEqual(['damaged-1', 'damaged-2']);
+    const [aside] = readdirSync(spillDir).filter((file) => file.endsWith('.rejected'));
+    expect(readFileSync(path.join(spillDir, aside as string), 'utf8')).toBe(`${row(3).slice(0, 40)}\n`);
+    expect(await node.stop()).toBe(0);
   });
 });
