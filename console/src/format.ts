@@ -111,12 +111,6 @@ export const endpointPaths: Record<string, string> = {
   count_tokens: '/v1/messages/count_tokens',
   models: '/v1/models',
   model: '/v1/models/{id}',
-  messages: '/v1/messages',
-  count_tokens: '/v1/messages/count_tokens',
-  responses: '/v1/responses',
-  responses_retrieve: 'GET /v1/responses/{id}',
-  responses_delete: 'DELETE /v1/responses/{id}',
-  responses_input_items: '/v1/responses/{id}/input_items',
 };
 
 /** Endpoints that run a model (their latency is a model's); the others answer from the gateway itself. */
