@@ -95,7 +95,7 @@ export async function pairedFixedRate({ arms, rates, seconds, rounds, warmUpSeco
     await Promise.all(arms.map((arm) => cpuAtRate({ ...arm, rate, seconds: warmUpSeconds })));
     for (let round = 0; round < rounds; round++) {
       const runs = await Promise.all(arms.map((arm) => cpuAtRate({ ...arm, rate, seconds })));
-      runs.forEach((run, index) => results[rate][arms[index].name].push(run));
+      for (const [index, run] of runs.entries()) results[rate][arms[index].name].push(run);
       log(
         `${rate} req/s, window ${round + 1}/${rounds}: ${arms.map((arm, index) => `${arm.name} ${runs[index].total.toFixed(0)} µs`).join(', ')} per request`,
       );
