@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { readSse } from './support/sse.js';
-import { waitFor } from './support/wait-for.js';
+import { waitFor } from './support/wait.js';
 
 let mock: MockUpstream;
 let gateway: TestGateway;

@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { type ServeProcess, startServeProcess } from './support/serve-process.js';
-import { waitFor } from './support/wait-for.js';
+import { waitFor } from './support/wait.js';
 
 /** `serve --workers 2`: one port, two processes, one set of limits, graceful stop of all, crashed workers replaced. */
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { testPostgresUrl } from './environment.js';
 
 /**
  * Which database the integration tests run on. vitest.config.ts runs the integration suite twice: once on the
@@ -17,12 +18,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-function adminUrl(): string {
-  const url = process.env.SWITCHBOARD_TEST_POSTGRES_URL;
-  if (!url)
-    throw new Error('SWITCHBOARD_TEST_POSTGRES_URL is not set: run the tests through npm test (scripts/test.sh)');
-  return url;
-}
+const adminUrl = testPostgresUrl;
 
 /** A fresh database of `engine` (default: the project's engine, see testEngine). */
 export async function createTestDatabase(engine: 'sqlite' | 'postgres' = testEngine): Promise<TestDatabase> {

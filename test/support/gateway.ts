@@ -10,7 +10,7 @@ import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
-import { stuckTestDeadlineMs } from './wait-for.js';
+import { stuckTestDeadlineMs } from './wait.js';
 
 /** The secret the mock provider is configured with; it must reach the upstream and nothing else. */
 export const upstreamSecret = 'sk-upstream-secret-never-leak-0123456789';

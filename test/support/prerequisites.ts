@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { defaultModel } from '../../src/providers/local/default-model.js';
 import { projectRoot } from './cli.js';
+import { inCi } from './environment.js';
 
 /**
  * Things some tests need from outside the repository, which `npm test` (scripts/test.sh) prepares but a download or
@@ -30,14 +31,12 @@ const prerequisites = {
 
 export type Prerequisite = keyof typeof prerequisites;
 
-export const inContinuousIntegration = () => process.env.CI === 'true' || process.env.CI === '1';
-
 /** Whether `name` is there; when it is not: false (the caller skips) locally, an error in CI. */
 export function hasPrerequisite(name: Prerequisite): boolean {
   const prerequisite = prerequisites[name];
   if (prerequisite.present()) return true;
   const reason = `the ${name} is missing: ${prerequisite.missing()}`;
-  if (inContinuousIntegration()) {
+  if (inCi()) {
     throw new Error(`${reason}. In CI (CI=true) a missing prerequisite fails the run instead of skipping tests.`);
   }
   process.stderr.write(`skipping tests that need it: ${reason}\n`);

@@ -5,6 +5,9 @@ import { connect } from 'node:net';
  * loaded machine); a passing run never waits for it.
  */
 
+/** The default deadline of a wait: long enough for a loaded machine, so reaching it means the test is stuck. */
+export const stuckTestDeadlineMs = 15_000;
+
 export interface WaitOptions {
   /** How long before giving up with an error (default 15 s). */
   timeoutMs?: number;
@@ -21,7 +24,7 @@ export async function waitFor<T>(
   probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
   options: WaitOptions = {},
 ): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  const deadline = Date.now() + (options.timeoutMs ?? stuckTestDeadlineMs);
   let last: unknown;
   for (;;) {
     try {
