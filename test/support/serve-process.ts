@@ -133,7 +133,15 @@ export async function prepareServe(options: Pick<ServeOptions, 'config' | 'datab
 
 /** Starts a real `serve` process (the built bundle) from a configuration object, or on earlier files (`reuse`). */
 export async function startServe(options: ServeOptions = {}): Promise<Served> {
-  const files = options.reuse ?? (await prepareServe(options));
+  // Only the files' fields: `reuse` may be an earlier Served, whose process, url and stop must not shadow the new one's.
+  const files: ServeFiles = options.reuse
+    ? {
+        configFile: options.reuse.configFile,
+        dataDir: options.reuse.dataDir,
+        databaseUrl: options.reuse.databaseUrl,
+        cli: options.reuse.cli,
+      }
+    : await prepareServe(options);
   const serve = await startServeProcess(files.configFile, options.env, options.args);
   const served: Served = { ...serve, ...files, kill: () => serve.stop('SIGKILL') };
   if (options.ready !== false) {
