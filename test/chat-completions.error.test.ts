@@ -1,16 +1,9 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  chatBody,
-  jsonOf,
-  postChat,
-  readSse,
-  startTestGateway,
-  type TestGateway,
-  waitForLogRows,
-} from './support/gateway.js';
+import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { waitFor } from './support/wait-for.js';
+import { readSse } from './support/sse.js';
+import { waitFor } from './support/wait.js';
 
 let mock: MockUpstream;
 let gateway: TestGateway;

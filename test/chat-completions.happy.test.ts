@@ -3,13 +3,13 @@ import {
   chatBody,
   jsonOf,
   postChat,
-  readSse,
   startTestGateway,
   type TestGateway,
   upstreamSecret,
   waitForLogRows,
 } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { readSse } from './support/sse.js';
 
 let mock: MockUpstream;
 let gateway: TestGateway;

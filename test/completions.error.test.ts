@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, readSse, startTestGateway, type TestGateway } from './support/gateway.js';
+import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { type ProviderMocks, startProviderMocks } from './support/provider-mocks.js';
+import { readSse } from './support/sse.js';
 
 /**
  * Legacy POST /v1/completions refusing what it must: bad input (400 with OpenAI's body and `param`), providers without

@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  jsonOf,
-  readSse,
-  startTestGateway,
-  type TestGateway,
-  upstreamSecret,
-  waitForLogRows,
-} from './support/gateway.js';
+import { jsonOf, startTestGateway, type TestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
 import { mockLogprob, mockTokens } from './support/mock-openai-text-completions.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { readSse } from './support/sse.js';
 
 /**
  * Legacy POST /v1/completions forwarded to an OpenAI-compatible upstream: the request with only the model changed

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, readSse, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
+import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { readSse } from './support/sse.js';
 import { tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 
 /**

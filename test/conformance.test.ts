@@ -1,17 +1,11 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  postChat,
-  readSse,
-  startTestGateway,
-  type TestGateway,
-  upstreamSecret,
-  waitForLogRows,
-} from './support/gateway.js';
+import { postChat, startTestGateway, type TestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
 import { goldenDifferences } from './support/golden.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { type ScriptedResponse, type ScriptedUpstream, startScriptedUpstream } from './support/scripted-upstream.js';
+import { readSse } from './support/sse.js';
 
 /**
  * The conformance suite: golden transcripts per provider (request in, upstream wire exchange, response out, log row),

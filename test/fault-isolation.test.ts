@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
+import { testRedisUrl } from './support/environment.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { sendJson, sleep } from './support/mock-server.js';
@@ -17,12 +18,6 @@ import { sendJson, sleep } from './support/mock-server.js';
 
 const poison = 'POISON: the upstream always fails on this';
 const serverError = { error: { message: 'boom', type: 'server_error', param: null, code: null } };
-
-function redisUrl(): string {
-  const url = process.env.SWITCHBOARD_TEST_REDIS_URL;
-  if (!url) throw new Error('SWITCHBOARD_TEST_REDIS_URL is not set: run the tests through npm test (scripts/test.sh)');
-  return url;
-}
 
 let mock: MockUpstream;
 /** Upstream models (one per test) that fail every request, whoever sends it. */
@@ -270,7 +265,7 @@ describe('two nodes sharing Redis', () => {
   beforeAll(async () => {
     const config = {
       routing: routing(),
-      redis: { url: redisUrl(), key_prefix: `test-${randomBytes(4).toString('hex')}:` },
+      redis: { url: testRedisUrl(), key_prefix: `test-${randomBytes(4).toString('hex')}:` },
     };
     const models = [...modelsFor('two-nodes'), ...modelsFor('two-nodes-down')];
     first = await startTestGateway({ mock, config, models });

@@ -1,8 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatBody, postChat, readSse, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
+import { chatBody, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, type RecordedRequest, startMockUpstream } from './support/mock-openai-upstream.js';
+import { readSse } from './support/sse.js';
 
 /** Faults the gateway must survive without a crash, a hang, a 500, or a lost log row. */
 

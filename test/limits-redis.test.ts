@@ -3,21 +3,16 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessChangesChannel } from '../src/access/change-feed.js';
 import { runCliJson } from './support/cli.js';
+import { testRedisUrl } from './support/environment.js';
 import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { waitFor } from './support/wait-for.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Limits shared through a real Redis server (scripts/test-services.sh starts one): two gateways on the same
  * database and Redis behave as one; when Redis is unreachable the configured fallback applies.
  */
-
-function redisUrl(): string {
-  const url = process.env.SWITCHBOARD_TEST_REDIS_URL;
-  if (!url) throw new Error('SWITCHBOARD_TEST_REDIS_URL is not set: run the tests through npm test (scripts/test.sh)');
-  return url;
-}
 
 let mock: MockUpstream;
 let first: TestGateway;
@@ -29,7 +24,7 @@ beforeAll(async () => {
   // A prefix of its own, so parallel test runs sharing the Redis server never see each other's counters.
   prefix = `test-${randomBytes(4).toString('hex')}:`;
   const config = {
-    redis: { url: redisUrl(), key_prefix: prefix },
+    redis: { url: testRedisUrl(), key_prefix: prefix },
     // A database poll slower than any wait of the tests: only the Redis broadcast can make a revocation visible.
     keys: { change_poll_interval: '60s' },
   };
@@ -85,7 +80,7 @@ describe('limits shared through Redis', () => {
     expect((await jsonOf(refused)).error.code).toBe('insufficient_quota');
     // Redis forgets everything (restart without persistence): the spend comes back from the log.
     await waitForLogRows(first, [spent.headers.get('x-request-id') as string]);
-    const admin = new Redis(redisUrl());
+    const admin = new Redis(testRedisUrl());
     // The spend counters must be there to lose: were they renamed, this would otherwise test nothing.
     const keys = await admin.keys(`${prefix}*${id}*`);
     expect(keys.filter((name) => /:spend:day:/.test(name))).toHaveLength(1);
@@ -101,7 +96,7 @@ describe('limits shared through Redis', () => {
     expect((await postChat(second, chatBody('mock'), as(victim.key))).status).toBe(200);
     // Both gateways must be listening before the CLI publishes (a message sent to no subscriber is gone), so this
     // measures the broadcast, not start-up on a loaded machine.
-    const admin = new Redis(redisUrl());
+    const admin = new Redis(testRedisUrl());
     const listening = async () => ((await admin.pubsub('NUMSUB', accessChangesChannel(prefix))) as [string, number])[1];
     await waitFor('both gateways to subscribe to the change channel', async () => (await listening()) >= 2);
     await admin.quit();
@@ -122,7 +117,7 @@ async function writeRedisConfig(dataDir: string): Promise<string> {
   const { writeFileSync } = await import('node:fs');
   const path = await import('node:path');
   const file = path.join(dataDir, 'redis-cli.yaml');
-  writeFileSync(file, `redis:\n  url: ${redisUrl()}\n  key_prefix: "${prefix}"\n`);
+  writeFileSync(file, `redis:\n  url: ${testRedisUrl()}\n  key_prefix: "${prefix}"\n`);
   return file;
 }
 

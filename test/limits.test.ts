@@ -4,7 +4,7 @@ import { runCliJson } from './support/cli.js';
 import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { waitFor } from './support/wait-for.js';
+import { waitFor } from './support/wait.js';
 
 /** Rate limits and budgets on one node (in-process counters; the Redis-backed limiter has its own tests). */
 

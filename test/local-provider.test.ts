@@ -8,17 +8,11 @@ import { createLogger } from '../src/observability/logger.js';
 import { createLocalProvider } from '../src/providers/local/index.js';
 import type { ProviderCall, StreamItem } from '../src/providers/provider.js';
 import { UpstreamClient } from '../src/upstream/client.js';
-import {
-  chatBody,
-  jsonOf,
-  postChat,
-  readSse,
-  startTestGateway,
-  type TestGateway,
-  waitForLogRows,
-} from './support/gateway.js';
+import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { readSse } from './support/sse.js';
 import { tinyPromptTokens, tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * The local provider through the real gateway, on tiny random-weight GGUF models written by the test itself:
@@ -417,7 +411,8 @@ describe('local provider: cancellation and the queue', () => {
     await reader?.read();
     const abortedAt = performance.now();
     controller.abort();
-    // The single slot is free again long before the abandoned generation would have finished.
+    // The single slot is free again long before the abandoned generation would have finished (a bound relative to
+    // the same generation run whole on the same machine just before, not an absolute time).
     const next = await postChat(gateway, { ...long, stream: false, max_tokens: 3 });
     expect(next.status).toBe(200);
     expect(performance.now() - abortedAt).toBeLessThan(fullMs / 2);
@@ -437,11 +432,12 @@ describe('local provider: cancellation and the queue', () => {
     await running.body?.getReader().read();
     // The slot is busy: this one waits in the queue (queue_size 1)...
     const queued = postChat(gateway, { ...long, stream: false, max_tokens: 3 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // Operators see it: one slot busy, one request waiting.
-    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    // Operators see it: one slot busy, one request waiting (once the queued request has reached the queue).
+    const metrics = await waitFor('the queued request to be counted', async () => {
+      const text = await (await fetch(`${gateway.url}/metrics`)).text();
+      return text.includes('switchboard_provider_queue_waiting{provider="tiny-single"} 1') && text;
+    });
     expect(metrics).toContain('switchboard_provider_slots_busy{provider="tiny-single"} 1');
-    expect(metrics).toContain('switchboard_provider_queue_waiting{provider="tiny-single"} 1');
     // ...and this one finds the queue full.
     const refused = await postChat(gateway, { ...long, stream: false, max_tokens: 3 });
     expect(refused.status).toBe(503);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
 import type { AnyRoute } from '../src/api/manage/route.js';
 import { generateKey } from '../src/keys/format.js';
@@ -439,8 +439,8 @@ describe('sign-in limits and session lifetime', () => {
         console: {
           sign_in_max_failures: 3,
           sign_in_window: '1h',
-          session_ttl: '3s',
-          session_idle_timeout: '1500ms',
+          session_ttl: '1h',
+          session_idle_timeout: '10m',
           // The test speaks for several clients through X-Forwarded-For, as a proxy in front would.
           trust_proxy: true,
         },
@@ -502,19 +502,30 @@ describe('sign-in limits and session lifetime', () => {
   it('ends an idle session, and an active one at its absolute lifetime', async () => {
     const idle = await signIn(limited, 'bystander@acme.test');
     const active = await signIn(limited, 'bystander@acme.test');
-    const started = Date.now();
-    while (Date.now() - started < 1700) {
+    // Time is the subject: the process's Date (which the gateway in this process reads for sessions) is moved on
+    // in steps of six minutes; timers stay real.
+    const signedInAt = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'], now: signedInAt, shouldAdvanceTime: true });
+    try {
+      const at = (minutes: number) => vi.setSystemTime(signedInAt + minutes * 60_000);
+      at(6);
       expect((await active.request('GET', '/api/session')).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      at(12);
+      expect((await active.request('GET', '/api/session')).status).toBe(200);
+      // Twelve minutes without a request: past the ten-minute idle timeout.
+      expect((await idle.request('GET', '/api/session')).status).toBe(401);
+      for (let minutes = 18; minutes < 60; minutes += 6) {
+        at(minutes);
+        expect((await active.request('GET', '/api/session')).status, `at ${minutes} min`).toBe(200);
+      }
+      // Active all along, and still ended an hour after sign-in.
+      at(61);
+      const expired = await active.request('GET', '/api/session');
+      expect(expired.status).toBe(401);
+      expect(expired.body.error.code).toBe('not_signed_in');
+    } finally {
+      vi.useRealTimers();
     }
-    expect((await idle.request('GET', '/api/session')).status).toBe(401);
-    while (Date.now() - started < 3200) {
-      await active.request('GET', '/api/session');
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
-    const expired = await active.request('GET', '/api/session');
-    expect(expired.status).toBe(401);
-    expect(expired.body.error.code).toBe('not_signed_in');
   });
 });
 

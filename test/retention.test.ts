@@ -91,10 +91,12 @@ describe('request-log retention', () => {
         latencies.push(performance.now() - started);
       }
     })();
+    const retentionStarted = performance.now();
     const result = await applyRetention(
       { database, logger: createLogger('silent'), retentionMs: 30 * day, batchSize: 2000 },
       now,
     );
+    const retentionMs = performance.now() - retentionStarted;
     running = false;
     await traffic;
 
@@ -110,9 +112,10 @@ describe('request-log retention', () => {
     const after = await databaseBytes();
     expect(after).toBeLessThan(before * 0.6);
     // Deleting in short batches lets requests through between them: many complete while retention runs, and none
-    // waits for the whole deletion (one statement over every row would hold the single thread for all of it).
+    // waits for the whole deletion (one statement over every row would hold the database for all of it). Both are
+    // measured in the same run, so a slow machine slows both alike; absolute times belong to bench/.
     expect(latencies.length).toBeGreaterThanOrEqual(5);
-    expect(Math.max(...latencies)).toBeLessThan(2000);
+    expect(Math.max(...latencies)).toBeLessThan(retentionMs / 2);
   });
 
   it('keeps the usage rollups past the raw rows, until rollup_retention', async () => {

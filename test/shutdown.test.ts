@@ -1,14 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/loader.js';
-import { openDatabase } from '../src/db/connect.js';
-import { runCliJson } from './support/cli.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { startServeProcess } from './support/serve-process.js';
+import { killStrayServes, openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
+import { parseStrictSse } from './support/sse.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * SIGTERM against the real `switchboard serve` process: in-flight streams finish, queued log rows are written,
@@ -16,64 +11,34 @@ import { startServeProcess } from './support/serve-process.js';
  */
 
 let mock: MockUpstream;
-const directories: string[] = [];
-const databases: TestDatabase[] = [];
 
 beforeAll(async () => {
   mock = await startMockUpstream();
 });
 
 afterAll(async () => {
+  await killStrayServes();
   await mock.close();
-  for (const directory of directories) rmSync(directory, { recursive: true, force: true });
-  for (const database of databases) await database.drop();
 });
 
-interface Server {
-  process: ChildProcess;
-  url: string;
+interface Server extends Served {
   key: string;
-  dataDir: string;
-  databaseUrl: string | undefined;
-  exited: Promise<number | null>;
-  configFile: string;
-  /** What the process printed. */
-  output: string[];
 }
 
-async function startServer(extraYaml = ''): Promise<Server> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-shutdown-'));
-  directories.push(dataDir);
-  const database = await createTestDatabase();
-  databases.push(database);
-  const configFile = path.join(dataDir, 'switchboard.yaml');
-  const databaseYaml = database.url ? `database:\n  url: ${database.url}\n` : '';
-  writeFileSync(
-    configFile,
-    `${databaseYaml}server:\n  port: 0\n  data_dir: ${dataDir}\n${extraYaml}\nproviders:\n  - name: mock\n    type: openai\n    base_url: ${mock.baseUrl}\nmodels:\n  - name: slow\n    provider: mock\n    upstream_model: slow-stream\n  - name: fast\n    provider: mock\n    upstream_model: mock\n`,
-  );
-  await runCliJson(['accounts', 'create', 'acme', '--config', configFile]);
-  const created = await runCliJson<{ key: string }>([
-    'keys',
-    'create',
-    '--account',
-    'acme',
-    '--name',
-    'shutdown',
-    '--config',
-    configFile,
-  ]);
-  const serve = await startServeProcess(configFile);
-  return {
-    process: serve.process,
-    url: serve.url,
-    key: created.key,
-    dataDir,
-    databaseUrl: database.url,
-    exited: serve.exited,
-    configFile,
-    output: serve.output,
-  };
+async function startServer(config: Record<string, unknown> = {}): Promise<Server> {
+  const files = await prepareServe({
+    config: {
+      ...config,
+      providers: [{ name: 'mock', type: 'openai', base_url: mock.baseUrl }],
+      models: [
+        { name: 'slow', provider: 'mock', upstream_model: 'slow-stream' },
+        { name: 'fast', provider: 'mock', upstream_model: 'mock' },
+      ],
+    },
+  });
+  await files.cli('accounts', 'create', 'acme');
+  const created = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'shutdown');
+  return { ...(await startServe({ reuse: files })), key: created.key };
 }
 
 function stream(server: Server, model: string) {
@@ -98,12 +63,8 @@ function openStream(server: Server, model: string) {
   }));
 }
 
-async function logRows(server: Server) {
-  const raw = {
-    server: { data_dir: server.dataDir },
-    ...(server.databaseUrl ? { database: { url: server.databaseUrl } } : {}),
-  };
-  const database = await openDatabase(parseConfig(raw, 'test'));
+async function logRows(server: Pick<Served, 'dataDir' | 'databaseUrl'>) {
+  const database = await openServedDatabase(server);
   try {
     return await database.db
       .selectFrom('request_log')
@@ -117,7 +78,7 @@ async function logRows(server: Server) {
 describe('graceful shutdown (SIGTERM)', () => {
   it('lets in-flight streams finish and writes every queued log row before exiting', async () => {
     // A long flush interval and a big batch keep rows in the queue until shutdown flushes them.
-    const server = await startServer('request_log:\n  flush_interval: 60s\n  batch_size: 5000\n');
+    const server = await startServer({ request_log: { flush_interval: '60s', batch_size: 5000 } });
     const quick = await Promise.all(Array.from({ length: 20 }, () => stream(server, 'fast')));
     const opened = await Promise.all(Array.from({ length: 4 }, () => openStream(server, 'slow')));
     server.process.kill('SIGTERM');
@@ -125,7 +86,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(await server.exited).toBe(0);
     for (const result of finished) {
       expect(result.status).toBe(200);
-      expect(result.text.endsWith('data: [DONE]\n\n')).toBe(true);
+      expect(parseStrictSse(result.text).frames.at(-1)?.data).toBe('[DONE]');
       expect(result.text).not.toContain('"error"');
       expect(result.text).toContain('w49');
     }
@@ -138,14 +99,14 @@ describe('graceful shutdown (SIGTERM)', () => {
   });
 
   it('past the deadline, cuts streams with an in-band error and still logs them', async () => {
-    const server = await startServer('  shutdown_timeout: 700ms\n');
+    const server = await startServer({ server: { shutdown_timeout: '700ms' } });
     const opened = await Promise.all(Array.from({ length: 3 }, () => openStream(server, 'slow')));
     server.process.kill('SIGTERM');
     const finished = await Promise.all(opened.map((slow) => slow.finished));
     expect(await server.exited).toBe(0);
     for (const result of finished) {
       expect(result.text).toContain('server_shutting_down');
-      expect(result.text.endsWith('data: [DONE]\n\n')).toBe(true);
+      expect(parseStrictSse(result.text).frames.at(-1)?.data).toBe('[DONE]');
     }
     const rows = await logRows(server);
     for (const result of finished) {
@@ -157,14 +118,22 @@ describe('graceful shutdown (SIGTERM)', () => {
 
 describe('SIGKILL', () => {
   it('leaves a database that opens cleanly, with every row flushed before the kill', async () => {
-    const server = await startServer('request_log:\n  flush_interval: 100ms\n');
+    const server = await startServer({ request_log: { flush_interval: '100ms' } });
     const early = await Promise.all(Array.from({ length: 10 }, () => stream(server, 'fast')));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    // Load in flight at the moment of the kill.
+    // Flushed (every 100 ms): these rows are on disk before the kill.
+    await waitFor('the early rows to be written', async () => {
+      const ids = new Set((await logRows(server)).map((row) => row.request_id));
+      return early.every((result) => ids.has(result.id));
+    });
+    // Load in flight at the moment of the kill: the slow streams have reached the upstream.
+    const slowBefore = mock.requests.filter((request) => request.body.model === 'slow-stream').length;
     const inFlight = Array.from({ length: 6 }, () => stream(server, 'slow').catch(() => undefined));
     const quick = Array.from({ length: 20 }, () => stream(server, 'fast').catch(() => undefined));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    server.process.kill('SIGKILL');
+    await waitFor(
+      'the slow streams to reach the upstream',
+      () => mock.requests.filter((request) => request.body.model === 'slow-stream').length >= slowBefore + 6,
+    );
+    await server.kill();
     await server.exited;
     await Promise.all([...inFlight, ...quick]);
 
@@ -174,7 +143,7 @@ describe('SIGKILL', () => {
       expect(file.pragma('integrity_check', { simple: true })).toBe('ok');
       file.close();
     }
-    const restarted = await startServeProcess(server.configFile);
+    const restarted = await startServe({ reuse: server });
     try {
       const after = await stream({ ...server, url: restarted.url }, 'fast');
       expect(after.status).toBe(200);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRequest, createTestUser, testPassword } from './support/console.js';
+import { testRedisUrl } from './support/environment.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
@@ -10,12 +11,6 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
  * from another address, through either node.
  */
 
-function redisUrl(): string {
-  const url = process.env.SWITCHBOARD_TEST_REDIS_URL;
-  if (!url) throw new Error('SWITCHBOARD_TEST_REDIS_URL is not set: run the tests through npm test (scripts/test.sh)');
-  return url;
-}
-
 let mock: MockUpstream;
 let first: TestGateway;
 let second: TestGateway;
@@ -23,7 +18,7 @@ let second: TestGateway;
 beforeAll(async () => {
   mock = await startMockUpstream();
   const config = {
-    redis: { url: redisUrl(), key_prefix: `test-${randomBytes(4).toString('hex')}:` },
+    redis: { url: testRedisUrl(), key_prefix: `test-${randomBytes(4).toString('hex')}:` },
     console: { sign_in_max_failures: 2, trust_proxy: true },
   };
   first = await startTestGateway({ mock, config });

@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
+import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { parseStrictSse } from './support/sse.js';
 
 /** Chunks are forwarded as they arrive, and silence is filled with SSE comments. */
 
@@ -52,6 +54,11 @@ async function startHoldingUpstream() {
           },
         };
       }),
+    /** Sends one more content chunk on every open stream. */
+    send(content: string) {
+      const chunk = { ...finish, usage: undefined, choices: [{ index: 0, delta: { content }, finish_reason: null }] };
+      for (const response of open) response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    },
     release() {
       for (const response of open.splice(0)) response.end(`data: ${JSON.stringify(finish)}\n\ndata: [DONE]\n\n`);
     },
@@ -60,6 +67,31 @@ async function startHoldingUpstream() {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** Reads a response body as it arrives: waits until the text so far contains a marker, then reads the rest. */
+function streamReader(response: Response) {
+  const reader = response.body?.getReader();
+  if (!reader) throw new Error('no body');
+  const decoder = new TextDecoder();
+  let text = '';
+  return {
+    // No deadline of its own: a marker that never comes leaves the test to its timeout, as a stuck stream should.
+    async until(marker: string): Promise<void> {
+      while (!text.includes(marker)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the stream ended without ${JSON.stringify(marker)}: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+    async rest(): Promise<string> {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return text + decoder.decode();
+        text += decoder.decode(value, { stream: true });
+      }
+    },
   };
 }
 
@@ -81,33 +113,44 @@ afterAll(async () => {
 
 describe('stream timing', () => {
   it('forwards each chunk at once, never holding the stream back', async () => {
-    const started = performance.now();
-    const response = await postChat(gateway, chatBody('slow-stream', { stream: true }));
-    const reader = response.body?.getReader();
-    if (!reader) throw new Error('no body');
-    const decoder = new TextDecoder();
-    const arrivals: Array<{ at: number; text: string }> = [];
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      arrivals.push({ at: performance.now() - started, text: decoder.decode(value) });
+    // The upstream sends the next chunk only once the client has received the previous one: a gateway that held
+    // chunks back (until the end, or until some buffer filled) would never get this stream to its end.
+    const held = await startHoldingUpstream();
+    const holding = await startTestGateway({
+      mock,
+      providers: [{ name: 'held', type: 'openai', base_url: held.baseUrl, timeouts: { idle: '5m' } }],
+      models: [{ name: 'held-stream', provider: 'held', upstream_model: 'held-stream' }],
+    });
+    try {
+      const response = await postChat(holding, chatBody('held-stream', { stream: true }));
+      const body = streamReader(response);
+      await body.until('"Hello"');
+      for (let index = 0; index < 5; index++) {
+        held.send(`w${index}`);
+        await body.until(`"w${index}"`);
+      }
+      held.release();
+      const { frames } = parseStrictSse(await body.rest());
+      expect(frames.at(-1)?.data).toBe('[DONE]');
+    } finally {
+      held.release();
+      await holding.close();
+      await held.close();
     }
-    const firstWord = arrivals.find((arrival) => arrival.text.includes('w0 '));
-    const lastWord = arrivals.find((arrival) => arrival.text.includes('w49 '));
-    // The upstream paces 50 words 100 ms apart: the first must reach us long before the last, in reads of its own.
-    expect((lastWord?.at ?? 0) - (firstWord?.at ?? 0)).toBeGreaterThan(3500);
-    expect(arrivals.length).toBeGreaterThan(40);
   });
 
   it('sends keepalive comments while the upstream is silent, then the answer', async () => {
-    // slow-json answers after 0.8 s, as one JSON body that the gateway turns into a stream.
-    const response = await postChat(gateway, chatBody('slow-json', { stream: true }));
+    // The upstream holds its (non-streamed) answer until the client has seen three keepalives, 150 ms apart.
+    const held = holdRequests(mock);
+    const response = await postChat(gateway, chatBody('held', { stream: true }));
     expect(response.status).toBe(200);
-    const text = await response.text();
-    const keepalives = text.split('\n\n').filter((event) => event === ': keepalive');
-    expect(keepalives.length).toBeGreaterThanOrEqual(3);
-    expect(text.indexOf(': keepalive')).toBeLessThan(text.indexOf('data: {'));
-    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    const body = streamReader(response);
+    await body.until(': keepalive\n\n: keepalive\n\n: keepalive\n\n');
+    held.releaseAll();
+    const text = await body.rest();
+    const { frames, keepalivesBeforeFirstEvent } = parseStrictSse(text);
+    expect(keepalivesBeforeFirstEvent).toBeGreaterThanOrEqual(3);
+    expect(frames.at(-1)?.data).toBe('[DONE]');
     expect(text).not.toContain('"error"');
     expect(text).toContain('Echo: Say hello');
   });
@@ -140,7 +183,7 @@ describe('stream timing', () => {
       held.release();
       for (const text of await Promise.all(streams)) {
         expect(text).toContain('Hello');
-        expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+        expect(parseStrictSse(text).frames.at(-1)?.data).toBe('[DONE]');
       }
     } finally {
       held.release();

@@ -1,78 +1,47 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/loader.js';
-import { openDatabase } from '../src/db/connect.js';
-import { runCliJson } from './support/cli.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { type ServeProcess, startServeProcess } from './support/serve-process.js';
-import { waitFor } from './support/wait-for.js';
+import { killStrayServes, openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
+import { waitFor } from './support/wait.js';
 
 /** `serve --workers 2`: one port, two processes, one set of limits, graceful stop of all, crashed workers replaced. */
 
 let mock: MockUpstream;
-let directory: string;
-let configFile: string;
-let database: TestDatabase;
-let server: ServeProcess;
+let server: Served;
 let limitedKey: string;
 let openKey: string;
 
 beforeAll(async () => {
   mock = await startMockUpstream();
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-workers-'));
-  database = await createTestDatabase();
-  configFile = path.join(directory, 'switchboard.yaml');
-  writeFileSync(
-    configFile,
-    [
-      ...(database.url ? ['database:', `  url: ${database.url}`] : []),
-      'server:',
-      '  port: 0',
-      `  data_dir: ${directory}`,
-      'request_log:',
-      '  flush_interval: 100ms',
-      'providers:',
-      '  - name: mock',
-      '    type: openai',
-      `    base_url: ${mock.baseUrl}`,
-      'models:',
-      '  - name: mock',
-      '    provider: mock',
-      '  - name: slow',
-      '    provider: mock',
-      '    upstream_model: held',
-      '',
-    ].join('\n'),
-  );
-  await runCliJson(['accounts', 'create', 'acme', '--config', configFile]);
-  const limited = await runCliJson<{ key: string; id: string }>([
+  const files = await prepareServe({
+    config: {
+      request_log: { flush_interval: '100ms' },
+      providers: [{ name: 'mock', type: 'openai', base_url: mock.baseUrl }],
+      models: [
+        { name: 'mock', provider: 'mock' },
+        { name: 'slow', provider: 'mock', upstream_model: 'held' },
+      ],
+    },
+  });
+  await files.cli('accounts', 'create', 'acme');
+  const limited = await files.cli<{ key: string; id: string }>(
     'keys',
     'create',
     '--account',
     'acme',
     '--name',
     'limited',
-    '--config',
-    configFile,
-  ]);
-  await runCliJson(['keys', 'set-limits', limited.id, '--rpm', '10', '--config', configFile]);
+  );
+  await files.cli('keys', 'set-limits', limited.id, '--rpm', '10');
   limitedKey = limited.key;
-  openKey = (
-    await runCliJson<{ key: string }>(['keys', 'create', '--account', 'acme', '--name', 'open', '--config', configFile])
-  ).key;
-  server = await startServeProcess(configFile, {}, ['--workers', '2']);
+  openKey = (await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'open')).key;
+  server = await startServe({ reuse: files, args: ['--workers', '2'] });
 });
 
 afterAll(async () => {
-  await server?.stop('SIGKILL');
+  await killStrayServes();
   await mock.close();
-  await database.drop();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 function chat(key: string, model = 'mock') {
@@ -158,8 +127,7 @@ describe('serve --workers 2', () => {
     expect(code).toBe(0);
     expect(results.map((result) => result.status)).toEqual(Array(10).fill(200));
     expect(workers.filter(isAlive)).toEqual([]);
-    const raw = { server: { data_dir: directory }, ...(database.url ? { database: { url: database.url } } : {}) };
-    const handle = await openDatabase(parseConfig(raw, 'test'));
+    const handle = await openServedDatabase(server);
     try {
       const rows = await handle.db.selectFrom('request_log').select('request_id').execute();
       const ids = new Set(rows.map((row) => row.request_id));

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { type PrivateServer, startPrivateRedis } from '../support/private-services.js';
 import { killStrayServes, prepareServe, type ServeFiles, startServe } from '../support/serve-process.js';
-import { waitFor } from '../support/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { type ChatResult, chat, holdModel, mockModels } from './support.js';
 
 /**

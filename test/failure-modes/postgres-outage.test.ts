@@ -14,7 +14,7 @@ import {
   type Served,
   startServe,
 } from '../support/serve-process.js';
-import { waitFor } from '../support/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { type ChatResult, chat, metric, mockModels, readiness } from './support.js';
 
 /**

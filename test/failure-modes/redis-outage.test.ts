@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { startPrivateRedis } from '../support/private-services.js';
 import { killStrayServes, type Served, startServe } from '../support/serve-process.js';
-import { waitFor } from '../support/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { type ChatResult, chat, metric, mockModels, readiness } from './support.js';
 
 /**

@@ -11,7 +11,7 @@ import {
   type ServeFiles,
   startServe,
 } from '../support/serve-process.js';
-import { waitFor } from '../support/wait-for.js';
+import { waitFor } from '../support/wait.js';
 import { chat, mockModels } from './support.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { killStrayServes, openServedDatabase, type Served, startServe } from '../support/serve-process.js';
-import { isRefused, waitFor } from '../support/wait-for.js';
+import { isRefused, waitFor } from '../support/wait.js';
 import { type ChatResult, chat, holdModel, mockModels } from './support.js';
 
 /**

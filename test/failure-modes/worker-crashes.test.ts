@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { killStrayServes, prepareServe, startServe } from '../support/serve-process.js';
-import { isRefused, waitFor } from '../support/wait-for.js';
+import { isRefused, waitFor } from '../support/wait.js';
 import { chat, mockModels } from './support.js';
 
 /**

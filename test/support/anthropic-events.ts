@@ -1,4 +1,4 @@
-import { SseParser } from '../../src/upstream/sse.js';
+import { parseStrictSse } from './sse.js';
 
 /**
  * Reading Anthropic stream events back, as the Anthropic SDK's MessageStream accumulates them, with the checks its
@@ -12,10 +12,12 @@ export interface ParsedEvent {
   data: any;
 }
 
+/** The events of an Anthropic stream, its raw framing checked strictly (test/support/sse.ts). */
 export function parseEvents(text: string): ParsedEvent[] {
-  const parser = new SseParser();
-  const events = [...parser.push(Buffer.from(text)), ...parser.end()];
-  return events.map((event) => ({ event: event.event, data: JSON.parse(event.data) }));
+  return parseStrictSse(text, { surface: 'messages' }).frames.map((frame) => ({
+    event: frame.event,
+    data: JSON.parse(frame.data),
+  }));
 }
 
 export type AccumulatedBlock =

@@ -10,7 +10,7 @@ import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
-import { stuckTestDeadlineMs } from './wait-for.js';
+import { stuckTestDeadlineMs } from './wait.js';
 
 /** The secret the mock provider is configured with; it must reach the upstream and nothing else. */
 export const upstreamSecret = 'sk-upstream-secret-never-leak-0123456789';
@@ -208,15 +208,6 @@ export async function postChat(gateway: TestGateway, body: unknown, headers: Rec
     headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-}
-
-/** Reads an SSE response body into its `data:` payloads. */
-export async function readSse(response: Response): Promise<string[]> {
-  const text = await response.text();
-  return text
-    .split('\n\n')
-    .filter((event) => event.startsWith('data: '))
-    .map((event) => event.slice('data: '.length));
 }
 
 /** A response body as JSON, loosely typed: tests assert on its shape. */

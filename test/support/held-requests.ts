@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { answerFor, type MockUpstream } from './mock-openai-upstream.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from './wait.js';
 
 /**
  * The mock upstream holds every request for model `held` until the test releases it, so a test knows a request is in

@@ -10,6 +10,9 @@ import { projectRoot } from './cli.js';
  * required: their tests fail outright without them.)
  */
 
+/** True in CI, where a missing prerequisite must fail the run rather than skip a test. */
+export const inCi = (): boolean => process.env.CI === 'true' || process.env.CI === '1';
+
 /** The built-in model file (SWITCHBOARD_TEST_MODEL points at another GGUF to use instead). */
 export const localModelPath =
   process.env.SWITCHBOARD_TEST_MODEL ?? path.join(projectRoot, 'data', 'models', defaultModel.fileName);
@@ -30,14 +33,12 @@ const prerequisites = {
 
 export type Prerequisite = keyof typeof prerequisites;
 
-export const inContinuousIntegration = () => process.env.CI === 'true' || process.env.CI === '1';
-
 /** Whether `name` is there; when it is not: false (the caller skips) locally, an error in CI. */
 export function hasPrerequisite(name: Prerequisite): boolean {
   const prerequisite = prerequisites[name];
   if (prerequisite.present()) return true;
   const reason = `the ${name} is missing: ${prerequisite.missing()}`;
-  if (inContinuousIntegration()) {
+  if (inCi()) {
     throw new Error(`${reason}. In CI (CI=true) a missing prerequisite fails the run instead of skipping tests.`);
   }
   process.stderr.write(`skipping tests that need it: ${reason}\n`);

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { waitFor, waitUntilRefused } from './wait-for.js';
+import { waitFor, waitUntilRefused } from './wait.js';
 
 /**
  * Redis and PostgreSQL servers of a test's own, as real processes the test can stop, kill and start again on the

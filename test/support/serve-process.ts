@@ -7,7 +7,7 @@ import { parseConfig } from '../../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { runCliJson, switchboardBin, switchboardLauncher } from './cli.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from './wait.js';
 
 /** A real `switchboard serve` process, started with --json so its URL can be read from stdout. */
 export interface ServeProcess {
@@ -137,7 +137,15 @@ export async function prepareServe(options: Pick<ServeOptions, 'config' | 'datab
 
 /** Starts a real `serve` process (the built bundle) from a configuration object, or on earlier files (`reuse`). */
 export async function startServe(options: ServeOptions = {}): Promise<Served> {
-  const files = options.reuse ?? (await prepareServe(options));
+  // Only the files' fields: `reuse` may be an earlier Served, whose process, url and stop must not shadow the new one's.
+  const files: ServeFiles = options.reuse
+    ? {
+        configFile: options.reuse.configFile,
+        dataDir: options.reuse.dataDir,
+        databaseUrl: options.reuse.databaseUrl,
+        cli: options.reuse.cli,
+      }
+    : await prepareServe(options);
   const serve = await startServeProcess(files.configFile, options.env, options.args);
   const served: Served = { ...serve, ...files, kill: () => serve.stop('SIGKILL') };
   if (options.ready !== false) {

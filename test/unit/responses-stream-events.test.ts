@@ -17,8 +17,8 @@ import type { ResponseEvent } from '../../src/api/v1/responses/types.js';
 import { validateResponsesRequest } from '../../src/api/v1/responses/validate-request.js';
 import { apiError } from '../../src/errors/api-error.js';
 import type { ChatCompletion } from '../../src/openai/types.js';
-import { SseParser } from '../../src/upstream/sse.js';
 import { cannedFetch } from '../support/canned-fetch.js';
+import { parseStrictSse } from '../support/sse.js';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/responses');
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(path.join(fixtures, name), 'utf8'));
@@ -134,17 +134,10 @@ describe('Responses stream events', () => {
 
   it('frames each event whole: an event line equal to its type, one data line of JSON, then data: [DONE]', () => {
     const { events, text } = run({ ...toolsRequest, stream: true }, toolChunks);
-    const blocks = text.split('\n\n');
-    expect(blocks.at(-1)).toBe('');
-    expect(blocks.at(-2)).toBe('data: [DONE]');
-    for (const [index, block] of blocks.slice(0, -2).entries()) {
-      const lines = block.split('\n');
-      expect(lines).toHaveLength(2);
-      expect(lines[0]).toBe(`event: ${events[index]?.type}`);
-      expect(lines[1]).toBe(`data: ${JSON.stringify(events[index])}`);
-    }
-    const parsed = new SseParser().push(Buffer.from(text));
-    expect(parsed.slice(0, -1).map((event) => event.event)).toEqual(events.map((event) => event.type));
+    const { frames, keepalives } = parseStrictSse(text, { surface: 'responses' });
+    expect(keepalives).toBe(0);
+    expect(frames.slice(0, -1)).toEqual(events.map((event) => ({ event: event.type, data: JSON.stringify(event) })));
+    expect(frames.at(-1)).toEqual({ event: undefined, data: '[DONE]' });
   });
 
   it('ends incomplete when the upstream stopped at its length limit, the open item incomplete', () => {
