@@ -11,8 +11,9 @@ import {
 } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { openSse } from '../pipeline/exchange-dispatch.js';
 import { endFailedStream } from '../pipeline/openai-stream-failure.js';
-import { SseResponse } from '../pipeline/sse-response.js';
+import type { SseResponse } from '../pipeline/sse-response.js';
 
 /** What the relay needs of the request once dispatch has it (the request itself is not kept while the stream lasts). */
 interface StreamPlan {
@@ -31,12 +32,7 @@ export function streamChat(
   exchange: Exchange,
 ): Promise<Outcome> {
   const { services } = exchange;
-  const sse = new SseResponse(
-    exchange.response,
-    exchange.requestId,
-    services.config.server.streamKeepaliveMs,
-    exchange.logBodies,
-  );
+  const sse = openSse(exchange);
   // Resolves once the stream has produced content (or ended): until then, failures fail over.
   const primed = services.dispatcher.stream(
     request,

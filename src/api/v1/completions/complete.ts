@@ -2,6 +2,7 @@ import { textCharacters } from '../../../openai/synthesize-text-stream.js';
 import type { TextCompletionRequest } from '../../../openai/text-completion-types.js';
 import { readUsage, toWireUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { runOperation } from '../pipeline/exchange-dispatch.js';
 import { sendJson } from '../pipeline/json-answer.js';
 import { textCompletionOperation } from './operation.js';
 import { estimateTextUsage } from './usage.js';
@@ -12,13 +13,7 @@ export async function completeText(
   body: Buffer | undefined,
   exchange: Exchange,
 ): Promise<Outcome> {
-  const { services } = exchange;
-  const result = await services.dispatcher.run(
-    textCompletionOperation(request, body),
-    exchange.signal,
-    exchange.trace,
-    exchange.principal.accountId,
-  );
+  const result = await runOperation(exchange, textCompletionOperation(request, body));
   const completion = result.completion;
   const reported = readUsage(completion.usage);
   const usage = reported ?? estimateTextUsage(request, textCharacters(completion));

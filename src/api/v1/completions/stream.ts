@@ -4,8 +4,9 @@ import type { TextStreamItem } from '../../../providers/provider.js';
 import { sseData, sseDone } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { openSse, runOperation, streamFailureReporter } from '../pipeline/exchange-dispatch.js';
 import { endFailedStream } from '../pipeline/openai-stream-failure.js';
-import { SseResponse } from '../pipeline/sse-response.js';
+import type { SseResponse } from '../pipeline/sse-response.js';
 import { textStreamOperation } from './operation.js';
 import { estimateTextUsage } from './usage.js';
 
@@ -20,20 +21,9 @@ export function streamText(
   body: Buffer | undefined,
   exchange: Exchange,
 ): Promise<Outcome> {
-  const { services } = exchange;
-  const sse = new SseResponse(
-    exchange.response,
-    exchange.requestId,
-    services.config.server.streamKeepaliveMs,
-    exchange.logBodies,
-  );
-  const onFailure = services.dispatcher.streamFailureReporter(exchange.trace, exchange.principal.accountId);
-  const primed = services.dispatcher.run(
-    textStreamOperation(request, body, onFailure),
-    exchange.signal,
-    exchange.trace,
-    exchange.principal.accountId,
-  );
+  const sse = openSse(exchange);
+  const onFailure = streamFailureReporter(exchange);
+  const primed = runOperation(exchange, textStreamOperation(request, body, onFailure));
   const includeUsage = request.stream_options?.include_usage === true;
   return relay(primed, sse, exchange, includeUsage, (characters) => estimateTextUsage(request, characters));
 }

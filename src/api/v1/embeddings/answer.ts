@@ -8,6 +8,7 @@ import {
 import { inEncoding, toEncoding } from '../../../openai/embedding-vectors.js';
 import { estimateUsage, readUsage, type TokenUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { runOperation } from '../pipeline/exchange-dispatch.js';
 import { sendJson } from '../pipeline/json-answer.js';
 import { embeddingOperation } from './operation.js';
 
@@ -21,13 +22,7 @@ export async function answerEmbeddings(
   body: Buffer | undefined,
   exchange: Exchange,
 ): Promise<Outcome> {
-  const { services } = exchange;
-  const result = await services.dispatcher.run(
-    embeddingOperation(request, body),
-    exchange.signal,
-    exchange.trace,
-    exchange.principal.accountId,
-  );
+  const result = await runOperation(exchange, embeddingOperation(request, body));
   const list = result.list;
   const encoding = request.encoding_format === 'base64' ? 'base64' : 'float';
   let payload: Buffer | string | undefined = result.raw;

@@ -2,6 +2,7 @@ import type { MessagesRequest } from '../../../providers/anthropic/wire-types.js
 import { estimatedUsage, estimateUsage, readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { runOperation } from '../pipeline/exchange-dispatch.js';
 import { toAnthropicUsage } from './anthropic-usage.js';
 import { estimateInputTokens } from './count-tokens.js';
 import { fromChatCompletion } from './from-chat-completion.js';
@@ -14,13 +15,8 @@ import { type ClientMessage, messagesOperation } from './operation.js';
  * such, and given to the client in the message too: never a missing or zero count.
  */
 export async function completeMessage(client: ClientMessage, exchange: Exchange): Promise<Outcome> {
-  const { services, response, trace } = exchange;
-  const answer = await services.dispatcher.run(
-    messagesOperation(client),
-    exchange.signal,
-    trace,
-    exchange.principal.accountId,
-  );
+  const { response, trace } = exchange;
+  const answer = await runOperation(exchange, messagesOperation(client));
   let payload: Buffer | string;
   let usage: TokenUsage;
   if (answer.kind === 'forwarded') {

@@ -1,6 +1,7 @@
 import { apiError } from '../../../errors/api-error.js';
 import type { DispatchOperation } from '../../../routing/operation.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { runOperation } from '../pipeline/exchange-dispatch.js';
 import { countInputTokens, type PromptTokenCounter } from './count-tokens.js';
 import { type ClientMessage, forwardCall, forwardForBody, forwards } from './operation.js';
 
@@ -30,16 +31,11 @@ function countTokensOperation(client: ClientMessage): DispatchOperation<Buffer> 
 }
 
 export async function answerCountTokens(client: ClientMessage, exchange: Exchange): Promise<Outcome> {
-  const { services, response } = exchange;
+  const { response } = exchange;
   const deployments = exchange.route?.deployments ?? [];
   let payload: Buffer | string;
   if (deployments.some((deployment) => forwards(deployment.provider, 'messages/count_tokens'))) {
-    payload = await services.dispatcher.run(
-      countTokensOperation(client),
-      exchange.signal,
-      exchange.trace,
-      exchange.principal.accountId,
-    );
+    payload = await runOperation(exchange, countTokensOperation(client));
   } else {
     const tokenizer = deployments
       .map((deployment) => deployment.provider)

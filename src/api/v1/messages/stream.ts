@@ -6,7 +6,8 @@ import type { SseEvent } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
-import { SseResponse } from '../pipeline/sse-response.js';
+import { openSse, runOperation, streamFailureReporter } from '../pipeline/exchange-dispatch.js';
+import type { SseResponse } from '../pipeline/sse-response.js';
 import { estimateMessageUsage } from './complete.js';
 import { estimateInputTokens } from './count-tokens.js';
 import { createNativeStreamRelay } from './native-usage.js';
@@ -21,20 +22,9 @@ import { createMessagesStreamTranslator, type MessagesStreamTranslator } from '.
  * Not async: the request goes to dispatch and is not held by this function while the stream lasts.
  */
 export function streamMessage(client: ClientMessage, exchange: Exchange): Promise<Outcome> {
-  const { services } = exchange;
-  const sse = new SseResponse(
-    exchange.response,
-    exchange.requestId,
-    services.config.server.streamKeepaliveMs,
-    exchange.logBodies,
-  );
-  const onFailure = services.dispatcher.streamFailureReporter(exchange.trace, exchange.principal.accountId);
-  const primed = services.dispatcher.run(
-    messagesStreamOperation(client, onFailure),
-    exchange.signal,
-    exchange.trace,
-    exchange.principal.accountId,
-  );
+  const sse = openSse(exchange);
+  const onFailure = streamFailureReporter(exchange);
+  const primed = runOperation(exchange, messagesStreamOperation(client, onFailure));
   const request = client.request;
   const estimate = (completionCharacters: number) => estimateMessageUsage(request, completionCharacters);
   // Only a translated stream needs one (and the estimate of the prompt it opens with).
