@@ -26,7 +26,7 @@ export interface AccessChangeFeedOptions {
   /** A dedicated subscriber connection (Redis forbids other commands on it). */
   subscriber?: Redis;
   keyPrefix?: string;
-  /** The latest change's id read synchronously (SQLite: a prepared statement, ~5 µs); through Kysely otherwise. */
+  /** The latest change's id read synchronously (SQLite: a prepared statement, cheap enough to poll); through Kysely otherwise. */
   latestChangeId?: () => number;
   onChange: () => void;
 }

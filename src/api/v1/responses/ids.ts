@@ -5,8 +5,7 @@ import { randomUUID } from 'node:crypto';
  * hex. A response id starts with its creation time in milliseconds (12 hex digits), like request ids, so the stored
  * responses' primary-key index grows at its end; the 20 digits after it are random (80 bits), and item ids are
  * random throughout (32 hex digits, 122 random bits), since they are looked up by clients' `item_reference`s. The randomness comes from
- * randomUUID, which draws from a cached pool: a randomBytes call per id was ~5% of a request's CPU
- * (docs/performance.md).
+ * randomUUID, which draws from a cached pool instead of a system call per id (docs/performance.md).
  */
 
 export type ItemIdPrefix = 'msg' | 'fc' | 'fco' | 'rs' | 'item';
