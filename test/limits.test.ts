@@ -57,6 +57,47 @@ describe('requests per minute', () => {
     expect((await postChat(gateway, chatBody('mock', { stream: true }), as(key))).status).toBe(429);
   });
 
+  it("reports the same limits in Anthropic's headers on /v1/messages, refusals included", async () => {
+    const { key } = await gateway.newKey({
+      name: 'rpm-2-messages',
+      limits: { requestsPerMinute: 2, tokensPerMinute: 5000 },
+    });
+    const postMessage = () =>
+      fetch(`${gateway.baseUrl}/messages`, {
+        method: 'POST',
+        headers: { ...as(key), 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'mock', max_tokens: 50, messages: [{ role: 'user', content: 'Say hello' }] }),
+      });
+    const before = Date.now();
+    const answers = [await postMessage(), await postMessage()];
+    for (const [index, answer] of answers.entries()) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('anthropic-ratelimit-requests-limit')).toBe('2');
+      expect(answer.headers.get('anthropic-ratelimit-requests-remaining')).toBe(String(1 - index));
+      expect(answer.headers.get('anthropic-ratelimit-tokens-limit')).toBe('5000');
+      expect(Number(answer.headers.get('anthropic-ratelimit-tokens-remaining'))).toBeLessThan(5000);
+      // RFC 3339 in whole seconds, within the minute window from now.
+      const reset = answer.headers.get('anthropic-ratelimit-requests-reset') as string;
+      expect(reset).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+      expect(Date.parse(reset)).toBeGreaterThanOrEqual(before);
+      expect(Date.parse(reset)).toBeLessThanOrEqual(Date.now() + 61_000);
+      await answer.arrayBuffer();
+    }
+    const refused = await postMessage();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await refused.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+    // A key without limits gets none of them.
+    const unlimited = await fetch(`${gateway.baseUrl}/messages`, {
+      method: 'POST',
+      headers: { ...as(gateway.key), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock', max_tokens: 50, messages: [{ role: 'user', content: 'Say hello' }] }),
+    });
+    expect(unlimited.status).toBe(200);
+    expect([...unlimited.headers.keys()].filter((name) => name.includes('ratelimit'))).toEqual([]);
+  });
+
   it("shares an account limit between the account's keys", async () => {
     await createAccount(gateway.gateway.database.db, { name: 'shared-rpm' });
     await setAccountLimits(gateway.gateway.database.db, 'shared-rpm', { requestsPerMinute: 2 });

@@ -61,6 +61,15 @@ export function formatResetDuration(milliseconds: number): string {
   return `${Math.floor(seconds / 60)}m${seconds % 60}s`;
 }
 
+/** Reads back formatResetDuration's form ("12ms", "1s", "6m0s"); undefined for anything else. */
+export function parseResetDuration(text: string): number | undefined {
+  const match = /^(?:(\d+)m)?(\d+)(ms|s)$/.exec(text);
+  if (!match) return undefined;
+  const minutes = Number(match[1] ?? 0);
+  const amount = Number(match[2]);
+  return minutes * 60_000 + (match[3] === 'ms' ? amount : amount * 1000);
+}
+
 export function rateLimitHeaders(
   requests: WindowState | undefined,
   tokens: WindowState | undefined,

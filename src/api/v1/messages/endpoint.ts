@@ -7,6 +7,7 @@ import { estimateInputTokens } from './count-tokens.js';
 import { answerCountTokens } from './count-tokens-answer.js';
 import { betaQuery, clientProtocolHeaders } from './native-request.js';
 import type { ClientMessage } from './operation.js';
+import { setAnthropicRateLimitHeaders, withAnthropicRateLimitHeaders } from './rate-limit-headers.js';
 import { streamMessage } from './stream.js';
 import { validateCountTokensRequest, validateMessagesRequest } from './validate-request.js';
 
@@ -20,6 +21,7 @@ function clientMessage<Request extends CountTokensRequest>(
   exchange: Exchange,
   body: ParsedBody | undefined,
 ): ClientMessage {
+  setAnthropicRateLimitHeaders(exchange.response);
   return {
     request: request as MessagesRequest,
     // Only bytes that say exactly what was validated may be forwarded as they are (server/read-body.ts).
@@ -29,11 +31,14 @@ function clientMessage<Request extends CountTokensRequest>(
   };
 }
 
+const renderMessagesError = (error: unknown, requestId: string) =>
+  withAnthropicRateLimitHeaders(renderAnthropicError(error, requestId));
+
 export const messagesEndpoint: Endpoint<MessagesRequest> = {
   name: 'messages',
   readsBody: true,
   dispatches: true,
-  renderError: renderAnthropicError,
+  renderError: renderMessagesError,
   parse: ({ body }) => validateMessagesRequest(body),
 
   /** The prompt (estimated as count_tokens estimates it), plus max_tokens. */
@@ -51,7 +56,7 @@ export const countTokensEndpoint: Endpoint<CountTokensRequest> = {
   name: 'count_tokens',
   readsBody: true,
   dispatches: true,
-  renderError: renderAnthropicError,
+  renderError: renderMessagesError,
   // `stream` means nothing here; the pipeline must not log a count as a stream.
   parse: ({ body }) => {
     const request = validateCountTokensRequest(body);
