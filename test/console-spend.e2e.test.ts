@@ -135,6 +135,8 @@ beforeAll(async () => {
   mock = await startMockUpstream();
   gateway = await startTestGateway({
     mock,
+    // A configured default for keys, shown with its value wherever a key leaves the limit unset.
+    config: { limits: { key_defaults: { concurrent_requests: 50 } } },
     models: [
       {
         name: 'claude-sonnet',
@@ -229,6 +231,12 @@ describe('console spend pages in a browser', () => {
     await signIn(page, 'root@operator.test');
     await page.goto(`${gateway.url}/console/accounts/${acme}/limits`);
     await page.getByRole('heading', { name: 'Limits and budgets' }).waitFor();
+    // Unset limits read as the configured default they follow, with its value.
+    const checkoutRow = page.locator(`tr[data-key-id="${checkout.id}"]`);
+    await expect
+      .poll(() => checkoutRow.locator('[data-label="Concurrent requests"]').textContent())
+      .toBe('Default: 50');
+    expect(await page.locator('[data-limit="tokensPerMinute"] dd').textContent()).toBe('Default: no limit');
     await page.getByRole('button', { name: 'Edit account limits' }).click();
     const dialog = page.getByRole('dialog', { name: 'Limits of account acme' });
     // The first field has the focus, not the dialog's close button.

@@ -36,8 +36,12 @@ export const atRateLimit =
 const formatDollars = (value: number) =>
   value >= 100 ? `$${value.toFixed(0)}` : value >= 0.01 ? `$${value.toFixed(2)}` : `$${Number(value.toPrecision(3))}`;
 
-export function formatLimit(field: LimitField, value: number | null | undefined): string {
-  if (value === undefined) return 'Default';
+/** A limit as shown; one left unset reads as the configured default it follows, with that default's value. */
+export function formatLimit(field: LimitField, value: number | null | undefined, fallback?: number | null): string {
+  if (value === undefined) {
+    if (fallback === undefined) return 'Default';
+    return `Default: ${fallback === null ? 'no limit' : formatLimit(field, fallback)}`;
+  }
   if (value === null) return 'No limit';
   return field.endsWith('BudgetUsd') ? formatDollars(value) : formatInteger(value);
 }
@@ -73,7 +77,13 @@ export function BudgetBar(props: { budget: BudgetView; compact?: boolean }) {
 }
 
 /** The limits set on an account or key, and who set each (a key's). */
-export function LimitsList(props: { limits: Limits; setBy?: ApiKeyView['limitsSetBy']; operatorLimits?: Limits }) {
+export function LimitsList(props: {
+  limits: Limits;
+  /** The configured defaults that unset limits follow. */
+  defaults: Limits;
+  setBy?: ApiKeyView['limitsSetBy'];
+  operatorLimits?: Limits;
+}) {
   return (
     <dl class="limits-list">
       {limitFields.map(({ field, label }) => {
@@ -83,7 +93,7 @@ export function LimitsList(props: { limits: Limits; setBy?: ApiKeyView['limitsSe
           <div key={field} data-limit={field}>
             <dt>{label}</dt>
             <dd>
-              {formatLimit(field, props.limits[field])}
+              {formatLimit(field, props.limits[field], props.defaults[field])}
               {setter && (
                 <span class="muted small"> set by {setter.role === 'operator' ? 'the operator' : 'an owner'}</span>
               )}
@@ -101,6 +111,7 @@ export function LimitsList(props: { limits: Limits; setBy?: ApiKeyView['limitsSe
 /** Text fields for the five limits; empty means "no limit". Only changed fields are sent. */
 function LimitsForm(props: {
   initial: Limits;
+  defaults: Limits;
   bounds?: Limits;
   setBy?: ApiKeyView['limitsSetBy'];
   submitLabel: string;
@@ -170,7 +181,11 @@ function LimitsForm(props: {
                   min={dollars ? 0 : 1}
                   step={dollars ? 'any' : 1}
                   max={bound ?? undefined}
-                  placeholder={props.initial[field] === undefined ? 'default' : 'no limit'}
+                  placeholder={
+                    props.initial[field] === undefined
+                      ? formatLimit(field, undefined, props.defaults[field]).toLowerCase()
+                      : 'no limit'
+                  }
                   value={values[field]}
                   onInput={(event) => setValues({ ...values, [field]: event.currentTarget.value })}
                 />
@@ -206,6 +221,7 @@ export function KeyLimitsDialog(props: { accountId: string; apiKey: ApiKeyView; 
     <Dialog title={`Limits of "${props.apiKey.name}"`} onClose={() => props.onClose(false)}>
       <LimitsForm
         initial={props.apiKey.limits}
+        defaults={session.limitDefaults.key}
         bounds={operator ? undefined : props.apiKey.operatorLimits}
         setBy={props.apiKey.limitsSetBy}
         submitLabel="Save limits"
@@ -225,11 +241,12 @@ export function KeyLimitsDialog(props: { accountId: string; apiKey: ApiKeyView; 
 }
 
 export function AccountLimitsDialog(props: { account: AccountView; onClose: (changed: boolean) => void }) {
-  const { api } = useApp();
+  const { api, session } = useApp();
   return (
     <Dialog title={`Limits of account ${props.account.name}`} onClose={() => props.onClose(false)}>
       <LimitsForm
         initial={props.account.limits}
+        defaults={session.limitDefaults.account}
         submitLabel="Save limits"
         note="They apply to all of the account's keys together, on top of each key's own. Empty: no limit."
         onCancel={() => props.onClose(false)}

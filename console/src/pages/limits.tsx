@@ -70,7 +70,7 @@ export function LimitsPage(props: { accountId: string }) {
             ))}
           </div>
         )}
-        <LimitsList limits={account.limits} />
+        <LimitsList limits={account.limits} defaults={session.limitDefaults.account} />
         {!operator && <p class="muted small">Only the operator sets the account's limits.</p>}
       </section>
       <section class="card" aria-labelledby="at-the-limit">
@@ -120,7 +120,7 @@ export function LimitsPage(props: { accountId: string }) {
                       .filter(({ dollars }) => !dollars)
                       .map(({ field, label: heading }) => (
                         <td class="number hide-medium" data-label={heading} key={field}>
-                          {formatLimit(field, key.limits[field])}
+                          {formatLimit(field, key.limits[field], session.limitDefaults.key[field])}
                         </td>
                       ))}
                     <td class="actions">
@@ -142,7 +142,7 @@ export function LimitsPage(props: { accountId: string }) {
           </div>
         )}
         <p class="muted small">
-          "Default": not set on the key; the operator's configured default for keys applies (often none).
+          "Default": not set on the key, so the operator's configured default for keys applies (its value follows).
         </p>
       </section>
       {editing?.kind === 'account' && (

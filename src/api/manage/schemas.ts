@@ -37,12 +37,24 @@ export const membershipSchema = z.object({
 
 export const userWithMembershipsSchema = userSchema.extend({ memberships: z.array(membershipSchema) });
 
+/** A configured default for each limit (limits.account_defaults, limits.key_defaults); null = no limit. */
+const limitDefaultsSchema = z.object({
+  requestsPerMinute: z.number().int().nullable(),
+  tokensPerMinute: z.number().int().nullable(),
+  concurrentRequests: z.number().int().nullable(),
+  dailyBudgetUsd: z.number().nullable(),
+  monthlyBudgetUsd: z.number().nullable(),
+});
+
 export const sessionSchema = z.object({
   user: z.object({ id: id('user'), email: z.string(), admin: z.boolean() }),
   memberships: z.array(membershipSchema),
   /** Send it back in the x-csrf-token header of every POST, PATCH and DELETE made with the session cookie. */
   csrfToken: z.string().describe('send back in the x-csrf-token header of state-changing requests'),
   expiresAt: isoTime,
+  limitDefaults: z
+    .object({ account: limitDefaultsSchema, key: limitDefaultsSchema })
+    .describe('what applies where an account or key leaves a limit unset'),
 });
 
 export const passwordChangedSchema = z.object({

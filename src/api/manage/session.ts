@@ -34,6 +34,7 @@ async function sessionView(
     memberships: await membershipsOf(services, user.id),
     csrfToken: csrfTokenFor(sessionId, services.secret),
     expiresAt: new Date(expiresAt).toISOString(),
+    limitDefaults: { account: services.config.limits.accountDefaults, key: services.config.limits.keyDefaults },
   };
 }
 
