@@ -1,61 +1,31 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from './support/cli.js';
 import { apiRequest } from './support/console.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { killStrayServes, type Served, startServe } from './support/serve-process.js';
 
 /** `switchboard users …`: the operator's way to the first admin, invitations and password resets. */
 
-let directory: string;
-let configFile: string;
-let dataDir: string;
-let mock: MockUpstream;
-/** One gateway on the CLI's data directory for the whole file: the CLI writes the database the server reads. */
-let gateway: TestGateway;
-let database: TestDatabase;
+/** One real server for the whole file, on the very file and database the CLI is given: the CLI writes, it reads. */
+let server: Served;
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-users-cli-'));
-  dataDir = path.join(directory, 'data');
-  configFile = path.join(directory, 'switchboard.yaml');
-  database = await createTestDatabase();
-  writeFileSync(
-    configFile,
-    [
-      ...(database.url ? ['database:', `  url: ${database.url}`] : []),
-      'server:',
-      `  data_dir: ${dataDir}`,
-      'console:',
-      '  public_url: https://gateway.example.com/',
-      'providers:',
-      '  - name: local',
-      '    type: openai',
-      '    base_url: http://127.0.0.1:9/v1',
-      'models:',
-      '  - name: small',
-      '    provider: local',
-      '',
-    ].join('\n'),
-  );
-  gateway = await startTestGateway({ mock, dataDir, database });
+  server = await startServe({
+    config: {
+      console: { public_url: 'https://gateway.example.com/' },
+      providers: [{ name: 'local', type: 'openai', base_url: 'http://127.0.0.1:9/v1' }],
+      models: [{ name: 'small', provider: 'local' }],
+    },
+  });
+  // The account the invitations and memberships below join.
+  await server.cli('accounts', 'create', 'acme');
 });
 
-afterAll(async () => {
-  await gateway?.close();
-  await database?.drop();
-  await mock?.close();
-  rmSync(directory, { recursive: true, force: true });
-});
+afterAll(killStrayServes);
 
-const withConfig = (...args: string[]) => [...args, '--config', configFile];
+const withConfig = (...args: string[]) => [...args, '--config', server.configFile];
 
 async function canSignIn(email: string, password: string): Promise<number> {
-  return (await apiRequest(gateway.url, 'POST', '/api/session', { body: { email, password } })).status;
+  return (await apiRequest(server.url, 'POST', '/api/session', { body: { email, password } })).status;
 }
 
 describe('switchboard users', () => {
@@ -106,7 +76,7 @@ describe('switchboard users', () => {
     const human = await runCli(withConfig('users', 'invite', 'other@acme.test', '--account', 'acme'));
     expect(human.stdout).toMatch(/https:\/\/gateway\.example\.com\/console\/invitation#token=sbi_/);
     expect(human.stdout).toContain('shown only this once');
-    const accepted = await apiRequest(gateway.url, 'POST', '/api/invitations/accept', {
+    const accepted = await apiRequest(server.url, 'POST', '/api/invitations/accept', {
       body: { token: invited.token, password: 'newcomer password' },
     });
     expect(accepted.status).toBe(200);

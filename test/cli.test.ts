@@ -1,51 +1,37 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/loader.js';
-import { openDatabase } from '../src/db/connect.js';
 import { isWellFormedKey } from '../src/keys/format.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { ensurePartitions } from '../src/request-log/retention.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { runCli, runCliJson } from './support/cli.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import {
+  killStrayServes,
+  openServedDatabase,
+  prepareServe,
+  type ServeFiles,
+  writeConfigFile,
+} from './support/serve-process.js';
 
-let directory: string;
-let configFile: string;
-let database: TestDatabase;
+/** The files a server would run on, used by the CLI alone (no server runs in this file). */
+let files: ServeFiles;
 
 beforeAll(async () => {
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-'));
-  configFile = path.join(directory, 'switchboard.yaml');
-  database = await createTestDatabase();
-  writeFileSync(
-    configFile,
-    [
-      ...(database.url ? ['database:', `  url: ${database.url}`] : []),
-      'server:',
-      `  data_dir: ${path.join(directory, 'data')}`,
-      'providers:',
-      '  - name: local',
-      '    type: openai',
-      '    base_url: http://127.0.0.1:9/v1',
-      'models:',
-      '  - name: small',
-      '    provider: local',
-      '  - name: large',
-      '    provider: local',
-      '',
-    ].join('\n'),
-  );
+  files = await prepareServe({
+    config: {
+      providers: [{ name: 'local', type: 'openai', base_url: 'http://127.0.0.1:9/v1' }],
+      models: [
+        { name: 'small', provider: 'local' },
+        { name: 'large', provider: 'local' },
+      ],
+    },
+  });
 });
 
-afterAll(async () => {
-  rmSync(directory, { recursive: true, force: true });
-  await database.drop();
-});
+afterAll(killStrayServes);
 
-const withConfig = (...args: string[]) => [...args, '--config', configFile];
+const withConfig = (...args: string[]) => [...args, '--config', files.configFile];
 
 describe('switchboard CLI', () => {
   it('creates, lists and changes accounts', async () => {
@@ -111,11 +97,7 @@ describe('switchboard CLI', () => {
 
   it("filters the log by endpoint and shows each row's endpoint", async () => {
     const [account] = await runCliJson<Array<{ id: string }>>(withConfig('accounts', 'list'));
-    const raw = {
-      server: { data_dir: path.join(directory, 'data') },
-      ...(database.url ? { database: { url: database.url } } : {}),
-    };
-    const handle = await openDatabase(parseConfig(raw, 'test'));
+    const handle = await openServedDatabase(files);
     try {
       const now = Date.now();
       if (handle.dialect === 'postgres') await ensurePartitions(handle.db, now);
@@ -160,12 +142,8 @@ describe('switchboard CLI', () => {
   });
 
   it('rebuilds the usage rollups from the log', async () => {
-    const raw = {
-      server: { data_dir: path.join(directory, 'data') },
-      ...(database.url ? { database: { url: database.url } } : {}),
-    };
     const rolledUp = async () => {
-      const handle = await openDatabase(parseConfig(raw, 'test'));
+      const handle = await openServedDatabase(files);
       try {
         const hourly = await handle.db
           .selectFrom('usage_hourly')
@@ -182,7 +160,7 @@ describe('switchboard CLI', () => {
     };
     // The rows the previous test logged; then the rollups are lost (a restore of the log alone, say).
     expect(await rolledUp()).toEqual([5, 5]);
-    const handle = await openDatabase(parseConfig(raw, 'test'));
+    const handle = await openServedDatabase(files);
     await handle.db.deleteFrom('usage_hourly').execute();
     await handle.db.deleteFrom('usage_daily').execute();
     await handle.close();
@@ -198,23 +176,22 @@ describe('switchboard CLI', () => {
     const ok = await runCliJson<{ ok: boolean; models: unknown[] }>(withConfig('config', 'check'));
     expect(ok.ok).toBe(true);
     expect(ok.models).toHaveLength(2);
-    const bad = path.join(directory, 'bad.yaml');
-    writeFileSync(
-      bad,
-      'server:\n  port: 99999\nproviders:\n  - name: x\n    type: openai\n    base_url: http://h/v1\n    api_key: ${NOT_SET_ANYWHERE_123}\n',
-    );
+    const bad = writeConfigFile(path.join(files.dataDir, 'bad.yaml'), {
+      server: { port: 99999 },
+      providers: [{ name: 'x', type: 'openai', base_url: 'http://h/v1', api_key: '${NOT_SET_ANYWHERE_123}' }],
+    });
     const result = await runCli(['config', 'check', '--config', bad], { env: { NOT_SET_ANYWHERE_123: '' } });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('providers[0].api_key: environment variable NOT_SET_ANYWHERE_123 is not set');
-    const bad2 = path.join(directory, 'bad2.yaml');
-    writeFileSync(bad2, 'server:\n  port: 99999\n');
+    const bad2 = writeConfigFile(path.join(files.dataDir, 'bad2.yaml'), { server: { port: 99999 } });
     const result2 = await runCli(['config', 'check', '--config', bad2]);
     expect(result2.stderr).toMatch(/server\.port: .*65535/);
   });
 
   it('serve refuses to start on a bad file, naming the field', async () => {
-    const bad = path.join(directory, 'bad3.yaml');
-    writeFileSync(bad, 'models:\n  - name: a\n    provider: nowhere\n');
+    const bad = writeConfigFile(path.join(files.dataDir, 'bad3.yaml'), {
+      models: [{ name: 'a', provider: 'nowhere' }],
+    });
     const result = await runCli(['serve', '--config', bad]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('models[0].provider: unknown provider "nowhere"');

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessChangesChannel } from '../src/access/change-feed.js';
@@ -7,6 +8,7 @@ import { testRedisUrl } from './support/environment.js';
 import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { writeConfigFile } from './support/serve-process.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -101,7 +103,7 @@ describe('limits shared through Redis', () => {
     await waitFor('both gateways to subscribe to the change channel', async () => (await listening()) >= 2);
     await admin.quit();
     await runCliJson(
-      ['keys', 'revoke', victim.id, '--data-dir', first.dataDir, '--config', await writeRedisConfig(first.dataDir)],
+      ['keys', 'revoke', victim.id, '--data-dir', first.dataDir, '--config', writeRedisConfig(first.dataDir)],
       { env: first.cliEnv },
     );
     // The database poll runs every 60 s and the wait gives up after 15 s: a refusal can only come from the broadcast.
@@ -113,12 +115,9 @@ describe('limits shared through Redis', () => {
   });
 });
 
-async function writeRedisConfig(dataDir: string): Promise<string> {
-  const { writeFileSync } = await import('node:fs');
-  const path = await import('node:path');
-  const file = path.join(dataDir, 'redis-cli.yaml');
-  writeFileSync(file, `redis:\n  url: ${testRedisUrl()}\n  key_prefix: "${prefix}"\n`);
-  return file;
+/** A configuration file with the gateways' Redis, for a CLI that must broadcast through it. */
+function writeRedisConfig(dataDir: string): string {
+  return writeConfigFile(path.join(dataDir, 'redis-cli.yaml'), { redis: { url: testRedisUrl(), key_prefix: prefix } });
 }
 
 describe('when Redis is unreachable', () => {

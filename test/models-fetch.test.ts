@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { defaultModel } from '../src/providers/local/default-model.js';
 import { runCli } from './support/cli.js';
 import { hasPrerequisite, localModelPath } from './support/prerequisites.js';
+import { writeConfigFile } from './support/serve-process.js';
 
 /**
  * `switchboard models fetch`, which `npm start` runs first. The download itself is exercised by `npm test` (it fetches
@@ -74,7 +75,7 @@ describe('switchboard models fetch', () => {
 
   it('with --if-needed, leaves a configuration that does not serve the built-in model alone', async () => {
     const directory = temporary();
-    writeFileSync(path.join(directory, 'switchboard.yaml'), 'server:\n  port: 9100\n');
+    writeConfigFile(path.join(directory, 'switchboard.yaml'), { server: { port: 9100 } });
     const result = await runCli(['models', 'fetch', '--if-needed', '--json'], { cwd: directory, env: offline });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'skipped' });

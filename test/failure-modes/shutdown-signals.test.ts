@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { killStrayServes, openServedDatabase, type Served, startServe } from '../support/serve-process.js';
-import { isRefused, waitFor } from '../support/wait.js';
+import { waitFor, waitUntilRefused } from '../support/wait.js';
 import { type ChatResult, chat, holdModel, mockModels } from './support.js';
 
 /**
@@ -45,7 +45,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s', (signal) => {
 
     node.process.kill(signal);
     await waitFor('the signal to be received', () => receivedSignal(node));
-    await waitFor('the listener to close', () => isRefused(node.url));
+    await waitUntilRefused(node.url);
     held.release();
     const finished = await Promise.all(inFlight);
     expect(await node.exited).toBe(0);

@@ -94,6 +94,8 @@ export interface ServeOptions {
   args?: string[];
   /** Wait until /readyz answers 200 (default true; false when a dependency is meant to be down at start). */
   ready?: boolean;
+  /** Start it as an installed command would be (the bin/switchboard shell launcher). */
+  launcher?: boolean;
 }
 
 /** The files a `serve` process runs on: written by prepareServe, reused by startServe({ reuse }). */
@@ -113,6 +115,15 @@ export interface Served extends ServeProcess, ServeFiles {
 }
 
 /**
+ * Writes a configuration object, shaped like the YAML file, to `file`: for a command that is given a file and no
+ * server (`config check`, a bad file `serve` must refuse). prepareServe writes the file a server runs on.
+ */
+export function writeConfigFile(file: string, config: Record<string, unknown>): string {
+  writeFileSync(file, stringify(config));
+  return file;
+}
+
+/**
  * Writes the configuration file of ServeOptions.config into a fresh data directory, without starting anything (so
  * accounts and keys can be created before the server starts: a change made while it runs clears its key cache).
  */
@@ -125,8 +136,7 @@ export async function prepareServe(options: Pick<ServeOptions, 'config' | 'datab
   const raw: Record<string, unknown> = { ...options.config };
   raw.server = { port: 0, host: '127.0.0.1', data_dir: dataDir, ...(raw.server as object | undefined) };
   if (database.url && !raw.database) raw.database = { url: database.url };
-  const configFile = path.join(dataDir, 'switchboard.yaml');
-  writeFileSync(configFile, stringify(raw));
+  const configFile = writeConfigFile(path.join(dataDir, 'switchboard.yaml'), raw);
   return {
     configFile,
     dataDir,
@@ -146,7 +156,7 @@ export async function startServe(options: ServeOptions = {}): Promise<Served> {
         cli: options.reuse.cli,
       }
     : await prepareServe(options);
-  const serve = await startServeProcess(files.configFile, options.env, options.args);
+  const serve = await startServeProcess(files.configFile, options.env, options.args, { launcher: options.launcher });
   const served: Served = { ...serve, ...files, kill: () => serve.stop('SIGKILL') };
   if (options.ready !== false) {
     await waitFor(`${serve.url}/readyz to answer 200`, async () => (await fetch(`${serve.url}/readyz`)).ok);
