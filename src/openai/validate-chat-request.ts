@@ -3,6 +3,8 @@ import {
   checkEnum,
   checkLogitBias,
   checkStop,
+  checkStreamOptions,
+  emptyArray,
   fail,
   isObject,
   optionalBoolean,
@@ -24,18 +26,19 @@ const roles = ['system', 'assistant', 'user', 'function', 'tool', 'developer'] a
 const userPartTypes = ['text', 'image_url', 'input_audio', 'file'] as const;
 const functionNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
 
+/** A content that is a string or a non-empty array of parts: the parts, or undefined for a string. */
+function partsOf(content: unknown, param: string): unknown[] | undefined {
+  if (typeof content === 'string') return undefined;
+  if (!Array.isArray(content)) wrongType(param, 'one of a string or array of objects', content);
+  if (content.length === 0) emptyArray(param);
+  return content;
+}
+
 /** A text-only content: a string, or a non-empty array of `{type:"text", text}` (and `refusal` for assistants). */
 function checkTextContent(content: unknown, param: string, allowRefusal: boolean): void {
-  if (typeof content === 'string') return;
-  if (!Array.isArray(content)) wrongType(param, 'one of a string or array of objects', content);
-  if (content.length === 0) {
-    fail(
-      `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
-      param,
-      'empty_array',
-    );
-  }
-  content.forEach((part, index) => {
+  const parts = partsOf(content, param);
+  if (parts === undefined) return;
+  parts.forEach((part, index) => {
     const partParam = `${param}[${index}]`;
     if (!isObject(part)) wrongType(partParam, 'an object', part);
     const allowed = allowRefusal ? ['text', 'refusal'] : ['text'];
@@ -46,16 +49,9 @@ function checkTextContent(content: unknown, param: string, allowRefusal: boolean
 }
 
 function checkUserContent(content: unknown, param: string): void {
-  if (typeof content === 'string') return;
-  if (!Array.isArray(content)) wrongType(param, 'one of a string or array of objects', content);
-  if (content.length === 0) {
-    fail(
-      `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
-      param,
-      'empty_array',
-    );
-  }
-  content.forEach((part, index) => {
+  const parts = partsOf(content, param);
+  if (parts === undefined) return;
+  parts.forEach((part, index) => {
     const partParam = `${param}[${index}]`;
     if (!isObject(part)) wrongType(partParam, 'an object', part);
     checkEnum(part.type, userPartTypes, `${partParam}.type`);
@@ -235,13 +231,7 @@ export function validateChatRequest(body: unknown): ChatCompletionRequest {
   if (messages === undefined || messages === null)
     fail("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
   if (!Array.isArray(messages)) wrongType('messages', 'an array', messages);
-  if (messages.length === 0) {
-    fail(
-      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
-      'messages',
-      'empty_array',
-    );
-  }
+  if (messages.length === 0) emptyArray('messages');
   for (let index = 0; index < messages.length; index++) checkMessage(messages[index], index);
 
   optionalNumber(body, 'temperature', 0, 2);
@@ -267,17 +257,7 @@ export function validateChatRequest(body: unknown): ChatCompletionRequest {
   optionalBoolean(body, 'parallel_tool_calls', 'parallel_tool_calls');
   optionalBoolean(body, 'store', 'store');
   optionalString(body, 'user', 'user');
-  if (present(body.stream_options)) {
-    if (!isObject(body.stream_options)) wrongType('stream_options', 'an object', body.stream_options);
-    if (body.stream !== true) {
-      fail(
-        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-        'stream_options',
-        'invalid_value',
-      );
-    }
-    optionalBoolean(body.stream_options, 'include_usage', 'include_usage');
-  }
+  checkStreamOptions(body, 'include_usage');
   if (present(body.tools)) checkTools(body.tools);
   if (present(body.tool_choice)) checkToolChoice(body.tool_choice);
   if (present(body.response_format)) checkResponseFormat(body.response_format);

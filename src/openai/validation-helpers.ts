@@ -135,6 +135,20 @@ export function requireModelBody(body: unknown): asserts body is JsonObject & { 
   if (body.model.length === 0) fail("Invalid 'model': empty string. Expected a model name.", 'model', 'invalid_value');
 }
 
+/**
+ * `stream_options`: an object, allowed only with `stream: true`. `include_usage` is checked where the endpoint has it,
+ * under the `param` name OpenAI reports for that endpoint.
+ */
+export function checkStreamOptions(body: JsonObject, includeUsageParam?: string): void {
+  const options = body.stream_options;
+  if (!present(options)) return;
+  if (!isObject(options)) wrongType('stream_options', 'an object', options);
+  if (body.stream !== true) {
+    fail("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', 'invalid_value');
+  }
+  if (includeUsageParam !== undefined) optionalBoolean(options, 'include_usage', includeUsageParam);
+}
+
 /** `stop`: a string or up to four strings (chat and legacy completions). */
 export function checkStop(stop: unknown): void {
   if (!present(stop) || typeof stop === 'string') return;

@@ -2,16 +2,15 @@ import type { TextCompletionRequest } from '../../../openai/text-completion-type
 import {
   checkLogitBias,
   checkStop,
+  checkStreamOptions,
   describeType,
   emptyArray,
   fail,
-  isObject,
   missing,
   optionalBoolean,
   optionalInteger,
   optionalNumber,
   optionalString,
-  present,
   requireModelBody,
   wrongType,
 } from '../../../openai/validation-helpers.js';
@@ -90,17 +89,7 @@ export function validateTextCompletionRequest(body: unknown): TextCompletionRequ
   optionalInteger(body, 'logprobs', 0, 5);
   optionalBoolean(body, 'echo', 'echo');
   optionalBoolean(body, 'stream', 'stream');
-  if (present(body.stream_options)) {
-    if (!isObject(body.stream_options)) wrongType('stream_options', 'an object', body.stream_options);
-    if (body.stream !== true) {
-      fail(
-        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-        'stream_options',
-        'invalid_value',
-      );
-    }
-    optionalBoolean(body.stream_options, 'include_usage', 'stream_options.include_usage');
-  }
+  checkStreamOptions(body, 'stream_options.include_usage');
   checkStop(body.stop);
   optionalNumber(body, 'presence_penalty', -2, 2);
   optionalNumber(body, 'frequency_penalty', -2, 2);

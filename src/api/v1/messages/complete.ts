@@ -3,6 +3,7 @@ import { estimatedUsage, estimateUsage, readUsage, type TokenUsage, toWireUsage 
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { runOperation } from '../pipeline/exchange-dispatch.js';
+import { sendJson } from '../pipeline/json-answer.js';
 import { toAnthropicUsage } from './anthropic-usage.js';
 import { estimateInputTokens } from './count-tokens.js';
 import { fromChatCompletion } from './from-chat-completion.js';
@@ -34,14 +35,7 @@ export async function completeMessage(client: ClientMessage, exchange: Exchange)
     payload = JSON.stringify(message);
   }
   announceDroppedParameters(response, trace);
-  response.writeHead(200, {
-    'x-request-id': exchange.requestId,
-    'request-id': exchange.requestId,
-    'content-type': 'application/json',
-    'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
-  });
-  response.end(payload);
-  return { usage, responseBody: exchange.logBodies ? payload.toString() : undefined };
+  return { usage, responseBody: sendJson(exchange, payload, 'anthropic') };
 }
 
 /** The gateway's estimate of a request's usage (marked as an estimate): the prompt, and what was generated. */

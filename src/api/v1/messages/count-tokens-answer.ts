@@ -2,6 +2,7 @@ import { apiError } from '../../../errors/api-error.js';
 import type { DispatchOperation } from '../../../routing/operation.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { runOperation } from '../pipeline/exchange-dispatch.js';
+import { sendJson } from '../pipeline/json-answer.js';
 import { countInputTokens, type PromptTokenCounter } from './count-tokens.js';
 import { type ClientMessage, forwardCall, forwardForBody, forwards } from './operation.js';
 
@@ -31,7 +32,6 @@ function countTokensOperation(client: ClientMessage): DispatchOperation<Buffer> 
 }
 
 export async function answerCountTokens(client: ClientMessage, exchange: Exchange): Promise<Outcome> {
-  const { response } = exchange;
   const deployments = exchange.route?.deployments ?? [];
   let payload: Buffer | string;
   if (deployments.some((deployment) => forwards(deployment.provider, 'messages/count_tokens'))) {
@@ -43,12 +43,5 @@ export async function answerCountTokens(client: ClientMessage, exchange: Exchang
     const counter: PromptTokenCounter | undefined = tokenizer?.countPromptTokens?.bind(tokenizer);
     payload = JSON.stringify(await countInputTokens(client.request, counter));
   }
-  response.writeHead(200, {
-    'x-request-id': exchange.requestId,
-    'request-id': exchange.requestId,
-    'content-type': 'application/json',
-    'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
-  });
-  response.end(payload);
-  return { responseBody: exchange.logBodies ? payload.toString() : undefined };
+  return { responseBody: sendJson(exchange, payload, 'anthropic') };
 }

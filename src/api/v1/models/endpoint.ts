@@ -1,7 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import type { ModelCatalog } from '../../../access/policy.js';
-import { renderOpenAiError } from '../../../errors/render-openai.js';
-import { answered, type Endpoint } from '../pipeline/endpoint.js';
+import { lookupEndpoint } from '../pipeline/lookup-endpoint.js';
 
 /**
  * GET /v1/models and GET /v1/models/{id}: exactly the models the key may call. The list is the principal's `models`,
@@ -25,43 +23,21 @@ function modelObject(catalog: ModelCatalog, name: string, created: number) {
   };
 }
 
-function sendJson(response: ServerResponse, requestId: string, body: unknown): void {
-  const text = JSON.stringify(body);
-  response.writeHead(200, {
-    'x-request-id': requestId,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  response.end(text);
-}
-
 export function createModelsEndpoints(catalog: ModelCatalog, created: number) {
-  const listModels: Endpoint = {
-    name: 'models',
-    readsBody: false,
-    dispatches: false,
-    renderError: renderOpenAiError,
-    parse: () => ({}),
-    async handle(_request, exchange) {
-      sendJson(exchange.response, exchange.requestId, {
-        object: 'list',
-        data: exchange.principal.models.map((name) => modelObject(catalog, name, created)),
-      });
-      return answered;
-    },
-  };
+  const listModels = lookupEndpoint(
+    'models',
+    () => ({}),
+    async (_request, exchange) => ({
+      object: 'list',
+      data: exchange.principal.models.map((name) => modelObject(catalog, name, created)),
+    }),
+  );
 
-  const retrieveModel: Endpoint<{ model: string }> = {
-    name: 'model',
-    readsBody: false,
-    dispatches: false,
-    renderError: renderOpenAiError,
-    parse: ({ params }) => ({ model: params.id ?? '' }),
-    async handle(request, exchange) {
-      sendJson(exchange.response, exchange.requestId, modelObject(catalog, request.model, created));
-      return answered;
-    },
-  };
+  const retrieveModel = lookupEndpoint<{ model: string }>(
+    'model',
+    ({ params }) => ({ model: params.id ?? '' }),
+    async (request) => modelObject(catalog, request.model, created),
+  );
 
   return { listModels, retrieveModel };
 }

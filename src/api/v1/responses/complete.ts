@@ -3,6 +3,7 @@ import { parseJsonObject, readBody } from '../../../providers/http.js';
 import { estimatePromptCharacters, estimateUsage, readUsage, toWireUsage } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
+import { sendJson } from '../pipeline/json-answer.js';
 import { fromChatCompletion } from './from-chat-completion.js';
 import { nativeUsage } from './native.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
@@ -29,8 +30,8 @@ export async function completeResponse(
     const object = parseJsonObject(provider, text);
     const usage = readUsage(nativeUsage(object));
     if (storing && typeof object.id === 'string') saveResponse(storing, object as ResponseObject, exchange);
-    send(exchange, text);
-    return { usage, responseBody: exchange.logBodies ? text : undefined };
+    announceDroppedParameters(exchange.response, trace);
+    return { usage, responseBody: sendJson(exchange, text) };
   }
   if (result.kind !== 'chat') throw new Error('a JSON response got a stream');
   const { translation } = result;
@@ -45,16 +46,6 @@ export async function completeResponse(
     usage: reported ? undefined : toWireUsage(usage),
   });
   const payload = storing ? saveResponse(storing, response, exchange) : JSON.stringify(response);
-  send(exchange, payload);
-  return { usage, responseBody: exchange.logBodies ? payload : undefined };
-}
-
-function send(exchange: Exchange, payload: string): void {
-  announceDroppedParameters(exchange.response, exchange.trace);
-  exchange.response.writeHead(200, {
-    'x-request-id': exchange.requestId,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(payload),
-  });
-  exchange.response.end(payload);
+  announceDroppedParameters(exchange.response, trace);
+  return { usage, responseBody: sendJson(exchange, payload) };
 }

@@ -1,6 +1,5 @@
-import type { ServerResponse } from 'node:http';
-import { renderOpenAiError } from '../../../errors/render-openai.js';
-import { answered, type Endpoint, type EndpointRequest } from '../pipeline/endpoint.js';
+import type { EndpointRequest } from '../pipeline/endpoint.js';
+import { lookupEndpoint } from '../pipeline/lookup-endpoint.js';
 import { responseNotFound } from './errors.js';
 import { type ListQuery, pageItems, parseListQuery } from './list-items.js';
 import { inputItemsOf } from './stored-items.js';
@@ -19,55 +18,33 @@ interface ListRequest extends StoredRequest {
   list: ListQuery;
 }
 
-function sendJson(response: ServerResponse, requestId: string, body: unknown): void {
-  const text = JSON.stringify(body);
-  response.writeHead(200, {
-    'x-request-id': requestId,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  response.end(text);
-}
-
-export const retrieveResponseEndpoint: Endpoint<StoredRequest> = {
-  name: 'responses_retrieve',
-  readsBody: false,
-  dispatches: false,
-  renderError: renderOpenAiError,
-  parse: ({ params }) => ({ id: params.id ?? '' }),
-  async handle(request, exchange) {
+export const retrieveResponseEndpoint = lookupEndpoint<StoredRequest>(
+  'responses_retrieve',
+  ({ params }) => ({ id: params.id ?? '' }),
+  async (request, exchange) => {
     const found = await exchange.services.responses.find(exchange.principal.accountId, request.id);
     if (!found) throw responseNotFound(request.id);
-    sendJson(exchange.response, exchange.requestId, storedResponseObject(found));
-    return answered;
+    return storedResponseObject(found);
   },
-};
+);
 
-export const deleteResponseEndpoint: Endpoint<StoredRequest> = {
-  name: 'responses_delete',
-  readsBody: false,
-  dispatches: false,
-  renderError: renderOpenAiError,
-  parse: ({ params }) => ({ id: params.id ?? '' }),
-  async handle(request, exchange) {
+export const deleteResponseEndpoint = lookupEndpoint<StoredRequest>(
+  'responses_delete',
+  ({ params }) => ({ id: params.id ?? '' }),
+  async (request, exchange) => {
     const deleted = await exchange.services.responses.delete(exchange.principal.accountId, request.id);
     if (!deleted) throw responseNotFound(request.id);
-    sendJson(exchange.response, exchange.requestId, { id: request.id, object: 'response.deleted', deleted: true });
-    return answered;
+    return { id: request.id, object: 'response.deleted', deleted: true };
   },
-};
+);
 
-export const responseInputItemsEndpoint: Endpoint<ListRequest> = {
-  name: 'responses_input_items',
-  readsBody: false,
-  dispatches: false,
-  renderError: renderOpenAiError,
-  parse: ({ params, query }) => ({ id: params.id ?? '', list: parseListQuery(new URLSearchParams(query)) }),
-  async handle(request, exchange) {
+export const responseInputItemsEndpoint = lookupEndpoint<ListRequest>(
+  'responses_input_items',
+  ({ params, query }) => ({ id: params.id ?? '', list: parseListQuery(new URLSearchParams(query)) }),
+  async (request, exchange) => {
     const conversation = await exchange.services.responses.conversation(exchange.principal.accountId, request.id);
     // The walk starts from the response asked for: absent means not the account's, deleted, expired or never stored.
     if (!conversation || conversation.responseIds.at(-1) !== request.id) throw responseNotFound(request.id);
-    sendJson(exchange.response, exchange.requestId, pageItems(inputItemsOf(conversation), request.list));
-    return answered;
+    return pageItems(inputItemsOf(conversation), request.list);
   },
-};
+);

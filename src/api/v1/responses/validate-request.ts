@@ -1,5 +1,6 @@
 import {
   checkEnum,
+  checkStreamOptions,
   fail,
   isObject,
   missing,
@@ -99,16 +100,7 @@ export function validateResponsesRequest(body: unknown): ResponsesRequest {
   optionalBoolean(body, 'parallel_tool_calls', 'parallel_tool_calls');
   optionalBoolean(body, 'background', 'background');
   if (body.background === true) throw backgroundUnsupported();
-  if (present(body.stream_options)) {
-    if (!isObject(body.stream_options)) wrongType('stream_options', 'an object', body.stream_options);
-    if (body.stream !== true) {
-      fail(
-        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-        'stream_options',
-        'invalid_value',
-      );
-    }
-  }
+  checkStreamOptions(body);
 
   for (const field of ['user', 'prompt_cache_key', 'safety_identifier', 'service_tier']) {
     optionalString(body, field, field);
