@@ -1,0 +1,200 @@
+// bench/run.sh --responses: the gateway CPU a translated /v1/responses call costs next to the same chat completion
+// (issue 23's target: at most ~1.15×), stored (the default) and with store: false. One mock upstream
+// (bench/mock-upstream.mjs, CPU 1) answers every call with the same 1.4 KB completion; one Switchboard as shipped
+// (launcher, a real key, request log on) per --root (this checkout when none; all on CPU 0), so that two builds are
+// measured in the same run. Per round, the arms run one after another in alternating order, each at a fixed open-loop
+// rate on every build at once; CPU is every thread's, from /proc/<pid>/task/*/schedstat (bench/fixed-rate.mjs). The
+// ratio is taken per round (responses over the chat window of the same round and build), then its median.
+// With --concurrency C, each window is a closed loop of C requests in flight instead (saturation: the per-request
+// costs that batch, such as the stored responses' writes, are then shared by more requests).
+//   node bench/responses-cpu.mjs [--rounds N] [--seconds S] [--rate R | --concurrency C] [--root <dir> ...]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { cpuAtRate, cpuNanosOf } from './fixed-rate.mjs';
+
+const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const option = (name, fallback) => {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? fallback : Number(process.argv[index + 1]);
+};
+const rounds = option('--rounds', 6);
+const seconds = option('--seconds', 4);
+const rate = option('--rate', 300);
+// --concurrency C: closed loop at saturation instead (C requests always in flight), as bench:quick measures.
+const concurrency = option('--concurrency', 0);
+const roots = process.argv.flatMap((value, index) =>
+  process.argv[index - 1] === '--root' ? [path.resolve(value)] : [],
+);
+if (roots.length === 0) roots.push(here);
+const work = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-responses-'));
+const children = [];
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+process.on('SIGINT', () => process.exit(130));
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const log = (message) => process.stderr.write(`[bench:responses] ${message}\n`);
+
+function listening(child) {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout.on('data', (data) => {
+      buffered += data;
+      for (const line of buffered.split('\n')) if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
+    });
+    child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
+  });
+}
+
+function track(command, args) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return child;
+}
+
+const input = 'Hello! '.repeat(120);
+const arms = [
+  { name: 'chat', path: '/v1/chat/completions', body: { model: 'mock', messages: [{ role: 'user', content: input }] } },
+  { name: 'responses, store: false', path: '/v1/responses', body: { model: 'mock', input, store: false } },
+  { name: 'responses, store: true', path: '/v1/responses', body: { model: 'mock', input } },
+];
+
+/** CPU microseconds of `pid` per request with `concurrency` requests in flight for `seconds` (closed loop). */
+async function cpuAtSaturation({ url, headers, body, pid, seconds: windowSeconds }) {
+  const dispatcher = new Agent({ connections: concurrency, keepAliveTimeout: 60_000 });
+  const before = cpuNanosOf(pid);
+  const end = performance.now() + windowSeconds * 1000;
+  let sent = 0;
+  let failed = 0;
+  const worker = async () => {
+    while (performance.now() < end) {
+      sent++;
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+      await response.body.dump();
+      if (response.statusCode !== 200) failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const after = cpuNanosOf(pid);
+  await dispatcher.close();
+  return { total: (after.total - before.total) / 1000 / sent, main: (after.main - before.main) / 1000 / sent, failed };
+}
+
+async function startBuild(root, index, upstream) {
+  const dataDir = path.join(work, `data-${index}`);
+  mkdirSync(dataDir);
+  const config = path.join(work, `switchboard-${index}.yaml`);
+  writeFileSync(
+    config,
+    [
+      'server:',
+      '  port: 0',
+      `  data_dir: ${dataDir}`,
+      'logging:',
+      '  level: warn',
+      'providers:',
+      '  - name: openai',
+      '    type: openai',
+      `    base_url: ${upstream}/v1`,
+      '    api_key: sk-upstream',
+      'models:',
+      '  - { name: mock, provider: openai, upstream_model: mock, pricing: { input: 0.15, output: 0.6 } }',
+      '',
+    ].join('\n'),
+  );
+  const cli = (...args) =>
+    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
+      encoding: 'utf8',
+    });
+  cli('accounts', 'create', 'bench');
+  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'bench', '--json')).key;
+  const child = track('taskset', [
+    '-c',
+    '0',
+    path.join(root, 'bin/switchboard'),
+    'serve',
+    '--config',
+    config,
+    '--json',
+  ]);
+  const { port } = await listening(child);
+  return { name: index === 0 && root === here ? 'this build' : root, pid: child.pid, port, key };
+}
+
+async function main() {
+  execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+  const mock = track('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
+  const upstream = `http://127.0.0.1:${(await listening(mock)).port}`;
+  const builds = [];
+  for (const [index, root] of roots.entries()) builds.push(await startBuild(root, index, upstream));
+  await sleep(1000);
+  const measure = (build, arm, windowSeconds) =>
+    (concurrency > 0 ? cpuAtSaturation : cpuAtRate)({
+      url: `http://127.0.0.1:${build.port}${arm.path}`,
+      headers: { authorization: `Bearer ${build.key}` },
+      body: JSON.stringify(arm.body),
+      pid: build.pid,
+      rate,
+      seconds: windowSeconds,
+    });
+  // Warm-up: JIT, connection pools, the database's first pages.
+  for (const arm of arms) await Promise.all(builds.map((build) => measure(build, arm, 2)));
+  const results = builds.map(() => Object.fromEntries(arms.map((arm) => [arm.name, []])));
+  for (let round = 0; round < rounds; round++) {
+    for (const arm of round % 2 === 0 ? arms : [...arms].reverse()) {
+      const runs = await Promise.all(builds.map((build) => measure(build, arm, seconds)));
+      for (const [index, run] of runs.entries()) {
+        if (run.failed > 0) throw new Error(`${builds[index].name}, ${arm.name}: ${run.failed} requests failed`);
+        results[index][arm.name].push(run.total);
+      }
+    }
+    log(
+      `round ${round + 1}/${rounds}: ${builds
+        .map(
+          (build, index) =>
+            `${build.name}: ${arms.map((arm) => results[index][arm.name].at(-1).toFixed(0)).join(' / ')} µs`,
+        )
+        .join('; ')} (${arms.map((arm) => arm.name).join(' / ')})`,
+    );
+  }
+  const lines = ['| build | chat µs | responses, store: false | responses, store: true |', '|---|---|---|---|'];
+  const summary = builds.map((build, index) => {
+    const chat = results[index].chat;
+    const ratio = (name) => median(results[index][name].map((value, round) => value / chat[round]));
+    const entry = {
+      build: build.name,
+      micros: Object.fromEntries(arms.map((arm) => [arm.name, median(results[index][arm.name])])),
+      ratios: { storeFalse: ratio('responses, store: false'), storeTrue: ratio('responses, store: true') },
+      runs: results[index],
+    };
+    lines.push(
+      `| ${build.name} | ${entry.micros.chat.toFixed(0)} | ${entry.micros['responses, store: false'].toFixed(0)} (${entry.ratios.storeFalse.toFixed(2)}×) | ${entry.micros['responses, store: true'].toFixed(0)} (${entry.ratios.storeTrue.toFixed(2)}×) |`,
+    );
+    return entry;
+  });
+  process.stdout.write(
+    `${JSON.stringify({ rounds, rate, concurrency, seconds, summary }, null, 2)}\n${lines.join('\n')}\n`,
+  );
+  process.exit(0);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
