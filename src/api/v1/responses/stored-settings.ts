@@ -24,14 +24,15 @@ function defaults(): Record<string, unknown> {
   return { ...settings, status: 'completed' };
 }
 
-const memberOrder = Object.keys(defaults());
+const defaultValues = defaults();
+const memberOrder = Object.keys(defaultValues);
 const defaultJson = Object.fromEntries(
-  Object.entries(defaults()).map(([name, value]) => [name, JSON.stringify(value)]),
+  Object.entries(defaultValues).map(([name, value]) => [name, JSON.stringify(value)]),
 );
 
 function isDefault(name: string, value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) === defaultJson[name];
-  // Objects are compared by their JSON; the common defaults ({}, [], the text format) are short.
+  if (value === null || typeof value !== 'object') return value === defaultValues[name];
+  // Objects are compared by their JSON; the defaults ({}, [], the text format, the reasoning) are short.
   return JSON.stringify(value) === defaultJson[name];
 }
 
