@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { pageItems, parseListQuery } from '../../src/api/v1/responses/list-items.js';
 import { createResponseObject } from '../../src/api/v1/responses/response-object.js';
 import { normalizeInput } from '../../src/api/v1/responses/stored-items.js';
-import { checkStoredSize, inputBytes, toResponseRecord } from '../../src/api/v1/responses/stored-response.js';
+import {
+  checkStoredSize,
+  inputBytes,
+  storedResponseObject,
+  toResponseRecord,
+} from '../../src/api/v1/responses/stored-response.js';
 import { validateResponsesRequest } from '../../src/api/v1/responses/validate-request.js';
 import { ApiError } from '../../src/errors/api-error.js';
 
@@ -67,7 +72,13 @@ describe('stored items', () => {
     const request = validateResponsesRequest({ model: 'm', input: 'x'.repeat(1000) });
     const inputItems = normalizeInput(request.input);
     const response = createResponseObject(request, { id: 'resp_1', createdAt: 1, model: 'm' });
-    const stored = toResponseRecord(response, { accountId: 'a', keyId: 'k', inputItems, now: 1000, retentionMs: 50 });
+    const { record: stored } = toResponseRecord(response, {
+      accountId: 'a',
+      keyId: 'k',
+      inputItems,
+      now: 1000,
+      retentionMs: 50,
+    });
     expect(stored).toMatchObject({
       id: 'resp_1',
       accountId: 'a',
@@ -76,7 +87,7 @@ describe('stored items', () => {
       expiresAt: 1050,
       inputCount: 1,
     });
-    expect(JSON.parse(stored.response)).not.toHaveProperty('output');
+    expect(storedResponseObject({ response: stored.response, output: [] })).toEqual({ ...response, output: [] });
     expect(inputBytes(inputItems)).toBeGreaterThan(1000);
     expect(stored.storedBytes).toBeGreaterThan(inputBytes(inputItems));
     expect(() => checkStoredSize(stored.storedBytes, stored.storedBytes)).not.toThrow();

@@ -90,10 +90,10 @@ export function saveResponse(storing: Storing, response: ResponseObject, exchang
     retentionMs: storing.retentionMs,
     conversationIds: storing.conversationIds,
   };
-  const record = toResponseRecord(response, context);
+  const { record, settingsJson } = toResponseRecord(response, context);
   const output = record.items.slice(record.inputCount).map((item) => item.json);
   // The object's members, then its output: the order of members means nothing in JSON.
-  const json = `${record.response.slice(0, -1)}${record.response.length > 2 ? ',' : ''}"output":[${output.join(',')}]}`;
+  const json = `${settingsJson.slice(0, -1)}${settingsJson.length > 2 ? ',' : ''}"output":[${output.join(',')}]}`;
   if (record.storedBytes > storing.maxStoredBytes) {
     exchange.services.logger.warn(
       { requestId: exchange.requestId, responseId: response.id, bytes: record.storedBytes },

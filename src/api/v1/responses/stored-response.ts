@@ -1,11 +1,13 @@
 import type { ResponseRecord } from '../../../db/repositories/responses.js';
 import { storedResponseTooLarge } from './errors.js';
+import { readStoredSettings, storedSettingsJson } from './stored-settings.js';
 import type { InputItem, OutputItem, ResponseObject } from './types.js';
 
 /**
  * A finished response as the row the database keeps (db/repositories/responses.ts), and back. The object is stored
- * without its output, which is kept item by item after the input items. The record holds the account and key ids,
- * never the key. Its size (the JSON of the object and of every item) is bounded by `responses.max_stored_bytes`.
+ * without its output (and compacted: stored-settings.ts), which is kept item by item after the input items. The record
+ * holds the account and key ids, never the key. Its size (the JSON of the whole object and of every item, as the
+ * client sees them) is bounded by `responses.max_stored_bytes`.
  */
 
 export interface RecordContext {
@@ -24,7 +26,13 @@ function itemId(item: InputItem | OutputItem): string {
   return typeof item.id === 'string' ? item.id : '';
 }
 
-export function toResponseRecord(response: ResponseObject, context: RecordContext): ResponseRecord {
+export interface StoredResponse {
+  record: ResponseRecord;
+  /** The settings' JSON as the client gets them (the record holds them compacted). */
+  settingsJson: string;
+}
+
+export function toResponseRecord(response: ResponseObject, context: RecordContext): StoredResponse {
   const { output, ...settings } = response;
   const json = JSON.stringify(settings);
   let storedBytes = Buffer.byteLength(json);
@@ -33,7 +41,7 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
     storedBytes += Buffer.byteLength(itemJson);
     return { id: itemId(item), json: itemJson };
   });
-  return {
+  const record: ResponseRecord = {
     id: response.id,
     accountId: context.accountId,
     keyId: context.keyId,
@@ -41,12 +49,13 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
     previousResponseId: response.previous_response_id,
     createdAt: context.now,
     expiresAt: context.now + context.retentionMs,
-    response: json,
+    response: storedSettingsJson(settings, json),
     items,
     inputCount: context.inputItems.length,
     storedBytes,
     ...(context.conversationIds ? { conversationIds: context.conversationIds } : {}),
   };
+  return { record, settingsJson: json };
 }
 
 /** The bytes the input alone will take, to refuse an oversized response before the upstream is called. */
@@ -63,6 +72,6 @@ export function checkStoredSize(bytes: number, limitBytes: number): void {
 
 /** A stored response (findResponse) as the response object `GET /v1/responses/{id}` answers. */
 export function storedResponseObject(stored: { response: string; output: readonly string[] }): ResponseObject {
-  const settings = JSON.parse(stored.response) as Omit<ResponseObject, 'output'>;
+  const settings = readStoredSettings(stored.response);
   return { ...settings, output: stored.output.map((item) => JSON.parse(item) as OutputItem) } as ResponseObject;
 }
