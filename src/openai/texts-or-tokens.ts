@@ -66,3 +66,10 @@ export function checkTextsOrTokens(value: unknown, member: TextsOrTokens): void 
     }
   }
 }
+
+/** The texts a checked member stands for, one per completion or embedding asked for: strings, or token arrays. */
+export function eachText(value: string | string[] | number[] | number[][]): string[] | number[][] {
+  if (typeof value === 'string') return [value];
+  if (value.length > 0 && typeof value[0] === 'number') return [value as number[]];
+  return value as string[] | number[][];
+}
