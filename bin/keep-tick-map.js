@@ -6,9 +6,8 @@
 // collection runs while no tick object is alive (start-up loads our whole bundle and collects several times), the maps
 // die, the next nextTick finds its recorded map gone, and the site is marked megamorphic for good: from then on every
 // nextTick (several per request, from inside node:stream and node:http) adds its properties through the runtime's slow
-// path. Measured in the gateway under load: 0.4-2% of all CPU samples in Runtime_DefineKeyedOwnPropertyInLiteral and
-// the map transitions it calls (2026-11-25 and -27), none with this object kept (docs/performance.md). A bare node:http proxy collects nothing
-// at start-up and never hit it.
+// path (what that costs: docs/performance.md, "Process-level workarounds"). A bare node:http proxy collects nothing at
+// start-up and never hit it.
 //
 // The object is caught with an async hook enabled for one nextTick call only (init hooks receive the tick object);
 // nothing else is observed, and with the hook disabled nextTick runs as before.

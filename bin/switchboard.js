@@ -10,8 +10,7 @@ keepTickObjectMap();
 // Set before any of our code runs (hence the dynamic import below). V8 "pretenures" an allocation site, allocating its
 // objects straight in the old generation, once most of them survive a scavenge. Opening many streams at once makes
 // the per-request sites look long-lived; the sites stay pretenured, and every later chunk and request then left its
-// garbage in the old generation: with 1,000 streams the old generation grew 42 -> 84 MB instead of 43 -> 50 MB. No
-// throughput difference was measurable either way (docs/performance.md).
+// garbage in the old generation (the figures: docs/performance.md, "Memory").
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
 const { runCli } = await import('../dist/bundle/switchboard.js');

@@ -679,6 +679,19 @@ const modelSchema = z
     };
   });
 
+/** Adds `name` to the names seen so far; a name seen already is reported at `path` (`<what> "<name>"<why>`). */
+function addUnique(
+  seen: Set<string>,
+  name: string,
+  context: z.RefinementCtx,
+  path: (string | number)[],
+  what: string,
+  why = '',
+): void {
+  if (seen.has(name)) context.addIssue({ code: 'custom', path, message: `${what} "${name}"${why}` });
+  seen.add(name);
+}
+
 export const configSchema = z
   .strictObject({
     server: serverSchema.default(serverSchema.parse({})),
@@ -701,25 +714,11 @@ export const configSchema = z
     const providerTypes = new Map<string, string>();
     config.providers.forEach((provider, index) => {
       providerTypes.set(provider.name, provider.type);
-      if (providerNames.has(provider.name)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['providers', index, 'name'],
-          message: `duplicate provider name "${provider.name}"`,
-        });
-      }
-      providerNames.add(provider.name);
+      addUnique(providerNames, provider.name, context, ['providers', index, 'name'], 'duplicate provider name');
     });
     const modelNames = new Set<string>();
     config.models.forEach((model, index) => {
-      if (modelNames.has(model.name)) {
-        context.addIssue({
-          code: 'custom',
-          path: ['models', index, 'name'],
-          message: `duplicate model name "${model.name}"`,
-        });
-      }
-      modelNames.add(model.name);
+      addUnique(modelNames, model.name, context, ['models', index, 'name'], 'duplicate model name');
       const known = [...providerNames].join(', ') || 'none';
       const deploymentIds = new Set<string>();
       // A model whose own checks failed arrives here untransformed.
@@ -735,14 +734,14 @@ export const configSchema = z
             message: `unknown provider "${deployment.provider}" (defined providers: ${known})`,
           });
         }
-        if (deploymentIds.has(deployment.id)) {
-          context.addIssue({
-            code: 'custom',
-            path: ['models', index, 'deployments', deploymentIndex],
-            message: `duplicate deployment "${deployment.id}" (the same provider and upstream model twice)`,
-          });
-        }
-        deploymentIds.add(deployment.id);
+        addUnique(
+          deploymentIds,
+          deployment.id,
+          context,
+          ['models', index, 'deployments', deploymentIndex],
+          'duplicate deployment',
+          ' (the same provider and upstream model twice)',
+        );
         const type = providerTypes.get(deployment.provider);
         if (model.capabilities?.includes('embeddings') && type !== undefined && !embeddingProviderTypes.has(type)) {
           context.addIssue({

@@ -121,10 +121,10 @@ export class Authenticator {
    */
   authenticate(authorization: string | undefined, hasXApiKey: boolean): Principal | Promise<Principal> {
     const token = parseAuthorizationHeader(authorization, hasXApiKey);
-    // The cache is keyed by the presented key itself: a Map hashes a ~56-character string in well under 0.1 µs, where
-    // a SHA-256 of it cost ~1 µs per request (CPU profile under load). The keys stay in this process's memory only,
-    // where every request's headers are anyway (never logged, stored or sent; the database holds their HMAC). The
-    // shape and checksum of the key, and the HMAC, are looked at only on a cache miss.
+    // The cache is keyed by the presented key itself: hashing it for a Map is far cheaper than a SHA-256 of it
+    // (docs/performance.md#key-cache). The keys stay in this process's memory only, where every request's headers are
+    // anyway (never logged, stored or sent; the database holds their HMAC). The shape and checksum of the key, and
+    // the HMAC, are looked at only on a cache miss.
     const known = this.cached(token);
     if (known !== undefined) return this.principalOf(known, token);
     return this.lookup(token).then((loaded) => this.principalOf(loaded, token));

@@ -39,13 +39,6 @@ export interface EmbeddingList {
   [field: string]: unknown;
 }
 
-/** The inputs of a request, one per embedding it asks for: texts, or token arrays. */
-export function embeddingInputs(input: EmbeddingInput): string[] | number[][] {
-  if (typeof input === 'string') return [input];
-  if (input.length > 0 && typeof input[0] === 'number') return [input as number[]];
-  return input as string[] | number[][];
-}
-
 /** Whether the inputs are token arrays rather than texts. */
 export function isTokenInput(inputs: string[] | number[][]): inputs is number[][] {
   return inputs.length > 0 && Array.isArray(inputs[0]);

@@ -56,10 +56,3 @@ export interface TextCompletion {
   usage?: Usage | null;
   [field: string]: unknown;
 }
-
-/** The prompts of a request, one per completion it asks for: texts, or token arrays. */
-export function textPrompts(prompt: TextPrompt): string[] | number[][] {
-  if (typeof prompt === 'string') return [prompt];
-  if (prompt.length > 0 && typeof prompt[0] === 'number') return [prompt as number[]];
-  return prompt as string[] | number[][];
-}

@@ -30,6 +30,23 @@ export function partsOf(content: unknown): ContentPart[] {
   return [];
 }
 
+/**
+ * Each part of a content converted by an adapter (a string is one text part), those it has nothing to send for left
+ * out. A part's `param` is the content's own when the content is a string, else its index in the list.
+ */
+export function convertParts<Converted>(
+  content: unknown,
+  param: string,
+  convert: (part: ContentPart, param: string) => Converted | undefined,
+): Converted[] {
+  const converted: Converted[] = [];
+  partsOf(content).forEach((part, index) => {
+    const result = convert(part, typeof content === 'string' ? param : `${param}[${index}]`);
+    if (result) converted.push(result);
+  });
+  return converted;
+}
+
 export interface DataUrl {
   mediaType: string;
   data: string;

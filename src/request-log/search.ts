@@ -97,7 +97,7 @@ export function applyRequestLogFilter<Output>(
 /**
  * The ids of the keys a key-environment filter stands for, read first: as a literal list, PostgreSQL walks each daily
  * partition's index newest first and stops at the page, where a subquery made it join the account's whole log
- * (measured at 10M rows: ~4 s against tens of milliseconds).
+ * (docs/performance.md, "The request-log store").
  */
 async function keysOfEnvironment(db: Kysely<Database>, filter: RequestLogFilter): Promise<string[] | undefined> {
   const environment = filter.keyEnvironment;

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { type UsageGroupBy, type UsageSums, usageRollupGroups } from '../db/repositories/usage.js';
+import { type UsageCounts, type UsageGroupBy, type UsageSums, usageRollupGroups } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
 import { latencyBucketBounds, latencyBucketCount, type RollupPeriod } from '../db/usage-rollup-layout.js';
 
@@ -13,14 +13,7 @@ import { latencyBucketBounds, latencyBucketCount, type RollupPeriod } from '../d
  * starts in, so in a time zone offset by a half hour, days start at local 00:30).
  */
 
-export interface UsageTotals {
-  requests: number;
-  errors: number;
-  cancelled: number;
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-  costUsd: number;
+export interface UsageTotals extends UsageCounts {
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
 }

@@ -61,7 +61,7 @@ const weaknessReasons: Record<string, string> = {
  * Rejects passwords that are too short, absurdly long (hashing a megabyte on every sign-in is a DoS lever), or
  * guessable: zxcvbn-ts estimates the guesses an attacker needs from dictionaries of common passwords, keyboard
  * patterns, repeats, sequences and dates, and the user's own e-mail address. The estimator is built for each check
- * and dropped after it (about 20 ms; its ranked dictionaries would otherwise keep ~25 MB for a rare operation).
+ * and dropped after it: its ranked dictionaries would otherwise stay in memory for a rare operation.
  */
 export async function checkPasswordStrength(
   password: string,

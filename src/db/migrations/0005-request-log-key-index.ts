@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 /**
  * The request log loses its (key_id, created_at) index: a key's spend is now read through the account's
  * (account_id, key_id, created_at, id) index (the query names the key's account), and every index costs every insert
- * (measured: ~0.5 µs per row of the ~7 µs a row costs with the log's indexes).
+ * (docs/performance.md, "The request-log store").
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('request_log_key_time').execute();

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 
 /**
  * The operator's spend per account (GET /api/usage/accounts, the accounts list) reads every account's daily rollups
- * over 30 or 90 days: through an index on the period alone, each of those rows was a lookup in the table (measured at
- * 10M log rows: ~0.9 s for 30 days). This index holds what that report sums, so it is read from the index alone.
+ * over 30 or 90 days: through an index on the period alone, each of those rows was a lookup in the table. This index
+ * holds what that report sums, so it is read from the index alone (docs/performance.md, "The request-log store").
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('usage_daily_period').execute();

@@ -27,7 +27,8 @@ export interface UsageRollupQuery {
   groupBy: UsageGroupBy;
 }
 
-export interface UsageSums {
+/** What the usage reports add up, in every grouping. */
+export interface UsageCounts {
   requests: number;
   errors: number;
   cancelled: number;
@@ -35,6 +36,9 @@ export interface UsageSums {
   completionTokens: number;
   totalTokens: number;
   costUsd: number;
+}
+
+export interface UsageSums extends UsageCounts {
   /** Successful model calls: the requests latency figures are computed over. */
   latencyCount: number;
   latencySumMs: number;

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../openai/types.js';
-import { parseToolArguments, partsOf, textOf, untranslatable } from '../message-content.js';
+import { convertParts, parseToolArguments, textOf, untranslatable } from '../message-content.js';
 import { splitToolCallId } from '../tool-call-id.js';
 import { cacheControlOf, convertPart } from './convert-content.js';
 import type { AnthropicMessage, RequestBlock, TextBlock, ToolResultBlock } from './wire-types.js';
@@ -25,12 +25,7 @@ function markLast(blocks: RequestBlock[], cacheControl: unknown): void {
 }
 
 function contentBlocks(content: unknown, param: string): RequestBlock[] {
-  const blocks: RequestBlock[] = [];
-  partsOf(content).forEach((part, index) => {
-    const block = convertPart(part, typeof content === 'string' ? param : `${param}[${index}]`);
-    if (block) blocks.push(block);
-  });
-  return blocks;
+  return convertParts(content, param, convertPart);
 }
 
 function toolResult(message: ChatMessage, param: string): ToolResultBlock {
@@ -75,10 +70,8 @@ export function convertMessages(messages: readonly ChatMessage[]): ConvertedMess
         return;
       }
       case 'assistant': {
-        const blocks =
-          message.content === null || message.content === undefined
-            ? []
-            : contentBlocks(message.content, `${param}.content`);
+        // No content (null beside tool calls) is no parts.
+        const blocks = contentBlocks(message.content, `${param}.content`);
         (message.tool_calls ?? []).forEach((call, callIndex) => {
           const callParam = `${param}.tool_calls[${callIndex}]`;
           if (call.type !== 'function') throw untranslatable(`${callParam}.type`, 'anthropic', 'a custom tool call');

@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest } from '../../openai/types.js';
+import { openAiOnlyParameters } from '../openai-only-parameters.js';
 import { parametersSet } from '../tool-choice.js';
 import { convertMessages } from './convert-messages.js';
 import { convertTools } from './convert-tools.js';
@@ -70,15 +71,7 @@ const untranslatedParameters = [
   'presence_penalty',
   'frequency_penalty',
   'seed',
-  'audio',
-  'modalities',
-  'prediction',
-  'web_search_options',
-  'reasoning_effort',
-  'verbosity',
-  'service_tier',
-  'functions',
-  'function_call',
+  ...openAiOnlyParameters,
 ];
 
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */

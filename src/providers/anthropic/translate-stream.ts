@@ -53,6 +53,11 @@ export function createAnthropicStreamTranslator(
     model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
   });
+  // A block's text or thinking, at its start or in a delta: nothing for an empty one.
+  const textChunks = (text: unknown, field: 'content' | 'reasoning_content'): ChatCompletion[] => {
+    if (typeof text !== 'string' || text === '') return [];
+    return [chunk(field === 'content' ? { content: text } : { reasoning_content: text })];
+  };
   const toolDelta = (index: number, fields: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...fields }] });
   const mergeUsage = (next: unknown) => {
     if (!next || typeof next !== 'object') return;
@@ -75,14 +80,8 @@ export function createAnthropicStreamTranslator(
         case 'content_block_start': {
           const index = Number(event.index);
           const block = (event.content_block ?? {}) as Record<string, unknown>;
-          if (block.type === 'text') {
-            return typeof block.text === 'string' && block.text ? [chunk({ content: block.text })] : [];
-          }
-          if (block.type === 'thinking') {
-            return typeof block.thinking === 'string' && block.thinking
-              ? [chunk({ reasoning_content: block.thinking })]
-              : [];
-          }
+          if (block.type === 'text') return textChunks(block.text, 'content');
+          if (block.type === 'thinking') return textChunks(block.thinking, 'reasoning_content');
           if (block.type === 'tool_use') {
             const tool: ToolBlock = { index: toolBlocks.size, sentArguments: false };
             toolBlocks.set(index, tool);
@@ -102,14 +101,8 @@ export function createAnthropicStreamTranslator(
         }
         case 'content_block_delta': {
           const delta = (event.delta ?? {}) as Record<string, unknown>;
-          if (delta.type === 'text_delta') {
-            return typeof delta.text === 'string' && delta.text ? [chunk({ content: delta.text })] : [];
-          }
-          if (delta.type === 'thinking_delta') {
-            return typeof delta.thinking === 'string' && delta.thinking
-              ? [chunk({ reasoning_content: delta.thinking })]
-              : [];
-          }
+          if (delta.type === 'text_delta') return textChunks(delta.text, 'content');
+          if (delta.type === 'thinking_delta') return textChunks(delta.thinking, 'reasoning_content');
           if (delta.type === 'input_json_delta') {
             const tool = toolBlocks.get(Number(event.index));
             if (!tool || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];

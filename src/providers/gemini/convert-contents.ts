@@ -1,9 +1,9 @@
 import type { ChatMessage } from '../../openai/types.js';
 import {
   type ContentPart,
+  convertParts,
   parseDataUrl,
   parseToolArguments,
-  partsOf,
   textOf,
   untranslatable,
 } from '../message-content.js';
@@ -73,13 +73,8 @@ function convertPart(part: ContentPart, param: string): GeminiPart | undefined {
   }
 }
 
-function convertParts(content: unknown, param: string): GeminiPart[] {
-  const parts: GeminiPart[] = [];
-  partsOf(content).forEach((part, index) => {
-    const converted = convertPart(part, typeof content === 'string' ? param : `${param}[${index}]`);
-    if (converted) parts.push(converted);
-  });
-  return parts;
+function geminiParts(content: unknown, param: string): GeminiPart[] {
+  return convertParts(content, param, convertPart);
 }
 
 /** A tool's output as the object `functionResponse.response` must be: a JSON object as is, anything else as `output`. */
@@ -110,16 +105,14 @@ export function convertContents(messages: readonly ChatMessage[]): ConvertedCont
     switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(...convertParts(message.content, `${param}.content`));
+        system.push(...geminiParts(message.content, `${param}.content`));
         return;
       case 'user':
-        append('user', convertParts(message.content, `${param}.content`));
+        append('user', geminiParts(message.content, `${param}.content`));
         return;
       case 'assistant': {
-        const parts =
-          message.content === null || message.content === undefined
-            ? []
-            : convertParts(message.content, `${param}.content`);
+        // No content (null beside tool calls) is no parts.
+        const parts = geminiParts(message.content, `${param}.content`);
         const calls: GeminiPart[] = [];
         (message.tool_calls ?? []).forEach((call, callIndex) => {
           const callParam = `${param}.tool_calls[${callIndex}]`;

@@ -3,9 +3,9 @@ import {
   type Embedding,
   type EmbeddingList,
   type EmbeddingRequest,
-  embeddingInputs,
   isTokenInput,
 } from '../../openai/embedding-types.js';
+import { eachText } from '../../openai/texts-or-tokens.js';
 import { malformed, parseJsonObject } from '../http.js';
 import { modelPath } from './model-path.js';
 
@@ -30,7 +30,7 @@ export interface GeminiBatchEmbedRequest {
 
 /** Why Gemini cannot embed this request (token input); undefined when it can. */
 export function geminiEmbeddingRefusal(request: EmbeddingRequest) {
-  if (!isTokenInput(embeddingInputs(request.input))) return undefined;
+  if (!isTokenInput(eachText(request.input))) return undefined;
   return apiError(
     'unsupported_value',
     `The model \`${request.model}\` is served by Gemini, which embeds text only: send 'input' as a string or an array of strings, not token ids.`,
@@ -40,7 +40,7 @@ export function geminiEmbeddingRefusal(request: EmbeddingRequest) {
 
 /** The batch calls for a request, in input order, each of at most maxBatchSize texts. */
 export function toBatchEmbedRequests(request: EmbeddingRequest, upstreamModel: string): GeminiBatchEmbedRequest[] {
-  const texts = embeddingInputs(request.input) as string[];
+  const texts = eachText(request.input) as string[];
   const model = modelPath(upstreamModel);
   const dimensions = typeof request.dimensions === 'number' ? request.dimensions : undefined;
   const batches: GeminiBatchEmbedRequest[] = [];

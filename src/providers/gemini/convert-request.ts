@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest } from '../../openai/types.js';
+import { openAiOnlyParameters } from '../openai-only-parameters.js';
 import { parametersSet } from '../tool-choice.js';
 import { convertContents } from './convert-contents.js';
 import { convertTools } from './convert-tools.js';
@@ -55,19 +56,7 @@ export function convertRequest(request: ChatCompletionRequest): GeminiRequest {
   return body;
 }
 
-const untranslatedParameters = [
-  'logit_bias',
-  'parallel_tool_calls',
-  'audio',
-  'modalities',
-  'prediction',
-  'web_search_options',
-  'reasoning_effort',
-  'verbosity',
-  'service_tier',
-  'functions',
-  'function_call',
-];
+const untranslatedParameters = ['logit_bias', 'parallel_tool_calls', ...openAiOnlyParameters];
 
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
 export function unsupportedParameters(request: ChatCompletionRequest): string[] {

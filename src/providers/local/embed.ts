@@ -1,6 +1,7 @@
 import type { LlamaEmbeddingContext, Token } from 'node-llama-cpp';
 import { type ApiError, apiError } from '../../errors/api-error.js';
-import { type EmbeddingList, embeddingInputs } from '../../openai/embedding-types.js';
+import type { EmbeddingList } from '../../openai/embedding-types.js';
+import { eachText } from '../../openai/texts-or-tokens.js';
 import type { EmbeddingCall, EmbeddingResult } from '../provider.js';
 import type { LocalEmbeddingRuntime } from './runtime.js';
 import { cancelled } from './slot-pool.js';
@@ -20,7 +21,7 @@ export async function embedLocally(runtime: LocalEmbeddingRuntime, call: Embeddi
       { param: 'dimensions' },
     );
   }
-  const inputs = embeddingInputs(request.input);
+  const inputs = eachText(request.input);
   // One input given bare (a string or one token array) is `input`; inputs in a list are `input[i]`.
   const single = typeof request.input === 'string' || typeof request.input[0] === 'number';
   const lease = await runtime.slots.acquire(call.signal, call.accountId);

@@ -16,6 +16,7 @@ import type {
 } from '../provider.js';
 import { embedLocally } from './embed.js';
 import { countPromptTokens, type GenerationEvent, generate, prepareGeneration } from './generate.js';
+import { holdUntilRead } from './hold-until-read.js';
 import type { FinishReason } from './map-stop-reason.js';
 import {
   type LoadedLocalModel,
@@ -25,7 +26,6 @@ import {
   modelUnavailable,
 } from './runtime.js';
 import { completeTextLocally, streamTextLocally } from './serve-text.js';
-import { cancelled } from './slot-pool.js';
 import {
   contentChunk,
   finishChunk,
@@ -164,26 +164,10 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
 
     async stream(call: ProviderCall): Promise<StreamItems> {
       const { events, lease } = await start(call);
-      if (call.signal.aborted) {
-        lease.release();
-        throw cancelled();
-      }
+      const claim = holdUntilRead(lease, call.signal);
       const identity = newIdentity(call.request.model);
-      let state: 'accepted' | 'reading' | 'abandoned' = 'accepted';
-      // Should the stream never be read (the client left between acceptance and the first read), the slot must
-      // still come back; a stream being read releases it itself, once its generation has stopped.
-      call.signal.addEventListener(
-        'abort',
-        () => {
-          if (state !== 'accepted') return;
-          state = 'abandoned';
-          lease.release();
-        },
-        { once: true },
-      );
       async function* chunks(): AsyncGenerator<StreamItem> {
-        if (state === 'abandoned') throw cancelled();
-        state = 'reading';
+        claim();
         let generating = false;
         try {
           yield { chunk: roleChunk(identity) };

@@ -1,7 +1,8 @@
 import type { TextCompletionCall, TextCompletionResult, TextStreamItem, TextStreamItems } from '../provider.js';
 import { generateText, type TextGenerationEvent } from './generate-text.js';
+import { holdUntilRead } from './hold-until-read.js';
 import type { LocalRuntime } from './runtime.js';
-import { cancelled, type SlotLease } from './slot-pool.js';
+import type { SlotLease } from './slot-pool.js';
 import { prepareTextGeneration } from './text-prompts.js';
 import type { LocalUsage } from './to-openai.js';
 import {
@@ -69,33 +70,15 @@ export async function streamTextLocally(runtime: LocalRuntime, call: TextComplet
   return chunks();
 }
 
-/**
- * The events of a generation that holds a slot, read at most once: should the stream never be read (the client left
- * between acceptance and the first read), the slot still comes back when the request is cancelled; a stream being
- * read releases it itself, once its generation has stopped.
- */
+/** The events of a generation that holds a slot, read at most once (the slot's release: hold-until-read.ts). */
 function readOnce(
   events: AsyncGenerator<TextGenerationEvent>,
   lease: SlotLease<unknown>,
   signal: TextCompletionCall['signal'],
 ): () => AsyncGenerator<TextGenerationEvent> {
-  if (signal.aborted) {
-    lease.release();
-    throw cancelled();
-  }
-  let state: 'accepted' | 'reading' | 'abandoned' = 'accepted';
-  signal.addEventListener(
-    'abort',
-    () => {
-      if (state !== 'accepted') return;
-      state = 'abandoned';
-      lease.release();
-    },
-    { once: true },
-  );
+  const claim = holdUntilRead(lease, signal);
   return async function* read() {
-    if (state === 'abandoned') throw cancelled();
-    state = 'reading';
+    claim();
     yield* events;
   };
 }

@@ -1,6 +1,7 @@
 import type { Token } from 'node-llama-cpp';
 import { type ApiError, apiError } from '../../errors/api-error.js';
-import { type TextCompletionRequest, textPrompts } from '../../openai/text-completion-types.js';
+import type { TextCompletionRequest } from '../../openai/text-completion-types.js';
+import { eachText } from '../../openai/texts-or-tokens.js';
 import { type GenerationOptions, readGenerationOptions } from './generation-options.js';
 import type { LocalRuntime } from './runtime.js';
 
@@ -92,7 +93,7 @@ export function prepareTextGeneration(runtime: LocalRuntime, request: TextComple
     },
     { modelName: request.model, vocabularySize: runtime.vocabularySize, defaultMaxTokens },
   );
-  const list = textPrompts(request.prompt);
+  const list = eachText(request.prompt);
   const single = typeof request.prompt === 'string' || typeof request.prompt[0] === 'number';
   const prompts = list.map((prompt, index): PreparedPrompt => {
     const param = single ? 'prompt' : `prompt[${index}]`;

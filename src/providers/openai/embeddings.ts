@@ -1,4 +1,5 @@
-import { type EmbeddingList, embeddingInputs } from '../../openai/embedding-types.js';
+import type { EmbeddingList } from '../../openai/embedding-types.js';
+import { eachText } from '../../openai/texts-or-tokens.js';
 import { malformed, parseJsonObject } from '../http.js';
 import type { HttpTransport } from '../http-provider.js';
 import type { EmbeddingCall, EmbeddingResult } from '../provider.js';
@@ -15,7 +16,7 @@ export function embedWithOpenAi(
   call: EmbeddingCall,
   transport: HttpTransport,
 ): Promise<EmbeddingResult> {
-  const expected = embeddingInputs(call.request.input).length;
+  const expected = eachText(call.request.input).length;
   return transport.postForBody(
     { path: `${transport.basePath}/embeddings`, headers, body: embeddingBody(call) },
     call,

@@ -1,18 +1,12 @@
 import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../../../openai/normalize-chunk.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../../openai/types.js';
 import type { StreamItem } from '../../../providers/provider.js';
-import { sseData, sseDone } from '../../../upstream/sse.js';
-import {
-  estimatePromptCharacters,
-  estimateUsage,
-  readUsage,
-  type TokenUsage,
-  toWireUsage,
-} from '../../../usage/usage.js';
+import { sseData } from '../../../upstream/sse.js';
+import { estimatePromptCharacters, estimateUsage, readUsage, type TokenUsage } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { openSse } from '../pipeline/exchange-dispatch.js';
-import { endFailedStream } from '../pipeline/openai-stream-failure.js';
+import { endChunkStream, endFailedStream } from '../pipeline/openai-stream-end.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 
 /** What the relay needs of the request once dispatch has it (the request itself is not kept while the stream lasts). */
@@ -82,18 +76,9 @@ async function relay(
       await sse.write(sseData(raw ?? JSON.stringify(chunk)));
     }
     const usage = reported ?? estimateUsage(plan.promptCharacters, completionCharacters);
-    if (plan.includeUsage && !reported && lastChunk) {
-      await sse.write(sseData(JSON.stringify({ ...lastChunk, choices: [], usage: toWireUsage(usage) })));
-    }
-    await sse.write(sseDone);
-    sse.end();
+    await endChunkStream(sse, lastChunk, plan.includeUsage && !reported ? usage : undefined);
     return { usage, firstTokenAt, responseBody: sse.body() };
   } catch (error) {
-    // Before the first byte, errors are ordinary HTTP errors (the pipeline renders them), and nothing was generated.
-    if (!sse.started) {
-      sse.stop();
-      throw error;
-    }
     // Tokens were spent only if something was generated.
     const usage =
       reported ?? (completionCharacters > 0 ? estimateUsage(plan.promptCharacters, completionCharacters) : undefined);

@@ -1,11 +1,11 @@
 import { textCharacters, textChunkHasContent } from '../../../openai/synthesize-text-stream.js';
 import type { TextCompletion, TextCompletionRequest } from '../../../openai/text-completion-types.js';
 import type { TextStreamItem } from '../../../providers/provider.js';
-import { sseData, sseDone } from '../../../upstream/sse.js';
-import { readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
+import { sseData } from '../../../upstream/sse.js';
+import { readUsage, type TokenUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { openSse, runOperation, streamFailureReporter } from '../pipeline/exchange-dispatch.js';
-import { endFailedStream } from '../pipeline/openai-stream-failure.js';
+import { endChunkStream, endFailedStream } from '../pipeline/openai-stream-end.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 import { textStreamOperation } from './operation.js';
 import { estimateTextUsage } from './usage.js';
@@ -59,17 +59,9 @@ async function relay(
       await sse.write(sseData(raw ?? JSON.stringify(chunk)));
     }
     const usage = reported ?? estimate(completionCharacters);
-    if (includeUsage && !reported && lastChunk) {
-      await sse.write(sseData(JSON.stringify({ ...lastChunk, choices: [], usage: toWireUsage(usage) })));
-    }
-    await sse.write(sseDone);
-    sse.end();
+    await endChunkStream(sse, lastChunk, includeUsage && !reported ? usage : undefined);
     return { usage, firstTokenAt, responseBody: sse.body() };
   } catch (error) {
-    if (!sse.started) {
-      sse.stop();
-      throw error;
-    }
     const usage = reported ?? (completionCharacters > 0 ? estimate(completionCharacters) : undefined);
     const failure = await endFailedStream(sse, exchange.signal, error);
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };

@@ -1,10 +1,11 @@
-import { type TextCompletionRequest, textPrompts } from '../../../openai/text-completion-types.js';
+import type { TextCompletionRequest } from '../../../openai/text-completion-types.js';
+import { eachText } from '../../../openai/texts-or-tokens.js';
 import { estimateUsage, type TokenUsage } from '../../../usage/usage.js';
 
 /** Prompt size for estimates: characters of text prompts, and ~4 characters for each token of token prompts. */
 export function promptCharacters(request: TextCompletionRequest): number {
   let characters = 0;
-  for (const prompt of textPrompts(request.prompt)) {
+  for (const prompt of eachText(request.prompt)) {
     characters += typeof prompt === 'string' ? prompt.length : prompt.length * 4;
   }
   return characters;
@@ -21,5 +22,5 @@ export function completionsAsked(request: TextCompletionRequest): number {
     typeof request.n === 'number' ? request.n : 1,
     typeof request.best_of === 'number' ? request.best_of : 1,
   );
-  return textPrompts(request.prompt).length * perPrompt;
+  return eachText(request.prompt).length * perPrompt;
 }

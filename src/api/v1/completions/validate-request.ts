@@ -1,18 +1,15 @@
 import type { TextCompletionRequest } from '../../../openai/text-completion-types.js';
+import { checkTextsOrTokens, type TextsOrTokens } from '../../../openai/texts-or-tokens.js';
 import {
   checkLogitBias,
   checkStop,
   checkStreamOptions,
-  describeType,
-  emptyArray,
   fail,
-  missing,
   optionalBoolean,
   optionalInteger,
   optionalNumber,
   optionalString,
   requireModelBody,
-  wrongType,
 } from '../../../openai/validation-helpers.js';
 
 /**
@@ -24,59 +21,12 @@ import {
 /** Prompts one request may carry (as embeddings' inputs). */
 export const maxPrompts = 2048;
 
-const promptTypes = 'one of a string, an array of strings, an array of integers, or an array of arrays of integers';
-
-function checkTokens(tokens: unknown[], param: string): void {
-  if (tokens.length === 0) emptyArray(param);
-  tokens.forEach((token, index) => {
-    if (typeof token !== 'number' || !Number.isInteger(token) || token < 0) {
-      fail(
-        `Invalid '${param}[${index}]': expected a token id (an integer >= 0), but got ${describeType(token)} instead.`,
-        `${param}[${index}]`,
-        'invalid_value',
-      );
-    }
-  });
-}
-
-function checkPrompt(prompt: unknown): void {
-  if (prompt === undefined || prompt === null) missing('prompt');
-  if (typeof prompt === 'string') return;
-  if (!Array.isArray(prompt)) wrongType('prompt', promptTypes, prompt);
-  if (prompt.length === 0) emptyArray('prompt');
-  if (typeof prompt[0] === 'number') {
-    checkTokens(prompt, 'prompt');
-    return;
-  }
-  if (prompt.length > maxPrompts) {
-    fail(
-      `Invalid 'prompt': array too long. Expected an array with maximum length ${maxPrompts}, but got an array with length ${prompt.length} instead.`,
-      'prompt',
-      'array_above_max_length',
-    );
-  }
-  const texts = typeof prompt[0] === 'string';
-  prompt.forEach((item, index) => {
-    const param = `prompt[${index}]`;
-    if (texts) {
-      if (typeof item !== 'string') wrongType(param, 'a string (every prompt must be of the same kind)', item);
-    } else {
-      if (!Array.isArray(item)) {
-        wrongType(
-          param,
-          index === 0 ? promptTypes : 'an array of integers (every prompt must be of the same kind)',
-          item,
-        );
-      }
-      checkTokens(item, param);
-    }
-  });
-}
+const prompt: TextsOrTokens = { field: 'prompt', noun: 'prompt', max: maxPrompts };
 
 /** Validates a parsed request body; returns it typed. Throws a 400 ApiError naming the parameter. */
 export function validateTextCompletionRequest(body: unknown): TextCompletionRequest {
   requireModelBody(body);
-  checkPrompt(body.prompt);
+  checkTextsOrTokens(body.prompt, prompt);
   optionalString(body, 'suffix', 'suffix');
   optionalInteger(body, 'max_tokens', 0);
   optionalNumber(body, 'temperature', 0, 2);

@@ -1,11 +1,7 @@
 import { apiError } from '../../../errors/api-error.js';
-import {
-  type EmbeddingList,
-  type EmbeddingRequest,
-  embeddingInputs,
-  isTokenInput,
-} from '../../../openai/embedding-types.js';
+import { type EmbeddingList, type EmbeddingRequest, isTokenInput } from '../../../openai/embedding-types.js';
 import { inEncoding, toEncoding } from '../../../openai/embedding-vectors.js';
+import { eachText } from '../../../openai/texts-or-tokens.js';
 import { estimateUsage, readUsage, type TokenUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { runOperation } from '../pipeline/exchange-dispatch.js';
@@ -45,7 +41,7 @@ export async function answerEmbeddings(
 
 /** Tokens of the input: counted for token arrays, estimated for texts; marked as an estimate. */
 export function estimateEmbeddingUsage(request: EmbeddingRequest): TokenUsage {
-  const inputs = embeddingInputs(request.input);
+  const inputs = eachText(request.input);
   if (isTokenInput(inputs)) {
     const tokens = inputs.reduce((total, tokensOfInput) => total + tokensOfInput.length, 0);
     return { ...estimateUsage(0, 0), promptTokens: tokens, totalTokens: tokens };

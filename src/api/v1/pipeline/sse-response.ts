@@ -53,6 +53,15 @@ export class SseResponse {
     this.keepalive.refresh();
   }
 
+  /** Writes the last event and ends the response (no wait for the client to drain: the end flushes it). */
+  endWith(text: string): void {
+    clearTimeout(this.keepalive);
+    if (this.response.destroyed || this.response.writableEnded) return;
+    this.start();
+    this.captured?.push(text);
+    this.response.end(text);
+  }
+
   /** Ends the response and stops the keepalive comments. */
   end(): void {
     clearTimeout(this.keepalive);

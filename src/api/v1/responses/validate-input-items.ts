@@ -81,25 +81,21 @@ function checkMessage(item: JsonObject, param: string): void {
   checkParts(item.content, `${param}.content`, item.role === 'assistant' ? assistantPartTypes : inputPartTypes);
 }
 
+/** A reasoning item's optional `summary` or `content`: a list of `{type, text}` parts of one type. */
+function checkTextParts(item: JsonObject, field: string, partTypes: readonly string[], param: string): void {
+  if (!present(item[field])) return;
+  const parts = requireArray(item[field], `${param}.${field}`);
+  parts.forEach((part, index) => {
+    const partParam = `${param}.${field}[${index}]`;
+    const object = requireObject(part, partParam);
+    checkEnum(object.type, partTypes, `${partParam}.type`);
+    requireString(object, 'text', `${partParam}.text`);
+  });
+}
+
 function checkReasoning(item: JsonObject, param: string): void {
-  if (present(item.summary)) {
-    const summary = requireArray(item.summary, `${param}.summary`);
-    summary.forEach((part, index) => {
-      const partParam = `${param}.summary[${index}]`;
-      const object = requireObject(part, partParam);
-      checkEnum(object.type, ['summary_text'], `${partParam}.type`);
-      requireString(object, 'text', `${partParam}.text`);
-    });
-  }
-  if (present(item.content)) {
-    const content = requireArray(item.content, `${param}.content`);
-    content.forEach((part, index) => {
-      const partParam = `${param}.content[${index}]`;
-      const object = requireObject(part, partParam);
-      checkEnum(object.type, ['reasoning_text'], `${partParam}.type`);
-      requireString(object, 'text', `${partParam}.text`);
-    });
-  }
+  checkTextParts(item, 'summary', ['summary_text'], param);
+  checkTextParts(item, 'content', ['reasoning_text'], param);
   optionalString(item, 'encrypted_content', `${param}.encrypted_content`);
 }
 
