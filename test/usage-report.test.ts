@@ -170,4 +170,41 @@ describe('usage reports', () => {
       }
     });
   }
+
+  // Local days come from daily rollups corrected by some hours of the hourly ones (usage/local-days.ts): each offset
+  // puts the run boundary elsewhere, or nowhere (+30 min: every hour stays in its UTC day).
+  for (const offsetMinutes of [-300, 60, 330, 30, -720, 840, -45]) {
+    it(`agrees with the log rows per local day (UTC${offsetMinutes >= 0 ? '+' : ''}${offsetMinutes} min, per model)`, async () => {
+      const offsetMs = offsetMinutes * 60_000;
+      // Local days from the 2nd to the 9th: the rows reach past both ends, so the edges are corrected too.
+      const firstBucket = start / day + 1;
+      const endBucket = start / day + 9;
+      const db = gateway.gateway.database.db;
+      const report = await buildUsageReport(
+        db,
+        { accountId: account, firstBucket, endBucket, bucket: 'day', offsetMinutes, groupBy: 'model' },
+        groupNamesFrom(db),
+      );
+      // An hour belongs to the local day it starts in.
+      const localDay = (row: RequestLogInsert) =>
+        Math.floor((Math.floor(row.created_at / 3_600_000) * 3_600_000 + offsetMs) / day);
+      const inRange = rows.filter((row) => localDay(row) >= firstBucket && localDay(row) < endBucket);
+      expectTotals(report.totals, inRange, 'totals');
+      expect(report.totals.costUsd).toBeCloseTo(
+        inRange.reduce((sum, row) => sum + (row.cost_usd ?? 0), 0),
+        9,
+      );
+      for (const series of report.series) {
+        expect(series.points).toHaveLength(endBucket - firstBucket);
+        series.points.forEach((point, index) => {
+          const ofPoint = inRange.filter((row) => row.model === series.id && localDay(row) === firstBucket + index);
+          expectTotals(point, ofPoint, `${series.id} ${point.start}`);
+          expect(point.costUsd).toBeGreaterThanOrEqual(0);
+        });
+      }
+      expect(report.series.map((series) => series.id).sort()).toEqual(
+        [...new Set(inRange.map((row) => row.model))].sort(),
+      );
+    });
+  }
 });

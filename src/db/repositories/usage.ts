@@ -24,6 +24,8 @@ export interface UsageRollupQuery {
   bucketMs?: number | undefined;
   /** Milliseconds added to UTC to get the viewer's local time, so days start at local midnight. */
   offsetMs?: number;
+  /** Only rows whose period starts within [from, to) ms of its UTC day (hourly rows at some hours of each day). */
+  timeOfDay?: { from: number; to: number } | undefined;
   groupBy: UsageGroupBy;
 }
 
@@ -87,6 +89,12 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
     .where('period_start', '<', query.to);
   if (query.accountId !== undefined) select = select.where('account_id', '=', query.accountId);
   if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
+  if (query.timeOfDay !== undefined) {
+    const timeOfDay = sql<number>`(period_start % ${sql.lit(rollupPeriodMs.day)})`;
+    select = select
+      .where(timeOfDay, '>=', sql.lit(Math.round(query.timeOfDay.from)))
+      .where(timeOfDay, '<', sql.lit(Math.round(query.timeOfDay.to)));
+  }
   const grouping = [bucket, group].filter((item) => item !== undefined);
   // PostgreSQL refuses constants in GROUP BY; with neither, the aggregate is one row.
   if (grouping.length > 0) select = select.groupBy(grouping);
