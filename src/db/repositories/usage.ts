@@ -58,6 +58,16 @@ const groupColumns: Record<Exclude<UsageGroupBy, 'none'>, string> = {
   account: 'account_id',
 };
 
+/**
+ * The accounts a rollup table holds, found by one seek per account (a loose index scan of the primary key, whose
+ * first column is the account). Reports across accounts filter on it, so each account's rows are read as one range
+ * of the primary key, in key order, rather than every row of the period through an index and a lookup each.
+ */
+function rolledUpAccounts(table: string): RawBuilder<string> {
+  const from = sql.table(table);
+  return sql<string>`(with recursive seen(id) as (select min(account_id) from ${from} union all select (select min(account_id) from ${from} where account_id > seen.id) from seen where seen.id is not null) select id from seen where id is not null)`;
+}
+
 const toNumber = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
 export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollupQuery): Promise<UsageGroupRow[]> {
@@ -87,7 +97,10 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
     ])
     .where('period_start', '>=', query.from)
     .where('period_start', '<', query.to);
-  if (query.accountId !== undefined) select = select.where('account_id', '=', query.accountId);
+  select =
+    query.accountId === undefined
+      ? select.where('account_id', 'in', rolledUpAccounts(table))
+      : select.where('account_id', '=', query.accountId);
   if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
   if (query.timeOfDay !== undefined) {
     const timeOfDay = sql<number>`(period_start % ${sql.lit(rollupPeriodMs.day)})`;
@@ -126,8 +139,8 @@ export interface AccountSpend {
 }
 
 /**
- * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. Only the
- * columns of the usage_daily_period_spend index (migration 0012), so the index alone answers it.
+ * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. Read
+ * account by account along the primary key, so rows arrive grouped and SQLite sums them without sorting them first.
  */
 export async function spendByAccount(db: Kysely<Database>, from: number, to: number): Promise<AccountSpend[]> {
   const rows = await db
@@ -139,6 +152,7 @@ export async function spendByAccount(db: Kysely<Database>, from: number, to: num
       sql<number>`sum(total_tokens)`.as('total_tokens'),
       sql<number>`sum(cost_usd)`.as('cost_usd'),
     ])
+    .where('account_id', 'in', rolledUpAccounts('usage_daily'))
     .where('period_start', '>=', from)
     .where('period_start', '<', to)
     .groupBy('account_id')
