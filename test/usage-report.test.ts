@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spendByAccount } from '../src/db/repositories/usage.js';
 import { latencyBucketBounds, latencyBucketOf } from '../src/db/usage-rollup-layout.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
@@ -207,4 +208,26 @@ describe('usage reports', () => {
       );
     });
   }
+
+  it('reads the same across accounts whichever way the engine reads them (loose scan on SQLite)', async () => {
+    const database = gateway.gateway.database;
+    const request = {
+      firstBucket: start / day,
+      endBucket: start / day + 10,
+      bucket: 'day',
+      offsetMinutes: -300,
+      groupBy: 'account',
+    } as const;
+    const plain = await buildUsageReport(database.db, request);
+    const shaped = await buildUsageReport(database.db, { ...request, dialect: database.dialect });
+    expect(shaped).toEqual(plain);
+    expect(plain.series.find((series) => series.id === account)?.totals.requests).toBe(
+      rows.filter(
+        (row) =>
+          Math.floor((Math.floor(row.created_at / 3_600_000) * 3_600_000 - 18_000_000) / day) >= request.firstBucket,
+      ).length,
+    );
+    const spend = await spendByAccount(database.db, start, start + 10 * day, database.dialect);
+    expect(spend.find((row) => row.accountId === account)).toMatchObject({ requests: rows.length });
+  });
 });

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db/migrations/dialect.js';
 import { type UsageGroupBy, type UsageGroupRow, usageRollupGroups } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
 import { latencyBucketCount, rollupPeriodMs } from '../db/usage-rollup-layout.js';
@@ -22,6 +23,7 @@ export interface LocalDayQuery {
   endBucket: number;
   offsetMs: number;
   groupBy: UsageGroupBy;
+  dialect?: Dialect | undefined;
 }
 
 /** The hours of a UTC day in two runs, [0, cut) and [cut, day), with the local-day shift of each. */
@@ -70,6 +72,7 @@ export async function localDayGroups(db: Kysely<Database>, query: LocalDayQuery)
     bucketMs: day,
     offsetMs: main.shift * day,
     groupBy: query.groupBy,
+    dialect: query.dialect,
   });
   if (!minority) return daily;
 
@@ -83,6 +86,7 @@ export async function localDayGroups(db: Kysely<Database>, query: LocalDayQuery)
     offsetMs: 0,
     timeOfDay: { from: minority.from, to: minority.to },
     groupBy: query.groupBy,
+    dialect: query.dialect,
   });
   const sums = new Map<string, UsageGroupRow>();
   const apply = (row: UsageGroupRow, bucket: number, sign: number) => {

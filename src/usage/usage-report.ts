@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db/migrations/dialect.js';
 import { type UsageGroupBy, type UsageSums, usageRollupGroups } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
 import { latencyBucketBounds, latencyBucketCount } from '../db/usage-rollup-layout.js';
@@ -58,6 +59,8 @@ export interface UsageReportRequest {
   bucket: 'hour' | 'day';
   offsetMinutes: number;
   groupBy: UsageGroupBy;
+  /** The engine, for the one query shaped for each (usageRollupGroups). */
+  dialect?: Dialect | undefined;
 }
 
 export const bucketSizes = { hour: 3_600_000, day: 86_400_000 } as const;
@@ -165,6 +168,7 @@ export async function buildUsageReport(
           bucketMs,
           offsetMs,
           groupBy: request.groupBy,
+          dialect: request.dialect,
         });
 
   const overall = emptySums();

@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Dialect } from '../migrations/dialect.js';
 import type { Database } from '../schema.js';
 import { latencyBucketColumns, type RollupPeriod, rollupPeriodMs, rollupTables } from '../usage-rollup-layout.js';
 
@@ -24,6 +25,8 @@ export interface UsageRollupQuery {
   bucketMs?: number | undefined;
   /** Milliseconds added to UTC to get the viewer's local time, so days start at local midnight. */
   offsetMs?: number;
+  /** The engine: across accounts, SQLite reads account by account (rolledUpAccounts); PostgreSQL does not need to. */
+  dialect?: Dialect | undefined;
   /** Only rows whose period starts within [from, to) ms of its UTC day (hourly rows at some hours of each day). */
   timeOfDay?: { from: number; to: number } | undefined;
   groupBy: UsageGroupBy;
@@ -60,8 +63,9 @@ const groupColumns: Record<Exclude<UsageGroupBy, 'none'>, string> = {
 
 /**
  * The accounts a rollup table holds, found by one seek per account (a loose index scan of the primary key, whose
- * first column is the account). Reports across accounts filter on it, so each account's rows are read as one range
- * of the primary key, in key order, rather than every row of the period through an index and a lookup each.
+ * first column is the account). SQLite's reports across accounts filter on it, so each account's rows are read as one
+ * range of the primary key rather than every row of the period through an index and a lookup each, and spend per
+ * account needs no sort. PostgreSQL would give up its parallel plan for it (docs/performance.md): not used there.
  */
 function rolledUpAccounts(table: string): RawBuilder<string> {
   const from = sql.table(table);
@@ -97,10 +101,8 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
     ])
     .where('period_start', '>=', query.from)
     .where('period_start', '<', query.to);
-  select =
-    query.accountId === undefined
-      ? select.where('account_id', 'in', rolledUpAccounts(table))
-      : select.where('account_id', '=', query.accountId);
+  if (query.accountId !== undefined) select = select.where('account_id', '=', query.accountId);
+  else if (query.dialect === 'sqlite') select = select.where('account_id', 'in', rolledUpAccounts(table));
   if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
   if (query.timeOfDay !== undefined) {
     const timeOfDay = sql<number>`(period_start % ${sql.lit(rollupPeriodMs.day)})`;
@@ -139,12 +141,19 @@ export interface AccountSpend {
 }
 
 /**
- * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. Read
- * account by account along the primary key, so rows arrive grouped and SQLite sums them without sorting them first.
+ * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. On
+ * PostgreSQL the usage_daily_period_spend index (migration 0012) alone answers it; on SQLite, read account by account
+ * along the primary key, so rows arrive grouped and are summed without being sorted first.
  */
-export async function spendByAccount(db: Kysely<Database>, from: number, to: number): Promise<AccountSpend[]> {
-  const rows = await db
-    .selectFrom('usage_daily')
+export async function spendByAccount(
+  db: Kysely<Database>,
+  from: number,
+  to: number,
+  dialect: Dialect,
+): Promise<AccountSpend[]> {
+  let select = db.selectFrom('usage_daily');
+  if (dialect === 'sqlite') select = select.where('account_id', 'in', rolledUpAccounts('usage_daily'));
+  const rows = await select
     .select([
       'account_id',
       sql<number>`sum(requests)`.as('requests'),
@@ -152,7 +161,6 @@ export async function spendByAccount(db: Kysely<Database>, from: number, to: num
       sql<number>`sum(total_tokens)`.as('total_tokens'),
       sql<number>`sum(cost_usd)`.as('cost_usd'),
     ])
-    .where('account_id', 'in', rolledUpAccounts('usage_daily'))
     .where('period_start', '>=', from)
     .where('period_start', '<', to)
     .groupBy('account_id')
