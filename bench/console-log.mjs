@@ -5,6 +5,9 @@
 // the request log's first page and "load older" with combinations of filters, and a lookup by request id.
 // Writes its section of docs/benchmarks.md (between the console-log-<engine> markers) and nothing else of that file.
 // Usage: npm run bench:console [-- --engine sqlite|postgres --rows 10000000 --requests 50]
+//   --keep keeps the generated database (and its directory, printed at the end) instead of deleting it; --reuse DIR
+//   measures a database kept that way without generating it again (a 10M-row load takes ~25 min per engine);
+//   --only TEXT measures only the cases whose name contains TEXT (and writes nothing to docs/benchmarks.md).
 //   PostgreSQL: --engine postgres with SWITCHBOARD_BENCH_POSTGRES_URL (or SWITCHBOARD_TEST_POSTGRES_URL) naming a
 //   server where a database may be created; the bench creates its own and drops it at the end.
 import { spawn, spawnSync } from 'node:child_process';
@@ -30,7 +33,9 @@ const argument = (name, fallback) => {
   return index === -1 ? fallback : process.argv[index + 1];
 };
 const engine = argument('engine', 'sqlite');
-const rowCount = Number(argument('rows', 10_000_000));
+const reuse = argument('reuse', undefined);
+const reused = reuse ? JSON.parse(readFileSync(path.join(path.resolve(reuse), 'seeded.json'), 'utf8')) : undefined;
+const rowCount = reused ? reused.rowCount : Number(argument('rows', 10_000_000));
 const requestsPerCase = Number(argument('requests', 50));
 const accountCount = 100;
 const keysPerAccount = 3;
@@ -38,10 +43,11 @@ const environments = ['production', 'staging', 'development'];
 const day = 86_400_000;
 const spanDays = 90;
 const log = (message) => process.stderr.write(`[bench:console ${engine}] ${message}\n`);
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-console-bench-'));
+const only = argument('only', undefined);
+const work = reuse ? path.resolve(reuse) : mkdtempSync(path.join(tmpdir(), 'switchboard-console-bench-'));
 let server;
 let dropDatabase;
-const keep = process.argv.includes('--keep');
+const keep = process.argv.includes('--keep') || reuse !== undefined;
 process.on('exit', () => {
   server?.kill('SIGTERM');
   if (keep) log(`kept ${work}`);
@@ -79,7 +85,8 @@ async function createPostgresDatabase() {
   return url.toString();
 }
 
-const databaseUrl = engine === 'postgres' ? await createPostgresDatabase() : undefined;
+const databaseUrl = reused ? reused.databaseUrl : engine === 'postgres' ? await createPostgresDatabase() : undefined;
+if (keep) dropDatabase = undefined;
 const rawConfig = {
   ...(databaseUrl ? { database: { url: databaseUrl } } : {}),
   server: { host: '127.0.0.1', port: 0, data_dir: path.join(work, 'data') },
@@ -314,6 +321,7 @@ function probeHealth(url) {
 }
 
 async function measure(url, token, name, pathFor, count = requestsPerCase, withProbe = false) {
+  if (only && !name.includes(only)) return undefined;
   const headers = { authorization: `Bearer ${token}` };
   const timings = [];
   const stopProbe = withProbe ? probeHealth(url) : undefined;
@@ -360,8 +368,15 @@ async function walk(url, token, base, pages) {
 }
 
 async function main() {
-  log(`generating ${rowCount.toLocaleString('en-US')} rows over ${spanDays} days for ${accountCount} accounts`);
-  const seeded = await seedDatabase();
+  let seeded;
+  if (reused) {
+    seeded = reused;
+    log(`reusing the ${rowCount.toLocaleString('en-US')} rows in ${work}`);
+  } else {
+    log(`generating ${rowCount.toLocaleString('en-US')} rows over ${spanDays} days for ${accountCount} accounts`);
+    seeded = await seedDatabase();
+    if (keep) writeFileSync(path.join(work, 'seeded.json'), JSON.stringify({ ...seeded, databaseUrl, rowCount }));
+  }
   const url = await startServer();
   const { accounts, keys, token } = seeded;
   const big = accounts[0];
@@ -405,6 +420,7 @@ async function main() {
     ['Cancelled (0.2%)', '&status=cancelled'],
     ['Provider + environment + latency ≥ 2 s', '&provider=anthropic&environment=production&minLatencyMs=2000'],
   ]) {
+    if (only && !`Load older (pages 2-41): ${name}`.includes(only)) continue;
     const cursors = await walk(url, token, `${logs}${filter}`, 40);
     if (cursors.length === 0) continue;
     logResults.push(
@@ -484,7 +500,17 @@ async function main() {
   })();
   server.kill('SIGTERM');
   await dropDatabase?.();
-  writeSection(seeded, { logResults, lookupResults, usageResults, rss });
+  const measured = (results) => results.filter(Boolean);
+  if (only) {
+    process.stdout.write(`${JSON.stringify(measured([...logResults, ...lookupResults, ...usageResults]))}\n`);
+    return;
+  }
+  writeSection(seeded, {
+    logResults: measured(logResults),
+    lookupResults: measured(lookupResults),
+    usageResults: measured(usageResults),
+    rss,
+  });
 }
 
 function writeSection(seeded, { logResults, lookupResults, usageResults, rss }) {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spendByAccount } from '../src/db/repositories/usage.js';
 import { latencyBucketBounds, latencyBucketOf } from '../src/db/usage-rollup-layout.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
@@ -170,4 +171,63 @@ describe('usage reports', () => {
       }
     });
   }
+
+  // Local days come from daily rollups corrected by some hours of the hourly ones (usage/local-days.ts): each offset
+  // puts the run boundary elsewhere, or nowhere (+30 min: every hour stays in its UTC day).
+  for (const offsetMinutes of [-300, 60, 330, 30, -720, 840, -45]) {
+    it(`agrees with the log rows per local day (UTC${offsetMinutes >= 0 ? '+' : ''}${offsetMinutes} min, per model)`, async () => {
+      const offsetMs = offsetMinutes * 60_000;
+      // Local days from the 2nd to the 9th: the rows reach past both ends, so the edges are corrected too.
+      const firstBucket = start / day + 1;
+      const endBucket = start / day + 9;
+      const db = gateway.gateway.database.db;
+      const report = await buildUsageReport(
+        db,
+        { accountId: account, firstBucket, endBucket, bucket: 'day', offsetMinutes, groupBy: 'model' },
+        groupNamesFrom(db),
+      );
+      // An hour belongs to the local day it starts in.
+      const localDay = (row: RequestLogInsert) =>
+        Math.floor((Math.floor(row.created_at / 3_600_000) * 3_600_000 + offsetMs) / day);
+      const inRange = rows.filter((row) => localDay(row) >= firstBucket && localDay(row) < endBucket);
+      expectTotals(report.totals, inRange, 'totals');
+      expect(report.totals.costUsd).toBeCloseTo(
+        inRange.reduce((sum, row) => sum + (row.cost_usd ?? 0), 0),
+        9,
+      );
+      for (const series of report.series) {
+        expect(series.points).toHaveLength(endBucket - firstBucket);
+        series.points.forEach((point, index) => {
+          const ofPoint = inRange.filter((row) => row.model === series.id && localDay(row) === firstBucket + index);
+          expectTotals(point, ofPoint, `${series.id} ${point.start}`);
+          expect(point.costUsd).toBeGreaterThanOrEqual(0);
+        });
+      }
+      expect(report.series.map((series) => series.id).sort()).toEqual(
+        [...new Set(inRange.map((row) => row.model))].sort(),
+      );
+    });
+  }
+
+  it('reads the same across accounts whichever way the engine reads them (loose scan on SQLite)', async () => {
+    const database = gateway.gateway.database;
+    const request = {
+      firstBucket: start / day,
+      endBucket: start / day + 10,
+      bucket: 'day',
+      offsetMinutes: -300,
+      groupBy: 'account',
+    } as const;
+    const plain = await buildUsageReport(database.db, request);
+    const shaped = await buildUsageReport(database.db, { ...request, dialect: database.dialect });
+    expect(shaped).toEqual(plain);
+    expect(plain.series.find((series) => series.id === account)?.totals.requests).toBe(
+      rows.filter(
+        (row) =>
+          Math.floor((Math.floor(row.created_at / 3_600_000) * 3_600_000 - 18_000_000) / day) >= request.firstBucket,
+      ).length,
+    );
+    const spend = await spendByAccount(database.db, start, start + 10 * day, database.dialect);
+    expect(spend.find((row) => row.accountId === account)).toMatchObject({ requests: rows.length });
+  });
 });

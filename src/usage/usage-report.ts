@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db/migrations/dialect.js';
 import { type UsageCounts, type UsageGroupBy, type UsageSums, usageRollupGroups } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
-import { latencyBucketBounds, latencyBucketCount, type RollupPeriod } from '../db/usage-rollup-layout.js';
+import { latencyBucketBounds, latencyBucketCount } from '../db/usage-rollup-layout.js';
+import { localDayGroups } from './local-days.js';
 
 /**
  * Usage reports (the console's Usage page and the operator's overview): requests, errors, tokens, cost and latency
@@ -9,8 +11,9 @@ import { latencyBucketBounds, latencyBucketCount, type RollupPeriod } from '../d
  * which equal the request log's rows (counts, tokens and cost are exact); latency percentiles come from each rollup
  * row's histogram and are exact to within their bucket (latencyBucketBounds), over successful model calls only.
  *
- * Day buckets in UTC read the daily rollups; local days and hours read the hourly ones (an hour belongs to the day it
- * starts in, so in a time zone offset by a half hour, days start at local 00:30).
+ * Hours read the hourly rollups; days read the daily ones, and local days the daily ones corrected by a few hours of
+ * the hourly ones (local-days.ts; an hour belongs to the day it starts in, so in a time zone offset by a half hour,
+ * days start at local 00:30).
  */
 
 export interface UsageTotals extends UsageCounts {
@@ -49,6 +52,8 @@ export interface UsageReportRequest {
   bucket: 'hour' | 'day';
   offsetMinutes: number;
   groupBy: UsageGroupBy;
+  /** The engine, for the one query shaped for each (usageRollupGroups). */
+  dialect?: Dialect | undefined;
 }
 
 export const bucketSizes = { hour: 3_600_000, day: 86_400_000 } as const;
@@ -145,16 +150,19 @@ export async function buildUsageReport(
   const bucketMs = bucketSizes[request.bucket];
   const offsetMs = request.offsetMinutes * 60_000;
   const startOf = (bucket: number) => bucket * bucketMs - offsetMs;
-  const period: RollupPeriod = request.bucket === 'day' && offsetMs === 0 ? 'day' : 'hour';
-  const rows = await usageRollupGroups(db, {
-    accountId: request.accountId,
-    period,
-    from: startOf(request.firstBucket),
-    to: startOf(request.endBucket),
-    bucketMs,
-    offsetMs,
-    groupBy: request.groupBy,
-  });
+  const rows =
+    request.bucket === 'day'
+      ? await localDayGroups(db, { ...request, offsetMs })
+      : await usageRollupGroups(db, {
+          accountId: request.accountId,
+          period: 'hour',
+          from: startOf(request.firstBucket),
+          to: startOf(request.endBucket),
+          bucketMs,
+          offsetMs,
+          groupBy: request.groupBy,
+          dialect: request.dialect,
+        });
 
   const overall = emptySums();
   const perSeries = new Map<string | null, { whole: UsageSums; buckets: Map<number, UsageSums> }>();

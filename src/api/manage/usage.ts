@@ -85,6 +85,7 @@ async function report(services: ManagementServices, accountId: string | undefine
       bucket: query.bucket,
       offsetMinutes: query.tzOffsetMinutes,
       groupBy: query.groupBy,
+      dialect: services.database.dialect,
     },
     groupNamesFrom(db),
   );
@@ -255,7 +256,7 @@ export const usageRoutes = [
       requireAdmin(caller);
       const db = services.database.db;
       const { from, to } = recentDays(query.days, Date.now());
-      const rows = await spendByAccount(db, from, to);
+      const rows = await spendByAccount(db, from, to, services.database.dialect);
       const byAccount = new Map(rows.map((row) => [row.accountId, row]));
       const accounts = await db.selectFrom('accounts').select(['id', 'name', 'disabled']).execute();
       const totals = spendOf(undefined);

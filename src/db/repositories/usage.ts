@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Dialect } from '../migrations/dialect.js';
 import type { Database } from '../schema.js';
 import { latencyBucketColumns, type RollupPeriod, rollupPeriodMs, rollupTables } from '../usage-rollup-layout.js';
 
@@ -24,6 +25,10 @@ export interface UsageRollupQuery {
   bucketMs?: number | undefined;
   /** Milliseconds added to UTC to get the viewer's local time, so days start at local midnight. */
   offsetMs?: number;
+  /** The engine: across accounts, SQLite reads account by account (rolledUpAccounts); PostgreSQL does not need to. */
+  dialect?: Dialect | undefined;
+  /** Only rows whose period starts within [from, to) ms of its UTC day (hourly rows at some hours of each day). */
+  timeOfDay?: { from: number; to: number } | undefined;
   groupBy: UsageGroupBy;
 }
 
@@ -60,6 +65,17 @@ const groupColumns: Record<Exclude<UsageGroupBy, 'none'>, string> = {
   account: 'account_id',
 };
 
+/**
+ * The accounts a rollup table holds, found by one seek per account (a loose index scan of the primary key, whose
+ * first column is the account). SQLite's reports across accounts filter on it, so each account's rows are read as one
+ * range of the primary key rather than every row of the period through an index and a lookup each, and spend per
+ * account needs no sort. PostgreSQL would give up its parallel plan for it (docs/performance.md): not used there.
+ */
+function rolledUpAccounts(table: string): RawBuilder<string> {
+  const from = sql.table(table);
+  return sql<string>`(with recursive seen(id) as (select min(account_id) from ${from} union all select (select min(account_id) from ${from} where account_id > seen.id) from seen where seen.id is not null) select id from seen where id is not null)`;
+}
+
 const toNumber = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
 export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollupQuery): Promise<UsageGroupRow[]> {
@@ -90,7 +106,14 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
     .where('period_start', '>=', query.from)
     .where('period_start', '<', query.to);
   if (query.accountId !== undefined) select = select.where('account_id', '=', query.accountId);
+  else if (query.dialect === 'sqlite') select = select.where('account_id', 'in', rolledUpAccounts(table));
   if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
+  if (query.timeOfDay !== undefined) {
+    const timeOfDay = sql<number>`(period_start % ${sql.lit(rollupPeriodMs.day)})`;
+    select = select
+      .where(timeOfDay, '>=', sql.lit(Math.round(query.timeOfDay.from)))
+      .where(timeOfDay, '<', sql.lit(Math.round(query.timeOfDay.to)));
+  }
   const grouping = [bucket, group].filter((item) => item !== undefined);
   // PostgreSQL refuses constants in GROUP BY; with neither, the aggregate is one row.
   if (grouping.length > 0) select = select.groupBy(grouping);
@@ -122,12 +145,19 @@ export interface AccountSpend {
 }
 
 /**
- * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. Only the
- * columns of the usage_daily_period_spend index (migration 0012), so the index alone answers it.
+ * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. On
+ * PostgreSQL the usage_daily_period_spend index (migration 0012) alone answers it; on SQLite, read account by account
+ * along the primary key, so rows arrive grouped and are summed without being sorted first.
  */
-export async function spendByAccount(db: Kysely<Database>, from: number, to: number): Promise<AccountSpend[]> {
-  const rows = await db
-    .selectFrom('usage_daily')
+export async function spendByAccount(
+  db: Kysely<Database>,
+  from: number,
+  to: number,
+  dialect: Dialect,
+): Promise<AccountSpend[]> {
+  let select = db.selectFrom('usage_daily');
+  if (dialect === 'sqlite') select = select.where('account_id', 'in', rolledUpAccounts('usage_daily'));
+  const rows = await select
     .select([
       'account_id',
       sql<number>`sum(requests)`.as('requests'),
