@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 import { redactUrl } from '../db/connect.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -42,7 +42,6 @@ export async function connectRedis(
   const redis = new RedisClient(options.url, {
     enableOfflineQueue: mode === 'subscriber',
     maxRetriesPerRequest: mode === 'subscriber' ? null : 0,
-    commandTimeout: mode === 'subscriber' ? undefined : options.commandTimeoutMs,
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     lazyConnect: false,
@@ -52,6 +51,7 @@ export async function connectRedis(
     // connection needs no ready check: SUBSCRIBE is answered even while Redis loads its data.
     enableReadyCheck: mode !== 'subscriber',
   });
+  if (mode === 'commands') armCommandTimeouts(redis, options.commandTimeoutMs);
   let up: boolean | undefined;
   const report = (next: boolean, error?: unknown) => {
     if (up === next) return;
@@ -69,4 +69,27 @@ export async function connectRedis(
   redis.on('end', () => report(false));
   redis.on('close', () => report(false));
   return redis;
+}
+
+/**
+ * `redis.command_timeout` for every command of a connection. Not ioredis's own `commandTimeout`: its timer rejects
+ * before Node has read a reply already waiting on the socket, so a node whose event loop was busy longer than the
+ * timeout took Redis for unreachable (seen under load: the limiter fell back to local counting although Redis had
+ * run the script in time, and counted it). Here the verdict waits for setImmediate, which runs after the event loop
+ * has polled the sockets: only a reply that really has not come is a timeout.
+ */
+function armCommandTimeouts(redis: Redis, timeoutMs: number): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command: Command, stream) => {
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (!command.isResolved) command.reject(new Error('Command timed out'));
+        }),
+      timeoutMs,
+    );
+    const clear = () => clearTimeout(timer);
+    command.promise.then(clear, clear);
+    return send(command, stream);
+  };
 }

@@ -43,6 +43,15 @@ export const scenarioModels = [
   'error-529',
 ] as const;
 
+/**
+ * Provider `mock` gives up on the upstream after 1 s, so that the timeout tests (`hang`, the mid-stream failures) are
+ * quick. Provider `mock-patient` is the same mock with timeouts only a stuck test reaches, for the models whose answer
+ * must not become a 504 when the machine is loaded: `held` (answered when the test says so, see held-requests.ts) and
+ * `mock-patient` (the `mock` answer), for tests that count the outcomes of many concurrent requests.
+ */
+const patientScenarios: ReadonlySet<string> = new Set(['held']);
+const patientTimeout = '60s';
+
 export interface TestGateway {
   gateway: Gateway;
   url: string;
@@ -98,15 +107,23 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         api_key: upstreamSecret,
         timeouts: { connect: '1s', first_byte: '1s', idle: '1s' },
       },
+      {
+        name: 'mock-patient',
+        type: 'openai',
+        base_url: options.mock.baseUrl,
+        api_key: upstreamSecret,
+        timeouts: { connect: patientTimeout, first_byte: patientTimeout, idle: patientTimeout },
+      },
       ...(options.providers ?? []),
     ],
     models: [
       ...scenarioModels.map((name) => ({
         name,
-        provider: 'mock',
+        provider: patientScenarios.has(name) ? 'mock-patient' : 'mock',
         upstream_model: name,
         pricing: { input: 1, output: 2 },
       })),
+      { name: 'mock-patient', provider: 'mock-patient', upstream_model: 'mock', pricing: { input: 1, output: 2 } },
       {
         name: 'gpt-4o-mini',
         provider: 'mock',
