@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './support/browser.js';
+import { launchChromium, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
-import { accountId, signIn as apiSignIn, createTestUser, testPassword } from './support/console.js';
+import { accountId, signIn as apiSignIn, createTestUser } from './support/console.js';
 import { startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
@@ -60,13 +60,7 @@ async function newPage(viewport = laptop): Promise<{ context: BrowserContext; pa
   return { context, page };
 }
 
-async function signIn(page: Page, email: string): Promise<void> {
-  await page.goto(`${gateway.url}/console/`);
-  await page.getByLabel('E-mail address').fill(email);
-  await page.getByLabel('Password').fill(testPassword);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
+const signIn = (page: Page, email: string) => signInToConsole(page, gateway.url, email);
 
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), animations: 'disabled' });
