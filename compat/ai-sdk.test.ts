@@ -1,24 +1,16 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, streamText, tool } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 
 /** Vercel's AI SDK through `@ai-sdk/openai`'s chat model (`openai.chat(...)` uses /chat/completions). */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock();
+
 let openai: ReturnType<typeof createOpenAI>;
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-  openai = createOpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+  openai = createOpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key });
 });
 
 const weather = tool({

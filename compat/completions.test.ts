@@ -1,27 +1,18 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 import { mockLogprob, mockTokens } from '../test/support/mock-openai-text-completions.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
 
 /** The openai npm SDK's legacy `completions.create` through the gateway: JSON, a stream, echo with logprobs. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock({
+  models: [{ name: 'gpt-3.5-turbo-instruct', provider: 'mock', upstream_model: 'mock' }],
+});
+
 let client: OpenAI;
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    models: [{ name: 'gpt-3.5-turbo-instruct', provider: 'mock', upstream_model: 'mock' }],
-  });
-  client = new OpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key, maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+  client = new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key, maxRetries: 0 });
 });
 
 const model = 'gpt-3.5-turbo-instruct';
@@ -69,7 +60,7 @@ describe('openai npm SDK completions.create', () => {
     expect(logprobs?.tokens).toEqual(mockTokens('The capital of France is Paris'));
     expect(logprobs?.token_logprobs).toEqual([null, ...[1, 2, 3, 4, 5].map(mockLogprob)]);
     expect(logprobs?.top_logprobs?.[1]).toEqual({ ' capital': mockLogprob(1) });
-    expect(mock.requests.at(-1)?.body).toMatchObject({ echo: true, logprobs: 1, max_tokens: 0 });
+    expect(setup.mock.requests.at(-1)?.body).toMatchObject({ echo: true, logprobs: 1, max_tokens: 0 });
   });
 
   it('raises NotFoundError for a model it does not know', async () => {

@@ -2,18 +2,14 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { OpenAIEmbeddings } from '@langchain/openai';
 import { embed, embedMany } from 'ai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 import { mockEmbedding } from '../test/support/mock-openai-embeddings.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
 
 /**
  * The real client libraries calling /v1/embeddings: the openai npm SDK (base64 by default, decoded by the SDK), the AI
  * SDK's embed/embedMany (floats) and LangChain's OpenAIEmbeddings. Every vector must equal the upstream's exactly.
  */
-
-let mock: MockUpstream;
-let gateway: TestGateway;
 
 const embeddingModel = (name: string, upstream: string) => ({
   name,
@@ -22,32 +18,23 @@ const embeddingModel = (name: string, upstream: string) => ({
   capabilities: ['embeddings'],
 });
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    models: [
-      embeddingModel('text-embedding-3-small', 'embed'),
-      embeddingModel('embed-float-only', 'embed-float-only'),
-      embeddingModel('embed-base64-only', 'embed-base64-only'),
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+const setup = useGatewayWithMock({
+  models: [
+    embeddingModel('text-embedding-3-small', 'embed'),
+    embeddingModel('embed-float-only', 'embed-float-only'),
+    embeddingModel('embed-base64-only', 'embed-base64-only'),
+  ],
 });
 
 describe('openai npm SDK embeddings.create', () => {
-  const client = () => new OpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key, maxRetries: 0 });
+  const client = () => new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key, maxRetries: 0 });
 
   it('asks for base64 by default and gets the upstream’s vectors exactly', async () => {
     const result = await client().embeddings.create({
       model: 'text-embedding-3-small',
       input: ['first', 'second'],
     });
-    expect(mock.requests.at(-1)?.body.encoding_format).toBe('base64');
+    expect(setup.mock.requests.at(-1)?.body.encoding_format).toBe('base64');
     expect(result.data.map((item) => item.embedding)).toEqual([mockEmbedding('first'), mockEmbedding('second')]);
     expect(result.usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
   });
@@ -80,7 +67,7 @@ describe('openai npm SDK embeddings.create', () => {
 });
 
 describe('AI SDK embed and embedMany', () => {
-  const provider = () => createOpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key });
+  const provider = () => createOpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key });
 
   it('embeds one value', async () => {
     const result = await embed({
@@ -105,7 +92,12 @@ describe('AI SDK embed and embedMany', () => {
 
 describe('LangChain OpenAIEmbeddings', () => {
   const embeddings = (model = 'text-embedding-3-small') =>
-    new OpenAIEmbeddings({ model, apiKey: gateway.key, configuration: { baseURL: gateway.baseUrl }, maxRetries: 0 });
+    new OpenAIEmbeddings({
+      model,
+      apiKey: setup.gateway.key,
+      configuration: { baseURL: setup.gateway.baseUrl },
+      maxRetries: 0,
+    });
 
   it('embeds a query and documents', async () => {
     expect(await embeddings().embedQuery('what is the weather')).toEqual(mockEmbedding('what is the weather'));

@@ -1,25 +1,18 @@
 import { ChatOpenAI } from '@langchain/openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 
 /** LangChain's ChatOpenAI (built on the openai npm SDK), configured with Switchboard's base URL. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock();
 
 function chat(model: string) {
-  return new ChatOpenAI({ model, apiKey: gateway.key, configuration: { baseURL: gateway.baseUrl }, maxRetries: 0 });
+  return new ChatOpenAI({
+    model,
+    apiKey: setup.gateway.key,
+    configuration: { baseURL: setup.gateway.baseUrl },
+    maxRetries: 0,
+  });
 }
 
 describe('@langchain/openai ChatOpenAI', () => {

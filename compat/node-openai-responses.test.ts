@@ -1,23 +1,16 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway, waitForLogRows } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitForLogRows } from '../test/support/gateway.js';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 
 /** The official `openai` npm SDK's Responses API (`client.responses.*`), against Switchboard translating to chat. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock();
+
 let client: OpenAI;
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-  client = new OpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key, maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+  client = new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key, maxRetries: 0 });
 });
 
 const weatherTool = {
@@ -36,7 +29,7 @@ describe('openai npm SDK, responses', () => {
     expect(response.output_text).toBe('Echo: Say hello');
     expect(response.status).toBe('completed');
     expect(response.usage?.total_tokens).toBeGreaterThan(0);
-    const [row] = await waitForLogRows(gateway, [request_id as string]);
+    const [row] = await waitForLogRows(setup.gateway, [request_id as string]);
     expect(row?.endpoint).toBe('responses');
   });
 

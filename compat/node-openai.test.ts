@@ -1,23 +1,16 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway, waitForLogRows } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitForLogRows } from '../test/support/gateway.js';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 
 /** The official `openai` npm SDK, pointed at Switchboard by its base URL only. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock();
+
 let client: OpenAI;
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-  client = new OpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key, maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+  client = new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key, maxRetries: 0 });
 });
 
 const messages = [{ role: 'user' as const, content: 'Say hello' }];
@@ -82,7 +75,11 @@ describe('openai npm SDK', () => {
   });
 
   it('raises the right error classes with status, code, param and request id', async () => {
-    const bad = new OpenAI({ baseURL: gateway.baseUrl, apiKey: 'sk-sb-not-a-real-key-000000000000', maxRetries: 0 });
+    const bad = new OpenAI({
+      baseURL: setup.gateway.baseUrl,
+      apiKey: 'sk-sb-not-a-real-key-000000000000',
+      maxRetries: 0,
+    });
     const auth = await bad.chat.completions.create({ model: 'mock', messages }).catch((error: unknown) => error);
     expect(auth).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((auth as InstanceType<typeof OpenAI.AuthenticationError>).code).toBe('invalid_api_key');
@@ -122,7 +119,7 @@ describe('openai npm SDK', () => {
 
   it('every SDK request lands in the request log', async () => {
     const { request_id } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages }).withResponse();
-    const [row] = await waitForLogRows(gateway, [request_id as string]);
+    const [row] = await waitForLogRows(setup.gateway, [request_id as string]);
     expect(row?.user_agent).toContain('OpenAI/JS');
   });
 });

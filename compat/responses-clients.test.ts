@@ -2,10 +2,9 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { Agent, tool as agentTool, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 
 /**
  * The clients that speak the Responses API by default, each the real library pointed at Switchboard by base URL:
@@ -13,25 +12,14 @@ import { type MockUpstream, startMockUpstream } from '../test/support/mock-opena
  * LangChain's ChatOpenAI with `useResponsesApi: true`. The mock upstream speaks chat completions.
  */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock();
 
 function upstreamChatRequests() {
-  return mock.requests.filter((request) => request.path === '/v1/chat/completions');
+  return setup.mock.requests.filter((request) => request.path === '/v1/chat/completions');
 }
 
 describe('@ai-sdk/openai openai(model) (the Responses API)', () => {
-  const provider = () => createOpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key });
+  const provider = () => createOpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key });
   const weather = tool({
     description: 'Weather for a city',
     inputSchema: jsonSchema<{ city: string; unit?: string }>({
@@ -75,7 +63,11 @@ describe('@openai/agents', () => {
   it('runs an agent that calls a function tool to its final output', async () => {
     setTracingDisabled(true);
     const runner = new Runner({
-      modelProvider: new OpenAIProvider({ baseURL: gateway.baseUrl, apiKey: gateway.key, useResponses: true }),
+      modelProvider: new OpenAIProvider({
+        baseURL: setup.gateway.baseUrl,
+        apiKey: setup.gateway.key,
+        useResponses: true,
+      }),
     });
     const getWeather = agentTool({
       name: 'get_weather',
@@ -101,10 +93,10 @@ describe('@langchain/openai with useResponsesApi', () => {
   const chat = () =>
     new ChatOpenAI({
       model: 'gpt-4o-mini',
-      apiKey: gateway.key,
+      apiKey: setup.gateway.key,
       useResponsesApi: true,
       maxRetries: 0,
-      configuration: { baseURL: gateway.baseUrl },
+      configuration: { baseURL: setup.gateway.baseUrl },
     });
 
   it('invoke', async () => {

@@ -1,35 +1,16 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { setAccountFlags } from '../src/accounts/service.js';
 import { generateKey } from '../src/keys/format.js';
 import { revokeKey, rotateKey } from '../src/keys/service.js';
 import { runCliJson } from './support/cli.js';
 import { testEngine } from './support/database.js';
-import {
-  chatBody,
-  jsonOf,
-  postChat,
-  startTestGateway,
-  type TestGateway,
-  upstreamSecret,
-  waitForLogRows,
-} from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { chatBody, jsonOf, postChat, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { waitFor } from './support/wait.js';
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock();
 
 /**
  * Runs `use` with the process's clock (Date, which the gateway in this process reads for key expiry) moved `ms`
@@ -55,7 +36,7 @@ async function refusedSoon(key: string): Promise<void> {
 }
 
 async function modelsWith(headers: Record<string, string>) {
-  return fetch(`${gateway.baseUrl}/models`, { headers });
+  return fetch(`${setup.gateway.baseUrl}/models`, { headers });
 }
 
 async function expect401(response: Response) {
@@ -76,10 +57,10 @@ describe('the Authorization header, exactly as the contract says', () => {
   });
 
   it('only x-api-key -> 401 saying to use Bearer', async () => {
-    const error = await expect401(await modelsWith({ 'x-api-key': gateway.key }));
+    const error = await expect401(await modelsWith({ 'x-api-key': setup.gateway.key }));
     expect(error.message).toContain('x-api-key header is not accepted');
     expect(error.message).toContain('Bearer');
-    expect(error.message).not.toContain(gateway.key);
+    expect(error.message).not.toContain(setup.gateway.key);
   });
 
   it('other schemes -> 401 naming the scheme, never echoing the credential', async () => {
@@ -88,24 +69,24 @@ describe('the Authorization header, exactly as the contract says', () => {
     );
     expect(basic.message).toContain("'Basic' authorization scheme is not supported");
     expect(basic.message).not.toContain('dXNlcjpwYXNz');
-    const lowercase = await expect401(await modelsWith({ authorization: `bearer ${gateway.key}` }));
+    const lowercase = await expect401(await modelsWith({ authorization: `bearer ${setup.gateway.key}` }));
     expect(lowercase.message).toContain("'bearer'");
-    expect(lowercase.message).not.toContain(gateway.key.slice(6));
-    const bare = await expect401(await modelsWith({ authorization: gateway.key }));
-    expect(bare.message).not.toContain(gateway.key);
+    expect(lowercase.message).not.toContain(setup.gateway.key.slice(6));
+    const bare = await expect401(await modelsWith({ authorization: setup.gateway.key }));
+    expect(bare.message).not.toContain(setup.gateway.key);
   });
 
   it('extra spaces or an empty key -> 401 explaining the exact form', async () => {
-    const doubleSpace = await expect401(await modelsWith({ authorization: `Bearer  ${gateway.key}` }));
+    const doubleSpace = await expect401(await modelsWith({ authorization: `Bearer  ${setup.gateway.key}` }));
     expect(doubleSpace.message).toContain('exactly one space');
-    const trailing = await expect401(await modelsWith({ authorization: `Bearer ${gateway.key} extra` }));
+    const trailing = await expect401(await modelsWith({ authorization: `Bearer ${setup.gateway.key} extra` }));
     expect(trailing.message).toContain('exactly one space');
     const empty = await expect401(await modelsWith({ authorization: 'Bearer ' }));
     expect(empty.message).toContain("You didn't provide an API key");
   });
 
   it('a malformed key (wrong checksum or shape) -> 401 invalid_api_key with a masked echo', async () => {
-    const typo = `${gateway.key.slice(0, 20)}${gateway.key[20] === 'a' ? 'b' : 'a'}${gateway.key.slice(21)}`;
+    const typo = `${setup.gateway.key.slice(0, 20)}${setup.gateway.key[20] === 'a' ? 'b' : 'a'}${setup.gateway.key.slice(21)}`;
     const error = await expect401(await modelsWith({ authorization: `Bearer ${typo}` }));
     expect(error.code).toBe('invalid_api_key');
     expect(error.message).toContain(`sk-sb-…${typo.slice(-4)}`);
@@ -127,19 +108,19 @@ describe('the Authorization header, exactly as the contract says', () => {
   });
 
   it('a revoked key -> 401 saying revoked; an expired key -> 401 saying expired', async () => {
-    const revoked = await gateway.newKey({ name: 'to-revoke' });
-    await revokeKey(gateway.gateway.database.db, revoked.id);
+    const revoked = await setup.gateway.newKey({ name: 'to-revoke' });
+    await revokeKey(setup.gateway.gateway.database.db, revoked.id);
     await refusedSoon(revoked.key);
-    const revokedResponse = await postChat(gateway, chatBody('mock'), { authorization: `Bearer ${revoked.key}` });
+    const revokedResponse = await postChat(setup.gateway, chatBody('mock'), { authorization: `Bearer ${revoked.key}` });
     const refusalId = revokedResponse.headers.get('x-request-id') as string;
     const revokedError = await expect401(revokedResponse);
     expect(revokedError).toMatchObject({ code: 'invalid_api_key' });
     expect(revokedError.message).toContain('has been revoked');
     // The refusal is in the account's log: someone still using a revoked key is worth seeing.
-    const [refusal] = await waitForLogRows(gateway, [refusalId]);
+    const [refusal] = await waitForLogRows(setup.gateway, [refusalId]);
     expect(refusal).toMatchObject({ key_id: revoked.id, status: 401, outcome: 'error', error_code: 'invalid_api_key' });
 
-    const expiring = await gateway.newKey({ name: 'short-lived', expiresInMs: 60_000 });
+    const expiring = await setup.gateway.newKey({ name: 'short-lived', expiresInMs: 60_000 });
     expect((await modelsWith({ authorization: `Bearer ${expiring.key}` })).status).toBe(200);
     const expiredError = await withClockAhead(61_000, async () =>
       expect401(await modelsWith({ authorization: `Bearer ${expiring.key}` })),
@@ -148,8 +129,8 @@ describe('the Authorization header, exactly as the contract says', () => {
   });
 
   it('a disabled account -> 403 account_disabled', async () => {
-    const other = await gateway.newKey();
-    await setAccountFlags(gateway.gateway.database.db, 'acme', { disabled: true });
+    const other = await setup.gateway.newKey();
+    await setAccountFlags(setup.gateway.gateway.database.db, 'acme', { disabled: true });
     try {
       const response = await waitFor('the disabled account to be refused', async () => {
         const answer = await modelsWith({ authorization: `Bearer ${other.key}` });
@@ -160,7 +141,7 @@ describe('the Authorization header, exactly as the contract says', () => {
       expect(response.status).toBe(403);
       expect((await jsonOf(response)).error.code).toBe('account_disabled');
     } finally {
-      await setAccountFlags(gateway.gateway.database.db, 'acme', { disabled: false });
+      await setAccountFlags(setup.gateway.gateway.database.db, 'acme', { disabled: false });
       await waitFor(
         'the account to be served again',
         async () => (await modelsWith({ authorization: `Bearer ${other.key}` })).ok,
@@ -171,17 +152,19 @@ describe('the Authorization header, exactly as the contract says', () => {
 
 describe('revocation and rotation reach the running server', () => {
   it('a key revoked by the CLI (another process) stops working while the server runs', async () => {
-    const victim = await gateway.newKey({ name: 'cli-revoke' });
-    expect((await postChat(gateway, chatBody('mock'), { authorization: `Bearer ${victim.key}` })).status).toBe(200);
-    await runCliJson(['keys', 'revoke', victim.id, '--data-dir', gateway.dataDir], { env: gateway.cliEnv });
+    const victim = await setup.gateway.newKey({ name: 'cli-revoke' });
+    expect((await postChat(setup.gateway, chatBody('mock'), { authorization: `Bearer ${victim.key}` })).status).toBe(
+      200,
+    );
+    await runCliJson(['keys', 'revoke', victim.id, '--data-dir', setup.gateway.dataDir], { env: setup.gateway.cliEnv });
     // How soon is keys.change_poll_interval's business (1 s by default); the test waits for the effect.
     await refusedSoon(victim.key);
   });
 
   it('account model changes from the CLI apply while the server runs, to /v1/models and to requests alike', async () => {
-    const key = await gateway.newKey({ name: 'models-change' });
-    await runCliJson(['accounts', 'set-models', 'acme', 'mock,tools', '--data-dir', gateway.dataDir], {
-      env: gateway.cliEnv,
+    const key = await setup.gateway.newKey({ name: 'models-change' });
+    await runCliJson(['accounts', 'set-models', 'acme', 'mock,tools', '--data-dir', setup.gateway.dataDir], {
+      env: setup.gateway.cliEnv,
     });
     try {
       const ids = await waitFor('the account to see only its two models', async () => {
@@ -190,11 +173,13 @@ describe('revocation and rotation reach the running server', () => {
         return listed.length === 2 && listed;
       });
       expect(ids).toEqual(['mock', 'tools']);
-      expect((await postChat(gateway, chatBody('gpt-4o-mini'), { authorization: `Bearer ${key.key}` })).status).toBe(
-        404,
-      );
+      expect(
+        (await postChat(setup.gateway, chatBody('gpt-4o-mini'), { authorization: `Bearer ${key.key}` })).status,
+      ).toBe(404);
     } finally {
-      await runCliJson(['accounts', 'set-models', 'acme', '*', '--data-dir', gateway.dataDir], { env: gateway.cliEnv });
+      await runCliJson(['accounts', 'set-models', 'acme', '*', '--data-dir', setup.gateway.dataDir], {
+        env: setup.gateway.cliEnv,
+      });
       await waitFor('every model to be back', async () => {
         const body = await jsonOf(await modelsWith({ authorization: `Bearer ${key.key}` }));
         return body.data.length > 2;
@@ -203,8 +188,8 @@ describe('revocation and rotation reach the running server', () => {
   });
 
   it('rotation with a grace period: both keys work, then only the new one', async () => {
-    const old = await gateway.newKey({ name: 'rotating' });
-    const { created } = await rotateKey(gateway.gateway.database.db, gateway.secret, old.id, 3_600_000);
+    const old = await setup.gateway.newKey({ name: 'rotating' });
+    const { created } = await rotateKey(setup.gateway.gateway.database.db, setup.gateway.secret, old.id, 3_600_000);
     // Within the hour of grace both keys work, however long the machine takes to get here.
     await waitFor(
       'the new key to be served',
@@ -231,31 +216,31 @@ describe('secrets stay secret', () => {
   }
 
   it('a used key (and the upstream key) appear nowhere in the data directory or the logs', async () => {
-    const key = await gateway.newKey({ name: 'needle' });
+    const key = await setup.gateway.newKey({ name: 'needle' });
     const responses = [
-      await postChat(gateway, chatBody('mock'), { authorization: `Bearer ${key.key}` }),
-      await postChat(gateway, chatBody('mock', { stream: true }), { authorization: `Bearer ${key.key}` }),
-      await postChat(gateway, chatBody('error-500'), { authorization: `Bearer ${key.key}` }),
+      await postChat(setup.gateway, chatBody('mock'), { authorization: `Bearer ${key.key}` }),
+      await postChat(setup.gateway, chatBody('mock', { stream: true }), { authorization: `Bearer ${key.key}` }),
+      await postChat(setup.gateway, chatBody('error-500'), { authorization: `Bearer ${key.key}` }),
       await modelsWith({ authorization: `Basic ${key.key}` }),
       await modelsWith({ authorization: `Bearer  ${key.key}` }),
       await modelsWith({ 'x-api-key': key.key }),
     ];
     for (const response of responses) await response.arrayBuffer();
-    await gateway.gateway.dataPlane.idle();
+    await setup.gateway.gateway.dataPlane.idle();
     // Everything these requests write has been written: their log rows (the chat ones are logged) are in.
     const logged = responses.slice(0, 3).map((response) => response.headers.get('x-request-id') as string);
-    expect(await waitForLogRows(gateway, logged)).toHaveLength(3);
+    expect(await waitForLogRows(setup.gateway, logged)).toHaveLength(3);
     const secretPart = key.key.slice(6, -4);
-    for (const file of filesUnder(gateway.dataDir)) {
+    for (const file of filesUnder(setup.gateway.dataDir)) {
       const bytes = readFileSync(file);
       expect(bytes.includes(secretPart), `${file} contains the key`).toBe(false);
       expect(bytes.includes(upstreamSecret), `${file} contains the upstream key`).toBe(false);
     }
-    const logs = gateway.logLines.join('');
+    const logs = setup.gateway.logLines.join('');
     expect(logs).not.toContain(secretPart);
     expect(logs).not.toContain(upstreamSecret);
     // Whatever the engine, no table holds the key: every row of every table, as text.
-    const db = gateway.gateway.database.db;
+    const db = setup.gateway.gateway.database.db;
     const tables = ['accounts', 'api_keys', 'access_changes', 'request_log'] as const;
     for (const table of tables) {
       const rows = await db.selectFrom(table).selectAll().execute();
@@ -265,13 +250,14 @@ describe('secrets stay secret', () => {
 
   it('the key secret, and on SQLite the database, are readable by their owner only', () => {
     // The data directory holds the key secret whatever the engine; only SQLite keeps the database there too.
-    expect(statSync(path.join(gateway.dataDir, 'key-secret')).mode & 0o077).toBe(0);
-    if (testEngine === 'sqlite') expect(statSync(path.join(gateway.dataDir, 'switchboard.db')).mode & 0o077).toBe(0);
+    expect(statSync(path.join(setup.gateway.dataDir, 'key-secret')).mode & 0o077).toBe(0);
+    if (testEngine === 'sqlite')
+      expect(statSync(path.join(setup.gateway.dataDir, 'switchboard.db')).mode & 0o077).toBe(0);
   });
 
   it('sends no CORS headers by default', async () => {
-    const response = await fetch(`${gateway.baseUrl}/models`, {
-      headers: { authorization: `Bearer ${gateway.key}`, origin: 'https://evil.example' },
+    const response = await fetch(`${setup.gateway.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${setup.gateway.key}`, origin: 'https://evil.example' },
     });
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
   });

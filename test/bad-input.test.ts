@@ -1,32 +1,22 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postChat, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /**
  * Bad input, generated (fast-check) and from a fixed corpus: whatever arrives, the answer is a 2xx or a 4xx with
  * the OpenAI error body, never a 5xx, never a crash, never a hang.
  */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  // A short body deadline for /v1 so the "never finishes" case sees the server's own 408.
-  gateway = await startTestGateway({
-    mock,
-    config: { limits: { max_body_size: '1mb' }, server: { v1_body_timeout: '1500ms' } },
-  });
+const setup = useGatewayWithMock({
+  config: { limits: { max_body_size: '1mb' }, server: { v1_body_timeout: '1500ms' } },
 });
 
 afterAll(async () => {
   // Nothing reached the "unexpected error" path, and the server is still up.
-  expect(gateway.logLines.filter((line) => line.includes('unexpected error'))).toEqual([]);
-  expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
-  await gateway.close();
-  await mock.close();
+  expect(setup.gateway.logLines.filter((line) => line.includes('unexpected error'))).toEqual([]);
+  expect((await fetch(`${setup.gateway.url}/healthz`)).status).toBe(200);
 });
 
 async function expectNoServerError(response: Response): Promise<void> {
@@ -82,7 +72,7 @@ describe('generated bad input (property-based)', () => {
   it('arbitrary bytes as the body', async () => {
     await fc.assert(
       fc.asyncProperty(fc.uint8Array({ maxLength: 2048 }), async (bytes) => {
-        await expectNoServerError(await postChat(gateway, Buffer.from(bytes).toString('latin1')));
+        await expectNoServerError(await postChat(setup.gateway, Buffer.from(bytes).toString('latin1')));
       }),
       { numRuns: 150 },
     );
@@ -91,7 +81,7 @@ describe('generated bad input (property-based)', () => {
   it('arbitrary JSON documents', async () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue(), async (value) => {
-        await expectNoServerError(await postChat(gateway, JSON.stringify(value) ?? 'null'));
+        await expectNoServerError(await postChat(setup.gateway, JSON.stringify(value) ?? 'null'));
       }),
       { numRuns: 150 },
     );
@@ -100,7 +90,7 @@ describe('generated bad input (property-based)', () => {
   it('requests with every field of the wrong shape, type or range', async () => {
     await fc.assert(
       fc.asyncProperty(chatRequest, async (request) => {
-        await expectNoServerError(await postChat(gateway, JSON.stringify(request)));
+        await expectNoServerError(await postChat(setup.gateway, JSON.stringify(request)));
       }),
       { numRuns: 300 },
     );
@@ -110,7 +100,9 @@ describe('generated bad input (property-based)', () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'grapheme-ascii', maxLength: 200 }), async (header) => {
         const value = header.replace(/[\r\n\0]/g, '').trim();
-        const response = await fetch(`${gateway.baseUrl}/models`, { headers: value ? { authorization: value } : {} });
+        const response = await fetch(`${setup.gateway.baseUrl}/models`, {
+          headers: value ? { authorization: value } : {},
+        });
         expect(response.status).toBe(401);
         await expectNoServerError(response);
       }),
@@ -122,7 +114,7 @@ describe('generated bad input (property-based)', () => {
 /** Sends raw bytes on a fresh connection and returns what came back before the server closed it. */
 function rawExchange(bytes: string | Buffer, timeoutMs = 3000): Promise<string> {
   return new Promise((resolve) => {
-    const url = new URL(gateway.url);
+    const url = new URL(setup.gateway.url);
     const socket = connect(Number(url.port), url.hostname);
     let received = '';
     const finish = () => {
@@ -151,7 +143,7 @@ function expectJsonErrorResponse(raw: string, status: number): void {
 }
 
 describe('a fixed corpus of malformed HTTP and bodies', () => {
-  const auth = () => `Authorization: Bearer ${gateway.key}\r\n`;
+  const auth = () => `Authorization: Bearer ${setup.gateway.key}\r\n`;
 
   it('a header with a forbidden byte, and a garbage request line -> 400 with the OpenAI body', async () => {
     expectJsonErrorResponse(await rawExchange(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`), 400);
@@ -174,7 +166,7 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
 
   it('JSON nested more than 128 levels -> 400 invalid_value, not a stack overflow', async () => {
     const tooDeep = async (body: string) => {
-      const response = await postChat(gateway, body);
+      const response = await postChat(setup.gateway, body);
       const text = await response.text();
       expect(response.status, text).toBe(400);
       expect(JSON.parse(text).error).toMatchObject({
@@ -190,24 +182,24 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
     await tooDeep(nestedIn(5000));
     // The body object is level 1: 128 levels in all still pass, one more does not.
     await tooDeep(nestedIn(128));
-    const deepest = await postChat(gateway, nestedIn(127));
+    const deepest = await postChat(setup.gateway, nestedIn(127));
     expect(deepest.status, await deepest.text()).toBe(200);
   });
 
   it('a NUL character in the model name is refused and still logged (PostgreSQL cannot store NUL)', async () => {
     const response = await postChat(
-      gateway,
+      setup.gateway,
       JSON.stringify({ model: 'bad\u0000model', messages: [{ role: 'user', content: 'x' }] }),
     );
     expect(response.status).toBe(404);
     await response.text();
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row?.model).toBe('bad\uFFFDmodel');
   });
 
   it('a body over the limit, declared or not -> 413', async () => {
     const response = await postChat(
-      gateway,
+      setup.gateway,
       `{"model":"mock","messages":[{"role":"user","content":"${'z'.repeat(1_200_000)}"}]}`,
     );
     expect(response.status).toBe(413);
@@ -224,7 +216,7 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
       `POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\n${auth()}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     expect(statusOf(raw)).toBe(200);
-    expect(mock.requests.at(-1)?.body.some_future_field).toEqual({ x: 1 });
+    expect(setup.mock.requests.at(-1)?.body.some_future_field).toEqual({ x: 1 });
   });
 
   it('a body that never finishes is answered 408 by the server and the connection closed', async () => {
@@ -236,6 +228,6 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
     expectJsonErrorResponse(raw, 408);
     expect(raw.toLowerCase()).toContain('connection: close');
     expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).error.code).toBe('request_timeout');
-    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${setup.gateway.url}/healthz`)).status).toBe(200);
   });
 });

@@ -1,22 +1,12 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { chatBody, jsonOf, postChat, startTestGateway, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { startMockUpstream } from './support/mock-openai-upstream.js';
 import { readSse } from './support/sse.js';
 import { waitFor } from './support/wait.js';
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock, config: { limits: { max_body_size: '2mb' } } });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock({ config: { limits: { max_body_size: '2mb' } } });
 
 /** Every non-2xx: JSON content type, a request id, and exactly the four OpenAI error fields. */
 async function expectOpenAiError(response: Response, status: number) {
@@ -47,96 +37,102 @@ function httpBodyOf(raw: string): string {
 
 describe('bad requests', () => {
   it('invalid JSON -> 400 with the OpenAI message', async () => {
-    const error = await expectOpenAiError(await postChat(gateway, '{"model": "mock", "messages": ['), 400);
+    const error = await expectOpenAiError(await postChat(setup.gateway, '{"model": "mock", "messages": ['), 400);
     expect(error.message).toContain('We could not parse the JSON body of your request.');
     expect(error.type).toBe('invalid_request_error');
   });
 
   it('an empty body, a JSON array and invalid UTF-8 -> 400', async () => {
-    await expectOpenAiError(await postChat(gateway, ''), 400);
-    const array = await expectOpenAiError(await postChat(gateway, '[]'), 400);
+    await expectOpenAiError(await postChat(setup.gateway, ''), 400);
+    const array = await expectOpenAiError(await postChat(setup.gateway, '[]'), 400);
     expect(array.message).toContain('must be a JSON object');
     const bytes = Buffer.concat([
       Buffer.from('{"model":"mock","messages":[{"role":"user","content":"'),
       Buffer.from([0xff, 0xfe]),
       Buffer.from('"}]}'),
     ]);
-    const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    const response = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
       body: bytes,
     });
     expect((await expectOpenAiError(response, 400)).code).toBe('invalid_encoding');
   });
 
   it('missing fields name the parameter', async () => {
-    const messages = await expectOpenAiError(await postChat(gateway, { model: 'mock' }), 400);
+    const messages = await expectOpenAiError(await postChat(setup.gateway, { model: 'mock' }), 400);
     expect(messages).toMatchObject({
       param: 'messages',
       code: 'missing_required_parameter',
       message: "Missing required parameter: 'messages'.",
     });
     const model = await expectOpenAiError(
-      await postChat(gateway, { messages: [{ role: 'user', content: 'hi' }] }),
+      await postChat(setup.gateway, { messages: [{ role: 'user', content: 'hi' }] }),
       400,
     );
     expect(model).toMatchObject({ param: 'model', code: 'missing_required_parameter' });
     const toolId = await expectOpenAiError(
-      await postChat(gateway, chatBody('mock', { messages: [{ role: 'tool', content: 'x' }] })),
+      await postChat(setup.gateway, chatBody('mock', { messages: [{ role: 'tool', content: 'x' }] })),
       400,
     );
     expect(toolId.param).toBe('messages[0].tool_call_id');
   });
 
   it('wrong types and out-of-range values name the parameter', async () => {
-    const temperature = await expectOpenAiError(await postChat(gateway, chatBody('mock', { temperature: 3 })), 400);
+    const temperature = await expectOpenAiError(
+      await postChat(setup.gateway, chatBody('mock', { temperature: 3 })),
+      400,
+    );
     expect(temperature).toMatchObject({ param: 'temperature', code: 'decimal_above_max_value' });
     const content = await expectOpenAiError(
-      await postChat(gateway, { model: 'mock', messages: [{ role: 'user', content: 42 }] }),
+      await postChat(setup.gateway, { model: 'mock', messages: [{ role: 'user', content: 42 }] }),
       400,
     );
     expect(content).toMatchObject({ param: 'messages[0].content', code: 'invalid_type' });
     const role = await expectOpenAiError(
-      await postChat(gateway, { model: 'mock', messages: [{ role: 'robot', content: 'x' }] }),
+      await postChat(setup.gateway, { model: 'mock', messages: [{ role: 'robot', content: 'x' }] }),
       400,
     );
     expect(role.param).toBe('messages[0].role');
-    const empty = await expectOpenAiError(await postChat(gateway, { model: 'mock', messages: [] }), 400);
+    const empty = await expectOpenAiError(await postChat(setup.gateway, { model: 'mock', messages: [] }), 400);
     expect(empty).toMatchObject({ param: 'messages', code: 'empty_array' });
-    const n = await expectOpenAiError(await postChat(gateway, chatBody('mock', { n: 0 })), 400);
+    const n = await expectOpenAiError(await postChat(setup.gateway, chatBody('mock', { n: 0 })), 400);
     expect(n.param).toBe('n');
     const streamOptions = await expectOpenAiError(
-      await postChat(gateway, chatBody('mock', { stream_options: { include_usage: true } })),
+      await postChat(setup.gateway, chatBody('mock', { stream_options: { include_usage: true } })),
       400,
     );
     expect(streamOptions.param).toBe('stream_options');
     const stop = await expectOpenAiError(
-      await postChat(gateway, chatBody('mock', { stop: ['a', 'b', 'c', 'd', 'e'] })),
+      await postChat(setup.gateway, chatBody('mock', { stop: ['a', 'b', 'c', 'd', 'e'] })),
       400,
     );
     expect(stop.param).toBe('stop');
     const tools = await expectOpenAiError(
-      await postChat(gateway, chatBody('mock', { tools: [{ type: 'function', function: { name: 'bad name!' } }] })),
+      await postChat(
+        setup.gateway,
+        chatBody('mock', { tools: [{ type: 'function', function: { name: 'bad name!' } }] }),
+      ),
       400,
     );
     expect(tools.param).toBe('tools[0].function.name');
   });
 
   it('unknown models -> 404 model_not_found, and nothing is sent upstream', async () => {
-    const before = mock.requests.length;
-    const error = await expectOpenAiError(await postChat(gateway, chatBody('no-such-model')), 404);
+    const before = setup.mock.requests.length;
+    const error = await expectOpenAiError(await postChat(setup.gateway, chatBody('no-such-model')), 404);
     expect(error).toMatchObject({ code: 'model_not_found', type: 'invalid_request_error' });
     expect(error.message).toBe('The model `no-such-model` does not exist or you do not have access to it.');
-    expect(mock.requests.length).toBe(before);
+    expect(setup.mock.requests.length).toBe(before);
   });
 
   it('accepts a 1.5 MB body (coding agents send these) and refuses one over the limit with 413', async () => {
     const big = 'x'.repeat(1_500_000);
-    const ok = await postChat(gateway, { model: 'mock', messages: [{ role: 'user', content: big }] });
+    const ok = await postChat(setup.gateway, { model: 'mock', messages: [{ role: 'user', content: big }] });
     expect(ok.status).toBe(200);
     const tooBig = 'y'.repeat(2_200_000);
     const error = await expectOpenAiError(
-      await postChat(gateway, { model: 'mock', messages: [{ role: 'user', content: tooBig }] }),
+      await postChat(setup.gateway, { model: 'mock', messages: [{ role: 'user', content: tooBig }] }),
       413,
     );
     expect(error.code).toBe('request_too_large');
@@ -145,7 +141,7 @@ describe('bad requests', () => {
   it('refuses an oversized chunked upload (no Content-Length) with 413', async () => {
     // A raw socket keeps every byte the server sent even when it stops reading the upload and the writes fail; only
     // an answer actually received counts, so a reset or a crash before it fails the test.
-    const url = new URL(gateway.url);
+    const url = new URL(setup.gateway.url);
     const received = await new Promise<string>((resolve) => {
       const socket = connect(Number(url.port), url.hostname);
       let answer = '';
@@ -155,7 +151,7 @@ describe('bad requests', () => {
       socket.on('error', () => socket.destroy());
       socket.on('close', () => resolve(answer));
       socket.write(
-        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gateway.key}\r\n` +
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${setup.gateway.key}\r\n` +
           'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
       );
       const piece = Buffer.alloc(256 * 1024, 'z');
@@ -176,25 +172,30 @@ describe('bad requests', () => {
   });
 
   it('unknown routes and wrong methods get OpenAI-shaped errors', async () => {
-    const unknown = await expectOpenAiError(await fetch(`${gateway.baseUrl}/embeddings-typo`, { method: 'POST' }), 404);
+    const unknown = await expectOpenAiError(
+      await fetch(`${setup.gateway.baseUrl}/embeddings-typo`, { method: 'POST' }),
+      404,
+    );
     expect(unknown.message).toContain('Invalid URL');
     await expectOpenAiError(
-      await fetch(`${gateway.baseUrl}/chat/completions`, { headers: { authorization: `Bearer ${gateway.key}` } }),
+      await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
+        headers: { authorization: `Bearer ${setup.gateway.key}` },
+      }),
       405,
     );
-    await expectOpenAiError(await fetch(`${gateway.url}/nothing-here`), 404);
+    await expectOpenAiError(await fetch(`${setup.gateway.url}/nothing-here`), 404);
   });
 });
 
 describe('upstream failures', () => {
   it('passes upstream 4xx through in OpenAI shape', async () => {
-    const error = await expectOpenAiError(await postChat(gateway, chatBody('error-400')), 400);
+    const error = await expectOpenAiError(await postChat(setup.gateway, chatBody('error-400')), 400);
     expect(error).toMatchObject({ code: 'context_length_exceeded', message: 'mock upstream error 400' });
-    await expectOpenAiError(await postChat(gateway, chatBody('error-422')), 422);
+    await expectOpenAiError(await postChat(setup.gateway, chatBody('error-422')), 422);
   });
 
   it('passes upstream 429 through with retry-after and retry-after-ms', async () => {
-    const response = await postChat(gateway, chatBody('error-429'));
+    const response = await postChat(setup.gateway, chatBody('error-429'));
     expect(response.headers.get('retry-after')).toBe('7');
     expect(response.headers.get('retry-after-ms')).toBe('7000');
     const error = await expectOpenAiError(response, 429);
@@ -202,40 +203,46 @@ describe('upstream failures', () => {
   });
 
   it("turns the upstream refusing the gateway's own credentials into 502, not a 401 for the client", async () => {
-    const error = await expectOpenAiError(await postChat(gateway, chatBody('error-401')), 502);
+    const error = await expectOpenAiError(await postChat(setup.gateway, chatBody('error-401')), 502);
     expect(error.code).toBe('upstream_auth_failed');
     expect(error.message).not.toContain('sk-upstream');
-    await expectOpenAiError(await postChat(gateway, chatBody('error-404')), 502);
+    await expectOpenAiError(await postChat(setup.gateway, chatBody('error-404')), 502);
   });
 
   it('maps upstream 5xx to 502, overload (503/529) to 503, non-JSON to 502', async () => {
-    expect((await expectOpenAiError(await postChat(gateway, chatBody('error-500')), 502)).code).toBe('upstream_error');
-    expect((await expectOpenAiError(await postChat(gateway, chatBody('error-503')), 503)).code).toBe(
+    expect((await expectOpenAiError(await postChat(setup.gateway, chatBody('error-500')), 502)).code).toBe(
+      'upstream_error',
+    );
+    expect((await expectOpenAiError(await postChat(setup.gateway, chatBody('error-503')), 503)).code).toBe(
       'upstream_overloaded',
     );
-    expect((await expectOpenAiError(await postChat(gateway, chatBody('error-529')), 503)).type).toBe('server_error');
-    await expectOpenAiError(await postChat(gateway, chatBody('garbage')), 502);
-    await expectOpenAiError(await postChat(gateway, chatBody('html-502')), 502);
+    expect((await expectOpenAiError(await postChat(setup.gateway, chatBody('error-529')), 503)).type).toBe(
+      'server_error',
+    );
+    await expectOpenAiError(await postChat(setup.gateway, chatBody('garbage')), 502);
+    await expectOpenAiError(await postChat(setup.gateway, chatBody('html-502')), 502);
     // An error disguised as a 200 is still an error.
-    await expectOpenAiError(await postChat(gateway, chatBody('error-in-200')), 502);
+    await expectOpenAiError(await postChat(setup.gateway, chatBody('error-in-200')), 502);
   });
 
   it('maps a connection reset to 502 and a hang to 504', async () => {
-    expect((await expectOpenAiError(await postChat(gateway, chatBody('reset')), 502)).code).toBe(
+    expect((await expectOpenAiError(await postChat(setup.gateway, chatBody('reset')), 502)).code).toBe(
       'upstream_unreachable',
     );
     // The 504 itself proves the gateway's first-byte timeout fired: the mock never answers "hang" at all.
-    expect((await expectOpenAiError(await postChat(gateway, chatBody('hang')), 504)).code).toBe('upstream_timeout');
+    expect((await expectOpenAiError(await postChat(setup.gateway, chatBody('hang')), 504)).code).toBe(
+      'upstream_timeout',
+    );
   });
 
   it('reports errors before the first byte of a stream as ordinary HTTP errors', async () => {
-    await expectOpenAiError(await postChat(gateway, chatBody('error-429', { stream: true })), 429);
-    await expectOpenAiError(await postChat(gateway, chatBody('hang', { stream: true })), 504);
+    await expectOpenAiError(await postChat(setup.gateway, chatBody('error-429', { stream: true })), 429);
+    await expectOpenAiError(await postChat(setup.gateway, chatBody('hang', { stream: true })), 504);
   });
 
   for (const scenario of ['midstream-reset', 'midstream-truncate', 'midstream-error']) {
     it(`${scenario}: an in-band error then [DONE], never a clean finish, logged as an error`, async () => {
-      const response = await postChat(gateway, chatBody(scenario, { stream: true }));
+      const response = await postChat(setup.gateway, chatBody(scenario, { stream: true }));
       expect(response.status).toBe(200);
       const events = await readSse(response);
       expect(events.at(-1)).toBe('[DONE]');
@@ -243,7 +250,7 @@ describe('upstream failures', () => {
       expect(Object.keys(error.error).sort()).toEqual(['code', 'message', 'param', 'type']);
       const chunks = events.slice(0, -2).map((event) => JSON.parse(event));
       expect(chunks.some((chunk) => chunk.choices?.[0]?.finish_reason)).toBe(false);
-      const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+      const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
       expect(row?.outcome).toBe('error');
       expect(row?.status).toBeGreaterThanOrEqual(500);
     });
@@ -267,15 +274,15 @@ describe('upstream failures', () => {
 describe('client disconnects', () => {
   it('aborts the upstream request at once and logs the request as cancelled', async () => {
     const controller = new AbortController();
-    const response = await postChat(gateway, chatBody('slow-stream', { stream: true }));
+    const response = await postChat(setup.gateway, chatBody('slow-stream', { stream: true }));
     const requestId = response.headers.get('x-request-id') as string;
     const reader = response.body?.getReader();
     await reader?.read();
     await reader?.cancel();
     controller.abort();
-    const upstream = mock.requests.at(-1);
+    const upstream = setup.mock.requests.at(-1);
     await waitFor('the upstream request to be aborted', () => upstream?.aborted);
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ outcome: 'cancelled', status: 499 });
   });
 });

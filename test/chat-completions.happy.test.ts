@@ -1,38 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  chatBody,
-  jsonOf,
-  postChat,
-  startTestGateway,
-  type TestGateway,
-  upstreamSecret,
-  waitForLogRows,
-} from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { chatBody, jsonOf, postChat, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { readSse } from './support/sse.js';
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock();
 
 function lastUpstreamRequest() {
-  const request = mock.requests.at(-1);
+  const request = setup.mock.requests.at(-1);
   if (!request) throw new Error('the mock received nothing');
   return request;
 }
 
 describe('POST /v1/chat/completions, non-streaming', () => {
   it('answers in the OpenAI shape with JSON content type and a request id', async () => {
-    const response = await postChat(gateway, chatBody('gpt-4o-mini'));
+    const response = await postChat(setup.gateway, chatBody('gpt-4o-mini'));
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
@@ -49,7 +30,7 @@ describe('POST /v1/chat/completions, non-streaming', () => {
   });
 
   it('sends upstream the upstream model name, the provider key, and nothing of the client', async () => {
-    await postChat(gateway, chatBody('gpt-4o-mini', { temperature: 0.3, custom_field: { kept: true } }), {
+    await postChat(setup.gateway, chatBody('gpt-4o-mini', { temperature: 0.3, custom_field: { kept: true } }), {
       'openai-organization': 'org-client',
       'x-api-key': 'client-secret-header',
     });
@@ -59,19 +40,19 @@ describe('POST /v1/chat/completions, non-streaming', () => {
     expect(upstream.body.temperature).toBe(0.3);
     expect(upstream.body.custom_field).toEqual({ kept: true });
     expect(upstream.headers.authorization).toBe(`Bearer ${upstreamSecret}`);
-    expect(JSON.stringify(upstream.headers)).not.toContain(gateway.key);
+    expect(JSON.stringify(upstream.headers)).not.toContain(setup.gateway.key);
     expect(upstream.headers['openai-organization']).toBeUndefined();
     expect(upstream.headers['x-api-key']).toBeUndefined();
   });
 
   it('logs the request with tokens, cost, provider and latency', async () => {
-    const response = await postChat(gateway, chatBody('gpt-4o-mini'));
+    const response = await postChat(setup.gateway, chatBody('gpt-4o-mini'));
     const requestId = response.headers.get('x-request-id') as string;
     const body = await jsonOf(response);
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({
       request_id: requestId,
-      key_id: gateway.keyId,
+      key_id: setup.gateway.keyId,
       key_name: 'test-app',
       model: 'gpt-4o-mini',
       provider: 'mock',
@@ -89,7 +70,7 @@ describe('POST /v1/chat/completions, non-streaming', () => {
   });
 
   it('returns tool calls untouched', async () => {
-    const response = await postChat(gateway, chatBody('tools'));
+    const response = await postChat(setup.gateway, chatBody('tools'));
     const body = await jsonOf(response);
     expect(body.choices[0].finish_reason).toBe('tool_calls');
     expect(body.choices[0].message.tool_calls[0]).toEqual({
@@ -100,11 +81,11 @@ describe('POST /v1/chat/completions, non-streaming', () => {
   });
 
   it('estimates usage when the upstream reports none, marks it, and gives the client the estimate', async () => {
-    const response = await postChat(gateway, chatBody('no-usage'));
+    const response = await postChat(setup.gateway, chatBody('no-usage'));
     const body = await jsonOf(response);
     expect(body.usage.prompt_tokens).toBeGreaterThan(0);
     expect(body.usage.completion_tokens).toBeGreaterThan(0);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row?.usage_estimated).toBe(1);
     expect(row?.prompt_tokens).toBeGreaterThan(0);
     expect(row?.cost_usd).toBeGreaterThan(0);
@@ -113,7 +94,7 @@ describe('POST /v1/chat/completions, non-streaming', () => {
 
 describe('POST /v1/chat/completions, streaming', () => {
   it('streams data-only SSE: role first, finish chunk, no usage unless asked, [DONE]', async () => {
-    const response = await postChat(gateway, chatBody('mock', { stream: true }));
+    const response = await postChat(setup.gateway, chatBody('mock', { stream: true }));
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(response.headers.get('x-accel-buffering')).toBe('no');
@@ -135,7 +116,7 @@ describe('POST /v1/chat/completions, streaming', () => {
     // The client's bytes go upstream with stream_options added (not serialized again); 40 KB takes the iterable path.
     const prompt = `Say hello ${'héllo wörld 😀 "quoted" \\ '.repeat(1200)}`;
     const text = `{\n  "model": "mock",\n  "stream": true,\n  "messages": [ { "role": "user", "content": ${JSON.stringify(prompt)} } ]\n}\n`;
-    const response = await postChat(gateway, text);
+    const response = await postChat(setup.gateway, text);
     expect(response.status).toBe(200);
     const events = await readSse(response);
     expect(events.at(-1)).toBe('[DONE]');
@@ -150,7 +131,7 @@ describe('POST /v1/chat/completions, streaming', () => {
 
   it('sends the usage chunk with choices: [] before [DONE] when the client asks', async () => {
     const response = await postChat(
-      gateway,
+      setup.gateway,
       chatBody('mock', { stream: true, stream_options: { include_usage: true } }),
     );
     const events = await readSse(response);
@@ -161,20 +142,20 @@ describe('POST /v1/chat/completions, streaming', () => {
   });
 
   it('logs streams with usage and time to first token', async () => {
-    const response = await postChat(gateway, chatBody('mock', { stream: true }));
+    const response = await postChat(setup.gateway, chatBody('mock', { stream: true }));
     await response.text();
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ stream: 1, status: 200, outcome: 'success', usage_estimated: 0 });
     expect(row?.completion_tokens).toBeGreaterThan(0);
     expect(row?.ttft_ms).not.toBeNull();
   });
 
   it('fixes upstreams that repeat the role or tool-call ids in every delta', async () => {
-    const events = await readSse(await postChat(gateway, chatBody('repeat-role', { stream: true })));
+    const events = await readSse(await postChat(setup.gateway, chatBody('repeat-role', { stream: true })));
     const chunks = events.slice(0, -1).map((event) => JSON.parse(event));
     expect(chunks.filter((chunk) => chunk.choices[0]?.delta?.role !== undefined)).toHaveLength(1);
 
-    const toolEvents = await readSse(await postChat(gateway, chatBody('tools', { stream: true })));
+    const toolEvents = await readSse(await postChat(setup.gateway, chatBody('tools', { stream: true })));
     const toolDeltas = toolEvents
       .slice(0, -1)
       .map((event) => JSON.parse(event))
@@ -196,7 +177,10 @@ describe('POST /v1/chat/completions, streaming', () => {
 
   it('synthesizes a stream when the upstream answers a stream request with JSON', async () => {
     const events = await readSse(
-      await postChat(gateway, chatBody('json-for-stream', { stream: true, stream_options: { include_usage: true } })),
+      await postChat(
+        setup.gateway,
+        chatBody('json-for-stream', { stream: true, stream_options: { include_usage: true } }),
+      ),
     );
     const chunks = events.slice(0, -1).map((event) => JSON.parse(event));
     expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toBe('Echo: Say hello');
@@ -206,7 +190,7 @@ describe('POST /v1/chat/completions, streaming', () => {
 
   it('estimates usage for a stream without usage and still sends a usage chunk when asked', async () => {
     const response = await postChat(
-      gateway,
+      setup.gateway,
       chatBody('no-usage', { stream: true, stream_options: { include_usage: true } }),
     );
     const events = await readSse(response);
@@ -215,9 +199,9 @@ describe('POST /v1/chat/completions, streaming', () => {
     expect(usageChunk.usage.completion_tokens).toBeGreaterThan(0);
     // The prompt is estimated from its size, kept when the stream let go of the request itself: the same estimate
     // as for the same prompt without streaming.
-    const whole = await jsonOf(await postChat(gateway, chatBody('no-usage')));
+    const whole = await jsonOf(await postChat(setup.gateway, chatBody('no-usage')));
     expect(usageChunk.usage.prompt_tokens).toBe(whole.usage.prompt_tokens);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row?.usage_estimated).toBe(1);
     expect(row?.prompt_tokens).toBe(whole.usage.prompt_tokens);
   });
@@ -225,7 +209,9 @@ describe('POST /v1/chat/completions, streaming', () => {
 
 describe('GET /v1/models', () => {
   it('lists the models the key may call, in the OpenAI shape', async () => {
-    const response = await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${gateway.key}` } });
+    const response = await fetch(`${setup.gateway.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${setup.gateway.key}` },
+    });
     expect(response.status).toBe(200);
     const body = await jsonOf(response);
     expect(body.object).toBe('list');
@@ -240,17 +226,19 @@ describe('GET /v1/models', () => {
   });
 
   it('retrieves one model and 404s the same way for unknown and forbidden ones', async () => {
-    const narrow = await gateway.newKey({ models: ['mock'] });
-    const ok = await fetch(`${gateway.baseUrl}/models/mock`, { headers: { authorization: `Bearer ${narrow.key}` } });
-    expect((await jsonOf(ok)).id).toBe('mock');
-    const listed = await jsonOf(
-      await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${narrow.key}` } }),
-    );
-    expect(listed.data.map((model: { id: string }) => model.id)).toEqual(['mock']);
-    const forbidden = await fetch(`${gateway.baseUrl}/models/gpt-4o-mini`, {
+    const narrow = await setup.gateway.newKey({ models: ['mock'] });
+    const ok = await fetch(`${setup.gateway.baseUrl}/models/mock`, {
       headers: { authorization: `Bearer ${narrow.key}` },
     });
-    const unknown = await fetch(`${gateway.baseUrl}/models/does-not-exist`, {
+    expect((await jsonOf(ok)).id).toBe('mock');
+    const listed = await jsonOf(
+      await fetch(`${setup.gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${narrow.key}` } }),
+    );
+    expect(listed.data.map((model: { id: string }) => model.id)).toEqual(['mock']);
+    const forbidden = await fetch(`${setup.gateway.baseUrl}/models/gpt-4o-mini`, {
+      headers: { authorization: `Bearer ${narrow.key}` },
+    });
+    const unknown = await fetch(`${setup.gateway.baseUrl}/models/does-not-exist`, {
       headers: { authorization: `Bearer ${narrow.key}` },
     });
     expect(forbidden.status).toBe(404);
@@ -262,7 +250,7 @@ describe('GET /v1/models', () => {
     expect(forbiddenBody.error.message.replace('gpt-4o-mini', 'X')).toBe(
       unknownBody.error.message.replace('does-not-exist', 'X'),
     );
-    const chat = await postChat(gateway, chatBody('gpt-4o-mini'), { authorization: `Bearer ${narrow.key}` });
+    const chat = await postChat(setup.gateway, chatBody('gpt-4o-mini'), { authorization: `Bearer ${narrow.key}` });
     expect(chat.status).toBe(404);
     expect((await jsonOf(chat)).error.code).toBe('model_not_found');
   });
@@ -270,19 +258,19 @@ describe('GET /v1/models', () => {
 
 describe('x-request-id', () => {
   it('is on every kind of response, once, different each time, with headers set before it too', async () => {
-    const auth = { authorization: `Bearer ${gateway.key}` };
-    const limited = await gateway.newKey({ name: 'request-id-limits', limits: { requestsPerMinute: 1000 } });
+    const auth = { authorization: `Bearer ${setup.gateway.key}` };
+    const limited = await setup.gateway.newKey({ name: 'request-id-limits', limits: { requestsPerMinute: 1000 } });
     const responses: Array<[string, Response]> = [
-      ['chat', await postChat(gateway, chatBody('mock'))],
-      ['stream', await postChat(gateway, chatBody('mock', { stream: true }))],
-      ['limited key (x-ratelimit headers set first)', await postChat(gateway, chatBody('mock'), as(limited.key))],
-      ['models', await fetch(`${gateway.baseUrl}/models`, { headers: auth })],
-      ['model', await fetch(`${gateway.baseUrl}/models/mock`, { headers: auth })],
-      ['unknown model', await fetch(`${gateway.baseUrl}/models/nope`, { headers: auth })],
-      ['no key', await fetch(`${gateway.baseUrl}/models`)],
-      ['bad JSON', await postChat(gateway, '{"model":')],
-      ['wrong method', await fetch(`${gateway.baseUrl}/chat/completions`, { headers: auth })],
-      ['unknown route', await fetch(`${gateway.baseUrl}/nope`, { headers: auth })],
+      ['chat', await postChat(setup.gateway, chatBody('mock'))],
+      ['stream', await postChat(setup.gateway, chatBody('mock', { stream: true }))],
+      ['limited key (x-ratelimit headers set first)', await postChat(setup.gateway, chatBody('mock'), as(limited.key))],
+      ['models', await fetch(`${setup.gateway.baseUrl}/models`, { headers: auth })],
+      ['model', await fetch(`${setup.gateway.baseUrl}/models/mock`, { headers: auth })],
+      ['unknown model', await fetch(`${setup.gateway.baseUrl}/models/nope`, { headers: auth })],
+      ['no key', await fetch(`${setup.gateway.baseUrl}/models`)],
+      ['bad JSON', await postChat(setup.gateway, '{"model":')],
+      ['wrong method', await fetch(`${setup.gateway.baseUrl}/chat/completions`, { headers: auth })],
+      ['unknown route', await fetch(`${setup.gateway.baseUrl}/nope`, { headers: auth })],
     ];
     const ids = new Set<string>();
     for (const [name, response] of responses) {

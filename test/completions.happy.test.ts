@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { mockLogprob, mockTokens } from './support/mock-openai-text-completions.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { readSse } from './support/sse.js';
 
 /**
@@ -10,36 +10,24 @@ import { readSse } from './support/sse.js';
  * the upstream sent it, usage and cost in the log, fallbacks.
  */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    models: [
-      { name: 'instruct', provider: 'mock', upstream_model: 'mock', pricing: { input: 1.5, output: 2 } },
-      { name: 'instruct-whole', provider: 'mock', upstream_model: 'mock', streaming: false },
-      { name: 'instruct-failing', provider: 'mock', upstream_model: 'error-503', fallbacks: ['instruct'] },
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+const setup = useGatewayWithMock({
+  models: [
+    { name: 'instruct', provider: 'mock', upstream_model: 'mock', pricing: { input: 1.5, output: 2 } },
+    { name: 'instruct-whole', provider: 'mock', upstream_model: 'mock', streaming: false },
+    { name: 'instruct-failing', provider: 'mock', upstream_model: 'error-503', fallbacks: ['instruct'] },
+  ],
 });
 
 function postCompletions(body: unknown) {
-  return fetch(`${gateway.baseUrl}/completions`, {
+  return fetch(`${setup.gateway.baseUrl}/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
 }
 
 function lastUpstreamRequest() {
-  const request = mock.requests.at(-1);
+  const request = setup.mock.requests.at(-1);
   if (!request) throw new Error('the mock received nothing');
   return request;
 }
@@ -146,7 +134,7 @@ describe('POST /v1/completions to an OpenAI-compatible upstream', () => {
     const missing = await postCompletions({ model: 'no-usage', prompt: 'abcdefgh', max_tokens: 2 });
     const missingId = missing.headers.get('x-request-id') as string;
     expect((await jsonOf(missing)).usage.prompt_tokens).toBe(2);
-    const rows = await waitForLogRows(gateway, [requestId, missingId]);
+    const rows = await waitForLogRows(setup.gateway, [requestId, missingId]);
     const row = rows.find((candidate) => candidate.request_id === requestId);
     expect(row).toMatchObject({ model: 'instruct', prompt_tokens: 4, completion_tokens: 2, usage_estimated: 0 });
     expect(row?.cost_usd).toBeCloseTo((4 * 1.5 + 2 * 2) / 1_000_000, 15);
@@ -156,7 +144,7 @@ describe('POST /v1/completions to an OpenAI-compatible upstream', () => {
   it('fails over to a fallback', async () => {
     const response = await postCompletions({ model: 'instruct-failing', prompt: 'rescued', max_tokens: 1 });
     expect(response.status).toBe(200);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ served_model: 'instruct' });
   });
 });

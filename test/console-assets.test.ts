@@ -1,25 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultConsoleDirectory } from '../src/server/console-assets.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /** The built console (npm test builds it first) as the gateway serves it at /console. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
-});
+const setup = useGatewayWithMock();
 
 function builtFiles(directory = defaultConsoleDirectory, prefix = ''): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
@@ -32,7 +20,7 @@ function builtFiles(directory = defaultConsoleDirectory, prefix = ''): string[] 
 describe('console assets', () => {
   it('serves the app for every console path, with a strict CSP and no caching of the HTML', async () => {
     for (const page of ['/console/', '/console/sign-in', '/console/accounts/acct_x/logs?status=error']) {
-      const response = await fetch(`${gateway.url}${page}`);
+      const response = await fetch(`${setup.gateway.url}${page}`);
       expect(response.status, page).toBe(200);
       expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(response.headers.get('cache-control')).toBe('no-cache');
@@ -49,17 +37,17 @@ describe('console assets', () => {
 
   it('redirects / and /console to the console', async () => {
     for (const start of ['/', '/console']) {
-      const response = await fetch(`${gateway.url}${start}`, { redirect: 'manual' });
+      const response = await fetch(`${setup.gateway.url}${start}`, { redirect: 'manual' });
       expect(response.status).toBe(302);
       expect(response.headers.get('location')).toBe('/console/');
     }
   });
 
   it('serves hashed assets as immutable, compressed, with ETags that answer 304', async () => {
-    const html = await (await fetch(`${gateway.url}/console/`)).text();
+    const html = await (await fetch(`${setup.gateway.url}/console/`)).text();
     const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
     expect(script).toBeDefined();
-    const plain = await fetch(`${gateway.url}${script}`, { headers: { 'accept-encoding': 'identity' } });
+    const plain = await fetch(`${setup.gateway.url}${script}`, { headers: { 'accept-encoding': 'identity' } });
     expect(plain.status).toBe(200);
     expect(plain.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
@@ -70,7 +58,7 @@ describe('console assets', () => {
       (resolve, reject) => {
         // fetch would decompress transparently; read the raw bytes to check what went over the wire.
         import('node:http').then(({ get }) =>
-          get(`${gateway.url}${script}`, { headers: { 'accept-encoding': 'br, gzip' } }, (response) => {
+          get(`${setup.gateway.url}${script}`, { headers: { 'accept-encoding': 'br, gzip' } }, (response) => {
             const chunks: Buffer[] = [];
             response.on('data', (chunk: Buffer) => chunks.push(chunk));
             response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
@@ -81,12 +69,12 @@ describe('console assets', () => {
     expect(compressed.headers['content-encoding']).toBe('br');
     expect(compressed.body.length).toBeLessThan(body.length / 2);
     expect(brotliDecompressSync(compressed.body).equals(body)).toBe(true);
-    const again = await fetch(`${gateway.url}${script}`, { headers: { 'if-none-match': etag } });
+    const again = await fetch(`${setup.gateway.url}${script}`, { headers: { 'if-none-match': etag } });
     expect(again.status).toBe(304);
   });
 
   it('answers 404 for a missing asset instead of the app', async () => {
-    const response = await fetch(`${gateway.url}/console/assets/index-missing.js`);
+    const response = await fetch(`${setup.gateway.url}/console/assets/index-missing.js`);
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('unknown_url');
   });

@@ -6,11 +6,12 @@ import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './support/browser.js';
+import { launchChromium, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
-import { accountId, signIn as apiSignIn, createTestUser, testPassword } from './support/console.js';
+import { accountId, signIn as apiSignIn, createTestUser } from './support/console.js';
 import { startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * The console's spend pages in a real browser (Debian's Chromium): budgets and limits shown and edited within the
@@ -60,13 +61,7 @@ async function newPage(viewport = laptop): Promise<{ context: BrowserContext; pa
   return { context, page };
 }
 
-async function signIn(page: Page, email: string): Promise<void> {
-  await page.goto(`${gateway.url}/console/`);
-  await page.getByLabel('E-mail address').fill(email);
-  await page.getByLabel('Password').fill(testPassword);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
+const signIn = (page: Page, email: string) => signInToConsole(page, gateway.url, email);
 
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), animations: 'disabled' });
@@ -166,7 +161,7 @@ beforeAll(async () => {
 
   const sdk = (key: string) => new OpenAI({ baseURL: gateway.baseUrl, apiKey: key, maxRetries: 0 });
   // Keys created behind the server's back are picked up by its change feed: wait until both are accepted.
-  for (let attempt = 0; ; attempt++) {
+  await waitFor('both new keys to be accepted', async () => {
     const accepted = await Promise.all(
       [batch, checkout].map((created) =>
         sdk(created.key)
@@ -177,10 +172,8 @@ beforeAll(async () => {
           ),
       ),
     );
-    if (accepted.every(Boolean)) break;
-    if (attempt > 100) throw new Error('the new keys were not accepted');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return accepted.every(Boolean);
+  });
   // More rows than one page of the log (50), from two keys and three models, a stream and some failures.
   for (let index = 0; index < 56; index++) {
     const completion = await sdk(index % 2 ? checkout.key : batch.key)
@@ -570,18 +563,13 @@ describe('console spend pages in a browser', () => {
     });
     expect(rotated.status).toBe(200);
     const successor = new OpenAI({ baseURL: gateway.baseUrl, apiKey: rotated.body.key, maxRetries: 0 });
-    let successorRequest = '';
-    for (let attempt = 0; !successorRequest; attempt++) {
-      try {
-        const completion = await successor.chat.completions
-          .create({ model: 'mock', messages: [{ role: 'user', content: 'new key' }] })
-          .withResponse();
-        successorRequest = completion.response.headers.get('x-request-id') ?? '';
-      } catch (error) {
-        if (attempt > 100) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
+    // The rotation is seen through the change feed: wait until the successor is served (an error is retried).
+    const successorRequest = await waitFor('the successor key to be served', async () => {
+      const completion = await successor.chat.completions
+        .create({ model: 'mock', messages: [{ role: 'user', content: 'new key' }] })
+        .withResponse();
+      return completion.response.headers.get('x-request-id');
+    });
     await waitForLogRows(gateway, [successorRequest]);
     const { context, page } = await newPage();
     await signIn(page, 'alice@acme.test');

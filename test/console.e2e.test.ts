@@ -4,7 +4,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './support/browser.js';
+import { launchChromium, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
 import { accountId, createTestUser, testPassword } from './support/console.js';
 import { startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
@@ -58,13 +58,7 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), animations: 'disabled' });
 }
 
-async function signIn(page: Page, email: string): Promise<void> {
-  await page.goto(`${gateway.url}/console/`);
-  await page.getByLabel('E-mail address').fill(email);
-  await page.getByLabel('Password').fill(testPassword);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
+const signIn = (page: Page, email: string) => signInToConsole(page, gateway.url, email);
 
 /** The log page refreshes on demand; the writer flushes every 50 ms in tests. */
 async function waitForRow(page: Page, requestId: string): Promise<void> {

@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { base64Of, mockDoubleEmbedding, mockEmbedding, mockInputTokens } from './support/mock-openai-embeddings.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 /**
  * POST /v1/embeddings to an OpenAI-compatible upstream through the real gateway: the request forwarded with only the
  * model changed, vectors in the encoding the client asked for whatever the upstream answered, usage and cost in the
  * log, fallbacks that skip models that do not embed.
  */
-
-let mock: MockUpstream;
-let gateway: TestGateway;
 
 const embeddingModel = (name: string, upstream: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -21,30 +18,21 @@ const embeddingModel = (name: string, upstream: string, extra: Record<string, un
   ...extra,
 });
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    models: [
-      embeddingModel('text-embedding-3-small', 'embed'),
-      embeddingModel('embed-float-only', 'embed-float-only'),
-      embeddingModel('embed-base64-only', 'embed-base64-only'),
-      embeddingModel('embed-doubles', 'embed-doubles'),
-      embeddingModel('embed-no-usage', 'embed-no-usage'),
-      embeddingModel('embed-shuffled', 'embed-shuffled'),
-      embeddingModel('embed-failing', 'error-503', { fallbacks: ['gpt-4o-mini', 'text-embedding-3-small'] }),
-      { name: 'chat-and-embed', provider: 'mock', upstream_model: 'mock', capabilities: ['chat', 'embeddings'] },
-    ],
-  });
+const setup = useGatewayWithMock({
+  models: [
+    embeddingModel('text-embedding-3-small', 'embed'),
+    embeddingModel('embed-float-only', 'embed-float-only'),
+    embeddingModel('embed-base64-only', 'embed-base64-only'),
+    embeddingModel('embed-doubles', 'embed-doubles'),
+    embeddingModel('embed-no-usage', 'embed-no-usage'),
+    embeddingModel('embed-shuffled', 'embed-shuffled'),
+    embeddingModel('embed-failing', 'error-503', { fallbacks: ['gpt-4o-mini', 'text-embedding-3-small'] }),
+    { name: 'chat-and-embed', provider: 'mock', upstream_model: 'mock', capabilities: ['chat', 'embeddings'] },
+  ],
 });
 
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
-
-function postEmbeddings(body: unknown, key = gateway.key) {
-  return fetch(`${gateway.baseUrl}/embeddings`, {
+function postEmbeddings(body: unknown, key = setup.gateway.key) {
+  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -52,7 +40,7 @@ function postEmbeddings(body: unknown, key = gateway.key) {
 }
 
 function lastUpstreamRequest() {
-  const request = mock.requests.at(-1);
+  const request = setup.mock.requests.at(-1);
   if (!request) throw new Error('the mock received nothing');
   return request;
 }
@@ -96,7 +84,7 @@ describe('POST /v1/embeddings to an OpenAI-compatible upstream', () => {
       vendor_option: { kept: true },
     });
     expect(upstream.headers.authorization).toBe(`Bearer ${upstreamSecret}`);
-    expect(JSON.stringify(upstream.headers)).not.toContain(gateway.key);
+    expect(JSON.stringify(upstream.headers)).not.toContain(setup.gateway.key);
   });
 
   it('takes a string, a token array and token arrays', async () => {
@@ -165,7 +153,7 @@ describe('POST /v1/embeddings to an OpenAI-compatible upstream', () => {
     const missing = await postEmbeddings({ model: 'embed-no-usage', input: 'sixteen chars..!' });
     const missingId = missing.headers.get('x-request-id') as string;
     expect((await jsonOf(missing)).usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
-    const rows = await waitForLogRows(gateway, [requestId, missingId]);
+    const rows = await waitForLogRows(setup.gateway, [requestId, missingId]);
     const row = rows.find((candidate) => candidate.request_id === requestId);
     expect(row).toMatchObject({
       model: 'text-embedding-3-small',
@@ -190,7 +178,7 @@ describe('POST /v1/embeddings to an OpenAI-compatible upstream', () => {
     expect(response.status).toBe(200);
     expect((await jsonOf(response)).data[0].embedding).toEqual(mockEmbedding('rescued'));
     const requestId = response.headers.get('x-request-id') as string;
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ served_model: 'text-embedding-3-small' });
     const attempts = JSON.parse(String(row?.attempts)) as Array<{ model: string; outcome: string; code: string }>;
     expect(attempts.find((attempt) => attempt.model === 'gpt-4o-mini')).toMatchObject({
@@ -202,16 +190,18 @@ describe('POST /v1/embeddings to an OpenAI-compatible upstream', () => {
   it('serves a model configured for both chat and embeddings on both endpoints', async () => {
     const embedded = await postEmbeddings({ model: 'chat-and-embed', input: 'both' });
     expect((await jsonOf(embedded)).data[0].embedding).toEqual(mockEmbedding('both'));
-    const chat = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    const chat = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'chat-and-embed', messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(chat.status).toBe(200);
   });
 
   it('lists each model with what it may be used for', async () => {
-    const response = await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${gateway.key}` } });
+    const response = await fetch(`${setup.gateway.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${setup.gateway.key}` },
+    });
     const models = (await jsonOf(response)).data as Array<{ id: string; capabilities: string[] }>;
     expect(models.find((model) => model.id === 'text-embedding-3-small')?.capabilities).toEqual(['embeddings']);
     expect(models.find((model) => model.id === 'gpt-4o-mini')?.capabilities).toEqual(['chat']);

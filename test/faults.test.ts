@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatBody, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, type RecordedRequest, startMockUpstream } from './support/mock-openai-upstream.js';
 import { readSse } from './support/sse.js';
+import { waitFor } from './support/wait.js';
 
 /** Faults the gateway must survive without a crash, a hang, a 500, or a lost log row. */
 
@@ -117,8 +118,9 @@ describe('database briefly unavailable', () => {
         await response.text();
         ids.push(response.headers.get('x-request-id') as string);
       }
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(gateway.logLines.some((line) => line.includes('request-log write failed'))).toBe(true);
+      await waitFor('the failed log write to be logged', () =>
+        gateway.logLines.some((line) => line.includes('request-log write failed')),
+      );
     } finally {
       await sql`alter table request_log_away rename to request_log`.execute(db);
     }

@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccount, setAccountLimits } from '../src/accounts/service.js';
 import { runCliJson } from './support/cli.js';
-import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
+import { chatBody, jsonOf, postChat, startTestGateway, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { waitFor } from './support/wait.js';
 
 /** Rate limits and budgets on one node (in-process counters; the Redis-backed limiter has its own tests). */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock();
 
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -32,17 +21,17 @@ async function expectError(response: Response, status: number) {
 
 describe('requests per minute', () => {
   it('admits the limit, then 429 rate_limit_exceeded with retry-after, retry-after-ms and x-ratelimit headers', async () => {
-    const { key } = await gateway.newKey({ name: 'rpm-3', limits: { requestsPerMinute: 3 } });
+    const { key } = await setup.gateway.newKey({ name: 'rpm-3', limits: { requestsPerMinute: 3 } });
     const remaining: string[] = [];
     for (let index = 0; index < 3; index++) {
-      const response = await postChat(gateway, chatBody('mock'), as(key));
+      const response = await postChat(setup.gateway, chatBody('mock'), as(key));
       expect(response.status).toBe(200);
       expect(response.headers.get('x-ratelimit-limit-requests')).toBe('3');
       expect(response.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+m)?\d+(ms|s)$/);
       remaining.push(response.headers.get('x-ratelimit-remaining-requests') as string);
     }
     expect(remaining).toEqual(['2', '1', '0']);
-    const refused = await postChat(gateway, chatBody('mock'), as(key));
+    const refused = await postChat(setup.gateway, chatBody('mock'), as(key));
     const retryAfter = Number(refused.headers.get('retry-after'));
     const retryAfterMs = Number(refused.headers.get('retry-after-ms'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -54,16 +43,16 @@ describe('requests per minute', () => {
     expect(error).toMatchObject({ code: 'rate_limit_exceeded', type: 'requests' });
     expect(error.message).toContain('requests per minute (limit 3)');
     // Streams count too.
-    expect((await postChat(gateway, chatBody('mock', { stream: true }), as(key))).status).toBe(429);
+    expect((await postChat(setup.gateway, chatBody('mock', { stream: true }), as(key))).status).toBe(429);
   });
 
   it("reports the same limits in Anthropic's headers on /v1/messages, refusals included", async () => {
-    const { key } = await gateway.newKey({
+    const { key } = await setup.gateway.newKey({
       name: 'rpm-2-messages',
       limits: { requestsPerMinute: 2, tokensPerMinute: 5000 },
     });
     const postMessage = () =>
-      fetch(`${gateway.baseUrl}/messages`, {
+      fetch(`${setup.gateway.baseUrl}/messages`, {
         method: 'POST',
         headers: { ...as(key), 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
         body: JSON.stringify({ model: 'mock', max_tokens: 50, messages: [{ role: 'user', content: 'Say hello' }] }),
@@ -89,9 +78,9 @@ describe('requests per minute', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await refused.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
     // A key without limits gets none of them.
-    const unlimited = await fetch(`${gateway.baseUrl}/messages`, {
+    const unlimited = await fetch(`${setup.gateway.baseUrl}/messages`, {
       method: 'POST',
-      headers: { ...as(gateway.key), 'content-type': 'application/json' },
+      headers: { ...as(setup.gateway.key), 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'mock', max_tokens: 50, messages: [{ role: 'user', content: 'Say hello' }] }),
     });
     expect(unlimited.status).toBe(200);
@@ -105,34 +94,34 @@ describe('requests per minute', () => {
   });
 
   it("shares an account limit between the account's keys", async () => {
-    await createAccount(gateway.gateway.database.db, { name: 'shared-rpm' });
-    await setAccountLimits(gateway.gateway.database.db, 'shared-rpm', { requestsPerMinute: 2 });
-    const first = await gateway.newKey({ account: 'shared-rpm', name: 'one' });
-    const second = await gateway.newKey({ account: 'shared-rpm', name: 'two' });
-    expect((await postChat(gateway, chatBody('mock'), as(first.key))).status).toBe(200);
-    expect((await postChat(gateway, chatBody('mock'), as(second.key))).status).toBe(200);
-    const error = await expectError(await postChat(gateway, chatBody('mock'), as(first.key)), 429);
+    await createAccount(setup.gateway.gateway.database.db, { name: 'shared-rpm' });
+    await setAccountLimits(setup.gateway.gateway.database.db, 'shared-rpm', { requestsPerMinute: 2 });
+    const first = await setup.gateway.newKey({ account: 'shared-rpm', name: 'one' });
+    const second = await setup.gateway.newKey({ account: 'shared-rpm', name: 'two' });
+    expect((await postChat(setup.gateway, chatBody('mock'), as(first.key))).status).toBe(200);
+    expect((await postChat(setup.gateway, chatBody('mock'), as(second.key))).status).toBe(200);
+    const error = await expectError(await postChat(setup.gateway, chatBody('mock'), as(first.key)), 429);
     expect(error.message).toContain('account shared-rpm');
   });
 });
 
 describe('tokens per minute', () => {
   it('reserves max_tokens on admission and settles to the real usage afterwards', async () => {
-    const { key } = await gateway.newKey({ name: 'tpm', limits: { tokensPerMinute: 1000 } });
+    const { key } = await setup.gateway.newKey({ name: 'tpm', limits: { tokensPerMinute: 1000 } });
     // Each request reserves ~900 tokens; the mock answers with ~20, so after settlement the next one fits.
     for (let index = 0; index < 4; index++) {
-      const response = await postChat(gateway, chatBody('mock', { max_tokens: 900 }), as(key));
+      const response = await postChat(setup.gateway, chatBody('mock', { max_tokens: 900 }), as(key));
       expect(response.status).toBe(200);
       expect(Number(response.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(1000);
     }
   });
 
   it('refuses concurrent reservations beyond the limit', async () => {
-    const { key } = await gateway.newKey({ name: 'tpm-concurrent', limits: { tokensPerMinute: 1000 } });
-    const held = holdRequests(mock);
-    const first = postChat(gateway, chatBody('held', { max_tokens: 900 }), as(key));
+    const { key } = await setup.gateway.newKey({ name: 'tpm-concurrent', limits: { tokensPerMinute: 1000 } });
+    const held = holdRequests(setup.mock);
+    const first = postChat(setup.gateway, chatBody('held', { max_tokens: 900 }), as(key));
     await held.arrived(1);
-    const refused = await postChat(gateway, chatBody('mock', { max_tokens: 900 }), as(key));
+    const refused = await postChat(setup.gateway, chatBody('mock', { max_tokens: 900 }), as(key));
     const error = await expectError(refused, 429);
     expect(error).toMatchObject({ type: 'tokens', code: 'rate_limit_exceeded' });
     held.releaseAll();
@@ -140,8 +129,8 @@ describe('tokens per minute', () => {
   });
 
   it('says a request larger than the whole allowance is too large, and not to retry', async () => {
-    const { key } = await gateway.newKey({ name: 'tpm-small', limits: { tokensPerMinute: 100 } });
-    const response = await postChat(gateway, chatBody('mock', { max_tokens: 500 }), as(key));
+    const { key } = await setup.gateway.newKey({ name: 'tpm-small', limits: { tokensPerMinute: 100 } });
+    const response = await postChat(setup.gateway, chatBody('mock', { max_tokens: 500 }), as(key));
     expect(response.headers.get('x-should-retry')).toBe('false');
     const error = await expectError(response, 429);
     expect(error.message).toContain('Request too large');
@@ -150,28 +139,28 @@ describe('tokens per minute', () => {
 
 describe('concurrent requests', () => {
   it('refuses a request beyond the concurrency limit and admits again once one finishes', async () => {
-    const { key } = await gateway.newKey({ name: 'one-at-a-time', limits: { concurrentRequests: 1 } });
-    const held = holdRequests(mock);
-    const first = postChat(gateway, chatBody('held'), as(key));
+    const { key } = await setup.gateway.newKey({ name: 'one-at-a-time', limits: { concurrentRequests: 1 } });
+    const held = holdRequests(setup.mock);
+    const first = postChat(setup.gateway, chatBody('held'), as(key));
     await held.arrived(1);
-    const second = await postChat(gateway, chatBody('mock'), as(key));
+    const second = await postChat(setup.gateway, chatBody('mock'), as(key));
     expect((await expectError(second, 429)).message).toContain('concurrent requests (limit 1)');
     held.releaseAll();
     expect((await first).status).toBe(200);
-    expect((await postChat(gateway, chatBody('mock'), as(key))).status).toBe(200);
+    expect((await postChat(setup.gateway, chatBody('mock'), as(key))).status).toBe(200);
   });
 });
 
 describe('budgets', () => {
   it('stops at the daily budget with 429 insufficient_quota and x-should-retry: false, streams included', async () => {
     // Prices are $1 / $2 per million tokens: one request costs a few hundredths of a cent.
-    const { key } = await gateway.newKey({ name: 'budget', limits: { dailyBudgetUsd: 0.00004 } });
-    const streamed = await postChat(gateway, chatBody('mock', { stream: true, max_tokens: 5 }), as(key));
+    const { key } = await setup.gateway.newKey({ name: 'budget', limits: { dailyBudgetUsd: 0.00004 } });
+    const streamed = await postChat(setup.gateway, chatBody('mock', { stream: true, max_tokens: 5 }), as(key));
     await streamed.text();
     let status = 200;
     let response: Response | undefined;
     for (let index = 0; index < 5 && status === 200; index++) {
-      response = await postChat(gateway, chatBody('mock', { max_tokens: 5 }), as(key));
+      response = await postChat(setup.gateway, chatBody('mock', { max_tokens: 5 }), as(key));
       status = response.status;
       if (status === 200) await response.text();
     }
@@ -184,12 +173,12 @@ describe('budgets', () => {
   });
 
   it('remembers what was spent across a restart (budgets start from the request log)', async () => {
-    const other = await startTestGateway({ mock });
+    const other = await startTestGateway({ mock: setup.mock });
     const { key, id } = await other.newKey({ name: 'restart-budget', limits: { monthlyBudgetUsd: 0.00001 } });
     const response = await postChat(other, chatBody('mock'), as(key));
     await waitForLogRows(other, [response.headers.get('x-request-id') as string]);
     await other.gateway.close();
-    const restarted = await startTestGateway({ mock, dataDir: other.dataDir, database: other.database });
+    const restarted = await startTestGateway({ mock: setup.mock, dataDir: other.dataDir, database: other.database });
     try {
       const refused = await postChat(restarted, chatBody('mock'), as(key));
       expect((await expectError(refused, 429)).code).toBe('insufficient_quota');
@@ -208,12 +197,14 @@ describe('budgets', () => {
 
 describe('changing limits while the server runs', () => {
   it('applies limits set with the CLI while the server runs', async () => {
-    const { key, id } = await gateway.newKey({ name: 'cli-limits' });
-    expect((await postChat(gateway, chatBody('mock'), as(key))).status).toBe(200);
-    await runCliJson(['keys', 'set-limits', id, '--rpm', '1', '--data-dir', gateway.dataDir], { env: gateway.cliEnv });
+    const { key, id } = await setup.gateway.newKey({ name: 'cli-limits' });
+    expect((await postChat(setup.gateway, chatBody('mock'), as(key))).status).toBe(200);
+    await runCliJson(['keys', 'set-limits', id, '--rpm', '1', '--data-dir', setup.gateway.dataDir], {
+      env: setup.gateway.cliEnv,
+    });
     // How soon is the change poll's business (keys.change_poll_interval); the test waits for the effect.
     await waitFor('the new limit to refuse a request', async () => {
-      const response = await postChat(gateway, chatBody('mock'), as(key));
+      const response = await postChat(setup.gateway, chatBody('mock'), as(key));
       await response.text();
       return response.status === 429;
     });

@@ -1,13 +1,12 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { ensurePartitions } from '../src/request-log/retention.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { type ApiClient, accountId, createTestUser, signIn } from './support/console.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /**
  * Exports of the request log are streamed: a quarter of a million rows (~150 MB of CSV) downloaded by a slow reader
@@ -19,20 +18,18 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock({ config: { request_log: { retention: 0 } } });
+
 let owner: ApiClient;
 let account: string;
 const rowCount = 250_000;
 const start = Date.UTC(2026, 1, 1);
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock, config: { request_log: { retention: 0 } } });
-  account = await accountId(gateway, 'acme');
-  await createTestUser(gateway, { email: 'owner@export.test', account: 'acme', role: 'owner' });
-  owner = await signIn(gateway, 'owner@export.test');
-  const database = gateway.gateway.database;
+  account = await accountId(setup.gateway, 'acme');
+  await createTestUser(setup.gateway, { email: 'owner@export.test', account: 'acme', role: 'owner' });
+  owner = await signIn(setup.gateway, 'owner@export.test');
+  const database = setup.gateway.gateway.database;
   if (database.dialect === 'postgres') {
     for (let day = 0; day < 3; day++) await ensurePartitions(database.db, start + day * 86_400_000);
   }
@@ -46,7 +43,7 @@ beforeAll(async () => {
         request_id: `req_export_${String(index).padStart(7, '0')}`,
         created_at: start + index * 500,
         account_id: account,
-        key_id: gateway.keyId,
+        key_id: setup.gateway.keyId,
         key_name: 'exporter',
         // Text a spreadsheet would run as a formula, and text that needs quoting in CSV.
         model: index % 1000 === 0 ? '=HYPERLINK("x")' : 'mock',
@@ -68,11 +65,6 @@ beforeAll(async () => {
     await write(RowBatch.of(rows));
   }
 }, 300_000);
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
-});
 
 /** A strict RFC 4180 reader, fed chunk by chunk: counts records and checks every one has `width` fields. */
 function csvReader(width: number) {
@@ -128,7 +120,7 @@ async function download(
 ): Promise<{ peakHeapGrowth: number; bytes: number }> {
   collectGarbage();
   const baseline = process.memoryUsage().heapUsed;
-  const response = await fetch(`${gateway.url}${path}`, {
+  const response = await fetch(`${setup.gateway.url}${path}`, {
     headers: { cookie: `switchboard_session=${owner.cookie}` },
   });
   expect(response.status).toBe(200);

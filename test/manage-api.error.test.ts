@@ -1,29 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiClient, accountId, apiRequest, createTestUser, signIn, testPassword } from './support/console.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /** Bad input to the management API: a clear 4xx in the OpenAI error format naming the field, never a 500. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock();
+
 let owner: ApiClient;
 let admin: ApiClient;
 let acme: string;
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-  acme = await accountId(gateway, 'acme');
-  await createTestUser(gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
-  await createTestUser(gateway, { email: 'root@operator.test', admin: true });
-  owner = await signIn(gateway, 'owner@acme.test');
-  admin = await signIn(gateway, 'root@operator.test');
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
+  acme = await accountId(setup.gateway, 'acme');
+  await createTestUser(setup.gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
+  await createTestUser(setup.gateway, { email: 'root@operator.test', admin: true });
+  owner = await signIn(setup.gateway, 'owner@acme.test');
+  admin = await signIn(setup.gateway, 'root@operator.test');
 });
 
 function expectError(
@@ -172,16 +164,16 @@ describe('validation', () => {
       email: 'late@acme.test',
       role: 'member',
     });
-    const response = await apiRequest(gateway.url, 'POST', '/api/invitations/accept', {
+    const response = await apiRequest(setup.gateway.url, 'POST', '/api/invitations/accept', {
       body: { token: invited.body.token, password: 'short' },
     });
     expectError(response, 400, { code: 'password_too_short' });
-    const preview = await apiRequest(gateway.url, 'POST', '/api/invitations/preview', {
+    const preview = await apiRequest(setup.gateway.url, 'POST', '/api/invitations/preview', {
       body: { token: invited.body.token },
     });
     expect(preview.status).toBe(200);
     expectError(
-      await apiRequest(gateway.url, 'POST', '/api/invitations/preview', { body: { token: 'sbi_forged' } }),
+      await apiRequest(setup.gateway.url, 'POST', '/api/invitations/preview', { body: { token: 'sbi_forged' } }),
       404,
       {
         code: 'invitation_invalid',
@@ -245,7 +237,7 @@ describe('robustness', () => {
     }
     const huge = await owner.request('POST', `/api/accounts/${acme}/keys`, { name: 'x'.repeat(2_000_000) });
     expect(huge.status).toBe(413);
-    const rows = await gateway.gateway.database.db.selectFrom('request_log').select('id').execute();
+    const rows = await setup.gateway.gateway.database.db.selectFrom('request_log').select('id').execute();
     expect(Array.isArray(rows)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
 import { latencyBucketBounds, latencyBucketOf } from '../src/db/usage-rollup-layout.js';
 import { isWellFormedKey } from '../src/keys/format.js';
@@ -16,19 +16,19 @@ import {
   testPassword,
   tokenClient,
 } from './support/console.js';
-import { chatBody, jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { chatBody, jsonOf, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /** The management API used as the console and scripts use it: every area's normal paths. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock();
+
 let owner: ApiClient;
 let admin: ApiClient;
 let acme: string;
 
 async function chat(key: string, model = 'mock', extra: Record<string, unknown> = {}) {
-  const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+  const response = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(chatBody(model, extra)),
@@ -38,23 +38,16 @@ async function chat(key: string, model = 'mock', extra: Record<string, unknown> 
 }
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-  acme = await accountId(gateway, 'acme');
-  await createTestUser(gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
-  await createTestUser(gateway, { email: 'root@operator.test', admin: true });
-  owner = await signIn(gateway, 'owner@acme.test');
-  admin = await signIn(gateway, 'root@operator.test');
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
+  acme = await accountId(setup.gateway, 'acme');
+  await createTestUser(setup.gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
+  await createTestUser(setup.gateway, { email: 'root@operator.test', admin: true });
+  owner = await signIn(setup.gateway, 'owner@acme.test');
+  admin = await signIn(setup.gateway, 'root@operator.test');
 });
 
 describe('session', () => {
   it('signs in with an HttpOnly, SameSite=Strict session cookie scoped to /api and returns the CSRF token', async () => {
-    const response = await apiRequest(gateway.url, 'POST', '/api/session', {
+    const response = await apiRequest(setup.gateway.url, 'POST', '/api/session', {
       body: { email: 'Owner@Acme.test ', password: testPassword },
     });
     expect(response.status).toBe(200);
@@ -82,7 +75,7 @@ describe('session', () => {
   });
 
   it('signs out: the cookie is cleared and the old one no longer works', async () => {
-    const client = await signIn(gateway, 'owner@acme.test');
+    const client = await signIn(setup.gateway, 'owner@acme.test');
     const out = await client.request('DELETE', '/api/session');
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toMatch(/switchboard_session=; .*Max-Age=0/);
@@ -92,9 +85,9 @@ describe('session', () => {
   });
 
   it('changes the password, ending the other sessions but not this one, and says so', async () => {
-    await createTestUser(gateway, { email: 'changer@acme.test', account: 'acme' });
-    const here = await signIn(gateway, 'changer@acme.test');
-    const elsewhere = await signIn(gateway, 'changer@acme.test');
+    await createTestUser(setup.gateway, { email: 'changer@acme.test', account: 'acme' });
+    const here = await signIn(setup.gateway, 'changer@acme.test');
+    const elsewhere = await signIn(setup.gateway, 'changer@acme.test');
     const changed = await here.request('POST', '/api/session/password', {
       currentPassword: testPassword,
       newPassword: 'a brand new password',
@@ -105,8 +98,8 @@ describe('session', () => {
     expect(changed.body.message).toBe('Password changed; 1 other session ended and 0 management tokens revoked.');
     expect((await here.request('GET', '/api/session')).status).toBe(200);
     expect((await elsewhere.request('GET', '/api/session')).status).toBe(401);
-    await signIn(gateway, 'changer@acme.test', 'a brand new password');
-    await expect(signIn(gateway, 'changer@acme.test')).rejects.toThrow(/401/);
+    await signIn(setup.gateway, 'changer@acme.test', 'a brand new password');
+    await expect(signIn(setup.gateway, 'changer@acme.test')).rejects.toThrow(/401/);
   });
 });
 
@@ -145,7 +138,7 @@ describe('keys', () => {
     expect(created.status).toBe(201);
     expect(created.body.models).toEqual(['mock', 'gpt-4o-mini']);
     expect(Math.abs(Date.parse(created.body.expiresAt) - Date.parse(expiresAt))).toBeLessThan(1000);
-    const models = await fetch(`${gateway.baseUrl}/models`, {
+    const models = await fetch(`${setup.gateway.baseUrl}/models`, {
       headers: { authorization: `Bearer ${created.body.key}` },
     });
     const ids = (await jsonOf(models)).data.map((model: { id: string }) => model.id);
@@ -190,7 +183,7 @@ describe('keys', () => {
     expect(revoked.status).toBe(200);
     expectDocumentedResponse('POST', '/api/accounts/:accountId/keys/:keyId/revoke', revoked.body);
     expect(revoked.body.status).toBe('revoked');
-    const refused = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    const refused = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${created.body.key}`, 'content-type': 'application/json' },
       body: JSON.stringify(chatBody('mock')),
@@ -235,8 +228,8 @@ describe('request log', () => {
   beforeAll(async () => {
     const created = await admin.request('POST', '/api/accounts', { name: 'logs-co' });
     logAccount = created.body.id;
-    await createTestUser(gateway, { email: 'reader@logs.test', account: 'logs-co', role: 'member' });
-    reader = await signIn(gateway, 'reader@logs.test');
+    await createTestUser(setup.gateway, { email: 'reader@logs.test', account: 'logs-co', role: 'member' });
+    reader = await signIn(setup.gateway, 'reader@logs.test');
     const first = await reader.request('POST', `/api/accounts/${logAccount}/keys`, { name: 'alpha' });
     const second = await reader.request('POST', `/api/accounts/${logAccount}/keys`, { name: 'beta' });
     alpha = { key: first.body.key, id: first.body.id };
@@ -252,7 +245,7 @@ describe('request log', () => {
       [beta, 'no-such-model'],
     ];
     for (const [key, model] of plan) requestIds.push((await chat(key.key, model)).requestId);
-    await waitForLogRows(gateway, requestIds);
+    await waitForLogRows(setup.gateway, requestIds);
   });
 
   it('lists newest first and pages with the cursor through every row exactly once', async () => {
@@ -338,7 +331,7 @@ describe('request log', () => {
     ] as const) {
       served.push((await chat(key, model)).requestId);
     }
-    await waitForLogRows(gateway, served);
+    await waitForLogRows(setup.gateway, served);
     const at = (...indexes: number[]) => indexes.map((index) => served[index]);
     const entries = async (query: string) =>
       (await admin.request('GET', `/api/accounts/${account}/logs?${query}`)).body.data as Array<{
@@ -374,7 +367,7 @@ describe('request log', () => {
     expect(lines.map((line) => (JSON.parse(line) as { requestId: string }).requestId)).toEqual(at(4, 2, 1, 0));
     const csv = await admin.request('GET', `/api/logs/export?format=csv&account=${account}&environment=production`);
     expect(String(csv.body).trim().split('\n')).toHaveLength(3);
-    const document = (await anonymousClient(gateway).request('GET', '/api/openapi.json')).body;
+    const document = (await anonymousClient(setup.gateway).request('GET', '/api/openapi.json')).body;
     expect(Object.keys(document.paths['/api/accounts/{accountId}/logs/export'].get.responses['200'].content)).toEqual([
       'text/csv',
       'application/x-ndjson',
@@ -385,7 +378,7 @@ describe('request log', () => {
     const account = (await admin.request('POST', '/api/accounts', { name: 'endpoints-co' })).body.id;
     const key = (await admin.request('POST', `/api/accounts/${account}/keys`, { name: 'app' })).body.key;
     const get = async (path: string) => {
-      const response = await fetch(`${gateway.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await fetch(`${setup.gateway.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
       expect(response.status).toBe(200);
       return response.headers.get('x-request-id') as string;
     };
@@ -395,7 +388,7 @@ describe('request log', () => {
       await get('/models/mock'),
       (await chat(key, 'gpt-4o-mini')).requestId,
     ];
-    await waitForLogRows(gateway, served);
+    await waitForLogRows(setup.gateway, served);
     const ids = async (query: string) => {
       const page = await admin.request('GET', `/api/accounts/${account}/logs${query}`);
       expect(page.status).toBe(200);
@@ -439,7 +432,7 @@ describe('request log', () => {
     const enabled = await admin.request('PATCH', `/api/accounts/${logAccount}`, { logBodies: true });
     expect(enabled.body.logBodies).toBe(true);
     const { requestId } = await chat(alpha.key, 'mock', { messages: [{ role: 'user', content: 'remember this' }] });
-    await waitForLogRows(gateway, [requestId]);
+    await waitForLogRows(setup.gateway, [requestId]);
     const withBodies = await reader.request('GET', `/api/accounts/${logAccount}/logs/${requestId}`);
     expect(withBodies.body.bodiesLogged).toBe(true);
     expect(JSON.parse(withBodies.body.requestBody).messages[0].content).toBe('remember this');
@@ -645,7 +638,7 @@ describe('models', () => {
     expect(listed.status).toBe(200);
     expectDocumentedResponse('GET', '/api/accounts/:accountId/models', listed.body);
     const v1 = await jsonOf(
-      await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${key.body.key}` } }),
+      await fetch(`${setup.gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${key.body.key}` } }),
     );
     expect(listed.body.map((model: { id: string }) => model.id)).toEqual(
       v1.data.map((model: { id: string }) => model.id),
@@ -656,7 +649,7 @@ describe('models', () => {
     const after = await admin.request('GET', `/api/accounts/${created.body.id}/models`);
     expect(after.body.map((model: { id: string }) => model.id)).toEqual(['mock']);
     const v1After = await jsonOf(
-      await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${key.body.key}` } }),
+      await fetch(`${setup.gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${key.body.key}` } }),
     );
     expect(v1After.data.map((model: { id: string }) => model.id)).toEqual(['mock']);
   });
@@ -719,7 +712,7 @@ describe('members and invitations', () => {
     expect(open.body.map((invitation: { id: string }) => invitation.id)).toContain(invited.body.id);
     expect(JSON.stringify(open.body)).not.toContain(invited.body.token);
 
-    const anonymous = anonymousClient(gateway);
+    const anonymous = anonymousClient(setup.gateway);
     const preview = await anonymous.request('POST', '/api/invitations/preview', { token: invited.body.token });
     expectDocumentedResponse('POST', '/api/invitations/preview', preview.body);
     expect(preview.body).toMatchObject({ accountName: 'acme', role: 'member', signedInAsInvitee: false });
@@ -731,7 +724,7 @@ describe('members and invitations', () => {
     expectDocumentedResponse('POST', '/api/invitations/accept', accepted.body);
     expect(accepted.headers.get('set-cookie')).toContain('switchboard_session=sbs_');
     expect(accepted.body.memberships).toEqual([expect.objectContaining({ accountId: acme, role: 'member' })]);
-    await signIn(gateway, 'new.person@acme.test', 'my new password!');
+    await signIn(setup.gateway, 'new.person@acme.test', 'my new password!');
     const again = await anonymous.request('POST', '/api/invitations/accept', {
       token: invited.body.token,
       password: 'my new password!',
@@ -747,12 +740,12 @@ describe('members and invitations', () => {
   });
 
   it('invites an existing user, who confirms with their own password', async () => {
-    await createTestUser(gateway, { email: 'existing@elsewhere.test' });
+    await createTestUser(setup.gateway, { email: 'existing@elsewhere.test' });
     const invited = await owner.request('POST', `/api/accounts/${acme}/invitations`, {
       email: 'existing@elsewhere.test',
       role: 'owner',
     });
-    const anonymous = anonymousClient(gateway);
+    const anonymous = anonymousClient(setup.gateway);
     const preview = await anonymous.request('POST', '/api/invitations/preview', { token: invited.body.token });
     expect(preview.body.signedInAsInvitee).toBe(false);
     const wrong = await anonymous.request('POST', '/api/invitations/accept', {
@@ -769,7 +762,7 @@ describe('members and invitations', () => {
   });
 
   it('changes roles and removes members; revokes invitations', async () => {
-    const user = await createTestUser(gateway, { email: 'temp@acme.test', account: 'acme', role: 'member' });
+    const user = await createTestUser(setup.gateway, { email: 'temp@acme.test', account: 'acme', role: 'member' });
     const promoted = await owner.request('PATCH', `/api/accounts/${acme}/members/${user.id}`, { role: 'owner' });
     expect(promoted.status).toBe(200);
     expectDocumentedResponse('PATCH', '/api/accounts/:accountId/members/:userId', promoted.body);
@@ -785,7 +778,7 @@ describe('members and invitations', () => {
     });
     const revoked = await owner.request('DELETE', `/api/accounts/${acme}/invitations/${invited.body.id}`);
     expect(revoked.status).toBe(204);
-    const preview = await anonymousClient(gateway).request('POST', '/api/invitations/preview', {
+    const preview = await anonymousClient(setup.gateway).request('POST', '/api/invitations/preview', {
       token: invited.body.token,
     });
     expect(preview.status).toBe(404);
@@ -798,7 +791,7 @@ describe('management tokens', () => {
     expect(created.status).toBe(201);
     expectDocumentedResponse('POST', '/api/tokens', created.body);
     expect(created.body.token).toMatch(/^sbm_[\w-]{43}$/);
-    const script = tokenClient(gateway, created.body.token);
+    const script = tokenClient(setup.gateway, created.body.token);
     const keys = await script.request('POST', `/api/accounts/${acme}/keys`, { name: 'from-script' });
     expect(keys.status).toBe(201);
     const list = await owner.request('GET', '/api/tokens');
@@ -816,7 +809,7 @@ describe('management tokens', () => {
 
   it('narrows a token to one account', async () => {
     const created = await admin.request('POST', '/api/tokens', { name: 'acme-only', accountId: acme });
-    const script = tokenClient(gateway, created.body.token);
+    const script = tokenClient(setup.gateway, created.body.token);
     const list = await script.request('GET', '/api/accounts');
     expect(list.body.map((account: { id: string }) => account.id)).toEqual([acme]);
     expect((await script.request('GET', `/api/accounts/${acme}/keys`)).status).toBe(200);
@@ -837,17 +830,17 @@ describe('users (admin)', () => {
     expect(ownerRow.memberships).toEqual([expect.objectContaining({ accountName: 'acme', role: 'owner' })]);
     expect(JSON.stringify(list.body)).not.toMatch(/scrypt|password_hash/);
 
-    const session = await signIn(gateway, 'ops@operator.test');
+    const session = await signIn(setup.gateway, 'ops@operator.test');
     const disabled = await admin.request('PATCH', `/api/users/${created.body.id}`, { disabled: true });
     expect(disabled.body.disabled).toBe(true);
     expect((await session.request('GET', '/api/session')).status).toBe(401);
-    await expect(signIn(gateway, 'ops@operator.test')).rejects.toThrow(/401/);
+    await expect(signIn(setup.gateway, 'ops@operator.test')).rejects.toThrow(/401/);
   });
 });
 
 describe('OpenAPI document', () => {
   it('is served at /api/openapi.json and describes every route', async () => {
-    const response = await apiRequest(gateway.url, 'GET', '/api/openapi.json');
+    const response = await apiRequest(setup.gateway.url, 'GET', '/api/openapi.json');
     expect(response.status).toBe(200);
     const document = response.body;
     expect(document.openapi).toBe('3.1.0');

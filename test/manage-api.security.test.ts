@@ -14,15 +14,15 @@ import {
   tokenClient,
 } from './support/console.js';
 import { chatBody, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /**
  * Authorization of the management API, route by route, driven by the route table itself: a route added later is
  * covered automatically (and a route with a body fails this file until it is given a sample body here).
  */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock();
+
 let acme: string;
 let globex: string;
 let ownerA: ApiClient;
@@ -97,18 +97,16 @@ async function snapshotOfA() {
 }
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-  acme = await accountId(gateway, 'acme');
-  await createTestUser(gateway, { email: 'root@operator.test', admin: true });
-  admin = await signIn(gateway, 'root@operator.test');
+  acme = await accountId(setup.gateway, 'acme');
+  await createTestUser(setup.gateway, { email: 'root@operator.test', admin: true });
+  admin = await signIn(setup.gateway, 'root@operator.test');
   globex = (await admin.request('POST', '/api/accounts', { name: 'globex' })).body.id;
-  await createTestUser(gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
-  memberAId = (await createTestUser(gateway, { email: 'member@acme.test', account: 'acme', role: 'member' })).id;
-  await createTestUser(gateway, { email: 'owner@globex.test', account: 'globex', role: 'owner' });
-  ownerA = await signIn(gateway, 'owner@acme.test');
-  memberA = await signIn(gateway, 'member@acme.test');
-  ownerB = await signIn(gateway, 'owner@globex.test');
+  await createTestUser(setup.gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
+  memberAId = (await createTestUser(setup.gateway, { email: 'member@acme.test', account: 'acme', role: 'member' })).id;
+  await createTestUser(setup.gateway, { email: 'owner@globex.test', account: 'globex', role: 'owner' });
+  ownerA = await signIn(setup.gateway, 'owner@acme.test');
+  memberA = await signIn(setup.gateway, 'member@acme.test');
+  ownerB = await signIn(setup.gateway, 'owner@globex.test');
   ownerBToken = (await ownerB.request('POST', '/api/tokens', { name: 'b-script' })).body.token;
   const createdToken = (await ownerA.request('POST', '/api/tokens', { name: 'a-script' })).body;
   ownerAToken = { id: createdToken.id, token: createdToken.token };
@@ -121,19 +119,14 @@ beforeAll(async () => {
     })
   ).body;
   invitationA = { id: invitation.id, token: invitation.token };
-  const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+  const response = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${keyA.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(chatBody('mock')),
   });
   requestA = response.headers.get('x-request-id') ?? '';
   await response.arrayBuffer();
-  await waitForLogRows(gateway, [requestA]);
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
+  await waitForLogRows(setup.gateway, [requestA]);
 });
 
 const accountRoutes = managementRoutes.filter((route) => route.path.includes(':accountId'));
@@ -147,7 +140,7 @@ describe('a member of account B never reads or changes anything of account A', (
   for (const via of ['session', 'management token'] as const) {
     it(`refuses every account route with 404 (via ${via}) and changes nothing`, async () => {
       const before = await snapshotOfA();
-      const intruder = via === 'session' ? ownerB : tokenClient(gateway, ownerBToken);
+      const intruder = via === 'session' ? ownerB : tokenClient(setup.gateway, ownerBToken);
       const params = {
         accountId: acme,
         keyId: keyA.id,
@@ -163,9 +156,11 @@ describe('a member of account B never reads or changes anything of account A', (
       }
       expect(await snapshotOfA()).toEqual(before);
       // And the key still works, the invitation can still be used.
-      const models = await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${keyA.key}` } });
+      const models = await fetch(`${setup.gateway.baseUrl}/models`, {
+        headers: { authorization: `Bearer ${keyA.key}` },
+      });
       expect(models.status).toBe(200);
-      const preview = await anonymousClient(gateway).request('POST', '/api/invitations/preview', {
+      const preview = await anonymousClient(setup.gateway).request('POST', '/api/invitations/preview', {
         token: invitationA.token,
       });
       expect(preview.status).toBe(200);
@@ -192,7 +187,7 @@ describe('a member of account B never reads or changes anything of account A', (
 
   it("cannot revoke A's key by its value either: the same 404 as a key that does not exist, never echoing it", async () => {
     const before = await snapshotOfA();
-    for (const intruder of [ownerB, tokenClient(gateway, ownerBToken)]) {
+    for (const intruder of [ownerB, tokenClient(setup.gateway, ownerBToken)]) {
       const response = await intruder.request('POST', '/api/keys/revoke', { key: keyA.key });
       expect(response.status).toBe(404);
       expect(response.body.error.code).toBe('key_not_found');
@@ -208,7 +203,7 @@ describe('a member of account B never reads or changes anything of account A', (
     expect(accounts.body.map((account: { id: string }) => account.id)).toEqual([globex]);
     const revoke = await ownerB.request('DELETE', `/api/tokens/${ownerAToken.id}`);
     expect(revoke.status).toBe(404);
-    expect((await tokenClient(gateway, ownerAToken.token).request('GET', '/api/accounts')).status).toBe(200);
+    expect((await tokenClient(setup.gateway, ownerAToken.token).request('GET', '/api/accounts')).status).toBe(200);
   });
 });
 
@@ -276,16 +271,16 @@ describe('authentication of /api', () => {
     };
     for (const route of managementRoutes.filter((candidate) => candidate.auth !== 'public')) {
       const path = pathFor(route, params);
-      const anonymous = await apiRequest(gateway.url, route.method, path, { body: bodyFor(route) });
+      const anonymous = await apiRequest(setup.gateway.url, route.method, path, { body: bodyFor(route) });
       expect(anonymous.status, `${route.method} ${route.path}`).toBe(401);
       expect(anonymous.body.error.code).toBe('not_signed_in');
-      const unknown = await apiRequest(gateway.url, route.method, path, {
+      const unknown = await apiRequest(setup.gateway.url, route.method, path, {
         body: bodyFor(route),
         headers: { authorization: `Bearer sbm_${'A'.repeat(43)}` },
       });
       expect(unknown.status).toBe(401);
       expect(unknown.body.error.code).toBe('invalid_token');
-      const apiKey = await apiRequest(gateway.url, route.method, path, {
+      const apiKey = await apiRequest(setup.gateway.url, route.method, path, {
         body: bodyFor(route),
         headers: { authorization: `Bearer ${keyA.key}` },
       });
@@ -294,7 +289,7 @@ describe('authentication of /api', () => {
   });
 
   it('ignores a session cookie when an Authorization header is present', async () => {
-    const response = await apiRequest(gateway.url, 'GET', '/api/accounts', {
+    const response = await apiRequest(setup.gateway.url, 'GET', '/api/accounts', {
       headers: { cookie: `switchboard_session=${ownerA.cookie}`, authorization: 'Bearer nonsense' },
     });
     expect(response.status).toBe(401);
@@ -310,14 +305,14 @@ describe('authentication of /api', () => {
       tokenId: ownerAToken.id,
     };
     const before = await snapshotOfA();
-    const other = await signIn(gateway, 'owner@acme.test');
+    const other = await signIn(setup.gateway, 'owner@acme.test');
     for (const route of managementRoutes.filter(
       (candidate) => candidate.auth !== 'public' && candidate.method !== 'GET',
     )) {
       for (const csrf of [undefined, other.csrfToken, 'x']) {
         const headers: Record<string, string> = { cookie: `switchboard_session=${ownerA.cookie}` };
         if (csrf) headers['x-csrf-token'] = csrf;
-        const response = await apiRequest(gateway.url, route.method, pathFor(route, params), {
+        const response = await apiRequest(setup.gateway.url, route.method, pathFor(route, params), {
           body: bodyFor(route),
           headers,
         });
@@ -337,7 +332,7 @@ describe('authentication of /api', () => {
     );
     expect(response.status).toBe(403);
     expect(response.body.error.code).toBe('cross_site_request');
-    const signInAttempt = await apiRequest(gateway.url, 'POST', '/api/session', {
+    const signInAttempt = await apiRequest(setup.gateway.url, 'POST', '/api/session', {
       body: { email: 'owner@acme.test', password: testPassword },
       headers: { 'sec-fetch-site': 'cross-site' },
     });
@@ -345,7 +340,7 @@ describe('authentication of /api', () => {
   });
 
   it('does not take a form post (a cross-site form cannot send JSON)', async () => {
-    const response = await apiRequest(gateway.url, 'POST', '/api/session', {
+    const response = await apiRequest(setup.gateway.url, 'POST', '/api/session', {
       body: `email=owner%40acme.test&password=${encodeURIComponent(testPassword)}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
@@ -354,7 +349,7 @@ describe('authentication of /api', () => {
   });
 
   it('keeps session-only routes (password, tokens, sign-out) away from management tokens', async () => {
-    const script = tokenClient(gateway, ownerAToken.token);
+    const script = tokenClient(setup.gateway, ownerAToken.token);
     for (const route of managementRoutes.filter((candidate) => candidate.auth === 'session')) {
       const response = await script.request(route.method, pathFor(route, { tokenId: ownerAToken.id }), bodyFor(route));
       expect(response.status, `${route.method} ${route.path}`).toBe(403);
@@ -364,7 +359,7 @@ describe('authentication of /api', () => {
 
   it('confines an account-scoped token to its account, even for an admin', async () => {
     const scoped = (await admin.request('POST', '/api/tokens', { name: 'globex-only', accountId: globex })).body.token;
-    const script = tokenClient(gateway, scoped);
+    const script = tokenClient(setup.gateway, scoped);
     expect((await script.request('GET', `/api/accounts/${globex}/keys`)).status).toBe(200);
     const other = await script.request('GET', `/api/accounts/${acme}/keys`);
     expect(other.status).toBe(404);
@@ -373,19 +368,19 @@ describe('authentication of /api', () => {
   });
 
   it("stops a disabled user's management tokens", async () => {
-    const user = await createTestUser(gateway, { email: 'leaver@acme.test', account: 'acme' });
-    const session = await signIn(gateway, 'leaver@acme.test');
+    const user = await createTestUser(setup.gateway, { email: 'leaver@acme.test', account: 'acme' });
+    const session = await signIn(setup.gateway, 'leaver@acme.test');
     const token = (await session.request('POST', '/api/tokens', { name: 'leaver' })).body.token;
-    expect((await tokenClient(gateway, token).request('GET', '/api/accounts')).status).toBe(200);
+    expect((await tokenClient(setup.gateway, token).request('GET', '/api/accounts')).status).toBe(200);
     await admin.request('PATCH', `/api/users/${user.id}`, { disabled: true });
-    expect((await tokenClient(gateway, token).request('GET', '/api/accounts')).status).toBe(401);
+    expect((await tokenClient(setup.gateway, token).request('GET', '/api/accounts')).status).toBe(401);
   });
 
   it('gives the same answer for an unknown address and a wrong password', async () => {
-    const unknown = await apiRequest(gateway.url, 'POST', '/api/session', {
+    const unknown = await apiRequest(setup.gateway.url, 'POST', '/api/session', {
       body: { email: 'nobody@x.test', password: 'whatever it is' },
     });
-    const wrong = await apiRequest(gateway.url, 'POST', '/api/session', {
+    const wrong = await apiRequest(setup.gateway.url, 'POST', '/api/session', {
       body: { email: 'owner@acme.test', password: 'whatever it is' },
     });
     expect(unknown.status).toBe(401);
@@ -395,19 +390,19 @@ describe('authentication of /api', () => {
 
 describe("GitHub's secret-scanning endpoint", () => {
   it('does not exist unless secret_scanning.enabled is set', async () => {
-    const response = await anonymousClient(gateway).request('POST', '/api/secret-scanning/github', [
+    const response = await anonymousClient(setup.gateway).request('POST', '/api/secret-scanning/github', [
       { token: keyA.key, type: 'switchboard_api_key', url: '', source: 'content' },
     ]);
     expect(response.status).toBe(404);
     expect(
-      (await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${keyA.key}` } })).status,
+      (await fetch(`${setup.gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${keyA.key}` } })).status,
     ).toBe(200);
   });
 });
 
 describe('secrets', () => {
   it('never puts keys, tokens, cookies or passwords in a log line or in the database in clear', async () => {
-    const db = gateway.gateway.database.db;
+    const db = setup.gateway.gateway.database.db;
     const secrets = [keyA.key, ownerAToken.token, ownerBToken, invitationA.token, ownerA.cookie ?? '', testPassword];
     const tables = [
       'accounts',
@@ -421,7 +416,7 @@ describe('secrets', () => {
       'access_changes',
     ] as const;
     const dump = JSON.stringify(await Promise.all(tables.map((table) => db.selectFrom(table).selectAll().execute())));
-    const logs = gateway.logLines.join('\n');
+    const logs = setup.gateway.logLines.join('\n');
     for (const secret of secrets) {
       expect(secret.length).toBeGreaterThan(10);
       expect(dump).not.toContain(secret);
@@ -434,7 +429,7 @@ describe('sign-in limits and session lifetime', () => {
   let limited: TestGateway;
   beforeAll(async () => {
     limited = await startTestGateway({
-      mock,
+      mock: setup.mock,
       config: {
         console: {
           sign_in_max_failures: 3,
@@ -531,8 +526,8 @@ describe('sign-in limits and session lifetime', () => {
 
 describe('cookies behind TLS', () => {
   it('marks the cookie Secure when configured, or when a trusted proxy says the request came over https', async () => {
-    const always = await startTestGateway({ mock, config: { console: { secure_cookies: 'always' } } });
-    const proxied = await startTestGateway({ mock, config: { console: { trust_proxy: true } } });
+    const always = await startTestGateway({ mock: setup.mock, config: { console: { secure_cookies: 'always' } } });
+    const proxied = await startTestGateway({ mock: setup.mock, config: { console: { trust_proxy: true } } });
     try {
       await createTestUser(always, { email: 'a@b.test' });
       await createTestUser(proxied, { email: 'a@b.test' });
@@ -550,7 +545,7 @@ describe('cookies behind TLS', () => {
       });
       expect(plain.headers.get('set-cookie')).not.toContain('Secure');
       // Without trust_proxy the header is ignored: anyone can send it.
-      const untrusted = await apiRequest(gateway.url, 'POST', '/api/session', {
+      const untrusted = await apiRequest(setup.gateway.url, 'POST', '/api/session', {
         body: { email: 'owner@acme.test', password: testPassword },
         headers: { 'x-forwarded-proto': 'https' },
       });

@@ -1,26 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { chatBody, postChat } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock();
 
 describe('GET /metrics', () => {
   it('counts requests by route, status and model, times them, and never labels with what a client typed', async () => {
-    await (await postChat(gateway, chatBody('mock'))).text();
-    await (await postChat(gateway, chatBody('mock', { stream: true }))).text();
-    await (await postChat(gateway, chatBody('a-model-nobody-configured'))).text();
-    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    await (await postChat(setup.gateway, chatBody('mock'))).text();
+    await (await postChat(setup.gateway, chatBody('mock', { stream: true }))).text();
+    await (await postChat(setup.gateway, chatBody('a-model-nobody-configured'))).text();
+    const text = await (await fetch(`${setup.gateway.url}/metrics`)).text();
     expect(text).toContain('switchboard_requests_total{route="chat_completions",status="200",model="mock"} 2');
     expect(text).toContain('switchboard_requests_total{route="chat_completions",status="404",model="other"} 1');
     expect(text).not.toContain('a-model-nobody-configured');

@@ -1,38 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { getStored, postResponses } from './support/responses.js';
 
 /** Bad input to /v1/responses: a 400 (or 404, 413) with the OpenAI error body and `param` naming the field. */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    config: { responses: { max_stored_bytes: '4kb' } },
-    models: [
-      { name: 'failing-with-fallback', provider: 'mock', upstream_model: 'error-503', fallbacks: ['gpt-4o-mini'] },
-      {
-        name: 'strict-model',
-        provider: 'mock',
-        upstream_model: 'mock',
-        parameters: { on_unsupported: 'refuse' },
-      },
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+const setup = useGatewayWithMock({
+  config: { responses: { max_stored_bytes: '4kb' } },
+  models: [
+    { name: 'failing-with-fallback', provider: 'mock', upstream_model: 'error-503', fallbacks: ['gpt-4o-mini'] },
+    {
+      name: 'strict-model',
+      provider: 'mock',
+      upstream_model: 'mock',
+      parameters: { on_unsupported: 'refuse' },
+    },
+  ],
 });
 
 async function expectError(body: unknown, status: number, param: string | null, code?: string) {
-  const before = mock.requests.length;
-  const response = await postResponses(gateway, body);
+  const before = setup.mock.requests.length;
+  const response = await postResponses(setup.gateway, body);
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/json');
   const { error } = await jsonOf(response);
@@ -40,7 +28,7 @@ async function expectError(body: unknown, status: number, param: string | null, 
   expect(typeof error.message).toBe('string');
   if (code) expect(error.code).toBe(code);
   // Refused before anything reached the upstream.
-  expect(mock.requests.length).toBe(before);
+  expect(setup.mock.requests.length).toBe(before);
   return error;
 }
 
@@ -89,7 +77,7 @@ describe('POST /v1/responses refuses bad input', () => {
   it('refuses to store a response larger than responses.max_stored_bytes, and serves it with store: false', async () => {
     const input = 'x'.repeat(6000);
     await expectError({ model: 'gpt-4o-mini', input }, 400, 'store', 'stored_response_too_large');
-    const response = await postResponses(gateway, { model: 'gpt-4o-mini', input, store: false });
+    const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input, store: false });
     expect(response.status).toBe(200);
   });
 
@@ -98,20 +86,20 @@ describe('POST /v1/responses refuses bad input', () => {
   });
 
   it('answers bad list parameters with 400 naming them', async () => {
-    const created = await jsonOf(await postResponses(gateway, { model: 'gpt-4o-mini', input: 'hi' }));
+    const created = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'hi' }));
     for (const [query, param] of [
       ['limit=0', 'limit'],
       ['limit=abc', 'limit'],
       ['order=sideways', 'order'],
     ]) {
-      const response = await getStored(gateway, `${created.id}/input_items?${query}`);
+      const response = await getStored(setup.gateway, `${created.id}/input_items?${query}`);
       expect(response.status).toBe(400);
       expect((await jsonOf(response)).error.param).toBe(param);
     }
   });
 
   it('surfaces an upstream failure before the stream as an HTTP error', async () => {
-    const response = await postResponses(gateway, { model: 'error-400', input: 'hi', stream: true });
+    const response = await postResponses(setup.gateway, { model: 'error-400', input: 'hi', stream: true });
     expect(response.status).toBe(400);
     expect((await jsonOf(response)).error.message).toContain('mock upstream error 400');
   });
@@ -119,33 +107,33 @@ describe('POST /v1/responses refuses bad input', () => {
 
 describe('POST /v1/responses shares chat’s limits, fallbacks and cancellation', () => {
   it('is refused with 429 past a key’s request limit', async () => {
-    const { key } = await gateway.newKey({ name: 'rpm-1', limits: { requestsPerMinute: 1 } });
-    expect((await postResponses(gateway, { model: 'gpt-4o-mini', input: 'one' }, key)).status).toBe(200);
-    const refused = await postResponses(gateway, { model: 'gpt-4o-mini', input: 'two' }, key);
+    const { key } = await setup.gateway.newKey({ name: 'rpm-1', limits: { requestsPerMinute: 1 } });
+    expect((await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'one' }, key)).status).toBe(200);
+    const refused = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'two' }, key);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await jsonOf(refused)).error.code).toBe('rate_limit_exceeded');
   });
 
   it('falls back to the next model when the first fails', async () => {
-    const response = await postResponses(gateway, { model: 'failing-with-fallback', input: 'hi' });
+    const response = await postResponses(setup.gateway, { model: 'failing-with-fallback', input: 'hi' });
     expect(response.status).toBe(200);
     expect((await jsonOf(response)).output[0].content[0].text).toBe('Echo: hi');
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ endpoint: 'responses', status: 200 });
   });
 
   it('aborts the upstream when the client goes away mid-stream, logged as cancelled', async () => {
-    const response = await postResponses(gateway, { model: 'slow-stream', input: 'long', stream: true });
+    const response = await postResponses(setup.gateway, { model: 'slow-stream', input: 'long', stream: true });
     const requestId = response.headers.get('x-request-id') as string;
     const reader = response.body?.getReader();
     await reader?.read();
     await reader?.cancel();
-    const upstream = mock.requests.at(-1);
+    const upstream = setup.mock.requests.at(-1);
     const deadline = Date.now() + 2000;
     while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(upstream?.aborted).toBe(true);
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ endpoint: 'responses', outcome: 'cancelled', status: 499 });
   });
 });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { getStored, parseEvents, postResponses } from './support/responses.js';
 
 /**
@@ -9,21 +9,10 @@ import { getStored, parseEvents, postResponses } from './support/responses.js';
  * the stored state (previous_response_id, retrieve, input items, delete).
  */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock();
 
 function lastUpstreamRequest() {
-  const request = mock.requests.at(-1);
+  const request = setup.mock.requests.at(-1);
   if (!request) throw new Error('the mock received nothing');
   return request;
 }
@@ -37,7 +26,7 @@ const weatherTool = {
 
 describe('POST /v1/responses, JSON', () => {
   it('translates to a chat completion and answers a response object', async () => {
-    const response = await postResponses(gateway, {
+    const response = await postResponses(setup.gateway, {
       model: 'gpt-4o-mini',
       instructions: 'Be brief.',
       input: 'Say hello',
@@ -95,10 +84,10 @@ describe('POST /v1/responses, JSON', () => {
   });
 
   it('logs the call with endpoint responses, tokens and cost', async () => {
-    const response = await postResponses(gateway, { model: 'gpt-4o-mini', input: 'count me' });
+    const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'count me' });
     const requestId = response.headers.get('x-request-id') as string;
     const body = await jsonOf(response);
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({
       endpoint: 'responses',
       model: 'gpt-4o-mini',
@@ -112,7 +101,7 @@ describe('POST /v1/responses, JSON', () => {
 
   it('turns a tool call into a function_call item and takes its output back', async () => {
     const first = await jsonOf(
-      await postResponses(gateway, { model: 'tools', input: 'Weather in Paris?', tools: [weatherTool] }),
+      await postResponses(setup.gateway, { model: 'tools', input: 'Weather in Paris?', tools: [weatherTool] }),
     );
     expect(first.output).toEqual([
       {
@@ -135,7 +124,7 @@ describe('POST /v1/responses, JSON', () => {
       },
     ]);
     const second = await jsonOf(
-      await postResponses(gateway, {
+      await postResponses(setup.gateway, {
         model: 'tools',
         previous_response_id: first.id,
         input: [{ type: 'function_call_output', call_id: 'call_mock_1', output: 'sunny, 21C' }],
@@ -163,7 +152,7 @@ describe('POST /v1/responses, JSON', () => {
   });
 
   it('leaves out a hosted tool and names it in x-switchboard-dropped-parameters', async () => {
-    const response = await postResponses(gateway, {
+    const response = await postResponses(setup.gateway, {
       model: 'gpt-4o-mini',
       input: 'hi',
       tools: [weatherTool, { type: 'web_search' }],
@@ -180,7 +169,11 @@ describe('POST /v1/responses, JSON', () => {
 
 describe('POST /v1/responses, streaming', () => {
   it('streams events in the specification’s order with event lines and increasing sequence numbers', async () => {
-    const response = await postResponses(gateway, { model: 'gpt-4o-mini', input: 'Say hello there', stream: true });
+    const response = await postResponses(setup.gateway, {
+      model: 'gpt-4o-mini',
+      input: 'Say hello there',
+      stream: true,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const events = parseEvents(await response.text());
@@ -213,7 +206,7 @@ describe('POST /v1/responses, streaming', () => {
   });
 
   it('streams a function call’s arguments as deltas and a done event', async () => {
-    const response = await postResponses(gateway, {
+    const response = await postResponses(setup.gateway, {
       model: 'tools',
       input: 'Weather?',
       tools: [weatherTool],
@@ -230,7 +223,11 @@ describe('POST /v1/responses, streaming', () => {
   });
 
   it('reports a failure mid-stream as an error event then response.failed', async () => {
-    const response = await postResponses(gateway, { model: 'midstream-reset', input: 'a long answer', stream: true });
+    const response = await postResponses(setup.gateway, {
+      model: 'midstream-reset',
+      input: 'a long answer',
+      stream: true,
+    });
     expect(response.status).toBe(200);
     const events = parseEvents(await response.text());
     const payloads = events.filter(({ data }) => data !== '[DONE]').map(({ data }) => data);
@@ -239,16 +236,16 @@ describe('POST /v1/responses, streaming', () => {
     expect(payloads.at(-1).response.status).toBe('failed');
     expect(payloads.at(-1).response.error.code).toBeTruthy();
     const requestId = response.headers.get('x-request-id') as string;
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ endpoint: 'responses', stream: 1, outcome: 'error' });
   });
 });
 
 describe('stored responses', () => {
   it('replays a stored conversation with previous_response_id, across models', async () => {
-    const first = await jsonOf(await postResponses(gateway, { model: 'gpt-4o-mini', input: 'My name is Ada.' }));
+    const first = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'My name is Ada.' }));
     const second = await jsonOf(
-      await postResponses(gateway, { model: 'mock', previous_response_id: first.id, input: 'What is my name?' }),
+      await postResponses(setup.gateway, { model: 'mock', previous_response_id: first.id, input: 'What is my name?' }),
     );
     expect(second.status).toBe('completed');
     expect(lastUpstreamRequest().body.messages).toEqual([
@@ -257,27 +254,33 @@ describe('stored responses', () => {
       { role: 'user', content: 'What is my name?' },
     ]);
     const third = await jsonOf(
-      await postResponses(gateway, { model: 'gpt-4o-mini', previous_response_id: second.id, input: 'And again?' }),
+      await postResponses(setup.gateway, {
+        model: 'gpt-4o-mini',
+        previous_response_id: second.id,
+        input: 'And again?',
+      }),
     );
     expect((lastUpstreamRequest().body.messages as unknown[]).length).toBe(5);
 
-    const retrieved = await jsonOf(await getStored(gateway, third.id));
+    const retrieved = await jsonOf(await getStored(setup.gateway, third.id));
     expect(retrieved).toEqual(third);
 
-    const items = await jsonOf(await getStored(gateway, `${third.id}/input_items?order=asc&limit=2`));
+    const items = await jsonOf(await getStored(setup.gateway, `${third.id}/input_items?order=asc&limit=2`));
     expect(items.object).toBe('list');
     expect(items.has_more).toBe(true);
     expect(items.data.map((item: { role: string }) => item.role)).toEqual(['user', 'assistant']);
-    const rest = await jsonOf(await getStored(gateway, `${third.id}/input_items?order=asc&after=${items.last_id}`));
+    const rest = await jsonOf(
+      await getStored(setup.gateway, `${third.id}/input_items?order=asc&after=${items.last_id}`),
+    );
     expect(rest.data.map((item: { role: string }) => item.role)).toEqual(['user', 'assistant', 'user']);
     expect(rest.has_more).toBe(false);
-    const newestFirst = await jsonOf(await getStored(gateway, `${third.id}/input_items`));
+    const newestFirst = await jsonOf(await getStored(setup.gateway, `${third.id}/input_items`));
     expect(newestFirst.data[0].content).toEqual([{ type: 'input_text', text: 'And again?' }]);
 
-    const deleted = await getStored(gateway, second.id, gateway.key, 'DELETE');
+    const deleted = await getStored(setup.gateway, second.id, setup.gateway.key, 'DELETE');
     expect(await jsonOf(deleted)).toEqual({ id: second.id, object: 'response.deleted', deleted: true });
-    expect((await getStored(gateway, second.id)).status).toBe(404);
-    const continued = await postResponses(gateway, {
+    expect((await getStored(setup.gateway, second.id)).status).toBe(404);
+    const continued = await postResponses(setup.gateway, {
       model: 'gpt-4o-mini',
       previous_response_id: second.id,
       input: 'more',
@@ -290,31 +293,37 @@ describe('stored responses', () => {
   });
 
   it('stores a streamed response too', async () => {
-    const response = await postResponses(gateway, { model: 'gpt-4o-mini', input: 'streamed', stream: true });
+    const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'streamed', stream: true });
     const events = parseEvents(await response.text());
     const completed = events.find(({ data }) => data.type === 'response.completed')?.data.response;
-    const retrieved = await jsonOf(await getStored(gateway, completed.id));
+    const retrieved = await jsonOf(await getStored(setup.gateway, completed.id));
     expect(retrieved.output).toEqual(completed.output);
     expect(retrieved.status).toBe('completed');
   });
 
   it('does not keep a response sent with store: false', async () => {
-    const body = await jsonOf(await postResponses(gateway, { model: 'gpt-4o-mini', input: 'forget me', store: false }));
+    const body = await jsonOf(
+      await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'forget me', store: false }),
+    );
     expect(body.store).toBe(false);
-    expect((await getStored(gateway, body.id)).status).toBe(404);
-    const continued = await postResponses(gateway, { model: 'gpt-4o-mini', previous_response_id: body.id, input: 'x' });
+    expect((await getStored(setup.gateway, body.id)).status).toBe(404);
+    const continued = await postResponses(setup.gateway, {
+      model: 'gpt-4o-mini',
+      previous_response_id: body.id,
+      input: 'x',
+    });
     expect(continued.status).toBe(404);
     expect((await jsonOf(continued)).error.code).toBe('previous_response_not_found');
   });
 
   it('never stores the client’s key', async () => {
-    const body = await jsonOf(await postResponses(gateway, { model: 'gpt-4o-mini', input: 'secret check' }));
-    await getStored(gateway, body.id);
-    const rows = await gateway.gateway.database.db.selectFrom('responses').selectAll().execute();
-    const items = await gateway.gateway.database.db.selectFrom('response_items').selectAll().execute();
+    const body = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'secret check' }));
+    await getStored(setup.gateway, body.id);
+    const rows = await setup.gateway.gateway.database.db.selectFrom('responses').selectAll().execute();
+    const items = await setup.gateway.gateway.database.db.selectFrom('response_items').selectAll().execute();
     const stored = JSON.stringify([rows, items]);
     expect(stored).toContain(body.id);
-    expect(stored).not.toContain(gateway.key);
+    expect(stored).not.toContain(setup.gateway.key);
     expect(stored).not.toContain(upstreamSecret);
   });
 });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
-import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { jsonOf } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { getStored, postResponses } from './support/responses.js';
 
 /**
@@ -9,22 +9,15 @@ import { getStored, postResponses } from './support/responses.js';
  * for retrieve, delete, input items, previous_response_id and item references.
  */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock();
+
 let otherKey: string;
 let sameAccountKey: string;
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({ mock });
-  await createAccount(gateway.gateway.database.db, { name: 'globex' });
-  otherKey = (await gateway.newKey({ account: 'globex' })).key;
-  sameAccountKey = (await gateway.newKey({ name: 'second-app' })).key;
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
+  await createAccount(setup.gateway.gateway.database.db, { name: 'globex' });
+  otherKey = (await setup.gateway.newKey({ account: 'globex' })).key;
+  sameAccountKey = (await setup.gateway.newKey({ name: 'second-app' })).key;
 });
 
 /** A response's status and error body without the parts that name the id asked for. */
@@ -35,25 +28,25 @@ async function shapeOf(response: Response, id: string) {
 
 describe('stored responses between accounts', () => {
   it('answers another account’s response exactly like a missing one', async () => {
-    const mine = await jsonOf(await postResponses(gateway, { model: 'gpt-4o-mini', input: 'private' }));
+    const mine = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'private' }));
     const missing = `resp_${'0'.repeat(32)}`;
     for (const path of ['', '/input_items']) {
-      const theirs = await shapeOf(await getStored(gateway, `${mine.id}${path}`, otherKey), mine.id);
-      const never = await shapeOf(await getStored(gateway, `${missing}${path}`, otherKey), missing);
+      const theirs = await shapeOf(await getStored(setup.gateway, `${mine.id}${path}`, otherKey), mine.id);
+      const never = await shapeOf(await getStored(setup.gateway, `${missing}${path}`, otherKey), missing);
       expect(theirs.status).toBe(404);
       expect(theirs).toEqual(never);
     }
-    const deleteTheirs = await shapeOf(await getStored(gateway, mine.id, otherKey, 'DELETE'), mine.id);
-    const deleteNever = await shapeOf(await getStored(gateway, missing, otherKey, 'DELETE'), missing);
+    const deleteTheirs = await shapeOf(await getStored(setup.gateway, mine.id, otherKey, 'DELETE'), mine.id);
+    const deleteNever = await shapeOf(await getStored(setup.gateway, missing, otherKey, 'DELETE'), missing);
     expect(deleteTheirs).toEqual(deleteNever);
 
     const continueTheirs = await postResponses(
-      gateway,
+      setup.gateway,
       { model: 'gpt-4o-mini', previous_response_id: mine.id, input: 'leak?' },
       otherKey,
     );
     const continueNever = await postResponses(
-      gateway,
+      setup.gateway,
       { model: 'gpt-4o-mini', previous_response_id: missing, input: 'leak?' },
       otherKey,
     );
@@ -61,7 +54,7 @@ describe('stored responses between accounts', () => {
     expect(continueTheirs.status).toBe(404);
 
     const referenceTheirs = await postResponses(
-      gateway,
+      setup.gateway,
       { model: 'gpt-4o-mini', input: [{ type: 'item_reference', id: mine.output[0].id }] },
       otherKey,
     );
@@ -69,9 +62,9 @@ describe('stored responses between accounts', () => {
     expect((await jsonOf(referenceTheirs)).error.code).toBe('item_not_found');
 
     // Still there for its own account, whichever of its keys asks.
-    expect((await getStored(gateway, mine.id, sameAccountKey)).status).toBe(200);
+    expect((await getStored(setup.gateway, mine.id, sameAccountKey)).status).toBe(200);
     const continued = await postResponses(
-      gateway,
+      setup.gateway,
       {
         model: 'gpt-4o-mini',
         input: [
@@ -82,7 +75,7 @@ describe('stored responses between accounts', () => {
       sameAccountKey,
     );
     expect(continued.status).toBe(200);
-    expect(mock.requests.at(-1)?.body.messages).toEqual([
+    expect(setup.mock.requests.at(-1)?.body.messages).toEqual([
       { role: 'assistant', content: 'Echo: private' },
       { role: 'user', content: 'go on' },
     ]);
@@ -94,7 +87,7 @@ describe('stored responses between accounts', () => {
       ['resp_x', 'DELETE'],
       ['resp_x/input_items', 'GET'],
     ] as const) {
-      const response = await getStored(gateway, path, 'sk-sb-not-a-key', method);
+      const response = await getStored(setup.gateway, path, 'sk-sb-not-a-key', method);
       expect(response.status).toBe(401);
     }
   });

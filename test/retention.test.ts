@@ -1,39 +1,27 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { applyRetention, ensurePartitions } from '../src/request-log/retention.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { testEngine } from './support/database.js';
-import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { chatBody, postChat } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /** Retention deletes old rows in batches without stalling requests, and the disk space really comes back. */
 
 const day = 86_400_000;
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  // The gateway's own job keeps everything (retention 0); the test runs retention itself.
-  gateway = await startTestGateway({ mock, config: { request_log: { retention: 0 } } });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock({ config: { request_log: { retention: 0 } } });
 
 function rows(count: number, createdAt: number, accountId: string): RequestLogInsert[] {
   return Array.from({ length: count }, (_, index) => ({
     request_id: `req_seed_${createdAt}_${index}`,
     created_at: createdAt + (index % 1000),
     account_id: accountId,
-    key_id: gateway.keyId,
+    key_id: setup.gateway.keyId,
     key_name: 'seed',
     model: 'mock',
     status: 200,
@@ -46,7 +34,7 @@ function rows(count: number, createdAt: number, accountId: string): RequestLogIn
 }
 
 async function databaseBytes(): Promise<number> {
-  const database = gateway.gateway.database;
+  const database = setup.gateway.gateway.database;
   if (database.dialect === 'sqlite') {
     // The file holds every page only after a complete checkpoint; one that meets the log writer's thread (writing, or
     // checkpointing itself) is refused as busy and leaves pages in the WAL, so ask until one completes.
@@ -55,7 +43,7 @@ async function databaseBytes(): Promise<number> {
       if (results[0]?.busy === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    return statSync(path.join(gateway.dataDir, 'switchboard.db')).size;
+    return statSync(path.join(setup.gateway.dataDir, 'switchboard.db')).size;
   }
   const result = await sql<{ bytes: string }>`
     select coalesce(sum(pg_total_relation_size(inhrelid)), 0)::text as bytes
@@ -65,7 +53,7 @@ async function databaseBytes(): Promise<number> {
 
 describe('request-log retention', () => {
   it('deletes rows past the retention age, keeps the rest, frees the space, and never stalls requests', async () => {
-    const database = gateway.gateway.database;
+    const database = setup.gateway.gateway.database;
     const account = await database.db
       .selectFrom('accounts')
       .select('id')
@@ -85,7 +73,7 @@ describe('request-log retention', () => {
     const traffic = (async () => {
       while (running) {
         const started = performance.now();
-        const response = await postChat(gateway, chatBody('mock'));
+        const response = await postChat(setup.gateway, chatBody('mock'));
         expect(response.status).toBe(200);
         await response.text();
         latencies.push(performance.now() - started);
@@ -119,7 +107,7 @@ describe('request-log retention', () => {
   });
 
   it('keeps the usage rollups past the raw rows, until rollup_retention', async () => {
-    const database = gateway.gateway.database;
+    const database = setup.gateway.gateway.database;
     const account = await database.db
       .selectFrom('accounts')
       .select('id')
@@ -174,7 +162,7 @@ describe('request-log retention', () => {
   it.skipIf(testEngine !== 'postgres')(
     "creates the coming days' partitions so new rows never land in the default one",
     async () => {
-      const database = gateway.gateway.database;
+      const database = setup.gateway.gateway.database;
       const result = await sql<{ name: string }>`
       select child.relname as name from pg_inherits
       join pg_class child on child.oid = pg_inherits.inhrelid

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { chatBody, postChat, startTestGateway } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { parseStrictSse } from './support/sse.js';
 
 /** Chunks are forwarded as they arrive, and silence is filled with SSE comments. */
@@ -95,21 +95,7 @@ function streamReader(response: Response) {
   };
 }
 
-let mock: MockUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    config: { server: { stream_keepalive: '150ms' } },
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock({ config: { server: { stream_keepalive: '150ms' } } });
 
 describe('stream timing', () => {
   it('forwards each chunk at once, never holding the stream back', async () => {
@@ -117,7 +103,7 @@ describe('stream timing', () => {
     // chunks back (until the end, or until some buffer filled) would never get this stream to its end.
     const held = await startHoldingUpstream();
     const holding = await startTestGateway({
-      mock,
+      mock: setup.mock,
       providers: [{ name: 'held', type: 'openai', base_url: held.baseUrl, timeouts: { idle: '5m' } }],
       models: [{ name: 'held-stream', provider: 'held', upstream_model: 'held-stream' }],
     });
@@ -141,8 +127,8 @@ describe('stream timing', () => {
 
   it('sends keepalive comments while the upstream is silent, then the answer', async () => {
     // The upstream holds its (non-streamed) answer until the client has seen three keepalives, 150 ms apart.
-    const held = holdRequests(mock);
-    const response = await postChat(gateway, chatBody('held', { stream: true }));
+    const held = holdRequests(setup.mock);
+    const response = await postChat(setup.gateway, chatBody('held', { stream: true }));
     expect(response.status).toBe(200);
     const body = streamReader(response);
     await body.until(': keepalive\n\n: keepalive\n\n: keepalive\n\n');
@@ -162,7 +148,7 @@ describe('stream timing', () => {
     const count = 300;
     const held = await startHoldingUpstream();
     const holding = await startTestGateway({
-      mock,
+      mock: setup.mock,
       providers: [{ name: 'held', type: 'openai', base_url: held.baseUrl, timeouts: { idle: '5m' } }],
       models: [{ name: 'held-stream', provider: 'held', upstream_model: 'held-stream' }],
     });

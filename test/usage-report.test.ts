@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { spendByAccount } from '../src/db/repositories/usage.js';
 import { latencyBucketBounds, latencyBucketOf } from '../src/db/usage-rollup-layout.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
@@ -7,16 +7,15 @@ import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { groupNamesFrom } from '../src/usage/group-names.js';
 import { buildUsageReport, histogramPercentile, type UsageTotals } from '../src/usage/usage-report.js';
 import { accountId } from './support/console.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /**
  * Usage reports against a brute-force computation over the same log rows: thousands of rows over ten days, among
  * them model lists (no model, a millisecond each) that count as requests but stay out of latency figures.
  */
 
-let mock: MockUpstream;
-let gateway: TestGateway;
+const setup = useGatewayWithMock({ config: { request_log: { retention: '3650d' } } });
+
 let account: string;
 const rows: RequestLogInsert[] = [];
 const day = 86_400_000;
@@ -29,10 +28,8 @@ const random = () => {
 };
 
 beforeAll(async () => {
-  mock = await startMockUpstream();
   // The rows are dated March 2026: retention (which first runs 5 s after start) must not take them mid-test.
-  gateway = await startTestGateway({ mock, config: { request_log: { retention: '3650d' } } });
-  account = await accountId(gateway, 'acme');
+  account = await accountId(setup.gateway, 'acme');
   for (let index = 0; index < 12_000; index++) {
     // Most traffic on day 3 (a burst), the rest spread thinly.
     const createdAt =
@@ -62,12 +59,7 @@ beforeAll(async () => {
     });
   }
   // Through the gateway's own batch writer (on its connection, not the worker thread), so the rows are what it writes.
-  await createRequestLogBatchWriter(gateway.gateway.database)(RowBatch.of(rows));
-});
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
+  await createRequestLogBatchWriter(setup.gateway.gateway.database)(RowBatch.of(rows));
 });
 
 function nearestRank(values: number[], percentile: number): number | null {
@@ -140,7 +132,7 @@ describe('usage reports', () => {
       const bucketMs = bucket === 'day' ? day : 3_600_000;
       const firstBucket = start / bucketMs;
       const endBucket = (start + 10 * day) / bucketMs;
-      const db = gateway.gateway.database.db;
+      const db = setup.gateway.gateway.database.db;
       const report = await buildUsageReport(
         db,
         { accountId: account, firstBucket, endBucket, bucket, offsetMinutes: 0, groupBy },
@@ -180,7 +172,7 @@ describe('usage reports', () => {
       // Local days from the 2nd to the 9th: the rows reach past both ends, so the edges are corrected too.
       const firstBucket = start / day + 1;
       const endBucket = start / day + 9;
-      const db = gateway.gateway.database.db;
+      const db = setup.gateway.gateway.database.db;
       const report = await buildUsageReport(
         db,
         { accountId: account, firstBucket, endBucket, bucket: 'day', offsetMinutes, groupBy: 'model' },
@@ -210,7 +202,7 @@ describe('usage reports', () => {
   }
 
   it('reads the same across accounts whichever way the engine reads them (loose scan on SQLite)', async () => {
-    const database = gateway.gateway.database;
+    const database = setup.gateway.gateway.database;
     const request = {
       firstBucket: start / day,
       endBucket: start / day + 10,

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { testPassword } from './console.js';
 
 /**
  * Debian's Chromium driven by playwright-core; never a downloaded browser. scripts/test.sh installs the `chromium`
@@ -28,4 +29,13 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** Signs `email` (with the test users' password) in to the console of the gateway at `url`, as a person would. */
+export async function signInToConsole(page: Page, url: string, email: string): Promise<void> {
+  await page.goto(`${url}/console/`);
+  await page.getByLabel('E-mail address').fill(email);
+  await page.getByLabel('Password').fill(testPassword);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
