@@ -1,5 +1,4 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
-import { request } from 'undici';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -58,14 +57,13 @@ export class GitHubSigningKeys {
   private async fetchKeys(): Promise<void> {
     this.lastAttemptAt = Date.now();
     try {
-      const response = await request(this.options.url, {
-        method: 'GET',
+      // Node's own fetch, loaded on first use: a rare request does not need undici's whole API kept in memory.
+      const response = await fetch(this.options.url, {
         headers: { accept: 'application/json', 'user-agent': 'switchboard-secret-scanning' },
-        headersTimeout: 5000,
-        bodyTimeout: 5000,
+        signal: AbortSignal.timeout(5000),
       });
-      const text = await response.body.text();
-      if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
       const document = JSON.parse(text) as { public_keys?: Array<{ key_identifier?: unknown; key?: unknown }> };
       const keys = new Map<string, KeyObject>();
       for (const entry of document.public_keys ?? []) {

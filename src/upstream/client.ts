@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { Pool, errors as undiciErrors, util as undiciUtil } from 'undici';
 import type { CancelSignal } from '../server/cancellation.js';
+import { Pool, parseHeaders, requestOn, undiciErrorClasses as undiciErrors } from './undici-parts.js';
 
 /**
  * The only module that makes outbound HTTP requests. One keep-alive connection pool per upstream origin (undici
@@ -157,7 +157,7 @@ export class UpstreamClient {
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     try {
       const { headers, body } = bodyForUndici(request);
-      return await this.poolFor(request).request({
+      return await requestOn(this.poolFor(request), {
         path: request.path,
         method: request.method ?? 'POST',
         headers,
@@ -318,7 +318,7 @@ class CollectedReply implements UpstreamReply {
   ) {}
 
   get headers(): UpstreamHeaders {
-    this.parsedHeaders ??= undiciUtil.parseHeaders(this.rawHeaders) as UpstreamHeaders;
+    this.parsedHeaders ??= parseHeaders(this.rawHeaders) as UpstreamHeaders;
     return this.parsedHeaders;
   }
 }

@@ -1,0 +1,174 @@
+// The memory arm of `npm run bench` on its own, to compare builds in a minute or two a round:
+//   node bench/stream-memory.mjs [--root <dir> ...] [--arm name=<dir>[,VAR=value...]] [--rounds 3] [--streams 1000]
+//     [--warm-seconds 5] [--after-seconds 30] [--server-output <dir>]
+// For each build (--root: a checkout with dist/ built; this one when none; --arm: the same with a name and extra
+// environment for the launcher, e.g. --arm trim=/work/main,MALLOC_ARENA_MAX=2) it starts Switchboard through
+// bin/switchboard on CPU 0 in front of bench/mock-upstream.mjs (CPU 1) and reads RSS as the benchmark does: idle
+// (started, 3 s settled), after --warm-seconds of saturation (wrk, c=64, then 8 s quiet), with --streams streams of
+// 64 chunks 100 ms apart open (2 s after all are open, as the benchmark reads it; also the median and maximum of
+// readings every 200 ms while they are open, steadier for comparing builds), and --after-seconds after they end. Builds take turns within
+// each round; the quiet time after the streams overlaps between builds. One JSON line per build and round on stdout.
+// --server-output keeps each server's stdout (e.g. with NODE_OPTIONS=--trace-gc in an --arm) as <dir>/<arm>-<round>.log.
+import { execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { holdStreams } from './stream-client.mjs';
+
+const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const option = (name, fallback) => {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? fallback : process.argv[index + 1];
+};
+const optionAll = (name) => process.argv.flatMap((value, index) => (process.argv[index - 1] === name ? [value] : []));
+const rounds = Number(option('--rounds', 3));
+const streamCount = Number(option('--streams', 1000));
+const warmSeconds = Number(option('--warm-seconds', 5));
+const afterSeconds = Number(option('--after-seconds', 30));
+const serverOutput = option('--server-output');
+const builds = [
+  ...optionAll('--root').map((root) => ({ name: root, root: path.resolve(root), env: {} })),
+  ...optionAll('--arm').map((spec) => {
+    const [name, rest] = spec.split(/=(.*)/s);
+    const [root, ...assignments] = rest.split(',');
+    return { name, root: path.resolve(root), env: Object.fromEntries(assignments.map((pair) => pair.split(/=(.*)/s))) };
+  }),
+];
+if (builds.length === 0) builds.push({ name: here, root: here, env: {} });
+
+const work = mkdtempSync(path.join(tmpdir(), 'switchboard-stream-memory-'));
+const children = [];
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+process.on('SIGINT', () => process.exit(130));
+process.on('SIGTERM', () => process.exit(143));
+const started = Date.now();
+const log = (message) =>
+  process.stderr.write(`[stream-memory ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+let nextPort = 24_000 + Math.floor(Math.random() * 2000);
+
+function spawnTracked(command, args, options = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  children.push(child);
+  return child;
+}
+
+function listening(child) {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout.on('data', (data) => {
+      buffered += data;
+      if (buffered.includes('"event":"listening"') || /listening on|^\d+$/m.test(buffered)) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
+  });
+}
+
+const upstreamPort = nextPort++;
+const upstream = spawnTracked('taskset', [
+  '-c',
+  '1',
+  process.execPath,
+  path.join(here, 'bench/mock-upstream.mjs'),
+  String(upstreamPort),
+]);
+await sleep(500);
+if (upstream.exitCode !== null) throw new Error('the mock upstream did not start');
+
+const loadScript = path.join(work, 'load.lua');
+const body = JSON.stringify({ model: 'mock', messages: [{ role: 'user', content: 'Hello! '.repeat(120) }] });
+
+/** A data directory, config and key for one build (set up by that build's own CLI). */
+function prepare(build, index) {
+  const dataDir = path.join(work, `data-${index}`);
+  const config = path.join(work, `switchboard-${index}.yaml`);
+  const port = nextPort++;
+  writeFileSync(
+    config,
+    `server:\n  port: ${port}\n  data_dir: ${dataDir}\nlogging:\n  level: warn\nproviders:\n  - name: streams\n    type: openai\n    base_url: http://127.0.0.1:${upstreamPort}/v1\nmodels:\n  - name: mock\n    provider: streams\n  - name: stream-64-100\n    provider: streams\n`,
+  );
+  const cli = (...args) =>
+    execFileSync(process.execPath, [path.join(build.root, 'bin/switchboard.js'), ...args, '--config', config], {
+      encoding: 'utf8',
+    });
+  cli('accounts', 'create', 'bench');
+  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'memory', '--json')).key;
+  return { ...build, config, url: `http://127.0.0.1:${port}/v1/chat/completions`, key };
+}
+
+const prepared = builds.map(prepare);
+for (const round of Array.from({ length: rounds }, (_, index) => index + 1)) {
+  const order = round % 2 ? prepared : [...prepared].reverse();
+  for (const build of order) {
+    build.child = spawnTracked(
+      'taskset',
+      ['-c', '0', path.join(build.root, 'bin/switchboard'), 'serve', '--config', build.config, '--json'],
+      { env: { ...process.env, ...build.env } },
+    );
+    await listening(build.child);
+    if (serverOutput) {
+      const file = path.join(serverOutput, `${build.name.replaceAll('/', '_')}-${round}.log`);
+      build.child.stdout.pipe(createWriteStream(file));
+    }
+  }
+  await sleep(3000);
+  for (const build of order) build.result = { name: build.name, round, idle: rssOf(build.child.pid) };
+  for (const build of order) {
+    if (warmSeconds <= 0) continue;
+    writeFileSync(
+      loadScript,
+      `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ${build.key}"\n`,
+    );
+    const output = execFileSync(
+      'taskset',
+      ['-c', '1', 'wrk', '-t1', '-c64', `-d${warmSeconds}s`, '-s', loadScript, build.url],
+      { encoding: 'utf8' },
+    );
+    build.result.warmRps = Number(output.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0);
+    build.result.afterWarm = rssOf(build.child.pid);
+  }
+  await sleep(8000);
+  for (const build of order) {
+    build.result.beforeStreams = rssOf(build.child.pid);
+    const samples = [];
+    let sampler;
+    const held = await holdStreams({
+      url: build.url,
+      headers: { authorization: `Bearer ${build.key}` },
+      body: { model: 'stream-64-100', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      count: streamCount,
+      onAllOpen: async () => {
+        sampler = setInterval(() => samples.push(rssOf(build.child.pid)), 200);
+        await sleep(2000);
+        return rssOf(build.child.pid);
+      },
+    });
+    clearInterval(sampler);
+    samples.sort((a, b) => a - b);
+    build.result.atStreams = held.sample;
+    build.result.streamsMedian = samples[Math.floor(samples.length / 2)];
+    build.result.streamsMax = samples.at(-1);
+    build.result.failures = held.failures;
+    build.ended = Date.now();
+  }
+  for (const build of order) {
+    await sleep(Math.max(0, build.ended + afterSeconds * 1000 - Date.now()));
+    build.result.after = rssOf(build.child.pid);
+    build.result.afterOverIdle = build.result.after / build.result.idle - 1;
+  }
+  for (const build of order) {
+    const r = build.result;
+    log(
+      `round ${round} ${build.name}: idle ${r.idle.toFixed(0)}, after load ${r.afterWarm?.toFixed(0)}, ${streamCount} streams ${r.atStreams.toFixed(0)} MB (median ${r.streamsMedian.toFixed(0)}, max ${r.streamsMax.toFixed(0)} while open; ${r.failures} failed), ${afterSeconds} s after ${r.after.toFixed(0)} MB (${(r.afterOverIdle * 100).toFixed(0)}% over idle)`,
+    );
+    process.stdout.write(`${JSON.stringify(r)}\n`);
+    build.child.kill('SIGTERM');
+    await new Promise((resolve) => build.child.once('exit', resolve));
+  }
+}
+process.exit(0);
