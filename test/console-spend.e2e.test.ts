@@ -323,7 +323,12 @@ describe('console spend pages in a browser', () => {
     await signIn(page, 'alice@acme.test');
     await page.goto(`${gateway.url}/console/accounts/${acme}/logs?key=${checkout.id}`);
     await page.getByRole('heading', { name: 'Request log' }).waitFor();
-    await page.getByRole('button', { name: 'Load older requests' }).waitFor({ state: 'detached' });
+    // The key's rows, all of them on one page, once the filtered page has replaced whatever was shown first.
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(checkoutRows);
+    await expect
+      .poll(async () => new Set(await page.locator('td[data-label="Key"]').allTextContents()))
+      .toEqual(new Set(['checkout-service']));
+    expect(await page.getByRole('button', { name: 'Load older requests' }).count()).toBe(0);
     const onScreen = await page
       .locator('tbody tr')
       .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-request-id')));
