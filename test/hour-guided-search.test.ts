@@ -169,13 +169,19 @@ async function comparePages(search: RequestLogSearch, keyIds?: string[]): Promis
   for (let page = 0; page < 5000; page++) {
     const current = { ...search, before };
     const plain = await plainRequestLogSearch(handle.db, current, keyIds);
-    const guided = await hourGuidedSearch(handle.db, current, keyIds, (narrowed) =>
-      plainRequestLogSearch(handle.db, narrowed, keyIds),
+    const guided = await hourGuidedSearch(
+      handle.db,
+      current,
+      keyIds,
+      (narrowed) => plainRequestLogSearch(handle.db, narrowed, keyIds),
+      // Guided whatever the density, so that every filter combination goes through it.
+      { onlyWhenSparse: false },
     );
     // An account without rollups (no rows, or rows from before the rollups) is left to the plain search.
     if (search.accountId !== 'acct_none') expect(guided, `page ${page} of ${JSON.stringify(current)}`).toBeDefined();
     expect(ids(guided ?? plain), `page ${page} of ${JSON.stringify(current)}`).toEqual(ids(plain));
-    if (keyIds === undefined) expect(ids(await searchRequestLog(handle.db, current))).toEqual(ids(plain));
+    // The server's search: the same rows, every column.
+    if (keyIds === undefined) expect(await searchRequestLog(handle.db, current)).toEqual(plain);
     total += plain.length;
     const last = plain.at(-1);
     if (plain.length < search.limit || !last) return total;
@@ -245,10 +251,16 @@ describe('hour-guided request-log search', () => {
     expect(matched).toBeGreaterThan(100);
   });
 
-  it('leaves operator-wide searches and the filters the rollup cannot narrow to the plain search', async () => {
+  it('leaves operator-wide searches, filters the rollup cannot narrow and dense matches to the plain search', async () => {
     const run = (search: RequestLogSearch) => hourGuidedSearch(handle.db, search, undefined, async () => []);
     expect(await run({ limit: 10, status: 'cancelled' })).toBeUndefined();
     expect(await run({ accountId: account, limit: 10, minLatencyMs: 500 })).toBeUndefined();
     expect(await run({ accountId: account, limit: 10, requestId: 'req_000001' })).toBeUndefined();
+    // Where the plain search walks only matches (one filter) or matches are dense, the server keeps it too...
+    expect(await run({ accountId: account, limit: 10, model: 'gpt' })).toBeUndefined();
+    expect(await run({ accountId: account, limit: 10, model: 'gpt', status: 'success' })).toBeUndefined();
+    // ...and takes the guide where two filters match hours apart.
+    expect(await run({ accountId: account, limit: 10, model: 'rare', status: 'cancelled' })).toEqual([]);
+    expect(await run({ accountId: account, limit: 10, model: 'lonely', endpoint: 'chat_completions' })).toEqual([]);
   });
 });

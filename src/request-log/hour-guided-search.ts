@@ -40,6 +40,14 @@ const firstHoursRead = 8;
 const mostHoursRead = 512;
 
 /**
+ * The guide costs a statement per run of matching hours (~0.1-0.2 ms each on SQLite), where the plain search walks
+ * one index's rows. With one filter that index holds only matches; with two or more, the guide is taken only when the
+ * newest matching hours are on average this many hours apart, so that each statement skips hours of rows (measured
+ * in docs/performance.md, "Usage reports and the request log at 10 million rows").
+ */
+const sparseHoursApart = 8;
+
+/**
  * Whether the guide applies: an account's log (the rollup's key leads with the account), and no filter that an
  * index answers better (the request id) or that the rollup cannot narrow (a latency threshold).
  */
@@ -104,8 +112,8 @@ function runsOf(hours: readonly number[]): Array<{ start: number; end: number }>
 }
 
 /**
- * The search's page, read hour by hour as the rollup guides, or undefined when the guide does not apply (the caller
- * then runs the plain search). `pageWithin` is the plain search with the key environment already resolved to
+ * The search's page, read hour by hour as the rollup guides, or undefined when the guide does not apply or would not
+ * pay (`onlyWhenSparse`; the caller then runs the plain search). `pageWithin` is the plain search with the key environment already resolved to
  * `keyIds`; it is called with the search's from/to narrowed to each run of hours.
  */
 export async function hourGuidedSearch<Search extends HourGuidedSearchInput, Row>(
@@ -113,9 +121,12 @@ export async function hourGuidedSearch<Search extends HourGuidedSearchInput, Row
   search: Search,
   keyIds: readonly string[] | undefined,
   pageWithin: (narrowed: Search) => Promise<Row[]>,
+  options: { onlyWhenSparse: boolean } = { onlyWhenSparse: true },
 ): Promise<Row[] | undefined> {
   const accountId = search.accountId;
   if (accountId === undefined || !hourGuideApplies(search)) return undefined;
+  const filters = [search.keyId ?? keyIds, search.model, search.endpoint, search.provider, search.status];
+  if (options.onlyWhenSparse && filters.filter((filter) => filter !== undefined).length < 2) return undefined;
   const oldest = await db
     .selectFrom('usage_hourly')
     .select((select) => select.fn.min('period_start').as('oldest'))
@@ -141,12 +152,17 @@ export async function hourGuidedSearch<Search extends HourGuidedSearchInput, Row
 
   for (let count = firstHoursRead; below === undefined || below > lowest; count = Math.min(count * 4, mostHoursRead)) {
     const hours = await matchingHours(db, search, keyIds, { accountId, lowest, below, count });
+    const oldestRead = hours.at(-1);
+    if (options.onlyWhenSparse && count === firstHoursRead && hours.length === count && oldestRead !== undefined) {
+      const span = (below ?? (hours[0] as number) + hourMs) - oldestRead;
+      if (span < count * sparseHoursApart * hourMs) return undefined;
+    }
     for (const run of runsOf(hours)) {
       rows.push(...(await pageWithin(narrowed(run.start, run.end))));
       if (rows.length >= search.limit) return rows;
     }
     if (hours.length < count) break;
-    below = hours.at(-1);
+    below = oldestRead;
   }
   // Rows from before the account's rollups begin: none unless rollups were removed before their rows.
   if (search.from === undefined || search.from < oldestHour) {
