@@ -19,6 +19,7 @@ import {
   startLitellm,
   startPortkey,
 } from './peers.mjs';
+import { median } from './process-tools.mjs';
 import { writeSection } from './report.mjs';
 import { holdStreams, measureStreams } from './stream-client.mjs';
 
@@ -48,11 +49,6 @@ process.on('exit', () => {
 process.on('SIGINT', () => process.exit(130));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length === 0 ? 0 : sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
 const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 const cpuMicrosOf = (pid) => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { fixture } from './fixture.mjs';
+import { median } from './process-tools.mjs';
 
 /** CPU nanoseconds used so far by every thread of a process, and by its main thread (the event loop). */
 export function cpuNanosOf(pid) {
@@ -69,12 +70,6 @@ export async function cpuAtRate({ url, headers = {}, body, pid, rate, seconds })
     failed,
   };
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length === 0 ? 0 : sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /**
  * The arms given ({ name, url, headers, body, pid }) measured at the same time, each at `rate`: the pairing that

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './process-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argument = (name, fallback) => {
@@ -42,12 +43,6 @@ const nextPrompt = () => {
   return `Story ${promptCounter}: write a long, detailed story about ${topics[promptCounter % topics.length]}.`;
 };
 const longPrompt = `Summarize the following notes in one sentence.\n${'The gateway routes requests to providers, logs every call, and enforces limits per key. '.repeat(24)}`;
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /** One stream's figures: time to first token, completion tokens, generation rate after the first token. */
 function figures(startedAt, firstAt, endedAt, tokens, promptTokens) {

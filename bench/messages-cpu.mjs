@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { listening, median } from './process-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const option = (name, fallback) => {
@@ -30,27 +31,11 @@ process.on('exit', () => {
 process.on('SIGINT', () => process.exit(130));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 const cpuMicrosOf = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 const log = (message) => process.stderr.write(`[bench:messages] ${message}\n`);
-
-function listening(child) {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (data) => {
-      buffered += data;
-      for (const line of buffered.split('\n')) if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
-    });
-    child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
-  });
-}
 
 function track(command, args) {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
