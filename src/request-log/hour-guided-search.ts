@@ -40,7 +40,7 @@ const firstHoursRead = 8;
 const mostHoursRead = 512;
 
 /**
- * The guide costs a statement per run of matching hours (~0.1-0.2 ms each on SQLite), where the plain search walks
+ * The guide costs a statement per run of matching hours, where the plain search walks
  * one index's rows. With one filter that index holds only matches; with two or more, the guide is taken only when the
  * newest matching hours are on average this many hours apart, so that each statement skips hours of rows (measured
  * in docs/performance.md, "Usage reports and the request log at 10 million rows").
