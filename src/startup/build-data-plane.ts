@@ -158,6 +158,7 @@ export async function buildDataPlane(
   // Stored responses are written in batches like the log, and the last ones at shutdown (before the database closes).
   const responses = new ResponseStore({
     db: storage.database.db,
+    sqlite: storage.database.sqlite,
     logger,
     batchSize: config.requestLog.batchSize,
     flushIntervalMs: config.requestLog.flushIntervalMs,
