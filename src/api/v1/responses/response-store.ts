@@ -58,6 +58,7 @@ export class ResponseStore {
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private flushScheduled = false;
   private readonly insert: (records: readonly ResponseRecord[]) => Promise<void>;
 
   constructor(private readonly options: ResponseStoreOptions) {
@@ -88,7 +89,17 @@ export class ResponseStore {
       this.pending.delete(lost.id);
       this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
     }
-    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) void this.flush();
+    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
+  }
+
+  /** A write after the current callbacks, not inside the request that filled the batch (it would wait for it). */
+  private flushSoon(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
   }
 
   /** Writes everything queued (and waits for a write in progress). */
