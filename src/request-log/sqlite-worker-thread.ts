@@ -1,13 +1,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
+import type { ResponseRecord } from '../db/repositories/responses.js';
+import { createSqliteResponseWriter, type SqliteResponseWriter } from '../db/repositories/responses-sqlite-writer.js';
 import { fullCollection } from '../server/reclaim-memory-when-idle.js';
 import type { RowBatchMessage } from './row-batch.js';
 import { createSqliteBatchWriter, type SqliteBatchWriter } from './sqlite-batch-writer.js';
 
 /**
  * The code of the SQLite worker thread (started by sqlite-worker.ts; bundled as an entry of its own). It has its own
- * connection to the database file and does the two kinds of writes that would otherwise stall the event loop:
- * request-log batches (sqlite-batch-writer.ts) and WAL checkpoints: a PASSIVE one each second something was written,
+ * connection to the database file and does the writes that would otherwise stall the event loop: request-log
+ * batches (sqlite-batch-writer.ts), stored `/v1/responses` (responses-sqlite-writer.ts) and WAL checkpoints: a PASSIVE one each second something was written,
  * a TRUNCATE one every 60th and once the writes stop (automatic checkpoints are off on both connections, so no commit
  * pays for one).
  */
@@ -21,6 +23,7 @@ export interface SqliteThreadData {
 /** What the main thread posts. */
 export type SqliteThreadRequest =
   | { type: 'write'; id: number; batch: RowBatchMessage }
+  | { type: 'write-responses'; id: number; records: readonly ResponseRecord[] }
   | { type: 'collect' }
   | { type: 'stop' };
 
@@ -46,6 +49,7 @@ function runThread(port: NonNullable<typeof parentPort>, data: SqliteThreadData)
   database.pragma('temp_store = MEMORY');
 
   let write: SqliteBatchWriter | undefined;
+  let writeResponses: SqliteResponseWriter | undefined;
   let collectGarbage: (() => void) | undefined;
   let checkpoints = 0;
   const post = (reply: SqliteThreadReply) => port.postMessage(reply);
@@ -94,6 +98,16 @@ function runThread(port: NonNullable<typeof parentPort>, data: SqliteThreadData)
         try {
           write ??= createSqliteBatchWriter(database);
           write(request.batch);
+          wroteSinceCheckpoint = true;
+          post({ type: 'written', id: request.id });
+        } catch (error) {
+          post({ type: 'failed', id: request.id, error: messageOf(error), code: codeOf(error) });
+        }
+        return;
+      case 'write-responses':
+        try {
+          writeResponses ??= createSqliteResponseWriter(database);
+          writeResponses(request.records);
           wroteSinceCheckpoint = true;
           post({ type: 'written', id: request.id });
         } catch (error) {

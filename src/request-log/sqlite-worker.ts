@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { ResponseRecord } from '../db/repositories/responses.js';
 import type { RowBatchMessage } from './row-batch.js';
 import type { SqliteThreadData, SqliteThreadReply, SqliteThreadRequest } from './sqlite-worker-thread.js';
 
@@ -14,6 +15,8 @@ export interface SqliteWorker {
   readonly alive: boolean;
   /** Inserts a batch of rows and moves its keys' last-used times, in one transaction. */
   write(batch: RowBatchMessage): Promise<void>;
+  /** Stores a batch of `/v1/responses` answers (responses-sqlite-writer.ts), in one transaction. */
+  writeResponses(records: readonly ResponseRecord[]): Promise<void>;
   /** Runs a full garbage collection on the thread (when the server has gone quiet; see reclaim-memory-when-idle.ts). */
   collectGarbage(): void;
   /** Finishes pending writes, checkpoints, closes the connection and ends the thread. */
@@ -66,6 +69,16 @@ export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
     if (reply.type === 'written') waiter.resolve();
     else waiter.reject(Object.assign(new Error(reply.error), { code: reply.code }));
   });
+  const send = (request: (id: number) => SqliteThreadRequest): Promise<void> => {
+    if (!alive) return Promise.reject(new Error('the SQLite worker thread has stopped'));
+    const id = nextId++;
+    return new Promise<void>((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      // While a write is pending the thread must keep the process alive, or its answer could be lost at exit.
+      worker.ref();
+      post(request(id));
+    });
+  };
   worker.on('error', (error) => {
     options.onError(`the SQLite worker thread failed: ${error.message}`);
   });
@@ -79,14 +92,10 @@ export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
       return alive;
     },
     write(batch) {
-      if (!alive) return Promise.reject(new Error('the SQLite worker thread has stopped'));
-      const id = nextId++;
-      return new Promise<void>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        // While a write is pending the thread must keep the process alive, or its answer could be lost at exit.
-        worker.ref();
-        post({ type: 'write', id, batch });
-      });
+      return send((id) => ({ type: 'write', id, batch }));
+    },
+    writeResponses(records) {
+      return send((id) => ({ type: 'write-responses', id, records }));
     },
     collectGarbage() {
       if (alive) post({ type: 'collect' });

@@ -165,6 +165,7 @@ export async function buildDataPlane(
   const responses = new ResponseStore({
     db: storage.database.db,
     sqlite: storage.database.sqlite,
+    sqliteWorker: storage.sqliteWorker,
     logger,
     batchSize: Math.min(config.requestLog.batchSize, responsesBatchSize),
     flushIntervalMs: config.requestLog.flushIntervalMs,

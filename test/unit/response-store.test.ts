@@ -9,6 +9,7 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { insertAccount } from '../../src/db/repositories/accounts.js';
 import type { ResponseRecord } from '../../src/db/repositories/responses.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { startSqliteWorker } from '../../src/request-log/sqlite-worker.js';
 
 /** The batched writer of stored responses: nothing written per request, yet nothing queued is ever missed by a read. */
 
@@ -105,6 +106,59 @@ describe('ResponseStore', () => {
     await store.flush();
     expect(await store.find('acct_a', 'resp_b1')).toBeDefined();
     expect(await store.find('acct_a', 'resp_b2')).toBeDefined();
+    await store.close();
+  });
+
+  it('writes a full batch by itself, after the callbacks of the request that filled it', async () => {
+    const store = new ResponseStore({
+      db: database.db,
+      sqlite: database.sqlite,
+      logger,
+      batchSize: 2,
+      flushIntervalMs: 3_600_000,
+      maxQueue: 10,
+    });
+    const before = await rowCount();
+    store.save(record('resp_s1'));
+    store.save(record('resp_s2'));
+    // Not inside save(): the request that filled the batch does not wait for the write.
+    expect(await rowCount()).toBe(before);
+    const deadline = Date.now() + 5000;
+    while ((await rowCount()) < before + 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await rowCount()).toBe(before + 2);
+    await store.close();
+  });
+
+  it('writes through the SQLite thread while it runs, and on the server connection once it has stopped', async () => {
+    const thread = startSqliteWorker({ file: database.location, onError: () => {} });
+    let written = 0;
+    const store = new ResponseStore({
+      db: database.db,
+      sqlite: database.sqlite,
+      sqliteWorker: {
+        get alive() {
+          return thread.alive;
+        },
+        writeResponses: async (records) => {
+          written += records.length;
+          await thread.writeResponses(records);
+        },
+      },
+      logger,
+      batchSize: 100,
+      flushIntervalMs: 3_600_000,
+      maxQueue: 10,
+    });
+    store.save(record('resp_w1'));
+    expect(await store.find('acct_a', 'resp_w1')).toBeDefined();
+    expect(written).toBe(1);
+    await thread.close();
+    expect(thread.alive).toBe(false);
+    store.save(record('resp_w2'));
+    expect(await store.find('acct_a', 'resp_w2')).toBeDefined();
+    expect(written).toBe(1);
     await store.close();
   });
 

@@ -13,6 +13,7 @@ import {
 import { createSqliteResponseWriter } from '../../../db/repositories/responses-sqlite-writer.js';
 import type { Database } from '../../../db/schema.js';
 import type { Logger } from '../../../observability/logger.js';
+import type { SqliteWorker } from '../../../request-log/sqlite-worker.js';
 
 /**
  * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
@@ -29,6 +30,11 @@ export interface ResponseStoreOptions {
   db: Kysely<Database>;
   /** SQLite's connection under `db`, when it is SQLite: batches are then written through prepared statements. */
   sqlite?: SqliteDatabase.Database;
+  /**
+   * SQLite's worker thread: batches are written there when it is alive (no event-loop stall, and no lock contention
+   * with the thread's own writes and checkpoints), on `sqlite` otherwise.
+   */
+  sqliteWorker?: Pick<SqliteWorker, 'alive' | 'writeResponses'>;
   logger: Logger;
   batchSize: number;
   flushIntervalMs: number;
@@ -65,7 +71,11 @@ export class ResponseStore {
     const sqlite = options.sqlite;
     if (sqlite) {
       const writeHere = createSqliteResponseWriter(sqlite);
-      this.insert = async (records) => writeHere(records);
+      const worker = options.sqliteWorker;
+      this.insert = async (records) => {
+        if (worker?.alive) await worker.writeResponses(records);
+        else writeHere(records);
+      };
     } else {
       this.insert = (records) => insertResponses(options.db, records);
     }
