@@ -238,15 +238,19 @@ export async function findItems(
   const wanted = new Set(ids);
   const found = new Map<string, unknown>();
   for (const batch of chunks([...wanted], idsPerStatement)) {
+    // Each response once, however many of the ids it holds.
     const rows = await db
-      .selectFrom('response_item_ids')
-      .innerJoin('responses', 'responses.id', 'response_item_ids.response_id')
-      .select(['responses.id', 'responses.input_items', 'responses.output_items'])
-      .distinct()
-      .where('response_item_ids.account_id', '=', accountId)
-      .where('response_item_ids.item_id', 'in', batch)
-      .where('responses.account_id', '=', accountId)
-      .where('responses.expires_at', '>', now)
+      .selectFrom('responses')
+      .select(['input_items', 'output_items'])
+      .where('id', 'in', (select) =>
+        select
+          .selectFrom('response_item_ids')
+          .select('response_id')
+          .where('account_id', '=', accountId)
+          .where('item_id', 'in', batch),
+      )
+      .where('account_id', '=', accountId)
+      .where('expires_at', '>', now)
       .execute();
     for (const row of rows) {
       for (const text of [row.input_items, row.output_items]) {
