@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../test/support/cli.js';
 import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
 import { type MockUpstream, type RecordedRequest, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { waitFor } from '../test/support/wait.js';
 
 /**
  * The Codex CLI (`codex exec`, installed by scripts/setup-codex.sh) end to end through Switchboard: a custom model
@@ -156,17 +157,14 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     expect(history.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_codex_1' });
 
     // Both turns logged as /v1/responses calls, streamed, with usage.
-    const deadline = Date.now() + 3000;
-    let rows: Array<Record<string, unknown>> = [];
-    while (Date.now() < deadline) {
-      rows = await gateway.gateway.database.db
+    const rows = await waitFor('both turns in the request log', async () => {
+      const logged = await gateway.gateway.database.db
         .selectFrom('request_log')
         .selectAll()
         .where('endpoint', '=', 'responses')
         .execute();
-      if (rows.length >= 2) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return logged.length >= 2 && logged;
+    });
     expect(rows).toHaveLength(2);
     for (const row of rows) {
       expect(row).toMatchObject({ model: 'codex-model', status: 200, stream: 1, prompt_tokens: 1200 });

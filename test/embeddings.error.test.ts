@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { type ProviderMocks, startProviderMocks } from './support/provider-mocks.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * POST /v1/embeddings refusing what it must: bad input (400 with OpenAI's body and `param`), a model that does not
@@ -179,27 +180,19 @@ describe('POST /v1/embeddings: upstream failures', () => {
     const sent = postEmbeddings({ model: 'embed-hang', input: 'never answered' }, {}, controller.signal).catch(
       () => undefined,
     );
-    const deadline = Date.now() + 5000;
-    let upstream = mock.requests.at(-1);
-    while (upstream?.body.input !== 'never answered' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      upstream = mock.requests.at(-1);
-    }
+    const upstream = await waitFor('the request to reach the upstream', () =>
+      mock.requests.find((request) => request.body.input === 'never answered'),
+    );
     controller.abort();
     await sent;
-    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(upstream?.aborted).toBe(true);
-    const row = await (async () => {
-      for (;;) {
-        const found = await gateway.gateway.database.db
-          .selectFrom('request_log')
-          .selectAll()
-          .where('model', '=', 'embed-hang')
-          .executeTakeFirst();
-        if (found || Date.now() > deadline) return found;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    })();
+    await waitFor('the upstream request to be aborted', () => upstream.aborted);
+    const row = await waitFor('the request-log row', () =>
+      gateway.gateway.database.db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('model', '=', 'embed-hang')
+        .executeTakeFirst(),
+    );
     expect(row).toMatchObject({ outcome: 'cancelled', status: 499 });
   });
 });

@@ -11,12 +11,17 @@ import { waitFor } from './support/wait.js';
 let mock: MockUpstream;
 let gateway: TestGateway;
 let firehoseWritten = 0;
+/** Whether the firehose waits for its connection to drain (the gateway stopped taking its bytes). */
+let firehoseHeldBack = false;
 
 const chunk = (content: string, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: finish ? {} : { content }, finish_reason: finish }] })}\n\n`;
 
 async function writeWithBackpressure(response: ServerResponse, text: string): Promise<void> {
-  if (!response.write(text)) await new Promise((resolve) => response.once('drain', resolve));
+  if (response.write(text)) return;
+  firehoseHeldBack = true;
+  await new Promise((resolve) => response.once('drain', resolve));
+  firehoseHeldBack = false;
 }
 
 beforeAll(async () => {
@@ -86,10 +91,19 @@ describe('slow clients', () => {
     const reader = response.body?.getReader();
     if (!reader) throw new Error('no body');
     await reader.read();
-    // The client stops reading for a while: the upstream must be held back, not drained into the gateway.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const writtenWhilePaused = firehoseWritten;
-    expect(writtenWhilePaused).toBeLessThan(16 * 1024 * 1024);
+    // The client stops reading: the upstream must come to a standstill, held back, not drained into the gateway (a
+    // gateway that buffered would take all 40 MB and the upstream would finish instead).
+    let writtenAtLastProbe = -1;
+    const writtenWhilePaused = await waitFor(
+      'the upstream to be held back by the paused client',
+      () => {
+        const standstill = firehoseHeldBack && firehoseWritten === writtenAtLastProbe;
+        writtenAtLastProbe = firehoseWritten;
+        return standstill && { bytes: firehoseWritten };
+      },
+      { intervalMs: 100 },
+    );
+    expect(writtenWhilePaused.bytes).toBeLessThan(16 * 1024 * 1024);
     let received = 0;
     let tail = '';
     for (;;) {

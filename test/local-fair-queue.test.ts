@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { sleep } from './support/mock-server.js';
 import { writeTinyGguf } from './support/tiny-gguf.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * The built-in model's queue is shared fairly across accounts, through the real gateway on a tiny random-weight
@@ -78,13 +78,10 @@ describe('local model: a fair queue across accounts', () => {
     };
     // One request generating and queue_per_account waiting fill the flood's lane; the rest are refused at once.
     const flood = Array.from({ length: queuePerAccount + 5 }, (_, index) => ask(gateway.key, `flood ${index}`));
-    let filled = false;
-    const deadline = Date.now() + 20_000;
-    while (!filled && Date.now() < deadline) {
-      filled = (await waiting()) >= queuePerAccount;
-      if (!filled) await sleep(20);
-    }
-    expect(filled).toBe(true);
+    await waitFor('the flood to fill its lane', async () => (await waiting()) >= queuePerAccount, {
+      timeoutMs: 20_000,
+      intervalMs: 20,
+    });
 
     const sentAt = finished.length;
     const quiet = await ask(quietKey, 'quiet');

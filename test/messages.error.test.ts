@@ -3,6 +3,7 @@ import { accumulate, parseEvents } from './support/anthropic-events.js';
 import { jsonOf, scenarioModelsFor, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockAnthropicUpstream, startMockAnthropicUpstream } from './support/mock-anthropic-upstream.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * /v1/messages and /v1/messages/count_tokens when something is wrong: the client's input, its credentials, the
@@ -223,9 +224,7 @@ describe('client disconnects', () => {
     await reader?.read();
     await reader?.cancel();
     const upstream = requests().at(-1);
-    const deadline = Date.now() + 2000;
-    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(upstream?.aborted).toBe(true);
+    await waitFor('the upstream request to be aborted', () => upstream?.aborted);
     const [row] = await waitForLogRows(gateway, [requestId]);
     expect(row).toMatchObject({ outcome: 'cancelled', status: 499, endpoint: 'messages' });
   });

@@ -67,7 +67,7 @@ beforeAll(async () => {
       { name: 'claude', type: 'anthropic', base_url: anthropic.baseUrl, api_key: 'sk-ant-test' },
       { name: 'google', type: 'gemini', base_url: gemini.baseUrl, api_key: 'gemini-test' },
       // The same upstream with a generous first-byte timeout, which one deployment below overrides.
-      { name: 'patient', type: 'openai', base_url: mock.baseUrl, timeouts: { first_byte: '20s' } },
+      { name: 'patient', type: 'openai', base_url: mock.baseUrl, timeouts: { first_byte: '1h' } },
     ],
     models: [
       {
@@ -254,8 +254,7 @@ describe('retries', () => {
     const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
     const [timedOut] = JSON.parse(row?.attempts as string);
     expect(timedOut).toMatchObject({ deployment: 'patient/hang', code: 'upstream_timeout' });
-    // The deployment's 200 ms fired, not the provider's 20 s (a margin no loaded machine closes).
-    expect(timedOut.latencyMs).toBeLessThan(20_000);
+    // The deployment's 200 ms fired: the provider's own hour would have left this test to its timeout.
   });
 });
 
