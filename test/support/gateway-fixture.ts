@@ -19,7 +19,8 @@ export interface GatewayFixture {
 export interface GatewayFixtureOptions extends Omit<TestGatewayOptions, 'mock'> {
   /**
    * Start the Anthropic and Gemini mocks too, with their providers (`claude`, `google`) and the models
-   * `claude-<scenario>` and `gemini-<scenario>` added: the scenarios given, or `mock` and `tools` for `true`.
+   * `claude-<scenario>` and `gemini-<scenario>` added: the scenarios given (none: the providers only), or `mock` and
+   * `tools` for `true`.
    */
   providerMocks?: true | readonly string[];
   /** Behaviours of the OpenAI mock for models of the file's own (`mock.on`), in place before the gateway starts. */
@@ -28,27 +29,28 @@ export interface GatewayFixtureOptions extends Omit<TestGatewayOptions, 'mock'> 
 
 /**
  * Registers the hooks and returns the fixture; its fields exist once beforeAll has run (read them in tests and hooks,
- * never at module level). Options that need files made first (a local model's path) can be given as a function: it
- * runs in beforeAll.
+ * never at module level). Options that need something made first (a local model's file, the mock's URL) can be given
+ * as a function: it runs in beforeAll, once the OpenAI mock listens.
  */
 export function useGatewayWithMock(
-  options: GatewayFixtureOptions | (() => GatewayFixtureOptions) = {},
+  options: GatewayFixtureOptions | ((mock: MockUpstream) => GatewayFixtureOptions) = {},
 ): GatewayFixture {
   let mock: MockUpstream | undefined;
   let providerMocks: ProviderMocks | undefined;
   let gateway: TestGateway | undefined;
   beforeAll(async () => {
+    const upstream = await startMockUpstream();
+    mock = upstream;
     const {
       providerMocks: scenarios,
       upstreamHandlers,
       ...gatewayOptions
-    } = typeof options === 'function' ? options() : options;
-    mock = await startMockUpstream();
-    for (const [model, handler] of Object.entries(upstreamHandlers ?? {})) mock.on(model, handler);
+    } = typeof options === 'function' ? options(upstream) : options;
+    for (const [model, handler] of Object.entries(upstreamHandlers ?? {})) upstream.on(model, handler);
     if (scenarios) providerMocks = await startProviderMocks(scenarios === true ? undefined : scenarios);
     gateway = await startTestGateway({
       ...gatewayOptions,
-      mock,
+      mock: upstream,
       providers: [...(providerMocks?.providers ?? []), ...(gatewayOptions.providers ?? [])],
       models: [...(providerMocks?.models ?? []), ...(gatewayOptions.models ?? [])],
     });
