@@ -1,28 +1,17 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
-import { type ProviderMocks, providerPrefixes, startProviderMocks, textModel } from '../test/support/provider-mocks.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import { providerPrefixes, textModel } from '../test/support/provider-mocks.js';
 
 /** Vercel's AI SDK (`openai.chat(...)`, /chat/completions) against every provider type behind the gateway. */
 
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
 let openai: ReturnType<typeof createOpenAI>;
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  mocks = await startProviderMocks();
-  gateway = await startTestGateway({ mock, providers: mocks.providers, models: mocks.models });
-  openai = createOpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key });
-});
+const setup = useGatewayWithMock({ providerMocks: true });
 
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
+beforeAll(() => {
+  openai = createOpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key });
 });
 
 const weatherSchema = jsonSchema<{ city: string; unit?: string }>({
@@ -64,7 +53,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
       expect(await result.finishReason).toBe('tool-calls');
     });
 
-    it('runs a multi-step tool loop (tool results go back through the gateway)', async () => {
+    it('runs a multi-step tool loop (tool results go back through the setup.gateway)', async () => {
       const cities: string[] = [];
       const result = await generateText({
         model: openai.chat(`${prefix}tools`),
