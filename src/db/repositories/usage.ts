@@ -135,7 +135,10 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
       .where(timeOfDay, '>=', sql.lit(Math.round(query.timeOfDay.from)))
       .where(timeOfDay, '<', sql.lit(Math.round(query.timeOfDay.to)));
   }
-  const grouping = [bucket, group].filter((item) => item !== undefined);
+  // A bucket the size of the rollup's period holds one period: grouped by the period itself (the primary key's order
+  // after the account), SQLite sums rows as they come instead of sorting them first (docs/performance.md).
+  const byPeriod = bucket !== undefined && query.bucketMs === rollupPeriodMs[query.period];
+  const grouping = [byPeriod ? sql.ref('period_start') : bucket, group].filter((item) => item !== undefined);
   // PostgreSQL refuses constants in GROUP BY; with neither, the aggregate is one row.
   if (grouping.length > 0) select = select.groupBy(grouping);
   const rows = (await select.execute()) as Array<Record<string, unknown>>;
