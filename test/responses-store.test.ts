@@ -27,6 +27,7 @@ import {
   loadConversation,
   type ResponseRecord,
 } from '../src/db/repositories/responses.js';
+import { createSqliteResponseWriter } from '../src/db/repositories/responses-sqlite-writer.js';
 import { ApiError } from '../src/errors/api-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RetentionJob } from '../src/request-log/retention.js';
@@ -67,6 +68,12 @@ afterAll(async () => {
 
 let sequence = 0;
 
+/** Stores responses as the server does: prepared statements on SQLite, the query builder on PostgreSQL. */
+async function insert(records: ResponseRecord[]): Promise<void> {
+  if (database.sqlite) createSqliteResponseWriter(database.sqlite)(records);
+  else await insertResponses(database.db, records);
+}
+
 /** A finished response to `request` with `output`, as the handler would store it. */
 function record(
   request: ResponsesRequest,
@@ -102,7 +109,7 @@ describe('stored responses', () => {
     const stored = record(validateResponsesRequest({ model: 'm', input: 'Hello', metadata: { k: 'v' } }), [
       message('msg_out_1', 'Hi!'),
     ]);
-    await insertResponses(database.db, [stored]);
+    await insert([stored]);
     const found = await findResponse(database.db, 'acct_a', stored.id, start + 1000);
     expect(found).toBeDefined();
     const response = storedResponseObject(found as NonNullable<typeof found>);
@@ -112,7 +119,8 @@ describe('stored responses', () => {
     const { output: _output, ...settings } = response;
     expect(stored.storedBytes).toBe(
       Buffer.byteLength(JSON.stringify(settings)) +
-        stored.items.reduce((total, item) => total + Buffer.byteLength(item.json), 0),
+        Buffer.byteLength(stored.inputItems) +
+        Buffer.byteLength(JSON.stringify(response.output)),
     );
     // Another account's, and an expired one, are absent in the same way.
     expect(await findResponse(database.db, 'acct_b', stored.id, start + 1000)).toBeUndefined();
@@ -145,7 +153,7 @@ describe('stored responses', () => {
       input: [{ type: 'function_call_output', call_id: 'call_1', output: 'sunny' }],
       tools: [{ type: 'function', name: 'lookup' }],
     });
-    await insertResponses(database.db, [first]);
+    await insert([first]);
     const before = await loadConversation(database.db, 'acct_a', first.id, start + 1000);
     expect(before?.responseIds).toEqual([first.id]);
     const second = record(secondRequest, [message('msg_2', 'It is sunny.')], {
@@ -157,11 +165,11 @@ describe('stored responses', () => {
       [message('msg_3', 'You are welcome.')],
       { now: start + 20 * day, conversationIds: [first.id, second.id] },
     );
-    await insertResponses(database.db, [second, third]);
+    await insert([second, third]);
 
     const conversation = await loadConversation(database.db, 'acct_a', third.id, start + 20 * day);
     expect(conversation?.responseIds).toEqual([first.id, second.id, third.id]);
-    const replayed = replayItems(conversation?.items ?? []);
+    const replayed = replayItems(conversation ?? { turns: [] });
     expect(replayed.map((item) => item.type)).toEqual([
       'message',
       'reasoning',
@@ -171,10 +179,18 @@ describe('stored responses', () => {
       'message',
       'message',
     ]);
-    expect(conversation?.items.map((item) => item.output)).toEqual([false, true, true, false, true, false, true]);
+    const counts = conversation?.turns.map((turn) => [
+      JSON.parse(turn.inputItems).length,
+      JSON.parse(turn.outputItems).length,
+    ]);
+    expect(counts).toEqual([
+      [1, 2],
+      [1, 1],
+      [1, 1],
+    ]);
     // The function call replayed from the first response answers the output sent with the second.
     const history = replayItems(
-      (await loadConversation(database.db, 'acct_a', first.id, start + 20 * day))?.items ?? [],
+      (await loadConversation(database.db, 'acct_a', first.id, start + 20 * day)) ?? { turns: [] },
     );
     const { request: chat } = toChatRequest(secondRequest, history);
     expect(chat.messages).toEqual([
@@ -206,7 +222,7 @@ describe('stored responses', () => {
     expect(await findResponse(database.db, 'acct_a', second.id, start + 20 * day)).toBeUndefined();
     const after = await loadConversation(database.db, 'acct_a', third.id, start + 20 * day);
     expect(after?.responseIds).toEqual([third.id]);
-    expect(after?.items.map((item) => item.itemId)).toEqual([third.items[0]?.id, 'msg_3']);
+    expect(replayItems(after ?? { turns: [] }).map((item) => item.id)).toEqual([third.itemIds[0], 'msg_3']);
   });
 
   it('finds items by id within the account for item references', async () => {
@@ -216,20 +232,20 @@ describe('stored responses', () => {
     const other = record(validateResponsesRequest({ model: 'm', input: 'x' }), [message('msg_ref_2', 'B')], {
       accountId: 'acct_b',
     });
-    await insertResponses(database.db, [stored, other]);
+    await insert([stored, other]);
     const input = validateResponsesRequest({
       model: 'm',
       input: [
-        { type: 'item_reference', id: stored.items[0]?.id },
+        { type: 'item_reference', id: stored.itemIds[0] },
         { type: 'item_reference', id: 'msg_ref_1' },
         { role: 'user', content: 'and then?' },
       ],
     }).input;
     const ids = itemReferenceIds(input);
     const found = await findItems(database.db, 'acct_a', [...ids, 'msg_ref_2'], start + 1000);
-    expect([...found.keys()].sort()).toEqual([stored.items[0]?.id, 'msg_ref_1'].sort());
+    expect([...found.keys()].sort()).toEqual([stored.itemIds[0], 'msg_ref_1'].sort());
     expect(resolveItemReferences(input, found)).toEqual([
-      { id: stored.items[0]?.id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Q' }] },
+      { id: stored.itemIds[0], type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Q' }] },
       message('msg_ref_1', 'A'),
       { role: 'user', content: 'and then?' },
     ]);
@@ -247,6 +263,41 @@ describe('stored responses', () => {
     expect((await findItems(database.db, 'acct_a', ['msg_ref_1'], start + 31 * day)).size).toBe(0);
   });
 
+  it('writes the same rows through prepared statements (SQLite) as through the query builder', async () => {
+    const request = validateResponsesRequest({ model: 'm', input: [{ id: 'msg_dup', role: 'user', content: 'q' }] });
+    // The same item id twice in one response (a client reusing one): stored as given, its key once.
+    const output = [message('msg_dup', 'a'), message('msg_same_out', 'b')];
+    const built = record(request, output);
+    const prepared = { ...built, id: `${built.id}_prepared` };
+    await insertResponses(database.db, [built]);
+    await insert([prepared]);
+    const rows = await database.db
+      .selectFrom('responses')
+      .selectAll()
+      .where('id', 'in', [built.id, prepared.id])
+      .orderBy('id')
+      .execute();
+    expect(rows).toHaveLength(2);
+    expect({ ...rows[1], id: built.id }).toEqual(rows[0]);
+    for (const id of [built.id, prepared.id]) {
+      const keys = await database.db
+        .selectFrom('response_item_ids')
+        .select(['account_id', 'item_id'])
+        .where('response_id', '=', id)
+        .orderBy('item_id')
+        .execute();
+      expect(keys).toEqual([
+        { account_id: 'acct_a', item_id: 'msg_dup' },
+        { account_id: 'acct_a', item_id: 'msg_same_out' },
+      ]);
+    }
+    expect(await deleteResponse(database.db, 'acct_a', built.id, start)).toBe(true);
+    expect(
+      await database.db.selectFrom('response_item_ids').select('item_id').where('response_id', '=', built.id).execute(),
+    ).toEqual([]);
+    expect((await findItems(database.db, 'acct_a', ['msg_same_out'], start)).get('msg_same_out')).toEqual(output[1]);
+  });
+
   it('deletes expired responses and their items in batches, keeping the live ones', async () => {
     const now = start + 400 * day;
     const expired = Array.from({ length: 23 }, (_, index) =>
@@ -261,7 +312,7 @@ describe('stored responses', () => {
         retentionMs: day,
       }),
     );
-    await insertResponses(database.db, [...expired, ...live]);
+    await insert([...expired, ...live]);
     // Everything stored by the earlier tests has expired by now too.
     const before = await database.db
       .selectFrom('responses')
@@ -271,8 +322,8 @@ describe('stored responses', () => {
     expect(deleted).toBe(Number(before.count) - live.length);
     const responses = await database.db.selectFrom('responses').select('id').execute();
     expect(responses.map((row) => row.id).sort()).toEqual(live.map((item) => item.id).sort());
-    const items = await database.db.selectFrom('response_items').select('response_id').execute();
-    expect(new Set(items.map((row) => row.response_id))).toEqual(new Set(live.map((item) => item.id)));
+    const keys = await database.db.selectFrom('response_item_ids').select('response_id').execute();
+    expect(new Set(keys.map((row) => row.response_id))).toEqual(new Set(live.map((item) => item.id)));
     expect(await deleteExpiredResponses(database.db, now, 10, 0)).toBe(0);
   });
 
@@ -283,7 +334,7 @@ describe('stored responses', () => {
       retentionMs: day,
     });
     const live = record(validateResponsesRequest({ model: 'm', input: 'new' }), [message('msg_kept', 'y')], { now });
-    await insertResponses(database.db, [expired, live]);
+    await insert([expired, live]);
     const job = new RetentionJob({
       database,
       logger: createLogger('silent'),

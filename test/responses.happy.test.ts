@@ -320,8 +320,8 @@ describe('stored responses', () => {
     const body = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'secret check' }));
     await getStored(setup.gateway, body.id);
     const rows = await setup.gateway.gateway.database.db.selectFrom('responses').selectAll().execute();
-    const items = await setup.gateway.gateway.database.db.selectFrom('response_items').selectAll().execute();
-    const stored = JSON.stringify([rows, items]);
+    const keys = await setup.gateway.gateway.database.db.selectFrom('response_item_ids').selectAll().execute();
+    const stored = JSON.stringify([rows, keys]);
     expect(stored).toContain(body.id);
     expect(stored).not.toContain(setup.gateway.key);
     expect(stored).not.toContain(upstreamSecret);

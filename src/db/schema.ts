@@ -249,7 +249,7 @@ export interface InvitationsTable {
   revoked_at: number | null;
 }
 
-/** A stored `/v1/responses` answer (migration 0008); its items are rows of response_items. */
+/** A stored `/v1/responses` answer (migrations 0008 and 0014): one row with its items. */
 export interface ResponsesTable {
   id: string;
   account_id: string;
@@ -261,21 +261,25 @@ export interface ResponsesTable {
   created_at: number;
   /** Deleted by the retention job from then on, and never read after it. */
   expires_at: number;
-  /** How many of its items (positions 0 … input_count - 1) are input; the others are output. */
+  /** How many input items it has. */
   input_count: number;
   /** Bytes of JSON stored for it: the response object and every item. */
   stored_bytes: number;
-  /** The response object as JSON, without `output` (its output items are rows of response_items). */
+  /** The response object as JSON, without `output` (stored-settings.ts). */
   response: string;
+  /** Its input items, a JSON array. */
+  input_items: string;
+  /** Its output items, a JSON array. */
+  output_items: string;
+  /** The ids of its items (a JSON array of strings), whose keys in response_item_ids go with it. */
+  item_ids: string;
 }
 
-/** One input or output item of a stored response, as JSON, findable by its id within the account. */
-export interface ResponseItemsTable {
-  response_id: string;
-  position: number;
+/** Finds a stored item by its id within the account (an `item_reference`): the key only, the item is on its response. */
+export interface ResponseItemIdsTable {
   account_id: string;
   item_id: string;
-  item: string;
+  response_id: string;
 }
 
 export interface Database {
@@ -297,5 +301,5 @@ export interface Database {
   management_tokens: ManagementTokensTable;
   invitations: InvitationsTable;
   responses: ResponsesTable;
-  response_items: ResponseItemsTable;
+  response_item_ids: ResponseItemIdsTable;
 }

@@ -20,6 +20,12 @@ import { UpstreamClient } from '../upstream/client.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
 
+/**
+ * Stored responses are written a few dozen at a time: a record held until a batch of the log's size (500) outlived
+ * young-generation collections and was promoted, which cost more than the extra commits (docs/performance.md).
+ */
+const responsesBatchSize = 32;
+
 /** Redis connections, when configured: one for commands, one subscribed to access changes. */
 export interface RedisConnections {
   client: Awaited<ReturnType<typeof connectRedis>>;
@@ -158,8 +164,9 @@ export async function buildDataPlane(
   // Stored responses are written in batches like the log, and the last ones at shutdown (before the database closes).
   const responses = new ResponseStore({
     db: storage.database.db,
+    sqlite: storage.database.sqlite,
     logger,
-    batchSize: config.requestLog.batchSize,
+    batchSize: Math.min(config.requestLog.batchSize, responsesBatchSize),
     flushIntervalMs: config.requestLog.flushIntervalMs,
     maxQueue: config.requestLog.maxQueue,
   });

@@ -46,10 +46,9 @@ function record(id: string, previous: string | null = null): ResponseRecord {
     createdAt: now,
     expiresAt: now + 60_000,
     response: JSON.stringify({ id, object: 'response' }),
-    items: [
-      { id: `msg_in_${id}`, json: JSON.stringify({ id: `msg_in_${id}`, type: 'message', role: 'user', content: [] }) },
-      { id: `msg_out_${id}`, json: JSON.stringify({ id: `msg_out_${id}`, type: 'message', role: 'assistant' }) },
-    ],
+    inputItems: JSON.stringify([{ id: `msg_in_${id}`, type: 'message', role: 'user', content: [] }]),
+    outputItems: JSON.stringify([{ id: `msg_out_${id}`, type: 'message', role: 'assistant' }]),
+    itemIds: [`msg_in_${id}`, `msg_out_${id}`],
     inputCount: 1,
     storedBytes: 100,
   };
@@ -65,6 +64,7 @@ describe('ResponseStore', () => {
     // An interval that never fires during the test: only reads and close() write.
     const store = new ResponseStore({
       db: database.db,
+      sqlite: database.sqlite,
       logger,
       batchSize: 100,
       flushIntervalMs: 3_600_000,
@@ -93,6 +93,7 @@ describe('ResponseStore', () => {
   it('writes a full batch at once, and keeps the other records when one cannot be written', async () => {
     const store = new ResponseStore({
       db: database.db,
+      sqlite: database.sqlite,
       logger,
       batchSize: 3,
       flushIntervalMs: 3_600_000,
@@ -110,6 +111,7 @@ describe('ResponseStore', () => {
   it('stays bounded: past max_queue the oldest unwritten record is given up', async () => {
     const store = new ResponseStore({
       db: database.db,
+      sqlite: database.sqlite,
       logger,
       batchSize: 100,
       flushIntervalMs: 3_600_000,

@@ -87,7 +87,7 @@ describe('stored items', () => {
       expiresAt: 1050,
       inputCount: 1,
     });
-    expect(storedResponseObject({ response: stored.response, output: [] })).toEqual({ ...response, output: [] });
+    expect(storedResponseObject({ response: stored.response, outputItems: '[]' })).toEqual({ ...response, output: [] });
     expect(inputBytes(inputItems)).toBeGreaterThan(1000);
     expect(stored.storedBytes).toBeGreaterThan(inputBytes(inputItems));
     expect(() => checkStoredSize(stored.storedBytes, stored.storedBytes)).not.toThrow();

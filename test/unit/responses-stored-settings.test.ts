@@ -91,7 +91,7 @@ describe('stored response settings', () => {
 
   it('reads rows written before version 2 (the whole object) as they are', () => {
     const { output: _output, ...settings } = finished({ metadata: { k: 'v' } });
-    const row = { response: JSON.stringify(settings), output: ['{"id":"msg_1","type":"message"}'] };
+    const row = { response: JSON.stringify(settings), outputItems: '[{"id":"msg_1","type":"message"}]' };
     expect(JSON.stringify(storedResponseObject(row))).toBe(
       JSON.stringify({ ...settings, output: [{ id: 'msg_1', type: 'message' }] }),
     );

@@ -1,17 +1,13 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
 
 /**
- * Stored `/v1/responses` answers. Every read is scoped to an account and to responses not yet expired, so another
- * account's response, a deleted one and an expired one all read as absent. A conversation is replayed by walking
- * `previous_response_id` back from a response (one recursive query); each response stores only its own items.
+ * Stored `/v1/responses` answers, one row each with its input and output items as two JSON arrays (migration 0014);
+ * `response_item_ids` finds an item by its id within the account. Every read is scoped to an account and to responses
+ * not yet expired, so another account's response, a deleted one and an expired one all read as absent. A conversation
+ * is replayed by walking `previous_response_id` back from a response (one recursive query); each response stores only
+ * its own items.
  */
-
-export interface StoredItemJson {
-  id: string;
-  /** The item as JSON. */
-  json: string;
-}
 
 export interface ResponseRecord {
   id: string;
@@ -23,8 +19,12 @@ export interface ResponseRecord {
   expiresAt: number;
   /** The response object as JSON, without `output`. */
   response: string;
-  /** Its input items, then its output items. */
-  items: StoredItemJson[];
+  /** Its input items, a JSON array. */
+  inputItems: string;
+  /** Its output items, a JSON array (as the client got them). */
+  outputItems: string;
+  /** The ids of its items, input then output (an item without one is not findable by id). */
+  itemIds: readonly string[];
   inputCount: number;
   storedBytes: number;
   /**
@@ -34,27 +34,27 @@ export interface ResponseRecord {
   conversationIds?: readonly string[];
 }
 
-export interface ConversationItem {
+export interface ConversationTurn {
   responseId: string;
-  /** True for an output item of its response. */
-  output: boolean;
-  itemId: string;
-  json: string;
+  /** Its input items, a JSON array. */
+  inputItems: string;
+  /** Its output items, a JSON array. */
+  outputItems: string;
 }
 
 export interface Conversation {
   /** The responses of the conversation, oldest first, ending with the one asked for. */
   responseIds: string[];
-  /** Their items in conversation order: each response's input, then its output. */
-  items: ConversationItem[];
+  /** Their items, in the same order: each response's input, then its output. */
+  turns: ConversationTurn[];
 }
 
 /** How far back a conversation is followed; far beyond any real one, it only bounds a malformed chain. */
 const maxConversationLength = 100_000;
 /** Ids per `in (…)` list, well under SQLite's and PostgreSQL's bound-parameter limits. */
-const idsPerStatement = 500;
+export const idsPerStatement = 500;
 
-function chunks<Item>(items: readonly Item[], size: number): Item[][] {
+export function chunks<Item>(items: readonly Item[], size: number): Item[][] {
   const result: Item[][] = [];
   for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
   return result;
@@ -63,13 +63,9 @@ function chunks<Item>(items: readonly Item[], size: number): Item[][] {
 /** Rows per multi-row insert: a statement compiled per hundred rows, not per row, well under parameter limits. */
 const rowsPerInsert = 100;
 
-/**
- * Stores responses in one transaction (the gateway batches its writes): their rows and items in multi-row inserts,
- * then the expiry of the conversations they continue.
- */
-export async function insertResponses(db: Kysely<Database>, records: readonly ResponseRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  const responseRows = records.map((record) => ({
+/** The response's row as the table holds it. */
+export function responseRow(record: ResponseRecord) {
+  return {
     id: record.id,
     account_id: record.accountId,
     key_id: record.keyId,
@@ -80,22 +76,36 @@ export async function insertResponses(db: Kysely<Database>, records: readonly Re
     input_count: record.inputCount,
     stored_bytes: record.storedBytes,
     response: record.response,
-  }));
-  const itemRows = records.flatMap((record) =>
-    record.items.map((item, position) => ({
-      response_id: record.id,
-      position,
-      account_id: record.accountId,
-      item_id: item.id,
-      item: item.json,
-    })),
+    input_items: record.inputItems,
+    output_items: record.outputItems,
+    item_ids: JSON.stringify(record.itemIds),
+  };
+}
+
+/**
+ * Stores responses in one transaction (the gateway batches its writes): their rows and their items' keys in multi-row
+ * inserts, then the expiry of the conversations they continue. SQLite's server connection writes with prepared
+ * statements instead (responses-sqlite-writer.ts), the same rows.
+ */
+export async function insertResponses(db: Kysely<Database>, records: readonly ResponseRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const responseRows = records.map(responseRow);
+  const itemIdRows = records.flatMap((record) =>
+    record.itemIds
+      .filter((itemId) => itemId !== '')
+      .map((itemId) => ({ account_id: record.accountId, item_id: itemId, response_id: record.id })),
   );
   await db.transaction().execute(async (transaction) => {
     for (const batch of chunks(responseRows, rowsPerInsert)) {
       await transaction.insertInto('responses').values(batch).execute();
     }
-    for (const batch of chunks(itemRows, rowsPerInsert)) {
-      await transaction.insertInto('response_items').values(batch).execute();
+    for (const batch of chunks(itemIdRows, rowsPerInsert * 3)) {
+      // An item may appear twice in one response (a client reusing an id): its key once.
+      await transaction
+        .insertInto('response_item_ids')
+        .values(batch)
+        .onConflict((conflict) => conflict.doNothing())
+        .execute();
     }
     for (const record of records) {
       for (const ids of chunks(record.conversationIds ?? [], idsPerStatement)) {
@@ -114,8 +124,8 @@ export async function insertResponses(db: Kysely<Database>, records: readonly Re
 export interface FoundResponse {
   /** The response object as JSON, without `output`. */
   response: string;
-  /** Its output items as JSON, in order. */
-  output: string[];
+  /** Its output items, a JSON array. */
+  outputItems: string;
 }
 
 export async function findResponse(
@@ -126,45 +136,59 @@ export async function findResponse(
 ): Promise<FoundResponse | undefined> {
   const row = await db
     .selectFrom('responses')
-    .select(['response', 'input_count'])
+    .select(['response', 'output_items'])
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .where('expires_at', '>', now)
     .executeTakeFirst();
-  if (!row) return undefined;
-  const items = await db
-    .selectFrom('response_items')
-    .select('item')
-    .where('response_id', '=', id)
-    .where('position', '>=', row.input_count)
-    .orderBy('position')
-    .execute();
-  return { response: row.response, output: items.map((item) => item.item) };
+  return row ? { response: row.response, outputItems: row.output_items } : undefined;
 }
 
-/** Deletes a response of the account (its items go with it); false when there was none to delete. */
+interface DeletedRow {
+  id: string;
+  account_id: string;
+  item_ids: string;
+}
+
+/** Triples per statement: three parameters each, well under the bound-parameter limits. */
+const keysPerStatement = 300;
+
+/** Deletes the item keys of responses just deleted (in the same transaction). */
+async function deleteItemKeys(transaction: Transaction<Database>, deleted: readonly DeletedRow[]): Promise<void> {
+  const keys = deleted.flatMap((row) =>
+    (JSON.parse(row.item_ids) as string[]).map((itemId) => sql`(${row.account_id}, ${itemId}, ${row.id})`),
+  );
+  for (const batch of chunks(keys, keysPerStatement)) {
+    await sql`delete from response_item_ids where (account_id, item_id, response_id) in (values ${sql.join(batch)})`.execute(
+      transaction,
+    );
+  }
+}
+
+/** Deletes a response of the account (and its items' keys); false when there was none to delete. */
 export async function deleteResponse(
   db: Kysely<Database>,
   accountId: string,
   id: string,
   now: number,
 ): Promise<boolean> {
-  const result = await db
-    .deleteFrom('responses')
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  return db.transaction().execute(async (transaction) => {
+    const deleted = await transaction
+      .deleteFrom('responses')
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .where('expires_at', '>', now)
+      .returning(['id', 'account_id', 'item_ids'])
+      .execute();
+    await deleteItemKeys(transaction, deleted);
+    return deleted.length > 0;
+  });
 }
 
 interface ConversationRow {
-  response_id: string;
-  depth: number | string;
-  input_count: number | string;
-  position: number | string | null;
-  item_id: string | null;
-  item: string | null;
+  id: string;
+  input_items: string;
+  output_items: string;
 }
 
 /**
@@ -179,59 +203,65 @@ export async function loadConversation(
   now: number,
 ): Promise<Conversation | undefined> {
   const result = await sql<ConversationRow>`
-    with recursive chain(id, previous_response_id, input_count, depth) as (
-      select id, previous_response_id, input_count, 0 from responses
+    with recursive chain(id, previous_response_id, depth) as (
+      select id, previous_response_id, 0 from responses
       where id = ${id} and account_id = ${accountId} and expires_at > ${now}
       union all
-      select responses.id, responses.previous_response_id, responses.input_count, chain.depth + 1
+      select responses.id, responses.previous_response_id, chain.depth + 1
       from responses join chain on responses.id = chain.previous_response_id
       where responses.account_id = ${accountId} and responses.expires_at > ${now} and chain.depth < ${maxConversationLength}
     )
-    select chain.id as response_id, chain.depth, chain.input_count, response_items.position, response_items.item_id,
-      response_items.item
-    from chain left join response_items on response_items.response_id = chain.id
-    order by chain.depth desc, response_items.position asc`.execute(db);
+    select responses.id, responses.input_items, responses.output_items
+    from chain join responses on responses.id = chain.id
+    order by chain.depth desc`.execute(db);
   if (result.rows.length === 0) return undefined;
-  const responseIds: string[] = [];
-  const items: ConversationItem[] = [];
-  for (const row of result.rows) {
-    if (responseIds.at(-1) !== row.response_id) responseIds.push(row.response_id);
-    if (row.item === null || row.item_id === null || row.position === null) continue;
-    items.push({
-      responseId: row.response_id,
-      output: Number(row.position) >= Number(row.input_count),
-      itemId: row.item_id,
-      json: row.item,
-    });
-  }
-  return { responseIds, items };
+  return {
+    responseIds: result.rows.map((row) => row.id),
+    turns: result.rows.map((row) => ({
+      responseId: row.id,
+      inputItems: row.input_items,
+      outputItems: row.output_items,
+    })),
+  };
 }
 
-/** Items of the account's live responses by id (for `item_reference`s); an id stored twice reads as either copy. */
+/**
+ * Items of the account's live responses by id (for `item_reference`s), parsed; an id stored twice reads as either
+ * copy.
+ */
 export async function findItems(
   db: Kysely<Database>,
   accountId: string,
   ids: readonly string[],
   now: number,
-): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (const batch of chunks([...new Set(ids)], idsPerStatement)) {
+): Promise<Map<string, unknown>> {
+  const wanted = new Set(ids);
+  const found = new Map<string, unknown>();
+  for (const batch of chunks([...wanted], idsPerStatement)) {
     const rows = await db
-      .selectFrom('response_items')
-      .innerJoin('responses', 'responses.id', 'response_items.response_id')
-      .select(['response_items.item_id', 'response_items.item'])
-      .where('response_items.account_id', '=', accountId)
-      .where('response_items.item_id', 'in', batch)
+      .selectFrom('response_item_ids')
+      .innerJoin('responses', 'responses.id', 'response_item_ids.response_id')
+      .select(['responses.id', 'responses.input_items', 'responses.output_items'])
+      .distinct()
+      .where('response_item_ids.account_id', '=', accountId)
+      .where('response_item_ids.item_id', 'in', batch)
+      .where('responses.account_id', '=', accountId)
       .where('responses.expires_at', '>', now)
       .execute();
-    for (const row of rows) if (!found.has(row.item_id)) found.set(row.item_id, row.item);
+    for (const row of rows) {
+      for (const text of [row.input_items, row.output_items]) {
+        for (const item of JSON.parse(text) as Array<{ id?: unknown }>) {
+          if (typeof item.id === 'string' && wanted.has(item.id) && !found.has(item.id)) found.set(item.id, item);
+        }
+      }
+    }
   }
   return found;
 }
 
 /**
- * Deletes expired responses (and their items) in batches of `batchSize` responses, each a short statement, pausing
- * between them so requests interleave; returns how many were deleted.
+ * Deletes expired responses (and their items' keys) in batches of `batchSize` responses, each a short transaction,
+ * pausing between them so requests interleave; returns how many were deleted.
  */
 export async function deleteExpiredResponses(
   db: Kysely<Database>,
@@ -248,16 +278,21 @@ export async function deleteExpiredResponses(
       .limit(batchSize)
       .execute();
     if (expired.length === 0) return deleted;
-    const result = await db
-      .deleteFrom('responses')
-      .where(
-        'id',
-        'in',
-        expired.map((row) => row.id),
-      )
-      .where('expires_at', '<=', now)
-      .executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
+    deleted += await db.transaction().execute(async (transaction) => {
+      // Checked again as it is deleted: a conversation continued meanwhile has moved its expiry on.
+      const rows = await transaction
+        .deleteFrom('responses')
+        .where(
+          'id',
+          'in',
+          expired.map((row) => row.id),
+        )
+        .where('expires_at', '<=', now)
+        .returning(['id', 'account_id', 'item_ids'])
+        .execute();
+      await deleteItemKeys(transaction, rows);
+      return rows.length;
+    });
     if (expired.length < batchSize) return deleted;
     await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }

@@ -1,3 +1,4 @@
+import type SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import {
   type Conversation,
@@ -9,6 +10,7 @@ import {
   loadConversation,
   type ResponseRecord,
 } from '../../../db/repositories/responses.js';
+import { createSqliteResponseWriter } from '../../../db/repositories/responses-sqlite-writer.js';
 import type { Database } from '../../../db/schema.js';
 import type { Logger } from '../../../observability/logger.js';
 
@@ -25,6 +27,8 @@ import type { Logger } from '../../../observability/logger.js';
 
 export interface ResponseStoreOptions {
   db: Kysely<Database>;
+  /** SQLite's connection under `db`, when it is SQLite: batches are then written through prepared statements. */
+  sqlite?: SqliteDatabase.Database;
   logger: Logger;
   batchSize: number;
   flushIntervalMs: number;
@@ -54,8 +58,18 @@ export class ResponseStore {
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private flushScheduled = false;
+  private readonly insert: (records: readonly ResponseRecord[]) => Promise<void>;
 
-  constructor(private readonly options: ResponseStoreOptions) {}
+  constructor(private readonly options: ResponseStoreOptions) {
+    const sqlite = options.sqlite;
+    if (sqlite) {
+      const writeHere = createSqliteResponseWriter(sqlite);
+      this.insert = async (records) => writeHere(records);
+    } else {
+      this.insert = (records) => insertResponses(options.db, records);
+    }
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMs);
@@ -75,7 +89,17 @@ export class ResponseStore {
       this.pending.delete(lost.id);
       this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
     }
-    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) void this.flush();
+    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
+  }
+
+  /** A write after the current callbacks, not inside the request that filled the batch (it would wait for it). */
+  private flushSoon(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
   }
 
   /** Writes everything queued (and waits for a write in progress). */
@@ -95,12 +119,12 @@ export class ResponseStore {
 
   private async write(batch: ResponseRecord[]): Promise<void> {
     try {
-      await insertResponses(this.options.db, batch);
+      await this.insert(batch);
     } catch (error) {
       // A batch fails as a whole; each record is tried alone so one bad record does not lose the others.
       for (const record of batch) {
         try {
-          await insertResponses(this.options.db, [record]);
+          await this.insert([record]);
         } catch (recordError) {
           this.options.logger.error({ err: recordError, responseId: record.id }, 'storing a response failed');
         }
@@ -137,7 +161,7 @@ export class ResponseStore {
     return found;
   }
 
-  async items(accountId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  async items(accountId: string, ids: readonly string[]): Promise<Map<string, unknown>> {
     if (this.pending.size > 0) await this.flush();
     return findItems(this.options.db, accountId, ids, Date.now());
   }

@@ -33,7 +33,7 @@ export async function loadState(
     const conversation = await store.conversation(accountId, previous);
     // Another account's, deleted, expired and never stored (store: false) all read the same.
     if (!conversation) throw previousResponseNotFound(previous);
-    history = replayItems(conversation.items);
+    history = replayItems(conversation);
     conversationIds = conversation.responseIds;
   }
   const references = itemReferenceIds(request.input);
@@ -90,10 +90,7 @@ export function saveResponse(storing: Storing, response: ResponseObject, exchang
     retentionMs: storing.retentionMs,
     conversationIds: storing.conversationIds,
   };
-  const { record, settingsJson } = toResponseRecord(response, context);
-  const output = record.items.slice(record.inputCount).map((item) => item.json);
-  // The object's members, then its output: the order of members means nothing in JSON.
-  const json = `${settingsJson.slice(0, -1)}${settingsJson.length > 2 ? ',' : ''}"output":[${output.join(',')}]}`;
+  const { record, json } = toResponseRecord(response, context);
   if (record.storedBytes > storing.maxStoredBytes) {
     exchange.services.logger.warn(
       { requestId: exchange.requestId, responseId: response.id, bytes: record.storedBytes },

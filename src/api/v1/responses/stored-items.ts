@@ -1,3 +1,4 @@
+import type { ConversationTurn } from '../../../db/repositories/responses.js';
 import { itemNotFound } from './errors.js';
 import { type ItemIdPrefix, newItemId } from './ids.js';
 import type { InputItem, ItemReference, MessageItem, ResponsesRequest } from './types.js';
@@ -50,36 +51,39 @@ export function itemReferenceIds(input: ResponsesRequest['input']): string[] {
 }
 
 /**
- * The input with each `item_reference` replaced by the stored item (JSON, as findItems returns it); a 404 naming the
+ * The input with each `item_reference` replaced by the stored item (as findItems returns it); a 404 naming the
  * reference when it is not the account's or no longer stored. The same array when there are none.
  */
 export function resolveItemReferences(
   input: ResponsesRequest['input'],
-  found: ReadonlyMap<string, string>,
+  found: ReadonlyMap<string, unknown>,
 ): ResponsesRequest['input'] {
   if (!Array.isArray(input) || !input.some((item) => item.type === 'item_reference')) return input;
   return input.map((item, index) => {
     if (item.type !== 'item_reference') return item;
     const id = (item as ItemReference).id;
-    const json = found.get(id);
-    if (json === undefined) throw itemNotFound(id, `input[${index}].id`);
-    return JSON.parse(json) as InputItem;
+    const stored = found.get(id);
+    if (stored === undefined) throw itemNotFound(id, `input[${index}].id`);
+    return stored as InputItem;
   });
 }
 
-/** Stored items (JSON) as the items to place before the new input. */
-export function replayItems(items: ReadonlyArray<{ json: string }>): InputItem[] {
-  return items.map((item) => JSON.parse(item.json) as InputItem);
+/** A stored conversation (loadConversation) as the items to place before the new input: each turn's input, then output. */
+export function replayItems(conversation: { turns: readonly ConversationTurn[] }): InputItem[] {
+  const items: InputItem[] = [];
+  for (const turn of conversation.turns) {
+    items.push(...(JSON.parse(turn.inputItems) as InputItem[]), ...(JSON.parse(turn.outputItems) as InputItem[]));
+  }
+  return items;
 }
 
 /**
  * The items a stored response was generated from (what `GET /v1/responses/{id}/input_items` lists): the conversation
  * loaded up to it (loadConversation), without its own output.
  */
-export function inputItemsOf(conversation: {
-  responseIds: readonly string[];
-  items: ReadonlyArray<{ responseId: string; output: boolean; json: string }>;
-}): InputItem[] {
-  const last = conversation.responseIds.at(-1);
-  return replayItems(conversation.items.filter((item) => !(item.output && item.responseId === last)));
+export function inputItemsOf(conversation: { turns: readonly ConversationTurn[] }): InputItem[] {
+  const last = conversation.turns.at(-1);
+  if (!last) return [];
+  const before = replayItems({ turns: conversation.turns.slice(0, -1) });
+  return [...before, ...(JSON.parse(last.inputItems) as InputItem[])];
 }

@@ -4,10 +4,10 @@ import { readStoredSettings, storedSettingsJson } from './stored-settings.js';
 import type { InputItem, OutputItem, ResponseObject } from './types.js';
 
 /**
- * A finished response as the row the database keeps (db/repositories/responses.ts), and back. The object is stored
- * without its output (and compacted: stored-settings.ts), which is kept item by item after the input items. The record
- * holds the account and key ids, never the key. Its size (the JSON of the whole object and of every item, as the
- * client sees them) is bounded by `responses.max_stored_bytes`.
+ * A finished response as the row the database keeps (db/repositories/responses.ts), and back: the object without its
+ * output (compacted: stored-settings.ts), its input items and its output items as two JSON arrays, each serialized
+ * once; the output's is also what the client is sent. The record holds the account and key ids, never the key. Its
+ * size (the JSON of the object and of its items, as the client sees them) is bounded by `responses.max_stored_bytes`.
  */
 
 export interface RecordContext {
@@ -22,25 +22,24 @@ export interface RecordContext {
   conversationIds?: readonly string[];
 }
 
-function itemId(item: InputItem | OutputItem): string {
-  return typeof item.id === 'string' ? item.id : '';
+function itemIds(items: ReadonlyArray<InputItem | OutputItem>, into: string[]): void {
+  for (const item of items) if (typeof item.id === 'string' && item.id !== '') into.push(item.id);
 }
 
 export interface StoredResponse {
   record: ResponseRecord;
-  /** The settings' JSON as the client gets them (the record holds them compacted). */
-  settingsJson: string;
+  /** The whole response object's JSON, as the client gets it (the record holds its settings compacted). */
+  json: string;
 }
 
 export function toResponseRecord(response: ResponseObject, context: RecordContext): StoredResponse {
   const { output, ...settings } = response;
-  const json = JSON.stringify(settings);
-  let storedBytes = Buffer.byteLength(json);
-  const items = [...context.inputItems, ...output].map((item) => {
-    const itemJson = JSON.stringify(item);
-    storedBytes += Buffer.byteLength(itemJson);
-    return { id: itemId(item), json: itemJson };
-  });
+  const settingsJson = JSON.stringify(settings);
+  const inputItems = JSON.stringify(context.inputItems);
+  const outputItems = JSON.stringify(output);
+  const ids: string[] = [];
+  itemIds(context.inputItems, ids);
+  itemIds(output, ids);
   const record: ResponseRecord = {
     id: response.id,
     accountId: context.accountId,
@@ -49,20 +48,22 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
     previousResponseId: response.previous_response_id,
     createdAt: context.now,
     expiresAt: context.now + context.retentionMs,
-    response: storedSettingsJson(settings, json),
-    items,
+    response: storedSettingsJson(settings, settingsJson),
+    inputItems,
+    outputItems,
+    itemIds: ids,
     inputCount: context.inputItems.length,
-    storedBytes,
+    storedBytes: Buffer.byteLength(settingsJson) + Buffer.byteLength(inputItems) + Buffer.byteLength(outputItems),
     ...(context.conversationIds ? { conversationIds: context.conversationIds } : {}),
   };
-  return { record, settingsJson: json };
+  // The object's members, then its output: the order of members means nothing in JSON.
+  const json = `${settingsJson.slice(0, -1)}${settingsJson.length > 2 ? ',' : ''}"output":${outputItems}}`;
+  return { record, json };
 }
 
 /** The bytes the input alone will take, to refuse an oversized response before the upstream is called. */
 export function inputBytes(items: readonly InputItem[]): number {
-  let bytes = 0;
-  for (const item of items) bytes += Buffer.byteLength(JSON.stringify(item));
-  return bytes;
+  return Buffer.byteLength(JSON.stringify(items));
 }
 
 /** Throws the 400 `stored_response_too_large` when a response of this size may not be stored. */
@@ -71,7 +72,7 @@ export function checkStoredSize(bytes: number, limitBytes: number): void {
 }
 
 /** A stored response (findResponse) as the response object `GET /v1/responses/{id}` answers. */
-export function storedResponseObject(stored: { response: string; output: readonly string[] }): ResponseObject {
+export function storedResponseObject(stored: { response: string; outputItems: string }): ResponseObject {
   const settings = readStoredSettings(stored.response);
-  return { ...settings, output: stored.output.map((item) => JSON.parse(item) as OutputItem) } as ResponseObject;
+  return { ...settings, output: JSON.parse(stored.outputItems) as OutputItem[] } as ResponseObject;
 }

@@ -1,0 +1,50 @@
+import type SqliteDatabase from 'better-sqlite3';
+import type { ResponseRecord } from './responses.js';
+
+/**
+ * insertResponses on SQLite's server connection, through statements prepared once: a batch of stored responses is
+ * one row each, one key per item and the conversations' expiry, in one transaction. Building and compiling a
+ * hundred-row query per batch through the query builder cost more than the inserts (docs/performance.md,
+ * "`/v1/responses`").
+ */
+
+export type SqliteResponseWriter = (records: readonly ResponseRecord[]) => void;
+
+export function createSqliteResponseWriter(connection: SqliteDatabase.Database): SqliteResponseWriter {
+  const insertResponse = connection.prepare<unknown[]>(
+    `insert into responses (id, account_id, key_id, model, previous_response_id, created_at, expires_at, input_count,
+      stored_bytes, response, input_items, output_items, item_ids) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  // An item may appear twice in one response (a client reusing an id): its key once.
+  const insertItemKey = connection.prepare<unknown[]>(
+    'insert or ignore into response_item_ids (account_id, item_id, response_id) values (?, ?, ?)',
+  );
+  const extendExpiry = connection.prepare<unknown[]>(
+    'update responses set expires_at = ? where id = ? and account_id = ? and expires_at < ?',
+  );
+  return connection.transaction((records: readonly ResponseRecord[]) => {
+    for (const record of records) {
+      insertResponse.run(
+        record.id,
+        record.accountId,
+        record.keyId,
+        record.model,
+        record.previousResponseId,
+        record.createdAt,
+        record.expiresAt,
+        record.inputCount,
+        record.storedBytes,
+        record.response,
+        record.inputItems,
+        record.outputItems,
+        JSON.stringify(record.itemIds),
+      );
+      for (const itemId of record.itemIds) {
+        if (itemId !== '') insertItemKey.run(record.accountId, itemId, record.id);
+      }
+      for (const id of record.conversationIds ?? []) {
+        extendExpiry.run(record.expiresAt, id, record.accountId, record.expiresAt);
+      }
+    }
+  });
+}
