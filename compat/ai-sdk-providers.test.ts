@@ -53,7 +53,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
       expect(await result.finishReason).toBe('tool-calls');
     });
 
-    it('runs a multi-step tool loop (tool results go back through the setup.gateway)', async () => {
+    it('runs a multi-step tool loop (tool results go back through the gateway)', async () => {
       const cities: string[] = [];
       const result = await generateText({
         model: openai.chat(`${prefix}tools`),
