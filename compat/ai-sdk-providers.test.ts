@@ -1,8 +1,9 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 import { providerPrefixes, textModel } from '../test/support/provider-mocks.js';
+import { weatherInput } from './support/weather-input.js';
 
 /** Vercel's AI SDK (`openai.chat(...)`, /chat/completions) against every provider type behind the gateway. */
 
@@ -12,12 +13,6 @@ const setup = useGatewayWithMock({ providerMocks: true });
 
 beforeAll(() => {
   openai = createOpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key });
-});
-
-const weatherSchema = jsonSchema<{ city: string; unit?: string }>({
-  type: 'object',
-  properties: { city: { type: 'string' }, unit: { type: 'string' } },
-  required: ['city'],
 });
 
 describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'openai-' })))(
@@ -43,7 +38,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
       const result = streamText({
         model: openai.chat(`${prefix}tools`),
         prompt: 'Weather in Paris?',
-        tools: { get_weather: tool({ description: 'Weather for a city', inputSchema: weatherSchema }) },
+        tools: { get_weather: tool({ description: 'Weather for a city', inputSchema: weatherInput }) },
         maxRetries: 0,
       });
       const calls = await result.toolCalls;
@@ -53,7 +48,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
       expect(await result.finishReason).toBe('tool-calls');
     });
 
-    it('runs a multi-step tool loop (tool results go back through the setup.gateway)', async () => {
+    it('runs a multi-step tool loop (tool results go back through the gateway)', async () => {
       const cities: string[] = [];
       const result = await generateText({
         model: openai.chat(`${prefix}tools`),
@@ -61,7 +56,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
         tools: {
           get_weather: tool({
             description: 'Weather for a city',
-            inputSchema: weatherSchema,
+            inputSchema: weatherInput,
             execute: async ({ city }) => {
               cities.push(city);
               return { temperature: 23 };
@@ -84,7 +79,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
         tools: {
           get_weather: tool({
             description: 'Weather for a city',
-            inputSchema: weatherSchema,
+            inputSchema: weatherInput,
             execute: async () => ({ temperature: 17 }),
           }),
         },

@@ -584,6 +584,10 @@ describe('console spend pages in a browser', () => {
     await setAccountFlags(setup.gateway.gateway.database.db, initech.id, { disabled: true });
     const { context: operatorContext, page: operator } = await newPage();
     await signIn(operator, 'root@operator.test');
+    // The operator's log of all accounts tells them apart too (from the keys its page brings).
+    await operator.goto(`${setup.gateway.url}/console/admin/logs`);
+    const operatorRow = operator.locator(`tr[data-request-id="${successorRequest}"] td[data-label="Key"]`);
+    await expect.poll(() => operatorRow.textContent()).toBe(`batch-jobs …${rotated.body.key.slice(-4)}`);
     await operator.goto(`${setup.gateway.url}/console/accounts/${initech.id}/keys`);
     await operator.getByText('Keys cannot be created while the account is disabled.').waitFor();
     expect(await operator.getByRole('button', { name: 'Create key' }).count()).toBe(0);
