@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../src/db/connect.js';
 import { migrations } from '../src/db/migrations/index.js';
+import { rollupFor } from '../src/db/repositories/usage.js';
 import { rebuildKeyRollups, rebuildUsageRollups } from '../src/db/repositories/usage-rollups.js';
 import {
   keyRollup,
@@ -185,6 +186,20 @@ function expectEqualRollups(stored: Map<string, number[]>, expected: Map<string,
 }
 
 describe('usage rollups', () => {
+  it('are chosen per report: the narrowest keeping every dimension it filters or groups by', () => {
+    const table = (query: Parameters<typeof rollupFor>[0]) => rollupFor(query).tables.hour;
+    expect(table({ groupBy: 'none' })).toBe('usage_global_hourly');
+    expect(table({ groupBy: 'model' })).toBe('usage_global_hourly');
+    expect(table({ groupBy: 'provider' })).toBe('usage_global_hourly');
+    expect(table({ groupBy: 'account' })).toBe('usage_account_hourly');
+    expect(table({ groupBy: 'key' })).toBe('usage_hourly');
+    expect(table({ accountId: 'a', groupBy: 'none' })).toBe('usage_account_hourly');
+    expect(table({ accountId: 'a', groupBy: 'endpoint' })).toBe('usage_model_hourly');
+    expect(table({ accountId: 'a', groupBy: 'key' })).toBe('usage_hourly');
+    expect(table({ accountId: 'a', keyId: 'k', groupBy: 'model' })).toBe('usage_hourly');
+    expect(rollupFor({ accountId: 'a', groupBy: 'model' }).tables.day).toBe('usage_model_daily');
+  });
+
   it('equal an aggregate of the log rows, written in any batches, and again after a rebuild', async () => {
     await fc.assert(
       fc.asyncProperty(
