@@ -19,7 +19,7 @@ import {
   startLitellm,
   startPortkey,
 } from './peers.mjs';
-import { median } from './process-tools.mjs';
+import { median, rssOf, rssReadings } from './process-tools.mjs';
 import { writeSection } from './report.mjs';
 import { holdStreams, measureStreams } from './stream-client.mjs';
 
@@ -50,7 +50,6 @@ process.on('SIGINT', () => process.exit(130));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
-const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 const cpuMicrosOf = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   // utime and stime, in clock ticks (100 per second on Linux)
@@ -303,7 +302,7 @@ async function main() {
   const switchboard = await startSwitchboard(1, true);
   // Idle: started, settled, not yet served anything.
   await sleep(3000);
-  const rssAtStart = rssOf(switchboard.pid);
+  const rssAtStart = (await rssReadings(switchboard.pid, { readings: 5 })).median;
   const auth = { authorization: `Bearer ${key}` };
   const switchboardArm = {
     name: 'switchboard',
@@ -479,15 +478,17 @@ async function main() {
       headers: auth,
       body: { model: 'stream-64-100', stream: true, messages: [{ role: 'user', content: 'hi' }] },
       count: 1000,
-      onAllOpen: async () => {
-        await sleep(2000);
-        return rssOf(switchboard.pid);
+      // The median of 11 readings over the 2 s after the last stream opened (each lasts 6.4 s): see rssReadings.
+      onAllOpen: async (endedSoFar) => {
+        return { ...(await rssReadings(switchboard.pid)), ended: endedSoFar() };
       },
     });
-    memory.atPeak = held.sample;
+    memory.atPeak = held.sample.median;
+    memory.atPeakRange = [held.sample.min, held.sample.max];
+    memory.endedWhileRead = held.sample.ended;
     memory.failures = held.failures;
     await sleep(30_000);
-    memory.after = rssOf(switchboard.pid);
+    memory.after = (await rssReadings(switchboard.pid, { readings: 5 })).median;
     log(
       `RSS idle ${memory.idle.toFixed(0)} MB, after the throughput runs ${memory.afterThroughput.toFixed(0)} MB, 1,000 streams ${memory.atPeak.toFixed(0)} MB, 30 s after ${memory.after.toFixed(0)} MB`,
     );
@@ -507,10 +508,12 @@ async function main() {
     arms: fixedRateArms,
     rates: fixedRates,
     seconds: quick ? 4 : 8,
-    rounds: quick ? 3 : 5,
-    // Long enough for the code optimized away during the quiet spells before (the other arms' runs) to be compiled
-    // again: the steady state is what is measured; what a quiet spell costs is in docs/performance.md.
-    warmUpSeconds: 5,
+    // The median of the per-window ratios: a single window moves by ±10% with the machine.
+    rounds: 5,
+    // With pairedFixedRate's own 3 s at 500/s, long enough for the code optimized away during the quiet spells before
+    // (the other arms' runs) to be compiled again: the steady state is what is measured; what a quiet spell costs is
+    // in docs/performance.md.
+    warmUpSeconds: 3,
     log,
   });
   const cpu = Object.fromEntries(fixedRates.map((rate) => [rate, summarizeFixedRate(fixedRate[rate], 'floor')]));
@@ -675,7 +678,7 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers, paired, r
     lines.push(`| Switchboard RSS idle (started, nothing served yet) | ${memory.idle.toFixed(0)} MB |`);
     lines.push(`| Switchboard RSS right after the throughput runs | ${memory.afterThroughput.toFixed(0)} MB |`);
     lines.push(
-      `| Switchboard RSS with 1,000 concurrent streams open | ${memory.atPeak.toFixed(0)} MB (${memory.failures} failed streams) |`,
+      `| Switchboard RSS with 1,000 concurrent streams open (median of 11 readings over the 2 s after the last opened) | ${memory.atPeak.toFixed(0)} MB (${range(memory.atPeakRange)}; ${memory.failures} failed streams, ${memory.endedWhileRead} ended before the last reading) |`,
     );
     lines.push(
       `| Switchboard RSS 30 s after the streams ended | ${memory.after.toFixed(0)} MB (${(((memory.after - memory.idle) / memory.idle) * 100).toFixed(0)}% over idle) |`,

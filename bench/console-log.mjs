@@ -242,7 +242,7 @@ async function databaseSizes() {
           `select coalesce(sum(pg_total_relation_size(inhrelid)), 0)::text as bytes from pg_inherits where inhparent = 'request_log'::regclass`,
         ),
         rollups: await bytes(
-          `select (pg_total_relation_size('usage_hourly') + pg_total_relation_size('usage_daily'))::text as bytes`,
+          `select coalesce(sum(pg_total_relation_size(oid)), 0)::text as bytes from pg_class where relkind = 'r' and relname like 'usage\\_%'`,
         ),
         total: await bytes('select pg_database_size(current_database())::text as bytes'),
       };
@@ -256,7 +256,11 @@ async function databaseSizes() {
     let rollups = Number.NaN;
     let logBytes = Number.NaN;
     try {
-      rollups = stat('usage_hourly') + stat('usage_daily');
+      // Every rollup (usage_hourly, usage_daily and the narrower ones beside them).
+      rollups = handle.sqlite
+        .prepare(`select name from sqlite_schema where type = 'table' and name like 'usage\\_%' escape '\\'`)
+        .all()
+        .reduce((sum, { name }) => sum + stat(name), 0);
       logBytes = Number(
         handle.sqlite
           .prepare(
@@ -464,6 +468,7 @@ async function main() {
     ['Largest account: 30 days, daily', `${usage(big)}?bucket=day&from=${now - 30 * day}`],
     ['Largest account: 30 days, daily, per key', `${usage(big)}?bucket=day&groupBy=key&from=${now - 30 * day}`],
     ['Largest account: 30 days, daily, per model', `${usage(big)}?bucket=day&groupBy=model&from=${now - 30 * day}`],
+    ['Largest account: 30 days, hourly', `${usage(big)}?bucket=hour&from=${now - 30 * day}`],
     ['Largest account: 30 days, hourly, per model', `${usage(big)}?bucket=hour&groupBy=model&from=${now - 30 * day}`],
     [
       'Largest account: 30 days, daily, local time (UTC-5), per endpoint',
@@ -486,6 +491,7 @@ async function main() {
       `/api/usage?bucket=day&groupBy=account&from=${now - 90 * day}`,
     ],
     ['Operator: all accounts, 30 days, daily, per model', `/api/usage?bucket=day&groupBy=model&from=${now - 30 * day}`],
+    ['Operator: all accounts, 30 days, hourly', `/api/usage?bucket=hour&from=${now - 30 * day}`],
   ];
   const usageResults = [];
   for (const [name, target] of usageCases)

@@ -75,8 +75,9 @@ export async function cpuAtRate({ url, headers = {}, body, pid, rate, seconds })
  * The arms given ({ name, url, headers, body, pid }) measured at the same time, each at `rate`: the pairing that
  * leaves nothing to chance, since every arm sees the same machine at the same moment, and none sits idle while the
  * others are measured (a gateway that goes quiet gives memory back and warms up again: a cost of its own, not of the
- * rate). A warm-up at the rate first, then `rounds` windows of `seconds`. The load comes from this process, kept off
- * the gateways' core (CPU 1). Returns, per rate and arm, one run per window.
+ * rate). First 3 s at 500 requests/s, then before each rate `warmUpSeconds` at that rate, then `rounds` windows of
+ * `seconds`. The load comes from this process, kept off the gateways' core (CPU 1). Returns, per rate and arm, one run
+ * per window.
  */
 export async function pairedFixedRate({ arms, rates, seconds, rounds, warmUpSeconds = 2, log = () => {} }) {
   try {
@@ -84,6 +85,9 @@ export async function pairedFixedRate({ arms, rates, seconds, rounds, warmUpSeco
   } catch {
     // Without taskset the load shares the machine unpinned, as it would anyway.
   }
+  // A gateway that sat idle a few seconds before (bench:quick's other arms) recompiles what its quiet-time reclaim
+  // deoptimized: ~1,500 requests at 300/s left its first window at up to 2× the floor, the next ones at ~1.3×.
+  await Promise.all(arms.map((arm) => cpuAtRate({ ...arm, rate: 500, seconds: 3 })));
   const results = {};
   for (const rate of rates) {
     results[rate] = Object.fromEntries(arms.map((arm) => [arm.name, []]));
@@ -213,8 +217,6 @@ async function main() {
       body,
     });
   }
-  // Warm every arm up as the benchmark does before its fixed-rate runs (its saturated runs come first).
-  await Promise.all(arms.map((arm) => cpuAtRate({ ...arm, rate: 500, seconds: 3 })));
   const results = await pairedFixedRate({ arms, rates, seconds, rounds, log });
   const report = {};
   for (const rate of rates) {

@@ -1,4 +1,6 @@
-// Helpers the benchmark scripts share: the median of a sample, and waiting for a started server's "listening" line.
+// Helpers the benchmark scripts share: the median of a sample, waiting for a started server's "listening" line, and
+// reading a process's resident memory.
+import { readFileSync } from 'node:fs';
 
 /** The median (the mean of the two middle values for an even count); 0 for no values. */
 export function median(values) {
@@ -18,4 +20,23 @@ export function listening(child) {
     });
     child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
   });
+}
+
+/** A process's resident memory (VmRSS), in MB. */
+export function rssOf(pid) {
+  return Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
+}
+
+/**
+ * The median of `readings` RSS readings `everyMs` apart, with their lowest and highest. One reading of a busy
+ * gateway moves by ±8 MB with where V8's young generation is in its cycle and whether a full collection has just run;
+ * the median of a few seconds' readings is steady enough to compare builds and to judge a target by.
+ */
+export async function rssReadings(pid, { readings = 11, everyMs = 200 } = {}) {
+  const values = [];
+  for (let reading = 0; reading < readings; reading++) {
+    if (reading > 0) await new Promise((resolve) => setTimeout(resolve, everyMs));
+    values.push(rssOf(pid));
+  }
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }

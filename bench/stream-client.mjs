@@ -55,7 +55,10 @@ export async function measureStreams({ url, headers = {}, body, count }) {
   return { ttft: summarize(ttfts), gap: summarize(gaps), batchedReads: batched, reads };
 }
 
-/** Opens `count` streams at once; resolves when all have ended. `onAllOpen` runs once every stream has begun. */
+/**
+ * Opens `count` streams at once; resolves when all have ended. `onAllOpen` runs once every stream has begun, and is
+ * given a function that says how many have ended since (a reading meant to see them all open can check it).
+ */
 export async function holdStreams({ url, headers = {}, body, count, onAllOpen }) {
   const dispatcher = new Agent({
     connections: count + 8,
@@ -64,6 +67,7 @@ export async function holdStreams({ url, headers = {}, body, count, onAllOpen })
     bodyTimeout: 120_000,
   });
   let open = 0;
+  let ended = 0;
   let failures = 0;
   let resolveAllOpen;
   const allOpen = new Promise((resolve) => {
@@ -79,14 +83,16 @@ export async function holdStreams({ url, headers = {}, body, count, onAllOpen })
       });
       if (++open === count) resolveAllOpen();
       const text = await response.body.text();
+      ended++;
       if (response.statusCode !== 200 || !text.endsWith('data: [DONE]\n\n')) failures++;
     } catch {
       failures++;
+      ended++;
       if (++open === count) resolveAllOpen();
     }
   });
   await allOpen;
-  const sample = await onAllOpen?.();
+  const sample = await onAllOpen?.(() => ended);
   await Promise.all(streams);
   await dispatcher.close();
   return { failures, sample };

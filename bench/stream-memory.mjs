@@ -5,15 +5,16 @@
 // environment for the launcher, e.g. --arm trim=/work/main,MALLOC_ARENA_MAX=2) it starts Switchboard through
 // bin/switchboard on CPU 0 in front of bench/mock-upstream.mjs (CPU 1) and reads RSS as the benchmark does: idle
 // (started, 3 s settled), after --warm-seconds of saturation (wrk, c=64, then 8 s quiet), with --streams streams of
-// 64 chunks 100 ms apart open (2 s after all are open, as the benchmark reads it; also the median and maximum of
-// readings every 200 ms while they are open, steadier for comparing builds), and --after-seconds after they end. Builds take turns within
-// each round; the quiet time after the streams overlaps between builds. One JSON line per build and round on stdout.
+// 64 chunks 100 ms apart open (as the benchmark reads it: the median of 11 readings 200 ms apart over the 2 s after
+// the last one opened, with their lowest and highest), and --after-seconds after they end. Builds take turns within each
+// round; the quiet time after the streams overlaps between builds. One JSON line per build and round on stdout.
 // --server-output keeps each server's stdout (e.g. with NODE_OPTIONS=--trace-gc in an --arm) as <dir>/<arm>-<round>.log.
 import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rssOf, rssReadings } from './process-tools.mjs';
 import { holdStreams } from './stream-client.mjs';
 
 const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -49,7 +50,6 @@ const started = Date.now();
 const log = (message) =>
   process.stderr.write(`[stream-memory ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 let nextPort = 24_000 + Math.floor(Math.random() * 2000);
 
 function spawnTracked(command, args, options = {}) {
@@ -135,24 +135,19 @@ for (const round of Array.from({ length: rounds }, (_, index) => index + 1)) {
   await sleep(8000);
   for (const build of order) {
     build.result.beforeStreams = rssOf(build.child.pid);
-    const samples = [];
-    let sampler;
     const held = await holdStreams({
       url: build.url,
       headers: { authorization: `Bearer ${build.key}` },
       body: { model: 'stream-64-100', stream: true, messages: [{ role: 'user', content: 'hi' }] },
       count: streamCount,
-      onAllOpen: async () => {
-        sampler = setInterval(() => samples.push(rssOf(build.child.pid)), 200);
-        await sleep(2000);
-        return rssOf(build.child.pid);
+      onAllOpen: async (endedSoFar) => {
+        return { ...(await rssReadings(build.child.pid)), ended: endedSoFar() };
       },
     });
-    clearInterval(sampler);
-    samples.sort((a, b) => a - b);
-    build.result.atStreams = held.sample;
-    build.result.streamsMedian = samples[Math.floor(samples.length / 2)];
-    build.result.streamsMax = samples.at(-1);
+    build.result.atStreams = held.sample.median;
+    build.result.streamsMin = held.sample.min;
+    build.result.streamsMax = held.sample.max;
+    build.result.endedWhileRead = held.sample.ended;
     build.result.failures = held.failures;
     build.ended = Date.now();
   }
@@ -164,7 +159,7 @@ for (const round of Array.from({ length: rounds }, (_, index) => index + 1)) {
   for (const build of order) {
     const r = build.result;
     log(
-      `round ${round} ${build.name}: idle ${r.idle.toFixed(0)}, after load ${r.afterWarm?.toFixed(0)}, ${streamCount} streams ${r.atStreams.toFixed(0)} MB (median ${r.streamsMedian.toFixed(0)}, max ${r.streamsMax.toFixed(0)} while open; ${r.failures} failed), ${afterSeconds} s after ${r.after.toFixed(0)} MB (${(r.afterOverIdle * 100).toFixed(0)}% over idle)`,
+      `round ${round} ${build.name}: idle ${r.idle.toFixed(0)}, after load ${r.afterWarm?.toFixed(0)}, ${streamCount} streams ${r.atStreams.toFixed(0)} MB (median; readings ${r.streamsMin.toFixed(0)}–${r.streamsMax.toFixed(0)}, ${r.endedWhileRead} ended before the last; ${r.failures} failed), ${afterSeconds} s after ${r.after.toFixed(0)} MB (${(r.afterOverIdle * 100).toFixed(0)}% over idle)`,
     );
     process.stdout.write(`${JSON.stringify(r)}\n`);
     build.child.kill('SIGTERM');

@@ -1,34 +1,18 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
-import { type ProviderMocks, providerPrefixes, startProviderMocks, textModel } from '../test/support/provider-mocks.js';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import { providerPrefixes, textModel } from '../test/support/provider-mocks.js';
+import { weatherInput } from './support/weather-input.js';
 
 /** Vercel's AI SDK (`openai.chat(...)`, /chat/completions) against every provider type behind the gateway. */
 
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
 let openai: ReturnType<typeof createOpenAI>;
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  mocks = await startProviderMocks();
-  gateway = await startTestGateway({ mock, providers: mocks.providers, models: mocks.models });
-  openai = createOpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key });
-});
+const setup = useGatewayWithMock({ providerMocks: true });
 
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
-});
-
-const weatherSchema = jsonSchema<{ city: string; unit?: string }>({
-  type: 'object',
-  properties: { city: { type: 'string' }, unit: { type: 'string' } },
-  required: ['city'],
+beforeAll(() => {
+  openai = createOpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key });
 });
 
 describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'openai-' })))(
@@ -54,7 +38,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
       const result = streamText({
         model: openai.chat(`${prefix}tools`),
         prompt: 'Weather in Paris?',
-        tools: { get_weather: tool({ description: 'Weather for a city', inputSchema: weatherSchema }) },
+        tools: { get_weather: tool({ description: 'Weather for a city', inputSchema: weatherInput }) },
         maxRetries: 0,
       });
       const calls = await result.toolCalls;
@@ -72,7 +56,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
         tools: {
           get_weather: tool({
             description: 'Weather for a city',
-            inputSchema: weatherSchema,
+            inputSchema: weatherInput,
             execute: async ({ city }) => {
               cities.push(city);
               return { temperature: 23 };
@@ -95,7 +79,7 @@ describe.each(providerPrefixes.map((prefix) => ({ prefix, name: prefix || 'opena
         tools: {
           get_weather: tool({
             description: 'Weather for a city',
-            inputSchema: weatherSchema,
+            inputSchema: weatherInput,
             execute: async () => ({ temperature: 17 }),
           }),
         },

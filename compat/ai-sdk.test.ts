@@ -1,7 +1,8 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, streamText, tool } from 'ai';
+import { generateText, streamText, tool } from 'ai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import { weatherInput } from './support/weather-input.js';
 
 /** Vercel's AI SDK through `@ai-sdk/openai`'s chat model (`openai.chat(...)` uses /chat/completions). */
 
@@ -15,11 +16,7 @@ beforeAll(async () => {
 
 const weather = tool({
   description: 'Weather for a city',
-  inputSchema: jsonSchema<{ city: string; unit?: string }>({
-    type: 'object',
-    properties: { city: { type: 'string' }, unit: { type: 'string' } },
-    required: ['city'],
-  }),
+  inputSchema: weatherInput,
 });
 
 describe('@ai-sdk/openai', () => {

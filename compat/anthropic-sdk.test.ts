@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway, waitForLogRows } from '../test/support/gateway.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitForLogRows } from '../test/support/gateway.js';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 import { thinkingAnswer } from '../test/support/mock-anthropic-upstream.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
-import { type ProviderMocks, providerPrefixes, startProviderMocks, textModel } from '../test/support/provider-mocks.js';
+import { providerPrefixes, textModel } from '../test/support/provider-mocks.js';
 
 /**
  * The official `@anthropic-ai/sdk` against the gateway's /v1/messages, for every provider type behind it (Anthropic
@@ -11,23 +11,13 @@ import { type ProviderMocks, providerPrefixes, startProviderMocks, textModel } f
  * tool round trip, countTokens; authenticated the way the docs tell Anthropic clients to (authToken, a Bearer).
  */
 
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
 let client: Anthropic;
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  mocks = await startProviderMocks(['mock', 'tools', 'thinking']);
-  gateway = await startTestGateway({ mock, providers: mocks.providers, models: mocks.models });
-  // apiKey: null, so an ANTHROPIC_API_KEY in the environment cannot add an x-api-key.
-  client = new Anthropic({ baseURL: gateway.url, authToken: gateway.key, apiKey: null, maxRetries: 0 });
-});
+const setup = useGatewayWithMock({ providerMocks: ['mock', 'tools', 'thinking'] });
 
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
+beforeAll(() => {
+  // apiKey: null, so an ANTHROPIC_API_KEY in the environment cannot add an x-api-key.
+  client = new Anthropic({ baseURL: setup.gateway.url, authToken: setup.gateway.key, apiKey: null, maxRetries: 0 });
 });
 
 const weatherTool: Anthropic.Tool = {
@@ -126,7 +116,7 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
     const expected = JSON.parse(thinkingAnswer.json.toString());
     expect(message.content).toEqual(expected.content);
     expect(message.usage).toMatchObject({ cache_creation_input_tokens: 1000, cache_read_input_tokens: 500 });
-    const upstream = mocks.anthropic.requests.at(-1);
+    const upstream = setup.providerMocks.anthropic.requests.at(-1);
     // Older SDKs' beta client (and Claude Code) add ?beta=true, which is kept (test/messages.happy.test.ts).
     expect(upstream?.path.split('?')[0]).toBe('/v1/messages');
     expect(upstream?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
@@ -145,23 +135,23 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
   });
 
   it('works with apiKey too (this SDK sends it as a Bearer), and never passes the key upstream', async () => {
-    const withApiKey = new Anthropic({ baseURL: gateway.url, apiKey: gateway.key, maxRetries: 0 });
+    const withApiKey = new Anthropic({ baseURL: setup.gateway.url, apiKey: setup.gateway.key, maxRetries: 0 });
     const message = await withApiKey.messages.create({
       model: 'claude-mock',
       max_tokens: 10,
       messages: [{ role: 'user', content: 'x' }],
     });
     expect(message.content).toEqual([expect.objectContaining({ text: 'Echo: x' })]);
-    const upstream = mocks.anthropic.requests.at(-1);
-    expect(JSON.stringify(upstream?.headers)).not.toContain(gateway.key);
+    const upstream = setup.providerMocks.anthropic.requests.at(-1);
+    expect(JSON.stringify(upstream?.headers)).not.toContain(setup.gateway.key);
   });
 
   it('tells a client that sends only x-api-key (older SDKs, ANTHROPIC_API_KEY) to use a Bearer token', async () => {
     const withHeader = new Anthropic({
-      baseURL: gateway.url,
+      baseURL: setup.gateway.url,
       apiKey: null,
       authToken: null,
-      defaultHeaders: { 'x-api-key': gateway.key },
+      defaultHeaders: { 'x-api-key': setup.gateway.key },
       maxRetries: 0,
     });
     const failure = await withHeader.messages
@@ -170,7 +160,7 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
     expect(failure).toBeInstanceOf(Anthropic.AuthenticationError);
     const message = (failure as Error).message;
     expect(message).toContain('authToken');
-    expect(message).not.toContain(gateway.key);
+    expect(message).not.toContain(setup.gateway.key);
   });
 
   it('logs each call with its endpoint', async () => {
@@ -178,7 +168,7 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
       .create({ model: 'claude-mock', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })
       .withResponse()
       .then(({ response }) => ({ requestId: response.headers.get('x-request-id') as string }));
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ endpoint: 'messages', model: 'claude-mock', status: 200 });
   });
 });

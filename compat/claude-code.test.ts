@@ -8,6 +8,7 @@ import { projectRoot } from '../test/support/cli.js';
 import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
 import { type MockAnthropicUpstream, startMockAnthropicUpstream } from '../test/support/mock-anthropic-upstream.js';
 import { type MockUpstream, type RecordedRequest, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { waitFor } from '../test/support/wait.js';
 
 /**
  * Claude Code end to end: the real `claude` (npm @anthropic-ai/claude-code, installed by scripts/setup-claude-code.sh)
@@ -235,16 +236,14 @@ describe.skipIf(!existsSync(claude) && process.env.CI !== 'true')(
   },
 );
 
-async function waitForRows(since: number, count: number) {
-  const deadline = Date.now() + 5000;
-  for (;;) {
+function waitForRows(since: number, count: number) {
+  return waitFor(`${count} messages rows in the request log`, async () => {
     const rows = await gateway.gateway.database.db
       .selectFrom('request_log')
       .selectAll()
       .where('created_at', '>=', since)
       .where('endpoint', '=', 'messages')
       .execute();
-    if (rows.length >= count || Date.now() > deadline) return rows;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return rows.length >= count && rows;
+  });
 }

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../test/support/cli.js';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, type RecordedRequest, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import type { RecordedRequest } from '../test/support/mock-openai-upstream.js';
+import { waitFor } from '../test/support/wait.js';
 
 /**
  * The Codex CLI (`codex exec`, installed by scripts/setup-codex.sh) end to end through Switchboard: a custom model
@@ -21,8 +22,6 @@ const codex = path.join(codexDir, 'node_modules', '.bin', 'codex');
 const present = existsSync(codex);
 if (!present) process.stderr.write(`codex e2e: skipped, ${codex} is absent (bash scripts/setup-codex.sh)\n`);
 
-let mock: MockUpstream;
-let gateway: TestGateway;
 let codexHome: string;
 
 /** Chat chunks as an OpenAI-compatible server streams them, with usage at the end. */
@@ -70,13 +69,12 @@ function answerCodex(request: RecordedRequest, response: ServerResponse) {
 }
 
 describe.skipIf(!present)('Codex CLI through a translated provider', () => {
-  beforeAll(async () => {
-    mock = await startMockUpstream();
-    mock.on('codex-upstream', answerCodex);
-    gateway = await startTestGateway({
-      mock,
-      models: [{ name: 'codex-model', provider: 'mock', upstream_model: 'codex-upstream' }],
-    });
+  const setup = useGatewayWithMock({
+    upstreamHandlers: { 'codex-upstream': answerCodex },
+    models: [{ name: 'codex-model', provider: 'mock', upstream_model: 'codex-upstream' }],
+  });
+
+  beforeAll(() => {
     codexHome = mkdtempSync(path.join(tmpdir(), 'switchboard-codex-'));
     writeFileSync(
       path.join(codexHome, 'config.toml'),
@@ -86,7 +84,7 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
         '',
         '[model_providers.switchboard]',
         'name = "Switchboard"',
-        `base_url = "${gateway.baseUrl}"`,
+        `base_url = "${setup.gateway.baseUrl}"`,
         'env_key = "SWITCHBOARD_KEY"',
         'wire_api = "responses"',
         'request_max_retries = 0',
@@ -96,9 +94,7 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     );
   });
 
-  afterAll(async () => {
-    await gateway?.close();
-    await mock?.close();
+  afterAll(() => {
     if (codexHome) rmSync(codexHome, { recursive: true, force: true });
   });
 
@@ -116,7 +112,7 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
           ],
           {
             cwd: codexHome,
-            env: { ...process.env, CODEX_HOME: codexHome, SWITCHBOARD_KEY: gateway.key },
+            env: { ...process.env, CODEX_HOME: codexHome, SWITCHBOARD_KEY: setup.gateway.key },
             // Codex reads a prompt from a piped stdin; it has its prompt.
             stdio: ['ignore', 'pipe', 'pipe'],
           },
@@ -138,7 +134,7 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     expect(stdout).toMatch(/Done: the command (printed hello-from-codex|ran)/);
 
-    const upstream = mock.requests.filter((request) => request.body.model === 'codex-upstream');
+    const upstream = setup.mock.requests.filter((request) => request.body.model === 'codex-upstream');
     expect(upstream.length).toBe(2);
     const [first, second] = upstream.map((request) => request.body) as [
       Record<string, unknown>,
@@ -156,17 +152,14 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     expect(history.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_codex_1' });
 
     // Both turns logged as /v1/responses calls, streamed, with usage.
-    const deadline = Date.now() + 3000;
-    let rows: Array<Record<string, unknown>> = [];
-    while (Date.now() < deadline) {
-      rows = await gateway.gateway.database.db
+    const rows = await waitFor('both turns in the request log', async () => {
+      const logged = await setup.gateway.gateway.database.db
         .selectFrom('request_log')
         .selectAll()
         .where('endpoint', '=', 'responses')
         .execute();
-      if (rows.length >= 2) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return logged.length >= 2 && logged;
+    });
     expect(rows).toHaveLength(2);
     for (const row of rows) {
       expect(row).toMatchObject({ model: 'codex-model', status: 200, stream: 1, prompt_tokens: 1200 });

@@ -1,8 +1,7 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
-import { type ProviderMocks, providerPrefixes, startProviderMocks, textModel } from '../test/support/provider-mocks.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import { providerPrefixes, textModel } from '../test/support/provider-mocks.js';
 
 /**
  * The official `openai` npm SDK against every provider type behind the gateway (OpenAI-compatible, Anthropic,
@@ -10,22 +9,12 @@ import { type ProviderMocks, providerPrefixes, startProviderMocks, textModel } f
  * whole tool loops, non-streaming and streaming (the SDK's runTools helper sends the tool results back).
  */
 
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
 let client: OpenAI;
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  mocks = await startProviderMocks();
-  gateway = await startTestGateway({ mock, providers: mocks.providers, models: mocks.models });
-  client = new OpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key, maxRetries: 0 });
-});
+const setup = useGatewayWithMock({ providerMocks: true });
 
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
+beforeAll(() => {
+  client = new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key, maxRetries: 0 });
 });
 
 const messages = [{ role: 'user' as const, content: 'Say hello' }];

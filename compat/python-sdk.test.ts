@@ -1,37 +1,24 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../test/support/cli.js';
-import { startTestGateway, type TestGateway } from '../test/support/gateway.js';
-import { type MockUpstream, startMockUpstream } from '../test/support/mock-openai-upstream.js';
+import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
 import { compatPython, hasPrerequisite } from '../test/support/prerequisites.js';
-import { type ProviderMocks, startProviderMocks } from '../test/support/provider-mocks.js';
 
 /** Runs compat/python (pytest + the official openai and anthropic Python SDKs, in the venv scripts/setup-python-compat.sh makes). */
 
 const python = compatPython;
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
+const setup = useGatewayWithMock({
   // Anthropic and Gemini mock upstreams too, for compat/python/test_providers.py.
-  mocks = await startProviderMocks();
+  providerMocks: true,
   // Embedding models for compat/python/test_embeddings.py.
-  const embeddingModels = ['embed', 'embed-float-only', 'embed-base64-only'].map((upstream) => ({
+  models: ['embed', 'embed-float-only', 'embed-base64-only'].map((upstream) => ({
     name: upstream === 'embed' ? 'text-embedding-3-small' : upstream,
     provider: 'mock',
     upstream_model: upstream,
     capabilities: ['embeddings'],
-  }));
-  gateway = await startTestGateway({ mock, providers: mocks.providers, models: [...mocks.models, ...embeddingModels] });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
+  })),
 });
 
 describe.runIf(hasPrerequisite('Python SDK environment'))('openai and anthropic Python SDKs', () => {
@@ -41,7 +28,7 @@ describe.runIf(hasPrerequisite('Python SDK environment'))('openai and anthropic 
         python,
         ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', path.join(projectRoot, 'compat', 'python')],
         {
-          env: { ...process.env, SWITCHBOARD_BASE_URL: gateway.baseUrl, SWITCHBOARD_KEY: gateway.key },
+          env: { ...process.env, SWITCHBOARD_BASE_URL: setup.gateway.baseUrl, SWITCHBOARD_KEY: setup.gateway.key },
         },
       );
       let text = '';

@@ -1,10 +1,11 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { Agent, tool as agentTool, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
-import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import { weatherInput } from './support/weather-input.js';
 
 /**
  * The clients that speak the Responses API by default, each the real library pointed at Switchboard by base URL:
@@ -22,11 +23,7 @@ describe('@ai-sdk/openai openai(model) (the Responses API)', () => {
   const provider = () => createOpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key });
   const weather = tool({
     description: 'Weather for a city',
-    inputSchema: jsonSchema<{ city: string; unit?: string }>({
-      type: 'object',
-      properties: { city: { type: 'string' }, unit: { type: 'string' } },
-      required: ['city'],
-    }),
+    inputSchema: weatherInput,
     execute: async ({ city }) => `sunny in ${city}`,
   });
 

@@ -15,6 +15,7 @@ import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { recordAccessChange } from '../src/db/repositories/access-changes.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { waitFor } from './support/wait.js';
 
 let directory: string;
 let testDatabase: TestDatabase;
@@ -56,8 +57,7 @@ describe('access-change feed', () => {
       onChange: () => changes++,
     });
     await feed.start();
-    const deadline = Date.now() + 3_000;
-    while (subscriber.attempts < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor('a second subscription attempt', () => subscriber.attempts >= 2);
     expect(subscriber.attempts).toBe(2);
     subscriber.emit('message', accessChangesChannel('p:'), 'changed');
     expect(changes).toBe(1);
@@ -74,12 +74,6 @@ class ControllableSubscriber extends EventEmitter {
 }
 
 describe('access-change feed polling', () => {
-  const waitFor = async (condition: () => boolean) => {
-    const deadline = Date.now() + 5_000;
-    while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(condition()).toBe(true);
-  };
-
   it('sees a change committed by another connection at the next poll', async () => {
     let changes = 0;
     const feed = new AccessChangeFeed({
@@ -98,7 +92,7 @@ describe('access-change feed polling', () => {
     );
     try {
       await recordAccessChange(other.db, 'key_revoked', 'key_1');
-      await waitFor(() => changes === 1);
+      await waitFor('the change to be seen', () => changes === 1, { intervalMs: 10 });
     } finally {
       feed.close();
       await other.close();
@@ -129,7 +123,7 @@ describe('access-change feed polling', () => {
     // The connection drops: polling resumes at once, at its own interval.
     subscriber.status = 'reconnecting';
     subscriber.emit('close');
-    await waitFor(() => polls >= whileSubscribed + 5);
+    await waitFor('polling to resume', () => polls >= whileSubscribed + 5, { intervalMs: 10 });
     // Back, and subscribed again by ioredis: backstop only.
     subscriber.status = 'ready';
     subscriber.emit('ready');

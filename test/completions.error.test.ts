@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { type ProviderMocks, startProviderMocks } from './support/provider-mocks.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { readSse } from './support/sse.js';
 
 /**
@@ -10,34 +9,18 @@ import { readSse } from './support/sse.js';
  * in the middle of a stream.
  */
 
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  mocks = await startProviderMocks();
-  gateway = await startTestGateway({
-    mock,
-    providers: mocks.providers,
-    models: [
-      ...mocks.models,
-      { name: 'text-embedding-3-small', provider: 'mock', upstream_model: 'embed', capabilities: ['embeddings'] },
-      { name: 'claude-then-openai', provider: 'claude', upstream_model: 'mock', fallbacks: ['gpt-4o-mini'] },
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
+const setup = useGatewayWithMock({
+  providerMocks: true,
+  models: [
+    { name: 'text-embedding-3-small', provider: 'mock', upstream_model: 'embed', capabilities: ['embeddings'] },
+    { name: 'claude-then-openai', provider: 'claude', upstream_model: 'mock', fallbacks: ['gpt-4o-mini'] },
+  ],
 });
 
 function postCompletions(body: unknown, headers: Record<string, string> = {}) {
-  return fetch(`${gateway.baseUrl}/completions`, {
+  return fetch(`${setup.gateway.baseUrl}/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json', ...headers },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
@@ -70,17 +53,17 @@ describe('POST /v1/completions: bad input', () => {
   ];
   for (const [what, body, param, code] of cases) {
     it(`refuses ${what} with 400 naming ${param}`, async () => {
-      const before = mock.requests.length;
+      const before = setup.mock.requests.length;
       const error = await expectError(await postCompletions(body), 400);
       expect(error).toMatchObject({ type: 'invalid_request_error', param, code });
-      expect(mock.requests.length).toBe(before);
+      expect(setup.mock.requests.length).toBe(before);
     });
   }
 });
 
 describe('POST /v1/completions: models and providers', () => {
   it('refuses Anthropic and Gemini models with 400 unsupported_endpoint, calling neither', async () => {
-    const before = mocks.anthropic.requests.length + mocks.gemini.requests.length;
+    const before = setup.providerMocks.anthropic.requests.length + setup.providerMocks.gemini.requests.length;
     for (const [name, type] of [
       ['claude-mock', 'anthropic'],
       ['gemini-mock', 'gemini'],
@@ -91,7 +74,7 @@ describe('POST /v1/completions: models and providers', () => {
         expect(error.message).toContain(`(${type}), which has no legacy text completions`);
       }
     }
-    expect(mocks.anthropic.requests.length + mocks.gemini.requests.length).toBe(before);
+    expect(setup.providerMocks.anthropic.requests.length + setup.providerMocks.gemini.requests.length).toBe(before);
   });
 
   it('serves from a fallback that can when the model’s provider cannot', async () => {
@@ -114,7 +97,7 @@ describe('POST /v1/completions: models and providers', () => {
 
 describe('POST /v1/completions: limits and failures', () => {
   it('reserves max_tokens (16 when unset) for each completion against tokens per minute', async () => {
-    const { key } = await gateway.newKey({ name: 'completions-tpm', limits: { tokensPerMinute: 100 } });
+    const { key } = await setup.gateway.newKey({ name: 'completions-tpm', limits: { tokensPerMinute: 100 } });
     const headers = { authorization: `Bearer ${key}` };
     expect((await postCompletions({ model, prompt: 'x' }, headers)).status).toBe(200);
     const refused = await postCompletions({ model, prompt: 'x', n: 7 }, headers);

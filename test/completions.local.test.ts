@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { readSse } from './support/sse.js';
 import { tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 
@@ -17,18 +17,19 @@ import { tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 
 let directory: string;
 let tinyFile: string;
-let mock: MockUpstream;
-let gateway: TestGateway;
 
-beforeAll(async () => {
+// Registered before the fixture, so it runs after the gateway closed (afterAll hooks run in reverse).
+afterAll(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const setup = useGatewayWithMock(() => {
   directory = mkdtempSync(path.join(tmpdir(), 'switchboard-text-'));
   tinyFile = path.join(directory, 'tiny.gguf');
   const endsTurns = path.join(directory, 'tiny-ends-turns.gguf');
   writeTinyGguf(tinyFile);
   writeTinyGguf(endsTurns, { endOfTurnLike: 'e' });
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
+  return {
     providers: [
       { name: 'tiny', type: 'local', model_path: tinyFile, max_concurrent: 1, context_size: 128, threads: 1 },
       { name: 'tiny-ends-turns', type: 'local', model_path: endsTurns, max_concurrent: 1, threads: 1 },
@@ -37,19 +38,13 @@ beforeAll(async () => {
       { name: 'tiny-text', provider: 'tiny', pricing: { input: 1, output: 2 } },
       { name: 'tiny-ends-turns', provider: 'tiny-ends-turns' },
     ],
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
-  rmSync(directory, { recursive: true, force: true });
+  };
 });
 
 function postCompletions(body: Record<string, unknown>, signal?: AbortSignal) {
-  return fetch(`${gateway.baseUrl}/completions`, {
+  return fetch(`${setup.gateway.baseUrl}/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'tiny-text', ...body }),
     signal,
   });
@@ -185,7 +180,7 @@ describe('local legacy completions', () => {
 
   it('logs the usage with its cost', async () => {
     const response = await postCompletions({ prompt: 'abc', max_tokens: 5 });
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ provider: 'tiny', prompt_tokens: 3, completion_tokens: 5, usage_estimated: 0 });
     expect(row?.cost_usd).toBeCloseTo((3 * 1 + 5 * 2) / 1_000_000, 15);
   });

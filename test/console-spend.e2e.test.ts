@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
 import { accountId, signIn as apiSignIn, createTestUser } from './support/console.js';
-import { startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -29,8 +29,6 @@ const downloads = mkdtempSync(path.join(tmpdir(), 'switchboard-console-downloads
 const laptop = { width: 1280, height: 800 };
 const phone = { width: 390, height: 844 };
 
-let mock: MockUpstream;
-let gateway: TestGateway;
 let browser: Browser;
 let acme: string;
 const pageErrors: string[] = [];
@@ -49,7 +47,7 @@ async function newPage(viewport = laptop): Promise<{ context: BrowserContext; pa
     timezoneId: 'UTC',
     acceptDownloads: true,
   });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.url });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: setup.gateway.url });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
@@ -61,7 +59,7 @@ async function newPage(viewport = laptop): Promise<{ context: BrowserContext; pa
   return { context, page };
 }
 
-const signIn = (page: Page, email: string) => signInToConsole(page, gateway.url, email);
+const signIn = (page: Page, email: string) => signInToConsole(page, setup.gateway.url, email);
 
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), animations: 'disabled' });
@@ -125,41 +123,33 @@ async function download(page: Page, name: string): Promise<{ text: string; filen
   return { text: readFileSync(target, 'utf8'), filename: file.suggestedFilename() };
 }
 
+const setup = useGatewayWithMock({
+  // A configured default for keys, shown with its value wherever a key leaves the limit unset.
+  config: { limits: { key_defaults: { concurrent_requests: 50 } } },
+  models: [{ name: 'claude-sonnet', provider: 'mock', upstream_model: 'mock', pricing: { input: 3, output: 15 } }],
+});
+
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    // A configured default for keys, shown with its value wherever a key leaves the limit unset.
-    config: { limits: { key_defaults: { concurrent_requests: 50 } } },
-    models: [
-      {
-        name: 'claude-sonnet',
-        provider: 'mock',
-        upstream_model: 'mock',
-        pricing: { input: 3, output: 15 },
-      },
-    ],
-  });
-  acme = await accountId(gateway, 'acme');
-  await gateway.gateway.database.db
+  acme = await accountId(setup.gateway, 'acme');
+  await setup.gateway.gateway.database.db
     .updateTable('accounts')
     .set({ allowed_models: JSON.stringify(['gpt-4o-mini', 'claude-sonnet', 'mock', 'error-500']), log_bodies: 1 })
     .where('id', '=', acme)
     .execute();
-  await createTestUser(gateway, { email: 'alice@acme.test', account: 'acme', role: 'owner' });
-  await createTestUser(gateway, { email: 'mary@acme.test', account: 'acme', role: 'member' });
-  await createTestUser(gateway, { email: 'root@operator.test', admin: true });
-  checkout = await gateway.newKey({ name: 'checkout-service' });
-  batch = await gateway.newKey({ name: 'batch-jobs' });
-  await gateway.gateway.database.db
+  await createTestUser(setup.gateway, { email: 'alice@acme.test', account: 'acme', role: 'owner' });
+  await createTestUser(setup.gateway, { email: 'mary@acme.test', account: 'acme', role: 'member' });
+  await createTestUser(setup.gateway, { email: 'root@operator.test', admin: true });
+  checkout = await setup.gateway.newKey({ name: 'checkout-service' });
+  batch = await setup.gateway.newKey({ name: 'batch-jobs' });
+  await setup.gateway.gateway.database.db
     .updateTable('api_keys')
     .set({ environment: 'production' })
     .where('id', '=', checkout.id)
     .execute();
   browser = await launchChromium();
 
-  const sdk = (key: string) => new OpenAI({ baseURL: gateway.baseUrl, apiKey: key, maxRetries: 0 });
+  const sdk = (key: string) => new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: key, maxRetries: 0 });
   // Keys created behind the server's back are picked up by its change feed: wait until both are accepted.
   await waitFor('both new keys to be accepted', async () => {
     const accepted = await Promise.all(
@@ -199,9 +189,9 @@ beforeAll(async () => {
     .chat.completions.create({ model: 'error-500', messages: [{ role: 'user', content: 'x' }] })
     .catch((error: InstanceType<typeof OpenAI.APIError>) => error);
   requestIds.push((failed as InstanceType<typeof OpenAI.APIError>).requestID ?? '');
-  await waitForLogRows(gateway, requestIds);
+  await waitForLogRows(setup.gateway, requestIds);
   // The waits for the keys above made a few /v1/models calls of their own: count what the log holds.
-  const rows = await gateway.gateway.database.db
+  const rows = await setup.gateway.gateway.database.db
     .selectFrom('request_log')
     .select(['key_id'])
     .where('account_id', '=', acme)
@@ -212,8 +202,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await gateway?.close();
-  await mock?.close();
   rmSync(downloads, { recursive: true, force: true });
   if (!updateScreenshots) rmSync(screenshots, { recursive: true, force: true });
 });
@@ -222,7 +210,7 @@ describe('console spend pages in a browser', () => {
   it('lets the operator set the account budget, and shows its spend against it with the reset time', async () => {
     const { context, page } = await newPage();
     await signIn(page, 'root@operator.test');
-    await page.goto(`${gateway.url}/console/accounts/${acme}/limits`);
+    await page.goto(`${setup.gateway.url}/console/accounts/${acme}/limits`);
     await page.getByRole('heading', { name: 'Limits and budgets' }).waitFor();
     // Unset limits read as the configured default they follow, with its value.
     const checkoutRow = page.locator(`tr[data-key-id="${checkout.id}"]`);
@@ -242,7 +230,7 @@ describe('console spend pages in a browser', () => {
     await dialog.getByRole('button', { name: 'Save limits' }).click();
     await dialog.waitFor({ state: 'detached' });
 
-    const budgets = await (await apiSignIn(gateway, 'root@operator.test')).request(
+    const budgets = await (await apiSignIn(setup.gateway, 'root@operator.test')).request(
       'GET',
       `/api/accounts/${acme}/budgets`,
     );
@@ -293,7 +281,7 @@ describe('console spend pages in a browser', () => {
     const row = page.locator(`tr[data-key-id="${checkout.id}"]`);
     await expect.poll(() => row.locator('[data-budget="day"]').textContent()).toContain('of $0.50');
     // Each key's spend and requests over the last 30 days.
-    const keysUsage = await (await apiSignIn(gateway, 'alice@acme.test')).request(
+    const keysUsage = await (await apiSignIn(setup.gateway, 'alice@acme.test')).request(
       'GET',
       `/api/accounts/${acme}/usage/keys?days=30`,
     );
@@ -309,7 +297,7 @@ describe('console spend pages in a browser', () => {
 
     const { context: maryContext, page: mary } = await newPage();
     await signIn(mary, 'mary@acme.test');
-    await mary.goto(`${gateway.url}/console/accounts/${acme}/limits`);
+    await mary.goto(`${setup.gateway.url}/console/accounts/${acme}/limits`);
     await expect.poll(() => mary.locator(`tr[data-key-id="${checkout.id}"]`).textContent()).toContain('of $0.50');
     expect(await mary.getByRole('button', { name: /Edit/ }).count()).toBe(0);
     await mary.getByRole('link', { name: 'API keys' }).click();
@@ -321,7 +309,7 @@ describe('console spend pages in a browser', () => {
   it('exports the filtered log as CSV and JSON Lines that list exactly the rows on screen', async () => {
     const { context, page } = await newPage();
     await signIn(page, 'alice@acme.test');
-    await page.goto(`${gateway.url}/console/accounts/${acme}/logs?key=${checkout.id}`);
+    await page.goto(`${setup.gateway.url}/console/accounts/${acme}/logs?key=${checkout.id}`);
     await page.getByRole('heading', { name: 'Request log' }).waitFor();
     // The key's rows, all of them on one page, once the filtered page has replaced whatever was shown first.
     await expect.poll(() => page.locator('tbody tr').count()).toBe(checkoutRows);
@@ -377,7 +365,7 @@ describe('console spend pages in a browser', () => {
     await page.getByLabel('Endpoint').selectOption('chat_completions');
     await expect.poll(() => page.url()).toContain('provider=mock');
     // checkout-service's chat completions: its rows but the /v1/models calls.
-    const chatRows = await gateway.gateway.database.db
+    const chatRows = await setup.gateway.gateway.database.db
       .selectFrom('request_log')
       .select('id')
       .where('key_id', '=', checkout.id)
@@ -456,7 +444,7 @@ describe('console spend pages in a browser', () => {
     await create.getByRole('button', { name: 'Create key' }).click();
     const shown = page.getByRole('dialog', { name: 'Key "sample-app" created' });
     const key = await shown.getByTestId('one-time-secret').inputValue();
-    expect(await shown.getByTestId('api-base-url').inputValue()).toBe(`${gateway.url}/v1`);
+    expect(await shown.getByTestId('api-base-url').inputValue()).toBe(`${setup.gateway.url}/v1`);
     await shoot(page, 'key-created-samples');
 
     const curl = await shown.getByTestId('code-sample').textContent();
@@ -471,7 +459,7 @@ describe('console spend pages in a browser', () => {
     const node = await run(process.execPath, ['--input-type=module', '-e', javascript], { cwd: projectRoot });
     expect(node.stdout.trim()).toBe('Echo: Hello!');
     await shown.getByRole('tab', { name: 'Python' }).click();
-    expect(await shown.getByTestId('code-sample').textContent()).toContain(`base_url="${gateway.url}/v1"`);
+    expect(await shown.getByTestId('code-sample').textContent()).toContain(`base_url="${setup.gateway.url}/v1"`);
     await shown.getByRole('button', { name: 'I have stored the key' }).click();
     await shown.waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(key);
@@ -499,16 +487,16 @@ describe('console spend pages in a browser', () => {
         `/accounts/${acme}/members`,
       ];
       for (const target of pages) {
-        await page.goto(`${gateway.url}/console${target}`);
+        await page.goto(`${setup.gateway.url}/console${target}`);
         await page.locator('main .table-wrap > table:visible').first().waitFor();
         await page.waitForLoadState('networkidle');
         expect({ target, problems: await overflowingTables(page) }).toEqual({ target, problems: [] });
       }
       // An account's log after "Load older" (the rows of the second page widened the table once).
-      await page.goto(`${gateway.url}/console/accounts/${acme}/logs`);
+      await page.goto(`${setup.gateway.url}/console/accounts/${acme}/logs`);
       await page.getByRole('button', { name: 'Load older requests' }).click();
       // Every row of the account by now (the code samples above made two more).
-      const rowsNow = await gateway.gateway.database.db
+      const rowsNow = await setup.gateway.gateway.database.db
         .selectFrom('request_log')
         .select('id')
         .where('account_id', '=', acme)
@@ -521,7 +509,7 @@ describe('console spend pages in a browser', () => {
       if (!costBox || !mainBox) throw new Error('no box');
       expect(costBox.x + costBox.width).toBeLessThanOrEqual(mainBox.x + mainBox.width);
       if (viewport === phone) {
-        await page.goto(`${gateway.url}/console/accounts/${acme}/usage?groupBy=model`);
+        await page.goto(`${setup.gateway.url}/console/accounts/${acme}/usage?groupBy=model`);
         const totals = page.getByRole('table', { name: 'Totals per model' });
         await totals.waitFor();
         await totals.evaluate((table) => window.scrollBy(0, table.getBoundingClientRect().top - 160));
@@ -535,7 +523,7 @@ describe('console spend pages in a browser', () => {
     const { context, page } = await newPage();
     await signIn(page, 'alice@acme.test');
     const streamed = requestIds.at(-2) ?? '';
-    await page.goto(`${gateway.url}/console/accounts/${acme}/logs/${streamed}`);
+    await page.goto(`${setup.gateway.url}/console/accounts/${acme}/logs/${streamed}`);
     await page.getByRole('heading', { name: 'Bodies' }).waitFor();
     const response = page.locator('pre[data-body="Response body, assembled"]');
     const assembled = JSON.parse((await response.textContent()) ?? '');
@@ -544,12 +532,12 @@ describe('console spend pages in a browser', () => {
     expect(await page.getByText(/^Streamed as \d+ events/).count()).toBe(1);
 
     const failed = requestIds.at(-1) ?? '';
-    await page.goto(`${gateway.url}/console/accounts/${acme}/logs/${failed}`);
+    await page.goto(`${setup.gateway.url}/console/accounts/${acme}/logs/${failed}`);
     const attempts = page.getByRole('table', { name: 'Attempts' });
     await attempts.waitFor();
     // The default retry policy: the first attempt and two retries, each on the model's one deployment.
     const stored = (
-      await (await apiSignIn(gateway, 'alice@acme.test')).request('GET', `/api/accounts/${acme}/logs/${failed}`)
+      await (await apiSignIn(setup.gateway, 'alice@acme.test')).request('GET', `/api/accounts/${acme}/logs/${failed}`)
     ).body.attempts as Array<{ deployment: string; status: number }>;
     expect(stored.length).toBeGreaterThan(1);
     await expect.poll(() => attempts.locator('tbody tr').count()).toBe(stored.length);
@@ -562,12 +550,12 @@ describe('console spend pages in a browser', () => {
   });
 
   it('tells apart a rotated key and its successor, keeps the account in the switcher, and offers a disabled account no new keys', async () => {
-    const owner = await apiSignIn(gateway, 'alice@acme.test');
+    const owner = await apiSignIn(setup.gateway, 'alice@acme.test');
     const rotated = await owner.request('POST', `/api/accounts/${acme}/keys/${batch.id}/rotate`, {
       gracePeriodSeconds: 3600,
     });
     expect(rotated.status).toBe(200);
-    const successor = new OpenAI({ baseURL: gateway.baseUrl, apiKey: rotated.body.key, maxRetries: 0 });
+    const successor = new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: rotated.body.key, maxRetries: 0 });
     // The rotation is seen through the change feed: wait until the successor is served (an error is retried).
     const successorRequest = await waitFor('the successor key to be served', async () => {
       const completion = await successor.chat.completions
@@ -575,10 +563,10 @@ describe('console spend pages in a browser', () => {
         .withResponse();
       return completion.response.headers.get('x-request-id');
     });
-    await waitForLogRows(gateway, [successorRequest]);
+    await waitForLogRows(setup.gateway, [successorRequest]);
     const { context, page } = await newPage();
     await signIn(page, 'alice@acme.test');
-    await page.goto(`${gateway.url}/console/accounts/${acme}/logs`);
+    await page.goto(`${setup.gateway.url}/console/accounts/${acme}/logs`);
     const newRow = page.locator(`tr[data-request-id="${successorRequest}"] td[data-label="Key"]`);
     const oldRow = page.locator(`tr[data-request-id="${requestIds.at(-2)}"] td[data-label="Key"]`);
     await expect.poll(() => newRow.textContent()).toBe(`batch-jobs …${rotated.body.key.slice(-4)}`);
@@ -592,11 +580,15 @@ describe('console spend pages in a browser', () => {
     await context.close();
 
     const { createAccount, setAccountFlags } = await import('../src/accounts/service.js');
-    const initech = await createAccount(gateway.gateway.database.db, { name: 'initech', models: ['mock'] });
-    await setAccountFlags(gateway.gateway.database.db, initech.id, { disabled: true });
+    const initech = await createAccount(setup.gateway.gateway.database.db, { name: 'initech', models: ['mock'] });
+    await setAccountFlags(setup.gateway.gateway.database.db, initech.id, { disabled: true });
     const { context: operatorContext, page: operator } = await newPage();
     await signIn(operator, 'root@operator.test');
-    await operator.goto(`${gateway.url}/console/accounts/${initech.id}/keys`);
+    // The operator's log of all accounts tells them apart too (from the keys its page brings).
+    await operator.goto(`${setup.gateway.url}/console/admin/logs`);
+    const operatorRow = operator.locator(`tr[data-request-id="${successorRequest}"] td[data-label="Key"]`);
+    await expect.poll(() => operatorRow.textContent()).toBe(`batch-jobs …${rotated.body.key.slice(-4)}`);
+    await operator.goto(`${setup.gateway.url}/console/accounts/${initech.id}/keys`);
     await operator.getByText('Keys cannot be created while the account is disabled.').waitFor();
     expect(await operator.getByRole('button', { name: 'Create key' }).count()).toBe(0);
     await operatorContext.close();

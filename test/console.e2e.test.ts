@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
 import { accountId, createTestUser, testPassword } from './support/console.js';
-import { startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -26,8 +26,6 @@ const screenshots = updateScreenshots
 const laptop = { width: 1280, height: 800 };
 const phone = { width: 390, height: 844 };
 
-let mock: MockUpstream;
-let gateway: TestGateway;
 let browser: Browser;
 let acme: string;
 let globex: string;
@@ -40,7 +38,7 @@ async function newPage(
   allowedErrors: RegExp[] = [],
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport, reducedMotion: 'reduce', locale: 'en-GB', timezoneId: 'UTC' });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.url });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: setup.gateway.url });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
@@ -58,7 +56,7 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), animations: 'disabled' });
 }
 
-const signIn = (page: Page, email: string) => signInToConsole(page, gateway.url, email);
+const signIn = (page: Page, email: string) => signInToConsole(page, setup.gateway.url, email);
 
 /** The log page refreshes on demand; the writer flushes every 50 ms in tests. */
 async function waitForRow(page: Page, requestId: string): Promise<void> {
@@ -72,7 +70,7 @@ async function waitForRow(page: Page, requestId: string): Promise<void> {
 
 /** Calls the gateway the way an application would. */
 function sdk(key: string): OpenAI {
-  return new OpenAI({ baseURL: gateway.baseUrl, apiKey: key, maxRetries: 0 });
+  return new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: key, maxRetries: 0 });
 }
 
 /** Waits until the gateway refuses `key` as an application would see it (401 through the SDK). */
@@ -88,39 +86,36 @@ async function refusedSoon(key: string): Promise<void> {
   });
 }
 
+const setup = useGatewayWithMock({
+  models: [
+    {
+      name: 'claude-sonnet',
+      provider: 'mock',
+      upstream_model: 'mock',
+      context_window: 200000,
+      pricing: { input: 3, output: 15 },
+    },
+  ],
+});
+
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    models: [
-      {
-        name: 'claude-sonnet',
-        provider: 'mock',
-        upstream_model: 'mock',
-        context_window: 200000,
-        pricing: { input: 3, output: 15 },
-      },
-    ],
-  });
-  acme = await accountId(gateway, 'acme');
-  await gateway.gateway.database.db
+  acme = await accountId(setup.gateway, 'acme');
+  await setup.gateway.gateway.database.db
     .updateTable('accounts')
     .set({ allowed_models: JSON.stringify(['gpt-4o-mini', 'claude-sonnet', 'mock', 'error-500', 'error-429']) })
     .where('id', '=', acme)
     .execute();
-  await createTestUser(gateway, { email: 'alice@acme.test', account: 'acme', role: 'owner' });
-  await createTestUser(gateway, { email: 'root@operator.test', admin: true });
+  await createTestUser(setup.gateway, { email: 'alice@acme.test', account: 'acme', role: 'owner' });
+  await createTestUser(setup.gateway, { email: 'root@operator.test', admin: true });
   const { createAccount } = await import('../src/accounts/service.js');
-  globex = (await createAccount(gateway.gateway.database.db, { name: 'globex', models: ['mock'] })).id;
-  await createTestUser(gateway, { email: 'bob@globex.test', account: 'globex', role: 'owner' });
+  globex = (await createAccount(setup.gateway.gateway.database.db, { name: 'globex', models: ['mock'] })).id;
+  await createTestUser(setup.gateway, { email: 'bob@globex.test', account: 'globex', role: 'owner' });
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await gateway?.close();
-  await mock?.close();
   if (!updateScreenshots) rmSync(screenshots, { recursive: true, force: true });
 });
 
@@ -132,7 +127,7 @@ describe('console in a browser', () => {
 
   it('signs in', async () => {
     ({ page: alice } = await newPage());
-    await alice.goto(`${gateway.url}/console/`);
+    await alice.goto(`${setup.gateway.url}/console/`);
     await alice.getByRole('heading', { name: 'Sign in' }).waitFor();
     await shoot(alice, 'sign-in');
     await alice.getByLabel('E-mail address').fill('alice@acme.test');
@@ -142,7 +137,7 @@ describe('console in a browser', () => {
     await alice.getByLabel('Password').fill(testPassword);
     await alice.getByRole('button', { name: 'Sign in' }).click();
     await alice.getByRole('heading', { name: 'API keys' }).waitFor();
-    expect(alice.url()).toBe(`${gateway.url}/console/accounts/${acme}/keys`);
+    expect(alice.url()).toBe(`${setup.gateway.url}/console/accounts/${acme}/keys`);
     // The session cookie is HttpOnly: no script on the page can read it.
     expect(await alice.evaluate<string>('document.cookie')).toBe('');
   });
@@ -201,7 +196,10 @@ describe('console in a browser', () => {
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     // All three rows before the page is opened: the log is written every 50 ms, and a row whose request finished just
     // after one write waits for the next (the page once opened in between and listed two rows).
-    await waitForLogRows(gateway, [...requestIds, (failure as InstanceType<typeof OpenAI.APIError>).requestID ?? '']);
+    await waitForLogRows(setup.gateway, [
+      ...requestIds,
+      (failure as InstanceType<typeof OpenAI.APIError>).requestID ?? '',
+    ]);
 
     await alice.getByRole('link', { name: 'Request log' }).click();
     await alice.getByRole('heading', { name: 'Request log' }).waitFor();
@@ -293,7 +291,7 @@ describe('console in a browser', () => {
   });
 
   it('revokes a leaked key pasted as found, never showing it back', async () => {
-    const leaked = await gateway.newKey({ name: 'pasted-in-a-ticket' });
+    const leaked = await setup.gateway.newKey({ name: 'pasted-in-a-ticket' });
     await alice.getByRole('button', { name: 'Revoke a leaked key' }).click();
     const dialog = alice.getByRole('dialog', { name: 'Revoke a leaked key' });
     await dialog.getByLabel('The key (sk-sb-…)').fill(leaked.key);
@@ -313,7 +311,7 @@ describe('console in a browser', () => {
       .getByRole('dialog', { name: 'Invitation created' })
       .getByTestId('one-time-secret')
       .inputValue();
-    expect(link).toMatch(new RegExp(`^${gateway.url}/console/invitation#token=sbi_`));
+    expect(link).toMatch(new RegExp(`^${setup.gateway.url}/console/invitation#token=sbi_`));
     await shoot(alice, 'members-invite');
     await alice.getByRole('button', { name: 'Done' }).click();
 
@@ -356,7 +354,7 @@ describe('console in a browser', () => {
       messages.push((await status.textContent()) ?? '');
     }
     expect(messages[0]).toContain('1 management token revoked');
-    const refused = await fetch(`${gateway.url}/api/accounts`, { headers: { authorization: `Bearer ${token}` } });
+    const refused = await fetch(`${setup.gateway.url}/api/accounts`, { headers: { authorization: `Bearer ${token}` } });
     expect(refused.status).toBe(401);
   });
 
@@ -380,7 +378,7 @@ describe('console in a browser', () => {
 
   it('shows a member of another account none of it, signing in with the keyboard alone', async () => {
     const { context, page: bob } = await newPage(laptop, [/status of 404/]);
-    await bob.goto(`${gateway.url}/console/`);
+    await bob.goto(`${setup.gateway.url}/console/`);
     await bob.getByRole('heading', { name: 'Sign in' }).waitFor();
     await bob.keyboard.press('Tab');
     await bob.keyboard.type('bob@globex.test');
@@ -396,7 +394,7 @@ describe('console in a browser', () => {
     await bob.getByText('No requests match these filters.').waitFor();
     await shoot(bob, 'other-account');
 
-    await bob.goto(`${gateway.url}/console/accounts/${acme}/logs`);
+    await bob.goto(`${setup.gateway.url}/console/accounts/${acme}/logs`);
     await bob.getByRole('heading', { name: 'Account not found' }).waitFor();
     const direct = await bob.evaluate(
       async ({ account, requestId }) => {

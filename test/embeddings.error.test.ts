@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { type ProviderMocks, startProviderMocks } from './support/provider-mocks.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * POST /v1/embeddings refusing what it must: bad input (400 with OpenAI's body and `param`), a model that does not
  * embed (400 unsupported_model), authentication, model availability, limits, upstream failures and cancellation.
  */
-
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
 
 const embeddingModel = (name: string, upstream: string) => ({
   name,
@@ -19,34 +15,22 @@ const embeddingModel = (name: string, upstream: string) => ({
   capabilities: ['embeddings'],
 });
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  mocks = await startProviderMocks();
-  gateway = await startTestGateway({
-    mock,
-    providers: mocks.providers,
-    models: [
-      ...mocks.models,
-      embeddingModel('text-embedding-3-small', 'embed'),
-      embeddingModel('embed-500', 'error-500'),
-      embeddingModel('embed-429', 'error-429'),
-      embeddingModel('embed-400', 'error-400'),
-      embeddingModel('embed-short', 'embed-short'),
-      embeddingModel('embed-hang', 'hang'),
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
+const setup = useGatewayWithMock({
+  providerMocks: true,
+  models: [
+    embeddingModel('text-embedding-3-small', 'embed'),
+    embeddingModel('embed-500', 'error-500'),
+    embeddingModel('embed-429', 'error-429'),
+    embeddingModel('embed-400', 'error-400'),
+    embeddingModel('embed-short', 'embed-short'),
+    embeddingModel('embed-hang', 'hang'),
+  ],
 });
 
 function postEmbeddings(body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) {
-  return fetch(`${gateway.baseUrl}/embeddings`, {
+  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json', ...headers },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
     signal,
   });
@@ -81,10 +65,10 @@ describe('POST /v1/embeddings: bad input', () => {
   ];
   for (const [what, body, param, code] of cases) {
     it(`refuses ${what} with 400 naming ${param ?? 'nothing'}`, async () => {
-      const before = mock.requests.length;
+      const before = setup.mock.requests.length;
       const error = await expectError(await postEmbeddings(body), 400);
       expect(error).toMatchObject({ type: 'invalid_request_error', param, code });
-      expect(mock.requests.length).toBe(before);
+      expect(setup.mock.requests.length).toBe(before);
     });
   }
 
@@ -103,9 +87,9 @@ describe('POST /v1/embeddings: models', () => {
   });
 
   it('refuses an embedding model on chat completions with 400 unsupported_model', async () => {
-    const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    const response = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
     });
     const error = await expectError(response, 400);
@@ -114,7 +98,7 @@ describe('POST /v1/embeddings: models', () => {
   });
 
   it('answers 404 alike for unknown models and models the key may not call', async () => {
-    const narrow = await gateway.newKey({ models: ['gpt-4o-mini'] });
+    const narrow = await setup.gateway.newKey({ models: ['gpt-4o-mini'] });
     const forbidden = await expectError(
       await postEmbeddings({ model, input: 'x' }, { authorization: `Bearer ${narrow.key}` }),
       404,
@@ -125,7 +109,7 @@ describe('POST /v1/embeddings: models', () => {
   });
 
   it('needs a key', async () => {
-    const response = await fetch(`${gateway.baseUrl}/embeddings`, {
+    const response = await fetch(`${setup.gateway.baseUrl}/embeddings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model, input: 'x' }),
@@ -136,7 +120,7 @@ describe('POST /v1/embeddings: models', () => {
 
 describe('POST /v1/embeddings: limits', () => {
   it('reserves the input against a tokens-per-minute limit', async () => {
-    const { key } = await gateway.newKey({ name: 'embed-tpm', limits: { tokensPerMinute: 100 } });
+    const { key } = await setup.gateway.newKey({ name: 'embed-tpm', limits: { tokensPerMinute: 100 } });
     const headers = { authorization: `Bearer ${key}` };
     expect((await postEmbeddings({ model, input: 'short' }, headers)).status).toBe(200);
     const refused = await postEmbeddings({ model, input: 'many words '.repeat(100) }, headers);
@@ -145,7 +129,7 @@ describe('POST /v1/embeddings: limits', () => {
   });
 
   it('counts against requests per minute', async () => {
-    const { key } = await gateway.newKey({ name: 'embed-rpm', limits: { requestsPerMinute: 1 } });
+    const { key } = await setup.gateway.newKey({ name: 'embed-rpm', limits: { requestsPerMinute: 1 } });
     const headers = { authorization: `Bearer ${key}` };
     expect((await postEmbeddings({ model, input: 'x' }, headers)).status).toBe(200);
     expect((await expectError(await postEmbeddings({ model, input: 'x' }, headers), 429)).code).toBe(
@@ -156,10 +140,10 @@ describe('POST /v1/embeddings: limits', () => {
 
 describe('POST /v1/embeddings: upstream failures', () => {
   it('retries a failing upstream, then answers 502', async () => {
-    const before = mock.requests.length;
+    const before = setup.mock.requests.length;
     const error = await expectError(await postEmbeddings({ model: 'embed-500', input: 'x' }), 502);
     expect(error.code).toBe('upstream_error');
-    expect(mock.requests.length - before).toBe(3);
+    expect(setup.mock.requests.length - before).toBe(3);
   });
 
   it('passes on a rate limit and a refusal of the request', async () => {
@@ -179,27 +163,19 @@ describe('POST /v1/embeddings: upstream failures', () => {
     const sent = postEmbeddings({ model: 'embed-hang', input: 'never answered' }, {}, controller.signal).catch(
       () => undefined,
     );
-    const deadline = Date.now() + 5000;
-    let upstream = mock.requests.at(-1);
-    while (upstream?.body.input !== 'never answered' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      upstream = mock.requests.at(-1);
-    }
+    const upstream = await waitFor('the request to reach the upstream', () =>
+      setup.mock.requests.find((request) => request.body.input === 'never answered'),
+    );
     controller.abort();
     await sent;
-    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(upstream?.aborted).toBe(true);
-    const row = await (async () => {
-      for (;;) {
-        const found = await gateway.gateway.database.db
-          .selectFrom('request_log')
-          .selectAll()
-          .where('model', '=', 'embed-hang')
-          .executeTakeFirst();
-        if (found || Date.now() > deadline) return found;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    })();
+    await waitFor('the upstream request to be aborted', () => upstream.aborted);
+    const row = await waitFor('the request-log row', () =>
+      setup.gateway.gateway.database.db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('model', '=', 'embed-hang')
+        .executeTakeFirst(),
+    );
     expect(row).toMatchObject({ outcome: 'cancelled', status: 499 });
   });
 });

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockGeminiUpstream, startMockGeminiUpstream } from './support/mock-gemini-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { mockEmbedding, mockInputTokens } from './support/mock-openai-embeddings.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 
 /**
  * POST /v1/embeddings translated for Gemini: `batchEmbedContents` with at most 100 texts per call (larger requests
@@ -10,44 +9,30 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
  * usage from usageMetadata when the model reports it and estimated otherwise, token input refused.
  */
 
-let mock: MockUpstream;
-let gemini: MockGeminiUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  gemini = await startMockGeminiUpstream();
-  gateway = await startTestGateway({
-    mock,
-    providers: [{ name: 'google', type: 'gemini', base_url: gemini.baseUrl, api_key: 'gemini-mock-key' }],
-    models: [
-      {
-        name: 'gemini-embedding',
-        provider: 'google',
-        upstream_model: 'gemini-embedding-001',
-        capabilities: ['embeddings'],
-        pricing: { input: 0.15, output: 0 },
-      },
-      {
-        name: 'gemini-embedding-usage',
-        provider: 'google',
-        upstream_model: 'embed-usage',
-        capabilities: ['embeddings'],
-      },
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await gemini.close();
-  await mock.close();
+// The Gemini mock upstream behind provider `google` (its key: gemini-mock-key).
+const setup = useGatewayWithMock({
+  providerMocks: true,
+  models: [
+    {
+      name: 'gemini-embedding',
+      provider: 'google',
+      upstream_model: 'gemini-embedding-001',
+      capabilities: ['embeddings'],
+      pricing: { input: 0.15, output: 0 },
+    },
+    {
+      name: 'gemini-embedding-usage',
+      provider: 'google',
+      upstream_model: 'embed-usage',
+      capabilities: ['embeddings'],
+    },
+  ],
 });
 
 function postEmbeddings(body: unknown) {
-  return fetch(`${gateway.baseUrl}/embeddings`, {
+  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
 }
@@ -59,7 +44,7 @@ function decode(text: string): number[] {
 
 describe('POST /v1/embeddings to Gemini', () => {
   it('sends one batchEmbedContents call with the texts and outputDimensionality', async () => {
-    const before = gemini.requests.length;
+    const before = setup.providerMocks.gemini.requests.length;
     const response = await postEmbeddings({ model: 'gemini-embedding', input: ['alpha', 'beta'], dimensions: 5 });
     expect(response.status).toBe(200);
     const body = await jsonOf(response);
@@ -72,7 +57,7 @@ describe('POST /v1/embeddings to Gemini', () => {
       model: 'gemini-embedding',
       usage: { prompt_tokens: 3, total_tokens: 3 },
     });
-    const calls = gemini.requests.slice(before);
+    const calls = setup.providerMocks.gemini.requests.slice(before);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
     expect(calls[0]?.headers['x-goog-api-key']).toBe('gemini-mock-key');
@@ -86,9 +71,9 @@ describe('POST /v1/embeddings to Gemini', () => {
 
   it('splits more than 100 texts into batches and reassembles the vectors in input order', async () => {
     const input = Array.from({ length: 250 }, (_, index) => `text number ${index}`);
-    const before = gemini.requests.length;
+    const before = setup.providerMocks.gemini.requests.length;
     const body = await jsonOf(await postEmbeddings({ model: 'gemini-embedding', input, encoding_format: 'base64' }));
-    const calls = gemini.requests.slice(before);
+    const calls = setup.providerMocks.gemini.requests.slice(before);
     expect(calls.map((call) => call.body.requests.length)).toEqual([100, 100, 50]);
     expect(calls[2]?.body.requests[0].content.parts[0].text).toBe('text number 200');
     expect(body.data).toHaveLength(250);
@@ -106,7 +91,7 @@ describe('POST /v1/embeddings to Gemini', () => {
     expect((await jsonOf(reported)).usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
     const estimated = await postEmbeddings({ model: 'gemini-embedding', input: 'twelve chars' });
     const estimatedId = estimated.headers.get('x-request-id') as string;
-    const rows = await waitForLogRows(gateway, [reportedId, estimatedId]);
+    const rows = await waitForLogRows(setup.gateway, [reportedId, estimatedId]);
     expect(rows.find((row) => row.request_id === reportedId)).toMatchObject({
       provider: 'google',
       prompt_tokens: tokens,
@@ -118,7 +103,7 @@ describe('POST /v1/embeddings to Gemini', () => {
   });
 
   it('refuses token input with 400 naming input, without calling Gemini', async () => {
-    const before = gemini.requests.length;
+    const before = setup.providerMocks.gemini.requests.length;
     for (const input of [
       [1, 2, 3],
       [[1], [2]],
@@ -129,6 +114,6 @@ describe('POST /v1/embeddings to Gemini', () => {
       expect(error).toMatchObject({ code: 'unsupported_value', param: 'input', type: 'invalid_request_error' });
       expect(error.message).toContain('embeds text only');
     }
-    expect(gemini.requests.length).toBe(before);
+    expect(setup.providerMocks.gemini.requests.length).toBe(before);
   });
 });

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 
 /**
@@ -15,18 +15,19 @@ import { tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 
 let directory: string;
 let embeddingFile: string;
-let mock: MockUpstream;
-let gateway: TestGateway;
 
-beforeAll(async () => {
+// Registered before the fixture, so it runs after the gateway closed (afterAll hooks run in reverse).
+afterAll(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const setup = useGatewayWithMock(() => {
   directory = mkdtempSync(path.join(tmpdir(), 'switchboard-embed-'));
   embeddingFile = path.join(directory, 'tiny-embed.gguf');
   const chatFile = path.join(directory, 'tiny-chat.gguf');
   writeTinyGguf(embeddingFile, { pooling: 'mean' });
   writeTinyGguf(chatFile);
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
+  return {
     providers: [
       { name: 'tiny-embed', type: 'local', model_path: embeddingFile, context_size: 64, max_concurrent: 2, threads: 1 },
       { name: 'tiny-chat', type: 'local', model_path: chatFile, max_concurrent: 1, threads: 1 },
@@ -40,19 +41,13 @@ beforeAll(async () => {
       },
       { name: 'local-chat-as-embed', provider: 'tiny-chat', capabilities: ['embeddings'] },
     ],
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
-  rmSync(directory, { recursive: true, force: true });
+  };
 });
 
 function postEmbeddings(body: unknown) {
-  return fetch(`${gateway.baseUrl}/embeddings`, {
+  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
 }
@@ -68,7 +63,7 @@ const norm = (vector: number[]) => Math.sqrt(vector.reduce((total, value) => tot
 
 describe('local embeddings', () => {
   it('says at start-up that the GGUF is an embedding model', () => {
-    const loaded = gateway.logLines.find(
+    const loaded = setup.gateway.logLines.find(
       (line) => line.includes('"local model loaded"') && line.includes('"provider":"tiny-embed"'),
     );
     expect(loaded).toContain('"kind":"embedding"');
@@ -119,7 +114,7 @@ describe('local embeddings', () => {
   it('logs the usage with its cost', async () => {
     const response = await postEmbeddings({ model: 'local-embed', input: 'twenty characters!!!' });
     const requestId = response.headers.get('x-request-id') as string;
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ provider: 'tiny-embed', prompt_tokens: 20, usage_estimated: 0 });
     expect(row?.cost_usd).toBeCloseTo((20 * 0.01) / 1_000_000, 15);
   });
@@ -142,9 +137,9 @@ describe('local embeddings', () => {
     const chatError = (await jsonOf(fromChat)).error;
     expect(chatError.code).toBe('unsupported_endpoint');
     expect(chatError.message).toContain('is not an embedding model');
-    const chat = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    const chat = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'local-embed', messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(chat.status).toBe(400);

@@ -13,6 +13,7 @@ import { startSqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { testEngine } from './support/database.js';
 import { chatBody, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * An idle gateway writes nothing to its database: not a timer's checkpoint, not a poll, not a sweep. Each test
@@ -21,14 +22,6 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
  */
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await wait(20);
-  }
-}
 
 /**
  * What a write to a SQLite database in WAL mode changes: the -wal's size (a commit appends frames), the database file
@@ -97,7 +90,7 @@ describe('an idle gateway', () => {
       const reader = new SqliteDatabase(file, { readonly: true });
       try {
         // The write is followed by its checkpoints (the -wal truncated once the writes stop): wait for them.
-        await waitUntil(() => statSync(`${file}-wal`).size === 0, 'the -wal is checkpointed and truncated');
+        await waitFor('the -wal is checkpointed and truncated', () => statSync(`${file}-wal`).size === 0);
         const before = sqliteState(file, reader);
         // Two checkpoint intervals (1 s) and ~100 change polls and flush intervals.
         await wait(2500);
@@ -137,7 +130,7 @@ describe.skipIf(testEngine === 'postgres')("the SQLite thread's checkpoints", ()
         usage_estimated: 0,
       };
       await worker.write(RowBatch.of([row]).message());
-      await waitUntil(() => statSync(`${file}-wal`).size === 0, 'the -wal is checkpointed and truncated');
+      await waitFor('the -wal is checkpointed and truncated', () => statSync(`${file}-wal`).size === 0);
       const before = sqliteState(file, reader);
       // 200 intervals: more than three times the 60 after which a checkpoint used to TRUNCATE regardless.
       await wait(2000);

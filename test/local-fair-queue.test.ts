@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
-import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { sleep } from './support/mock-server.js';
+import { jsonOf } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { writeTinyGguf } from './support/tiny-gguf.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * The built-in model's queue is shared fairly across accounts, through the real gateway on a tiny random-weight
@@ -15,19 +15,20 @@ import { writeTinyGguf } from './support/tiny-gguf.js';
  */
 
 let directory: string;
-let mock: MockUpstream;
-let gateway: TestGateway;
 let quietKey: string;
 
 const queuePerAccount = 8;
 
-beforeAll(async () => {
+// Registered before the fixture, so it runs after the gateway closed (afterAll hooks run in reverse).
+afterAll(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const setup = useGatewayWithMock(() => {
   directory = mkdtempSync(path.join(tmpdir(), 'switchboard-fair-'));
   const model = path.join(directory, 'tiny-long.gguf');
   writeTinyGguf(model, { contextLength: 2048 });
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
+  return {
     providers: [
       {
         name: 'tiny-fair',
@@ -40,19 +41,16 @@ beforeAll(async () => {
       },
     ],
     models: [{ name: 'tiny-fair', provider: 'tiny-fair' }],
-  });
-  await createAccount(gateway.gateway.database.db, { name: 'quiet' });
-  quietKey = (await gateway.newKey({ account: 'quiet', name: 'app' })).key;
-}, 60_000);
+  };
+});
 
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
-  rmSync(directory, { recursive: true, force: true });
+beforeAll(async () => {
+  await createAccount(setup.gateway.gateway.database.db, { name: 'quiet' });
+  quietKey = (await setup.gateway.newKey({ account: 'quiet', name: 'app' })).key;
 });
 
 async function waiting(): Promise<number> {
-  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+  const metrics = await (await fetch(`${setup.gateway.url}/metrics`)).text();
   const match = metrics.match(/switchboard_provider_queue_waiting\{provider="tiny-fair"\} (\d+)/);
   return Number(match?.[1] ?? 0);
 }
@@ -61,7 +59,7 @@ describe('local model: a fair queue across accounts', () => {
   it("serves another account's request after a few of a flood's generations, and refuses only the flood", async () => {
     const finished: Array<{ label: string; status: number; code: string | null }> = [];
     const ask = async (key: string, label: string) => {
-      const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+      const response = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({
@@ -77,14 +75,11 @@ describe('local model: a fair queue across accounts', () => {
       return answer;
     };
     // One request generating and queue_per_account waiting fill the flood's lane; the rest are refused at once.
-    const flood = Array.from({ length: queuePerAccount + 5 }, (_, index) => ask(gateway.key, `flood ${index}`));
-    let filled = false;
-    const deadline = Date.now() + 20_000;
-    while (!filled && Date.now() < deadline) {
-      filled = (await waiting()) >= queuePerAccount;
-      if (!filled) await sleep(20);
-    }
-    expect(filled).toBe(true);
+    const flood = Array.from({ length: queuePerAccount + 5 }, (_, index) => ask(setup.gateway.key, `flood ${index}`));
+    await waitFor('the flood to fill its lane', async () => (await waiting()) >= queuePerAccount, {
+      timeoutMs: 20_000,
+      intervalMs: 20,
+    });
 
     const sentAt = finished.length;
     const quiet = await ask(quietKey, 'quiet');

@@ -1,15 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
 import { parseConfig } from '../src/config/loader.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createLocalProvider } from '../src/providers/local/index.js';
 import type { ProviderCall, StreamItem } from '../src/providers/provider.js';
 import { UpstreamClient } from '../src/upstream/client.js';
-import { chatBody, jsonOf, postChat, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { chatBody, jsonOf, postChat, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { readSse } from './support/sse.js';
 import { tinyPromptTokens, tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 import { waitFor } from './support/wait.js';
@@ -22,13 +22,16 @@ import { waitFor } from './support/wait.js';
  */
 
 let directory: string;
-let mock: MockUpstream;
-let gateway: TestGateway;
 
 const customTemplate =
   "{% for message in messages %}{{ message['role'] + ': ' + message['content'] + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ 'assistant: ' }}{% endif %}";
 
-beforeAll(async () => {
+// Registered before the fixture, so it runs after the gateway closed (afterAll hooks run in reverse).
+afterAll(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const setup = useGatewayWithMock(() => {
   directory = mkdtempSync(path.join(tmpdir(), 'switchboard-local-'));
   const tiny = path.join(directory, 'tiny.gguf');
   const endsTurns = path.join(directory, 'tiny-ends-turns.gguf');
@@ -36,9 +39,7 @@ beforeAll(async () => {
   writeTinyGguf(tiny);
   writeTinyGguf(endsTurns, { endOfTurnLike: 'e' });
   writeTinyGguf(long, { contextLength: 2048 });
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
+  return {
     providers: [
       { name: 'tiny', type: 'local', model_path: tiny, max_concurrent: 2, threads: 1 },
       { name: 'tiny-ends-turns', type: 'local', model_path: endsTurns, max_concurrent: 1, threads: 1 },
@@ -68,19 +69,13 @@ beforeAll(async () => {
       { name: 'tiny-single', provider: 'tiny-single' },
       { name: 'absent-model', provider: 'absent' },
     ],
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
-  rmSync(directory, { recursive: true, force: true });
+  };
 });
 
 const hello = [{ role: 'user', content: 'Say hello' }];
 
 async function complete(body: Record<string, unknown>) {
-  const response = await postChat(gateway, { model: 'tiny-chat', messages: hello, ...body });
+  const response = await postChat(setup.gateway, { model: 'tiny-chat', messages: hello, ...body });
   const json = await jsonOf(response);
   if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${JSON.stringify(json)}`);
   return json;
@@ -88,16 +83,18 @@ async function complete(body: Record<string, unknown>) {
 
 describe('local provider: loading and templating', () => {
   it('loads the models at start-up and says how', () => {
-    const loaded = gateway.logLines.filter((line) => line.includes('"local model loaded"'));
+    const loaded = setup.gateway.logLines.filter((line) => line.includes('"local model loaded"'));
     expect(loaded.some((line) => line.includes('"provider":"tiny"'))).toBe(true);
     expect(loaded.find((line) => line.includes('"provider":"tiny"'))).toContain(
       'Jinja template from the GGUF metadata',
     );
-    expect(gateway.logLines.some((line) => line.includes('absent.gguf does not exist'))).toBe(true);
+    expect(setup.gateway.logLines.some((line) => line.includes('absent.gguf does not exist'))).toBe(true);
   });
 
   it('lists the local models in /v1/models', async () => {
-    const response = await fetch(`${gateway.baseUrl}/models`, { headers: { authorization: `Bearer ${gateway.key}` } });
+    const response = await fetch(`${setup.gateway.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${setup.gateway.key}` },
+    });
     const ids = (await jsonOf(response)).data.map((model: { id: string }) => model.id);
     expect(ids).toEqual(expect.arrayContaining(['tiny-chat', 'tiny-single']));
   });
@@ -120,7 +117,7 @@ describe('local provider: loading and templating', () => {
   });
 
   it('uses a configured chat_template instead of the one in the file', async () => {
-    const response = await postChat(gateway, { model: 'tiny-custom', messages: hello, max_tokens: 2 });
+    const response = await postChat(setup.gateway, { model: 'tiny-custom', messages: hello, max_tokens: 2 });
     const body = await jsonOf(response);
     expect(response.status).toBe(200);
     expect(body.usage.prompt_tokens).toBe(tinyTokenCount('user: Say hello\nassistant: '));
@@ -136,7 +133,7 @@ describe('local provider: loading and templating', () => {
 
 describe('local provider: completions', () => {
   it('answers in the OpenAI shape with exact usage and finish_reason length at max_tokens', async () => {
-    const response = await postChat(gateway, chatBody('tiny-chat', { max_tokens: 16, temperature: 0 }));
+    const response = await postChat(setup.gateway, chatBody('tiny-chat', { max_tokens: 16, temperature: 0 }));
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     const body = await jsonOf(response);
@@ -161,7 +158,7 @@ describe('local provider: completions', () => {
   });
 
   it('ends the turn when the model emits its end-of-turn token (finish_reason stop, the token counted)', async () => {
-    const response = await postChat(gateway, chatBody('tiny-ends-turns', { max_tokens: 200, temperature: 0 }));
+    const response = await postChat(setup.gateway, chatBody('tiny-ends-turns', { max_tokens: 200, temperature: 0 }));
     const body = await jsonOf(response);
     expect(body.choices[0].finish_reason).toBe('stop');
     const content: string = body.choices[0].message.content;
@@ -230,11 +227,11 @@ describe('local provider: completions', () => {
   it('reports reused prefix tokens as cached on a repeated prompt', async () => {
     const model = 'tiny-custom'; // one slot, so the second request finds the first one's state
     const request = { model, messages: [{ role: 'user', content: 'A longer prompt that is worth caching.' }] };
-    await postChat(gateway, { ...request, max_tokens: 2, temperature: 0 });
-    const response = await postChat(gateway, { ...request, max_tokens: 2, temperature: 0 });
+    await postChat(setup.gateway, { ...request, max_tokens: 2, temperature: 0 });
+    const response = await postChat(setup.gateway, { ...request, max_tokens: 2, temperature: 0 });
     const body = await jsonOf(response);
     expect(body.usage.prompt_tokens_details.cached_tokens).toBe(body.usage.prompt_tokens - 1);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({
       provider: 'tiny-custom',
       status: 200,
@@ -247,16 +244,17 @@ describe('local provider: completions', () => {
 
 describe('local provider: isolation between accounts', () => {
   it('never reuses (or reports as cached) prompt state left by another account', async () => {
-    await createAccount(gateway.gateway.database.db, { name: 'rival' });
-    const rival = await gateway.newKey({ account: 'rival', name: 'rival-app' });
+    await createAccount(setup.gateway.gateway.database.db, { name: 'rival' });
+    const rival = await setup.gateway.newKey({ account: 'rival', name: 'rival-app' });
     const request = {
       model: 'tiny-custom', // one slot: every request lands on the state the previous one left
       messages: [{ role: 'user', content: 'Confidential: the merger closes on Friday.' }],
       max_tokens: 1,
       temperature: 0,
     };
-    await postChat(gateway, request);
-    const asRival = async () => jsonOf(await postChat(gateway, request, { authorization: `Bearer ${rival.key}` }));
+    await postChat(setup.gateway, request);
+    const asRival = async () =>
+      jsonOf(await postChat(setup.gateway, request, { authorization: `Bearer ${rival.key}` }));
     const first = await asRival();
     expect(first.usage.prompt_tokens_details.cached_tokens).toBe(0);
     // Within one account the cache works as before.
@@ -269,7 +267,7 @@ describe('local provider: streaming', () => {
   it('streams token by token: role first, one chunk per token, finish, usage, [DONE]', async () => {
     const expected: string = (await complete({ max_tokens: 20, temperature: 0 })).choices[0].message.content;
     const response = await postChat(
-      gateway,
+      setup.gateway,
       chatBody('tiny-chat', { max_tokens: 20, temperature: 0, stream: true, stream_options: { include_usage: true } }),
     );
     expect(response.status).toBe(200);
@@ -293,10 +291,13 @@ describe('local provider: streaming', () => {
   });
 
   it('leaves the usage chunk out unless asked, and logs the true usage anyway', async () => {
-    const response = await postChat(gateway, chatBody('tiny-chat', { max_tokens: 7, temperature: 0, stream: true }));
+    const response = await postChat(
+      setup.gateway,
+      chatBody('tiny-chat', { max_tokens: 7, temperature: 0, stream: true }),
+    );
     const events = await readSse(response);
     expect(events.some((event) => event.includes('"usage"'))).toBe(false);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ stream: 1, completion_tokens: 7, prompt_tokens: tinyPromptTokens(hello) });
   });
 
@@ -304,7 +305,7 @@ describe('local provider: streaming', () => {
     const greedy: string = (await complete({ max_tokens: 40, temperature: 0 })).choices[0].message.content;
     const stop = greedy.slice(20, 24);
     const response = await postChat(
-      gateway,
+      setup.gateway,
       chatBody('tiny-chat', { max_tokens: 40, temperature: 0, stop, stream: true }),
     );
     const chunks = (await readSse(response)).slice(0, -1).map((event) => JSON.parse(event));
@@ -316,7 +317,7 @@ describe('local provider: streaming', () => {
 
 describe('local provider: limits and errors', () => {
   it('refuses a prompt longer than the context with context_length_exceeded', async () => {
-    const response = await postChat(gateway, {
+    const response = await postChat(setup.gateway, {
       model: 'tiny-chat',
       messages: [{ role: 'user', content: 'x'.repeat(3000) }],
     });
@@ -364,7 +365,7 @@ describe('local provider: limits and errors', () => {
     ],
     ['logit_bias outside the vocabulary', { logit_bias: { '999999': 5 } }, 'logit_bias'],
   ])('refuses what a local model cannot do (%s) with a 400 naming the field', async (_name, extra, param) => {
-    const response = await postChat(gateway, { model: 'tiny-chat', messages: hello, ...extra });
+    const response = await postChat(setup.gateway, { model: 'tiny-chat', messages: hello, ...extra });
     expect(response.status).toBe(400);
     const body = await jsonOf(response);
     expect(body.error.param).toBe(param);
@@ -381,7 +382,7 @@ describe('local provider: limits and errors', () => {
   });
 
   it('answers 503 model_unavailable, without retries, when the model file is missing', async () => {
-    const response = await postChat(gateway, chatBody('absent-model'));
+    const response = await postChat(setup.gateway, chatBody('absent-model'));
     expect(response.status).toBe(503);
     expect(response.headers.get('x-should-retry')).toBe('false');
     const body = await jsonOf(response);
@@ -396,14 +397,14 @@ describe('local provider: cancellation and the queue', () => {
 
   it('stops generating at once when the client disconnects, freeing the slot', async () => {
     const fullStart = performance.now();
-    const full = await postChat(gateway, { ...long, stream: false });
+    const full = await postChat(setup.gateway, { ...long, stream: false });
     expect((await jsonOf(full)).usage.completion_tokens).toBeGreaterThan(1900);
     const fullMs = performance.now() - fullStart;
 
     const controller = new AbortController();
-    const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    const response = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
       body: JSON.stringify(long),
       signal: controller.signal,
     });
@@ -413,33 +414,33 @@ describe('local provider: cancellation and the queue', () => {
     controller.abort();
     // The single slot is free again long before the abandoned generation would have finished (a bound relative to
     // the same generation run whole on the same machine just before, not an absolute time).
-    const next = await postChat(gateway, { ...long, stream: false, max_tokens: 3 });
+    const next = await postChat(setup.gateway, { ...long, stream: false, max_tokens: 3 });
     expect(next.status).toBe(200);
     expect(performance.now() - abortedAt).toBeLessThan(fullMs / 2);
     const requestId = response.headers.get('x-request-id') as string;
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ outcome: 'cancelled', status: 499 });
   }, 60_000);
 
   it('queues up to queue_size requests and answers 503 with retry-after beyond that', async () => {
     const controller = new AbortController();
-    const running = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    const running = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
       body: JSON.stringify(long),
       signal: controller.signal,
     });
     await running.body?.getReader().read();
     // The slot is busy: this one waits in the queue (queue_size 1)...
-    const queued = postChat(gateway, { ...long, stream: false, max_tokens: 3 });
+    const queued = postChat(setup.gateway, { ...long, stream: false, max_tokens: 3 });
     // Operators see it: one slot busy, one request waiting (once the queued request has reached the queue).
     const metrics = await waitFor('the queued request to be counted', async () => {
-      const text = await (await fetch(`${gateway.url}/metrics`)).text();
+      const text = await (await fetch(`${setup.gateway.url}/metrics`)).text();
       return text.includes('switchboard_provider_queue_waiting{provider="tiny-single"} 1') && text;
     });
     expect(metrics).toContain('switchboard_provider_slots_busy{provider="tiny-single"} 1');
     // ...and this one finds the queue full.
-    const refused = await postChat(gateway, { ...long, stream: false, max_tokens: 3 });
+    const refused = await postChat(setup.gateway, { ...long, stream: false, max_tokens: 3 });
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get('retry-after-ms'))).toBe(Number(refused.headers.get('retry-after')) * 1000);

@@ -283,6 +283,18 @@ describe('request log', () => {
     expect(failed).toMatchObject({ status: 502, outcome: 'error', error: { type: 'server_error' } });
   });
 
+  it("brings the keys of its rows and their namesakes, not the account's other keys", async () => {
+    const namesake = await reader.request('POST', `/api/accounts/${logAccount}/keys`, { name: 'alpha' });
+    const unused = await reader.request('POST', `/api/accounts/${logAccount}/keys`, { name: 'gamma' });
+    const page = await reader.request('GET', `/api/accounts/${logAccount}/logs?key=${alpha.id}`);
+    expectDocumentedResponse('GET', '/api/accounts/:accountId/logs', page.body);
+    const keys = page.body.keys as Array<{ id: string; name: string; display: string }>;
+    expect(keys.map((key) => key.id).sort()).toEqual([alpha.id, namesake.body.id].sort());
+    expect(keys.map((key) => key.id)).not.toContain(unused.body.id);
+    expect(keys.every((key) => key.name === 'alpha' && key.display.length > 0)).toBe(true);
+    expect(JSON.stringify(keys)).not.toContain(alpha.key);
+  });
+
   it('filters by key, model, status class and time range', async () => {
     const ids = async (query: string) =>
       (await reader.request('GET', `/api/accounts/${logAccount}/logs?${query}`)).body.data

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { accumulate, parseEvents } from './support/anthropic-events.js';
-import { jsonOf, scenarioModelsFor, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockAnthropicUpstream, startMockAnthropicUpstream } from './support/mock-anthropic-upstream.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * /v1/messages and /v1/messages/count_tokens when something is wrong: the client's input, its credentials, the
@@ -11,46 +11,24 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
  * count for Anthropic models, an estimate (never 0) for the others, logged under its own endpoint.
  */
 
-let mock: MockUpstream;
-let anthropic: MockAnthropicUpstream;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  [mock, anthropic] = await Promise.all([startMockUpstream(), startMockAnthropicUpstream()]);
-  gateway = await startTestGateway({
-    mock,
-    providers: [{ name: 'claude', type: 'anthropic', base_url: anthropic.baseUrl, api_key: 'sk-ant-test' }],
-    models: [
-      ...scenarioModelsFor('claude', 'claude-', [
-        'mock',
-        'error-400',
-        'error-429',
-        'error-529',
-        'midstream-error',
-        'midstream-reset',
-        'slow-stream',
-      ]),
-      { name: 'claude-overloaded', provider: 'claude', upstream_model: 'overloaded-first', fallbacks: ['gpt-4o-mini'] },
-      {
-        name: 'mixed',
-        deployments: [
-          { provider: 'mock', upstream_model: 'mock', weight: 1 },
-          { provider: 'claude', upstream_model: 'mock', weight: 0 },
-        ],
-      },
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await Promise.all([mock.close(), anthropic.close()]);
+const setup = useGatewayWithMock({
+  providerMocks: ['mock', 'error-400', 'error-429', 'error-529', 'midstream-error', 'midstream-reset', 'slow-stream'],
+  models: [
+    { name: 'claude-overloaded', provider: 'claude', upstream_model: 'overloaded-first', fallbacks: ['gpt-4o-mini'] },
+    {
+      name: 'mixed',
+      deployments: [
+        { provider: 'mock', upstream_model: 'mock', weight: 1 },
+        { provider: 'claude', upstream_model: 'mock', weight: 0 },
+      ],
+    },
+  ],
 });
 
 function post(body: unknown, options: { path?: string; headers?: Record<string, string>; raw?: string } = {}) {
-  return fetch(`${gateway.url}${options.path ?? '/v1/messages'}`, {
+  return fetch(`${setup.gateway.url}${options.path ?? '/v1/messages'}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json', ...options.headers },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json', ...options.headers },
     body: options.raw ?? JSON.stringify(body),
   });
 }
@@ -93,7 +71,7 @@ describe('bad input', () => {
   it('refuses a body that is not JSON, and an unknown model with the same 404 as a forbidden one', async () => {
     await expectAnthropicError(await post(undefined, { raw: '{"model":' }), 400, 'invalid_request_error');
     await expectAnthropicError(await post(hello('no-such-model')), 404, 'not_found_error');
-    const { key } = await gateway.newKey({ name: 'narrow', models: ['mock'] });
+    const { key } = await setup.gateway.newKey({ name: 'narrow', models: ['mock'] });
     await expectAnthropicError(
       await post(hello('gpt-4o-mini'), { headers: { authorization: `Bearer ${key}` } }),
       404,
@@ -117,22 +95,28 @@ describe('bad input', () => {
       hello('claude-mock', { max_tokens: 0, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }),
     );
     expect(response.status).toBe(200);
-    expect(anthropic.requests.at(-1)?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+    expect(setup.providerMocks.anthropic.requests.at(-1)?.body.tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search' },
+    ]);
   });
 
   it('decides per deployment: what a translated deployment cannot take goes to the Anthropic one', async () => {
     const plain = await post(hello('mixed'));
     expect(plain.status).toBe(200);
-    expect(mock.requests.at(-1)?.body.model).toBe('mock');
-    const anthropicBefore = anthropic.requests.length;
+    expect(setup.mock.requests.at(-1)?.body.model).toBe('mock');
+    const anthropicBefore = setup.providerMocks.anthropic.requests.length;
     const withServerTool = await post(hello('mixed', { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }));
     expect(withServerTool.status).toBe(200);
-    expect(anthropic.requests.length).toBe(anthropicBefore + 1);
-    expect(anthropic.requests.at(-1)?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+    expect(setup.providerMocks.anthropic.requests.length).toBe(anthropicBefore + 1);
+    expect(setup.providerMocks.anthropic.requests.at(-1)?.body.tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search' },
+    ]);
   });
 
   it('answers an unsupported method in Anthropic’s shape', async () => {
-    const response = await fetch(`${gateway.url}/v1/messages`, { headers: { authorization: `Bearer ${gateway.key}` } });
+    const response = await fetch(`${setup.gateway.url}/v1/messages`, {
+      headers: { authorization: `Bearer ${setup.gateway.key}` },
+    });
     expect(response.status).toBe(405);
     expect((await jsonOf(response)).type).toBe('error');
   });
@@ -140,8 +124,8 @@ describe('bad input', () => {
 
 describe('authentication', () => {
   it('refuses a request with only x-api-key, says to use a Bearer token, and never echoes the key', async () => {
-    const secret = gateway.key;
-    const response = await fetch(`${gateway.url}/v1/messages`, {
+    const secret = setup.gateway.key;
+    const response = await fetch(`${setup.gateway.url}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': secret, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
       body: JSON.stringify(hello('gpt-4o-mini')),
@@ -159,7 +143,7 @@ describe('authentication', () => {
   });
 
   it('applies the key’s rate limit, as a rate_limit_error with retry-after', async () => {
-    const { key } = await gateway.newKey({ name: 'rpm-1', limits: { requestsPerMinute: 1 } });
+    const { key } = await setup.gateway.newKey({ name: 'rpm-1', limits: { requestsPerMinute: 1 } });
     const headers = { authorization: `Bearer ${key}` };
     expect((await post(hello('gpt-4o-mini'), { headers })).status).toBe(200);
     const refused = await post(hello('gpt-4o-mini'), { headers });
@@ -188,7 +172,7 @@ describe('upstream failures', () => {
     expect(response.status).toBe(200);
     const message = accumulate(parseEvents(await response.text()));
     expect(message.content).toEqual([{ type: 'text', text: 'Echo: Say hello' }]);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ status: 200, outcome: 'success', endpoint: 'messages' });
   });
 
@@ -206,7 +190,7 @@ describe('upstream failures', () => {
     expect(last?.event).toBe('error');
     expect(last?.data).toEqual({ type: 'error', error: { type: expect.any(String), message: expect.any(String) } });
     expect(events.some((event) => event.event === 'message_stop')).toBe(false);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ outcome: 'error', stream: 1, endpoint: 'messages' });
     expect(row?.status).toBeGreaterThanOrEqual(500);
   });
@@ -214,8 +198,8 @@ describe('upstream failures', () => {
 
 describe('client disconnects', () => {
   it.each([
-    ['translated', 'slow-stream', () => mock.requests],
-    ['passed through', 'claude-slow-stream', () => anthropic.requests],
+    ['translated', 'slow-stream', () => setup.mock.requests],
+    ['passed through', 'claude-slow-stream', () => setup.providerMocks.anthropic.requests],
   ])('abort the %s upstream request at once and log the request as cancelled', async (_kind, model, requests) => {
     const response = await post(hello(model, { stream: true }));
     const requestId = response.headers.get('x-request-id') as string;
@@ -223,10 +207,8 @@ describe('client disconnects', () => {
     await reader?.read();
     await reader?.cancel();
     const upstream = requests().at(-1);
-    const deadline = Date.now() + 2000;
-    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(upstream?.aborted).toBe(true);
-    const [row] = await waitForLogRows(gateway, [requestId]);
+    await waitFor('the upstream request to be aborted', () => upstream?.aborted);
+    const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ outcome: 'cancelled', status: 499, endpoint: 'messages' });
   });
 });
@@ -245,23 +227,23 @@ describe('POST /v1/messages/count_tokens', () => {
     });
     expect(response.status).toBe(200);
     const body = await jsonOf(response);
-    const upstream = anthropic.requests.at(-1);
+    const upstream = setup.providerMocks.anthropic.requests.at(-1);
     expect(upstream?.path).toBe('/v1/messages/count_tokens?beta=true');
     expect(upstream?.body).toEqual({ ...countBody('mock') });
     expect(upstream?.headers['anthropic-beta']).toBe('token-counting-2024-11-01');
     const prompt = JSON.stringify({ system: upstream?.body.system, messages: upstream?.body.messages });
     expect(body).toEqual({ input_tokens: Math.ceil(prompt.length / 4) });
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ endpoint: 'count_tokens', model: 'claude-mock', status: 200, stream: 0 });
   });
 
   it('estimates for other models, never 0, without calling the upstream', async () => {
-    const before = mock.requests.length;
+    const before = setup.mock.requests.length;
     const response = await post(countBody('gpt-4o-mini'), { path: '/v1/messages/count_tokens' });
     const body = await jsonOf(response);
     expect(body.input_tokens).toBeGreaterThan(0);
     expect(Object.keys(body)).toEqual(['input_tokens']);
-    expect(mock.requests.length).toBe(before);
+    expect(setup.mock.requests.length).toBe(before);
     const image = await jsonOf(
       await post(
         {

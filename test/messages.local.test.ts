@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { accumulate, parseEvents } from './support/anthropic-events.js';
-import { jsonOf, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { tinyPromptTokens, writeTinyGguf } from './support/tiny-gguf.js';
 
 /**
@@ -14,31 +14,26 @@ import { tinyPromptTokens, writeTinyGguf } from './support/tiny-gguf.js';
  */
 
 let directory: string;
-let mock: MockUpstream;
-let gateway: TestGateway;
 
-beforeAll(async () => {
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-messages-local-'));
-  const file = path.join(directory, 'tiny.gguf');
-  writeTinyGguf(file);
-  mock = await startMockUpstream();
-  gateway = await startTestGateway({
-    mock,
-    providers: [{ name: 'tiny', type: 'local', model_path: file, max_concurrent: 1, context_size: 256, threads: 1 }],
-    models: [{ name: 'tiny-chat', provider: 'tiny', pricing: { input: 1, output: 2 } }],
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await gateway?.close();
-  await mock?.close();
+// Registered before the fixture, so it runs after the gateway closed (afterAll hooks run in reverse).
+afterAll(() => {
   rmSync(directory, { recursive: true, force: true });
 });
 
+const setup = useGatewayWithMock(() => {
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-messages-local-'));
+  const file = path.join(directory, 'tiny.gguf');
+  writeTinyGguf(file);
+  return {
+    providers: [{ name: 'tiny', type: 'local', model_path: file, max_concurrent: 1, context_size: 256, threads: 1 }],
+    models: [{ name: 'tiny-chat', provider: 'tiny', pricing: { input: 1, output: 2 } }],
+  };
+});
+
 function post(pathname: string, body: Record<string, unknown>) {
-  return fetch(`${gateway.url}${pathname}`, {
+  return fetch(`${setup.gateway.url}${pathname}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'tiny-chat', ...body }),
   });
 }
@@ -54,7 +49,7 @@ describe('the local model on the Messages surface', () => {
     const response = await post('/v1/messages/count_tokens', prompt);
     expect(response.status).toBe(200);
     expect(await jsonOf(response)).toEqual({ input_tokens: promptTokens });
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ endpoint: 'count_tokens', status: 200 });
   });
 

@@ -16,6 +16,7 @@ import type { SqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
 import { projectRoot } from './support/cli.js';
 import { createTestDatabase, type TestDatabase, testEngine } from './support/database.js';
+import { waitFor } from './support/wait.js';
 
 const run = promisify(execFile);
 let directory: string;
@@ -174,7 +175,7 @@ describe('request-log writer', () => {
     const log = writer({ batchSize: 100 });
     // The 100th row starts a write; the 30 that arrive while it runs do not make a batch of their own.
     for (let index = 0; index < 130; index++) log.enqueue(row(index));
-    while ((await count()) < 100) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor('the first batch to be written', async () => (await count()) >= 100, { intervalMs: 5 });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await count()).toBe(100);
     expect(log.depth).toBe(30);
@@ -423,10 +424,7 @@ describe('SQLite checkpoints', () => {
           ids.push(response.headers.get('x-request-id') as string);
         }
         await waitForLogRows(gateway, ids);
-        const deadline = Date.now() + 5000;
-        while (statSync(file).size === sizeBefore && Date.now() < deadline)
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        expect(statSync(file).size).toBeGreaterThan(sizeBefore);
+        await waitFor('a checkpoint to grow the database file', () => statSync(file).size > sizeBefore);
       } finally {
         await gateway.close();
         await mock.close();

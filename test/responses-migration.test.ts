@@ -15,7 +15,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 
 /**
- * Migration 0013 (one row per stored response) on both engines: responses stored in the layout of 0008 (a row per
+ * Migration 0014 (one row per stored response) on both engines: responses stored in the layout of 0008 (a row per
  * item) are read, continued, found by item id and deleted after it exactly as before; and its way down gives the old
  * rows back.
  */
@@ -154,9 +154,9 @@ async function insertOldLayout(responses: readonly OldResponse[]): Promise<void>
   }
 }
 
-describe('migration 0013: one row per stored response', () => {
+describe('migration 0014: one row per stored response', () => {
   it('carries responses stored a row per item over, and reads them as before', async () => {
-    const down = await migrator().migrateTo('0012-usage-daily-spend-index');
+    const down = await migrator().migrateTo('0013-narrower-usage-rollups');
     expect(down.error).toBeUndefined();
     await insertOldLayout(old);
     await migrateToLatest(database);
@@ -202,7 +202,7 @@ describe('migration 0013: one row per stored response', () => {
   });
 
   it('gives the rows of the old layout back on the way down', async () => {
-    const down = await migrator().migrateTo('0012-usage-daily-spend-index');
+    const down = await migrator().migrateTo('0013-narrower-usage-rollups');
     expect(down.error).toBeUndefined();
     const rows = (await (database.db as unknown as import('kysely').Kysely<Record<string, Record<string, unknown>>>)
       .selectFrom('response_items')

@@ -32,6 +32,7 @@ import { ApiError } from '../src/errors/api-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RetentionJob } from '../src/request-log/retention.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { waitFor } from './support/wait.js';
 
 /** The stored state of /v1/responses, on SQLite and on PostgreSQL (the same file runs on both engines). */
 
@@ -344,10 +345,11 @@ describe('stored responses', () => {
     });
     job.start();
     try {
-      const deadline = Date.now() + 10_000;
-      while ((await findItems(database.db, 'acct_a', ['msg_swept'], 0)).size > 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitFor(
+        'the expired response to be swept',
+        async () => (await findItems(database.db, 'acct_a', ['msg_swept'], 0)).size === 0,
+        { intervalMs: 20 },
+      );
     } finally {
       await job.close();
     }

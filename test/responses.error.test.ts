@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonOf, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { getStored, postResponses } from './support/responses.js';
+import { waitFor } from './support/wait.js';
 
 /** Bad input to /v1/responses: a 400 (or 404, 413) with the OpenAI error body and `param` naming the field. */
 
@@ -130,9 +131,7 @@ describe('POST /v1/responses shares chat’s limits, fallbacks and cancellation'
     await reader?.read();
     await reader?.cancel();
     const upstream = setup.mock.requests.at(-1);
-    const deadline = Date.now() + 2000;
-    while (!upstream?.aborted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(upstream?.aborted).toBe(true);
+    await waitFor('the upstream request to be aborted', () => upstream?.aborted);
     const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ endpoint: 'responses', outcome: 'cancelled', status: 499 });
   });

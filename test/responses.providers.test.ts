@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonOf, startTestGateway, type TestGateway, upstreamSecret, waitForLogRows } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { type ProviderMocks, startProviderMocks } from './support/provider-mocks.js';
+import { describe, expect, it } from 'vitest';
+import { jsonOf, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { getStored, parseEvents, postResponses } from './support/responses.js';
 
 /**
@@ -16,57 +15,44 @@ const fixtures = path.resolve(import.meta.dirname, 'fixtures/responses');
 const nativeJson = readFileSync(path.join(fixtures, 'native-response.json'), 'utf8');
 const nativeSse = readFileSync(path.join(fixtures, 'native-stream.sse'), 'utf8');
 
-let mock: MockUpstream;
-let providers: ProviderMocks;
-let gateway: TestGateway;
 let nativeCount = 0;
 
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  providers = await startProviderMocks(['mock', 'tools']);
-  // Each native answer gets an id of its own, as a real upstream's would.
-  mock.on('native-upstream', (request, response) => {
-    nativeCount++;
-    const id = `resp_native${nativeCount}`;
-    if (request.body.stream === true) {
+const setup = useGatewayWithMock({
+  providerMocks: ['mock', 'tools'],
+  upstreamHandlers: {
+    // Each native answer gets an id of its own, as a real upstream's would.
+    'native-upstream': (request, response) => {
+      nativeCount++;
+      const id = `resp_native${nativeCount}`;
+      if (request.body.stream === true) {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.end(nativeSse.replaceAll('resp_68f0native', id));
+        return;
+      }
+      const text = nativeJson.replace('resp_68f0native', id);
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      response.end(text);
+    },
+    // A native upstream whose response fails, reported in its own stream.
+    'native-failing': (_request, response) => {
+      const created = { id: 'resp_nativefail', object: 'response', status: 'in_progress', output: [] };
+      const failed = { ...created, status: 'failed', error: { code: 'server_error', message: 'the model crashed' } };
       response.writeHead(200, { 'content-type': 'text/event-stream' });
-      response.end(nativeSse.replaceAll('resp_68f0native', id));
-      return;
-    }
-    const text = nativeJson.replace('resp_68f0native', id);
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    response.end(text);
-  });
-  // A native upstream whose response fails, reported in its own stream.
-  mock.on('native-failing', (_request, response) => {
-    const created = { id: 'resp_nativefail', object: 'response', status: 'in_progress', output: [] };
-    const failed = { ...created, status: 'failed', error: { code: 'server_error', message: 'the model crashed' } };
-    response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.end(
-      `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: created })}\n\n` +
-        `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 1, response: failed })}\n\n`,
-    );
-  });
-  gateway = await startTestGateway({
-    mock,
-    providers: providers.providers,
-    models: [
-      ...providers.models,
-      { name: 'native-model', provider: 'mock', upstream_model: 'native-upstream', responses_api: 'native' },
-      { name: 'native-failing', provider: 'mock', upstream_model: 'native-failing', responses_api: 'native' },
-    ],
-  });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await providers.close();
-  await mock.close();
+      response.end(
+        `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: created })}\n\n` +
+          `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 1, response: failed })}\n\n`,
+      );
+    },
+  },
+  models: [
+    { name: 'native-model', provider: 'mock', upstream_model: 'native-upstream', responses_api: 'native' },
+    { name: 'native-failing', provider: 'mock', upstream_model: 'native-failing', responses_api: 'native' },
+  ],
 });
 
 describe.each(['claude-', 'gemini-'])('/v1/responses translated for %s models', (prefix) => {
   it('answers JSON', async () => {
-    const body = await jsonOf(await postResponses(gateway, { model: `${prefix}mock`, input: 'Say hello' }));
+    const body = await jsonOf(await postResponses(setup.gateway, { model: `${prefix}mock`, input: 'Say hello' }));
     expect(body.status).toBe('completed');
     expect(body.output.at(-1).type).toBe('message');
     expect(body.output.at(-1).content[0].text.length).toBeGreaterThan(0);
@@ -81,7 +67,7 @@ describe.each(['claude-', 'gemini-'])('/v1/responses translated for %s models', 
         parameters: { type: 'object', properties: { city: { type: 'string' } } },
       },
     ];
-    const response = await postResponses(gateway, {
+    const response = await postResponses(setup.gateway, {
       model: `${prefix}tools`,
       input: 'Weather in Paris?',
       tools,
@@ -97,7 +83,7 @@ describe.each(['claude-', 'gemini-'])('/v1/responses translated for %s models', 
     const call = completed.response.output.find((item: { type: string }) => item.type === 'function_call');
     expect(call.name).toBe('get_weather');
     const second = await jsonOf(
-      await postResponses(gateway, {
+      await postResponses(setup.gateway, {
         model: `${prefix}tools`,
         previous_response_id: completed.response.id,
         input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
@@ -119,7 +105,7 @@ describe('/v1/responses forwarded natively', () => {
       reasoning: { effort: 'high', summary: 'auto' },
       store: false,
     };
-    const response = await postResponses(gateway, request);
+    const response = await postResponses(setup.gateway, request);
     expect(response.status).toBe(200);
     expect(response.headers.get('x-switchboard-dropped-parameters')).toBeNull();
     const body = await jsonOf(response);
@@ -129,30 +115,30 @@ describe('/v1/responses forwarded natively', () => {
       summary: [],
       encrypted_content: 'gAAAAABo-encrypted',
     });
-    const upstream = mock.requests.at(-1);
+    const upstream = setup.mock.requests.at(-1);
     expect(upstream?.path).toBe('/v1/responses');
     expect(upstream?.headers.authorization).toBe(`Bearer ${upstreamSecret}`);
     expect(upstream?.body).toEqual({ ...request, model: 'native-upstream' });
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ endpoint: 'responses', prompt_tokens: 120, completion_tokens: 30 });
   });
 
   it('relays the upstream’s stream and stores it, then continues it with the history in input', async () => {
-    const response = await postResponses(gateway, { model: 'native-model', input: 'Hi', stream: true });
+    const response = await postResponses(setup.gateway, { model: 'native-model', input: 'Hi', stream: true });
     const events = parseEvents(await response.text());
     expect(events.at(-1)?.data).toBe('[DONE]');
     const completed = events.find(({ data }) => data.type === 'response.completed')?.data.response;
     expect(completed.output[0].encrypted_content).toBe('gAAAAABo-encrypted');
-    const stored = await jsonOf(await getStored(gateway, completed.id));
+    const stored = await jsonOf(await getStored(setup.gateway, completed.id));
     expect(stored.output).toEqual(completed.output);
 
-    const next = await postResponses(gateway, {
+    const next = await postResponses(setup.gateway, {
       model: 'native-model',
       previous_response_id: completed.id,
       input: 'More',
     });
     expect(next.status).toBe(200);
-    const upstream = mock.requests.at(-1)?.body as Record<string, unknown>;
+    const upstream = setup.mock.requests.at(-1)?.body as Record<string, unknown>;
     expect(upstream.previous_response_id).toBeUndefined();
     const input = upstream.input as Array<Record<string, unknown>>;
     expect(input.map((item) => item.type ?? item.role)).toEqual(['message', 'reasoning', 'message', 'user']);
@@ -160,10 +146,15 @@ describe('/v1/responses forwarded natively', () => {
   });
 
   it('relays an upstream’s response.failed as it came, and logs the request as failed', async () => {
-    const response = await postResponses(gateway, { model: 'native-failing', input: 'Hi', stream: true, store: false });
+    const response = await postResponses(setup.gateway, {
+      model: 'native-failing',
+      input: 'Hi',
+      stream: true,
+      store: false,
+    });
     const events = parseEvents(await response.text());
     expect(events.map(({ event }) => event)).toEqual(['response.created', 'response.failed', undefined]);
-    const [row] = await waitForLogRows(gateway, [response.headers.get('x-request-id') as string]);
+    const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ endpoint: 'responses', outcome: 'error', error_code: 'upstream_error' });
   });
 });

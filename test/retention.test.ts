@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { rollupShapes } from '../src/db/usage-rollup-layout.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { applyRetention, ensurePartitions } from '../src/request-log/retention.js';
@@ -151,12 +152,24 @@ describe('request-log retention', () => {
     // The raw rows of 45 days ago are gone, their hour's usage is not; 55 days ago is past rollup_retention.
     expect(await rolledUp(hourOf(recentOld))).toBe(300);
     expect(await rolledUp(hourOf(veryOld))).toBe(0);
-    const daily = await database.db
-      .selectFrom('usage_daily')
-      .select((select) => select.fn.countAll<number>().as('n'))
-      .where('period_start', '<', now - 51 * day)
-      .executeTakeFirstOrThrow();
-    expect(Number(daily.n)).toBe(0);
+    // rollup_retention applies to every rollup, the narrower ones (kept beside usage_hourly and usage_daily) too.
+    for (const shape of rollupShapes) {
+      for (const table of [shape.tables.hour, shape.tables.day]) {
+        const old = await database.db
+          .selectFrom(table as 'usage_daily')
+          .select((select) => select.fn.countAll<number>().as('n'))
+          .where('period_start', '<', now - 51 * day)
+          .executeTakeFirstOrThrow();
+        expect(Number(old.n), table).toBe(0);
+      }
+    }
+    const kept = await database.db
+      .selectFrom('usage_account_hourly')
+      .select('requests')
+      .where('account_id', '=', account.id)
+      .where('period_start', '=', hourOf(recentOld))
+      .executeTakeFirst();
+    expect(Number(kept?.requests)).toBe(300);
   });
 
   it.skipIf(testEngine !== 'postgres')(

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { killStrayServes, openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
+import { describe, expect, it } from 'vitest';
+import { useMockForServes } from './support/serve-fixture.js';
+import { openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
 import { parseStrictSse } from './support/sse.js';
 import { waitFor } from './support/wait.js';
 
@@ -10,16 +10,7 @@ import { waitFor } from './support/wait.js';
  * nothing accepted is lost; past the deadline, streams end with an in-band error and are still logged.
  */
 
-let mock: MockUpstream;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-});
-
-afterAll(async () => {
-  await killStrayServes();
-  await mock.close();
-});
+const serves = useMockForServes();
 
 interface Server extends Served {
   key: string;
@@ -29,7 +20,7 @@ async function startServer(config: Record<string, unknown> = {}): Promise<Server
   const files = await prepareServe({
     config: {
       ...config,
-      providers: [{ name: 'mock', type: 'openai', base_url: mock.baseUrl }],
+      providers: [{ name: 'mock', type: 'openai', base_url: serves.mock.baseUrl }],
       models: [
         { name: 'slow', provider: 'mock', upstream_model: 'slow-stream' },
         { name: 'fast', provider: 'mock', upstream_model: 'mock' },
@@ -126,12 +117,12 @@ describe('SIGKILL', () => {
       return early.every((result) => ids.has(result.id));
     });
     // Load in flight at the moment of the kill: the slow streams have reached the upstream.
-    const slowBefore = mock.requests.filter((request) => request.body.model === 'slow-stream').length;
+    const slowBefore = serves.mock.requests.filter((request) => request.body.model === 'slow-stream').length;
     const inFlight = Array.from({ length: 6 }, () => stream(server, 'slow').catch(() => undefined));
     const quick = Array.from({ length: 20 }, () => stream(server, 'fast').catch(() => undefined));
     await waitFor(
       'the slow streams to reach the upstream',
-      () => mock.requests.filter((request) => request.body.model === 'slow-stream').length >= slowBefore + 6,
+      () => serves.mock.requests.filter((request) => request.body.model === 'slow-stream').length >= slowBefore + 6,
     );
     await server.kill();
     await server.exited;

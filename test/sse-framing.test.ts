@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatBody, postChat, startTestGateway, type TestGateway } from './support/gateway.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { type ProviderMocks, startProviderMocks } from './support/provider-mocks.js';
+import { describe, expect, it } from 'vitest';
+import { chatBody, postChat } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { parseStrictSse, readStrictSse } from './support/sse.js';
 
 /**
@@ -11,26 +10,12 @@ import { parseStrictSse, readStrictSse } from './support/sse.js';
  * reader in their unit tests, test/support/anthropic-events.ts and responses-stream-events.test.ts.)
  */
 
-let mock: MockUpstream;
-let mocks: ProviderMocks;
-let gateway: TestGateway;
-
-beforeAll(async () => {
-  mock = await startMockUpstream();
-  mocks = await startProviderMocks();
-  gateway = await startTestGateway({ mock, providers: mocks.providers, models: mocks.models });
-});
-
-afterAll(async () => {
-  await gateway.close();
-  await mocks.close();
-  await mock.close();
-});
+const setup = useGatewayWithMock({ providerMocks: true });
 
 describe('SSE framing of chat streams from every provider type', () => {
   for (const model of ['gpt-4o-mini', 'claude-mock', 'gemini-mock']) {
     it(`chat completions from ${model}: data-only frames of JSON, ending with [DONE]`, async () => {
-      const response = await postChat(gateway, chatBody(model, { stream: true }));
+      const response = await postChat(setup.gateway, chatBody(model, { stream: true }));
       expect(response.status).toBe(200);
       const { frames } = await readStrictSse(response);
       expect(frames.at(-1)?.data).toBe('[DONE]');

@@ -123,19 +123,23 @@ describe('usage reports', () => {
     expect(histogramPercentile(new Array(latencyBucketBounds.length + 1).fill(0), 50)).toBeNull();
   });
 
-  for (const [bucket, groupBy] of [
-    ['day', 'none'],
-    ['hour', 'key'],
-    ['day', 'model'],
+  // Each reads a different rollup (the narrowest keeping what it filters and groups by): per account alone, per key,
+  // per account and model, and across accounts (only this account has rows in these days) per model or in all.
+  for (const [bucket, groupBy, across] of [
+    ['day', 'none', false],
+    ['hour', 'key', false],
+    ['day', 'model', false],
+    ['hour', 'model', true],
+    ['hour', 'none', true],
   ] as const) {
-    it(`agrees with the log rows exactly (${bucket} buckets, grouped by ${groupBy})`, async () => {
+    it(`agrees with the log rows exactly (${bucket} buckets, grouped by ${groupBy}${across ? ', across accounts' : ''})`, async () => {
       const bucketMs = bucket === 'day' ? day : 3_600_000;
       const firstBucket = start / bucketMs;
       const endBucket = (start + 10 * day) / bucketMs;
       const db = setup.gateway.gateway.database.db;
       const report = await buildUsageReport(
         db,
-        { accountId: account, firstBucket, endBucket, bucket, offsetMinutes: 0, groupBy },
+        { accountId: across ? undefined : account, firstBucket, endBucket, bucket, offsetMinutes: 0, groupBy },
         groupNamesFrom(db),
       );
       expectTotals(report.totals, rows, 'totals');

@@ -7,17 +7,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../src/db/connect.js';
 import { migrations } from '../src/db/migrations/index.js';
-import { rebuildUsageRollups } from '../src/db/repositories/usage-rollups.js';
-import { latencyBucketBounds, latencyBucketCount } from '../src/db/usage-rollup-layout.js';
+import { rollupFor } from '../src/db/repositories/usage.js';
+import { rebuildKeyRollups, rebuildUsageRollups } from '../src/db/repositories/usage-rollups.js';
+import {
+  keyRollup,
+  latencyBucketBounds,
+  latencyBucketCount,
+  type RollupShape,
+  rollupShapes,
+} from '../src/db/usage-rollup-layout.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 
 /**
- * The usage rollups equal an aggregate of the log's rows, however rows arrive: random rows written through the
- * gateway's own batch writer in random batches, then the rollup tables compared with a plain recomputation from the
- * rows, and again after `rebuild-rollups` recomputed them from the log.
+ * Every usage rollup equals an aggregate of the log's rows, however rows arrive: random rows written through the
+ * gateway's own batch writer in random batches, then each rollup table (the key rollup and the narrower ones) compared
+ * with a plain recomputation from the rows, and again after `rebuild-rollups` recomputed them from the log.
  */
 
 let database: TestDatabase;
@@ -48,6 +55,7 @@ afterAll(async () => {
 const hour = 3_600_000;
 const start = Date.UTC(2026, 0, 30, 20);
 
+const day = 24 * hour;
 const rowArbitrary = fc.record({
   createdAt: fc.integer({ min: start, max: start + 30 * hour }),
   account: fc.constantFrom('a', 'b'),
@@ -65,10 +73,11 @@ type GeneratedRow = typeof rowArbitrary extends fc.Arbitrary<infer Row> ? Row : 
 
 let run = 0;
 
-function toInsert(row: GeneratedRow, index: number, prefix: string): RequestLogInsert {
+/** `shift` moves a run's rows to days of their own: the rollup across accounts has no account to tell runs apart. */
+function toInsert(row: GeneratedRow, index: number, prefix: string, shift = 0): RequestLogInsert {
   return {
     request_id: `req_${prefix}_${index}`,
-    created_at: row.createdAt,
+    created_at: row.createdAt + shift,
     account_id: `${prefix}_${row.account}`,
     key_id: `${prefix}_${row.key}`,
     key_name: row.key,
@@ -89,12 +98,19 @@ function toInsert(row: GeneratedRow, index: number, prefix: string): RequestLogI
 
 const timedEndpoints = new Set(['chat_completions', 'messages', 'embeddings', 'responses', 'completions']);
 
-/** The rollups recomputed from the rows, plainly: one entry per account, period, key, model, endpoint, provider. */
-function expectedRollups(rows: RequestLogInsert[], periodMs: number): Map<string, number[]> {
+/** The rollup's identity of a row: its key columns, '' for the dimensions the rollup does not keep. */
+function identityOf(shape: RollupShape, values: Record<string, unknown>): string {
+  return ['account_id', 'period_start', 'key_id', 'model', 'endpoint', 'provider']
+    .map((column) => (shape.keyColumns.includes(column) ? String(values[column] ?? '') : ''))
+    .join('|');
+}
+
+/** A rollup recomputed from the rows, plainly: one entry per period and dimension the shape keeps. */
+function expectedRollups(rows: RequestLogInsert[], periodMs: number, shape: RollupShape = keyRollup) {
   const expected = new Map<string, number[]>();
   for (const row of rows) {
     const period = Math.floor(row.created_at / periodMs) * periodMs;
-    const identity = [row.account_id, period, row.key_id, row.model, row.endpoint ?? '', row.provider ?? ''].join('|');
+    const identity = identityOf(shape, { ...row, period_start: period });
     const sums = expected.get(identity) ?? new Array(9 + latencyBucketCount).fill(0);
     const timed =
       row.outcome === 'success' && (row.endpoint ? timedEndpoints.has(row.endpoint) : row.model !== '') ? 1 : 0;
@@ -120,20 +136,23 @@ function expectedRollups(rows: RequestLogInsert[], periodMs: number): Map<string
   return expected;
 }
 
-async function storedRollups(table: 'usage_hourly' | 'usage_daily', prefix: string): Promise<Map<string, number[]>> {
-  const rows = await handle.db
-    .selectFrom(table)
-    .selectAll()
-    // This run's accounts only: prefix_a and prefix_b.
-    .where('account_id', '>=', `${prefix}_`)
-    .where('account_id', '<', `${prefix}_~`)
-    .execute();
+/** A rollup table's rows of this run: its accounts (prefix_a and prefix_b), or across accounts its days. */
+async function storedRollups(
+  shape: RollupShape,
+  period: 'hour' | 'day',
+  prefix: string,
+  days?: { from: number; to: number },
+): Promise<Map<string, number[]>> {
+  let select = handle.db.selectFrom(shape.tables[period] as 'usage_hourly').selectAll();
+  if (shape.dimensions.includes('account_id'))
+    select = select.where('account_id', '>=', `${prefix}_`).where('account_id', '<', `${prefix}_~`);
+  else if (days) select = select.where('period_start', '>=', days.from).where('period_start', '<', days.to);
+  else throw new Error('a rollup across accounts needs the days of the run');
+  const rows = await select.execute();
   const stored = new Map<string, number[]>();
   for (const row of rows) {
     const record = row as unknown as Record<string, unknown>;
-    const identity = [row.account_id, Number(row.period_start), row.key_id, row.model, row.endpoint, row.provider].join(
-      '|',
-    );
+    const identity = identityOf(shape, { ...record, period_start: Number(record.period_start) });
     const columns = [
       'requests',
       'errors',
@@ -167,32 +186,55 @@ function expectEqualRollups(stored: Map<string, number[]>, expected: Map<string,
 }
 
 describe('usage rollups', () => {
+  it('are chosen per report: the narrowest keeping every dimension it filters or groups by', () => {
+    const table = (query: Parameters<typeof rollupFor>[0]) => rollupFor(query).tables.hour;
+    expect(table({ groupBy: 'none' })).toBe('usage_global_hourly');
+    expect(table({ groupBy: 'model' })).toBe('usage_global_hourly');
+    expect(table({ groupBy: 'provider' })).toBe('usage_global_hourly');
+    expect(table({ groupBy: 'account' })).toBe('usage_account_hourly');
+    expect(table({ groupBy: 'key' })).toBe('usage_hourly');
+    expect(table({ accountId: 'a', groupBy: 'none' })).toBe('usage_account_hourly');
+    expect(table({ accountId: 'a', groupBy: 'endpoint' })).toBe('usage_model_hourly');
+    expect(table({ accountId: 'a', groupBy: 'key' })).toBe('usage_hourly');
+    expect(table({ accountId: 'a', keyId: 'k', groupBy: 'model' })).toBe('usage_hourly');
+    expect(rollupFor({ accountId: 'a', groupBy: 'model' }).tables.day).toBe('usage_model_daily');
+  });
+
   it('equal an aggregate of the log rows, written in any batches, and again after a rebuild', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(rowArbitrary, { minLength: 1, maxLength: 120 }),
         fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 10 }),
         async (generated, batchSizes) => {
-          const prefix = `run${run++}`;
-          const rows = generated.map((row, index) => toInsert(row, index, prefix));
+          const prefix = `run${run}`;
+          // Three days per run (its rows span 30 hours from 20:00), after the days the migration test uses.
+          const shift = (run + 1) * 3 * day;
+          run++;
+          const rows = generated.map((row, index) => toInsert(row, index, prefix, shift));
           const write = createRequestLogBatchWriter(handle);
           for (let first = 0, turn = 0; first < rows.length; turn++) {
             const size = batchSizes[turn % batchSizes.length] as number;
             await write(RowBatch.of(rows.slice(first, first + size)));
             first += size;
           }
-          const hourly = expectedRollups(rows, hour);
-          const daily = expectedRollups(rows, 24 * hour);
-          expectEqualRollups(await storedRollups('usage_hourly', prefix), hourly);
-          expectEqualRollups(await storedRollups('usage_daily', prefix), daily);
+          const days = {
+            from: Math.floor((start + shift) / day) * day,
+            to: Math.ceil((start + shift + 31 * hour) / day) * day,
+          };
+          const expectEveryRollup = async () => {
+            for (const shape of rollupShapes) {
+              expectEqualRollups(await storedRollups(shape, 'hour', prefix, days), expectedRollups(rows, hour, shape));
+              expectEqualRollups(await storedRollups(shape, 'day', prefix, days), expectedRollups(rows, day, shape));
+            }
+          };
+          await expectEveryRollup();
 
           await handle.db
             .transaction()
             .execute((transaction) =>
-              rebuildUsageRollups(transaction, handle.dialect, { from: start, to: start + 31 * hour }),
+              rebuildUsageRollups(transaction, handle.dialect, { from: start + shift, to: start + shift + 31 * hour }),
             );
-          expectEqualRollups(await storedRollups('usage_hourly', prefix), hourly);
-          expectEqualRollups(await storedRollups('usage_daily', prefix), daily);
+          await expectEveryRollup();
         },
       ),
       { numRuns: 25 },
@@ -236,8 +278,68 @@ describe('usage rollups', () => {
       ),
     );
     await handle.db.insertInto('request_log').values(rows).execute();
+    // The rows of the property runs (later days) stay in the log and the rollups: only the migrated days are compared.
+    const days = { from: Math.floor(start / day) * day, to: Math.floor(start / day) * day + 3 * day };
     await migrateToLatest(handle);
-    expectEqualRollups(await storedRollups('usage_hourly', 'migrated'), expectedRollups(rows, hour));
-    expectEqualRollups(await storedRollups('usage_daily', 'migrated'), expectedRollups(rows, 24 * hour));
+    for (const shape of rollupShapes) {
+      expectEqualRollups(await storedRollups(shape, 'hour', 'migrated', days), expectedRollups(rows, hour, shape));
+      expectEqualRollups(await storedRollups(shape, 'day', 'migrated', days), expectedRollups(rows, day, shape));
+    }
+  });
+
+  it('are filled from the key rollup by migration 0013, history older than the log included', async () => {
+    const migrator = new Migrator({
+      db: handle.db,
+      allowUnorderedMigrations: true,
+      provider: {
+        getMigrations: async () =>
+          Object.fromEntries(
+            Object.entries(migrations).map(([name, migration]) => [
+              name,
+              { up: (db) => migration.up(db, handle.dialect), down: (db) => migration.down(db, handle.dialect) },
+            ]),
+          ),
+      },
+    });
+    const down = await migrator.migrateTo('0012-usage-daily-spend-index');
+    expect(down.error).toBeUndefined();
+    // Rows logged before 0013, then their raw rows deleted (retention): the key rollup alone still holds them.
+    const shift = -30 * day;
+    const rows = Array.from({ length: 200 }, (_, index) =>
+      toInsert(
+        {
+          createdAt: start + index * 500_000,
+          account: index % 3 === 0 ? 'a' : 'b',
+          key: index % 2 === 0 ? 'k1' : 'k2',
+          model: index % 7 === 0 ? '' : index % 2 === 0 ? 'gpt' : 'claude',
+          endpoint: index % 7 === 0 ? 'models' : 'chat_completions',
+          provider: index % 7 === 0 ? null : 'openai',
+          outcome: index % 13 === 0 ? 'cancelled' : 'success',
+          latency: (index * 53) % 7000,
+          prompt: index,
+          completion: index + 1,
+          cost: index / 700,
+        },
+        index,
+        'before13',
+        shift,
+      ),
+    );
+    await handle.db.insertInto('request_log').values(rows).execute();
+    await handle.db
+      .transaction()
+      .execute((transaction) =>
+        rebuildKeyRollups(transaction, handle.dialect, { from: start + shift, to: start + shift + 30 * hour }),
+      );
+    await handle.db.deleteFrom('request_log').where('account_id', 'like', 'before13_%').execute();
+    await migrateToLatest(handle);
+    const days = {
+      from: Math.floor((start + shift) / day) * day,
+      to: Math.floor((start + shift) / day) * day + 3 * day,
+    };
+    for (const shape of rollupShapes) {
+      expectEqualRollups(await storedRollups(shape, 'hour', 'before13', days), expectedRollups(rows, hour, shape));
+      expectEqualRollups(await storedRollups(shape, 'day', 'before13', days), expectedRollups(rows, day, shape));
+    }
   });
 });

@@ -1,6 +1,4 @@
-import { useApp } from './context.js';
 import type { ApiKeyView } from './types.js';
-import { useAsync } from './use-async.js';
 
 /**
  * How a key is named on screen. Names are not unique: a rotated key and its successor share one, and an account may
@@ -29,16 +27,4 @@ export function keyLabeller(keys: readonly ApiKeyView[]): KeyLabeller {
     if (!key || (namesInUse.get(`${key.accountId}\u0000${key.name}`) ?? 0) < 2) return name;
     return `${name} ${displaySuffix(key.display)}`;
   };
-}
-
-/** Labels for the keys of the given accounts (loaded once per set of accounts). */
-export function useKeyLabels(accountIds: readonly string[]): KeyLabeller {
-  const { api } = useApp();
-  const wanted = [...new Set(accountIds)].sort();
-  const keys = useAsync(
-    async () =>
-      (await Promise.all(wanted.map((id) => api.get<ApiKeyView[]>(`/accounts/${id}/keys`).catch(() => [])))).flat(),
-    [wanted.join(',')],
-  );
-  return keyLabeller(keys.data ?? []);
 }

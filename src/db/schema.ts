@@ -104,13 +104,40 @@ export interface RequestLogTable {
  * account, period, key, model, endpoint and provider. `model` is '' for requests that named none, `endpoint` and
  * `provider` '' where the log has none. lat_N counts the timed requests in latency bucket N.
  */
-export interface UsageRollupTable {
+export interface UsageRollupTable extends UsageRollupSums {
   account_id: string;
   period_start: number;
   key_id: string;
   model: string;
   endpoint: string;
   provider: string;
+}
+
+/** A usage_model_hourly/daily row: the key rollup's rows of one account, period, model, endpoint and provider. */
+export interface UsageModelRollupTable extends UsageRollupSums {
+  account_id: string;
+  period_start: number;
+  model: string;
+  endpoint: string;
+  provider: string;
+}
+
+/** A usage_account_hourly/daily row: the key rollup's rows of one account and period. */
+export interface UsageAccountRollupTable extends UsageRollupSums {
+  account_id: string;
+  period_start: number;
+}
+
+/** A usage_global_hourly/daily row: every account's key rollup rows of one period, model, endpoint and provider. */
+export interface UsageGlobalRollupTable extends UsageRollupSums {
+  period_start: number;
+  model: string;
+  endpoint: string;
+  provider: string;
+}
+
+/** What every usage rollup row sums. */
+export interface UsageRollupSums {
   requests: number;
   errors: number;
   cancelled: number;
@@ -222,7 +249,7 @@ export interface InvitationsTable {
   revoked_at: number | null;
 }
 
-/** A stored `/v1/responses` answer (migrations 0008 and 0013): one row with its items. */
+/** A stored `/v1/responses` answer (migrations 0008 and 0014): one row with its items. */
 export interface ResponsesTable {
   id: string;
   account_id: string;
@@ -262,6 +289,12 @@ export interface Database {
   request_log: RequestLogTable;
   usage_hourly: UsageRollupTable;
   usage_daily: UsageRollupTable;
+  usage_model_hourly: UsageModelRollupTable;
+  usage_model_daily: UsageModelRollupTable;
+  usage_account_hourly: UsageAccountRollupTable;
+  usage_account_daily: UsageAccountRollupTable;
+  usage_global_hourly: UsageGlobalRollupTable;
+  usage_global_daily: UsageGlobalRollupTable;
   users: UsersTable;
   memberships: MembershipsTable;
   sessions: SessionsTable;

@@ -2,23 +2,31 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { touchLastUsed } from '../db/repositories/api-keys.js';
 import { rollupUpsertSql } from '../db/repositories/usage-rollups.js';
 import type { Database } from '../db/schema.js';
-import { rollupTables } from '../db/usage-rollup-layout.js';
 import { cellValue, lastUseByKey, type RowBatchMessage, textSlot } from './row-batch.js';
 import { columnIsText, requestLogColumns } from './row-layout.js';
-import { coarserRollup, hourlyRollup, type RollupRow, rollupParameterCount, rollupParameters } from './usage-rollup.js';
+import {
+  hourlyRollup,
+  type RollupRow,
+  type RollupTarget,
+  rollupParameterCount,
+  rollupParameters,
+  rollupRowsFor,
+  rollupTargets,
+} from './usage-rollup.js';
 
 /** Rollup rows per upsert: far below PostgreSQL's 65,535 parameters. */
 const rollupRowsPerUpsert = 500;
 
-/** Adds rollup rows to `table` (the upsert adds to rows already there), in primary-key order. */
-async function upsertRollups(db: Kysely<Database>, table: string, rows: readonly RollupRow[]): Promise<void> {
+/** Adds rollup rows to the target's table (the upsert adds to rows already there), in primary-key order. */
+async function upsertRollups(db: Kysely<Database>, target: RollupTarget, rows: readonly RollupRow[]): Promise<void> {
+  const { shape, table } = target;
   for (let first = 0; first < rows.length; first += rollupRowsPerUpsert) {
     const chunk = rows.slice(first, first + rollupRowsPerUpsert);
-    const parameters: unknown[] = new Array(chunk.length * rollupParameterCount);
+    const parameters: unknown[] = new Array(chunk.length * rollupParameterCount(shape));
     let at = 0;
-    for (const row of chunk) at = rollupParameters(row, parameters, at);
+    for (const row of chunk) at = rollupParameters(row, parameters, at, shape);
     let index = 0;
-    const text = rollupUpsertSql(table, chunk.length).replace(/\?/g, () => `$${++index}`);
+    const text = rollupUpsertSql(table, chunk.length, shape.keyColumns).replace(/\?/g, () => `$${++index}`);
     await db.executeQuery(CompiledQuery.raw(text, parameters));
   }
 }
@@ -84,7 +92,6 @@ export async function writeRowBatchPostgres(db: Kysely<Database>, batch: RowBatc
     await sql`${insertStart}${sql.join(parameters)})`.execute(transaction);
     for (const [keyId, at] of lastUseByKey(batch)) await touchLastUsed(transaction, keyId, at);
     const hourly = hourlyRollup(batch);
-    await upsertRollups(transaction, rollupTables.hour, hourly);
-    await upsertRollups(transaction, rollupTables.day, coarserRollup(hourly, 'day'));
+    for (const target of rollupTargets) await upsertRollups(transaction, target, rollupRowsFor(hourly, target));
   });
 }

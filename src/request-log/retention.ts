@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { deleteExpiredResponses } from '../db/repositories/responses.js';
 import type { Database } from '../db/schema.js';
-import { rollupPeriodMs, rollupTables } from '../db/usage-rollup-layout.js';
+import { rollupPeriodMs, rollupShapes } from '../db/usage-rollup-layout.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -83,13 +83,15 @@ async function deleteInBatches(
 }
 
 /**
- * Deletes the rollup rows whose whole period ended before the cutoff, one period at a time from the oldest, so each
- * statement stays short (an hour of rollups is a few thousand rows at most).
+ * Deletes the rollup rows whose whole period ended before the cutoff, from every rollup, one period at a time from
+ * the oldest, so each statement stays short (an hour of rollups is a few thousand rows at most).
  */
 async function deleteOldRollups(db: Kysely<Database>, cutoff: number): Promise<number> {
   let deleted = 0;
-  for (const period of ['hour', 'day'] as const) {
-    const table = rollupTables[period];
+  const tables = rollupShapes.flatMap((shape) =>
+    (['hour', 'day'] as const).map((period) => ({ table: shape.tables[period] as 'usage_hourly', period })),
+  );
+  for (const { table, period } of tables) {
     const size = rollupPeriodMs[period];
     for (;;) {
       const oldest = await db

@@ -1,9 +1,8 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { rollupUpsertSql } from '../db/repositories/usage-rollups.js';
-import { rollupTables } from '../db/usage-rollup-layout.js';
 import { cellValue, lastUseByKey, type RowBatchMessage } from './row-batch.js';
 import { accountIdPlace, keyIdPlace, requestLogColumns, textColumnCount } from './row-layout.js';
-import { coarserRollup, hourlyRollup, rollupParameterCount, rollupParameters } from './usage-rollup.js';
+import { hourlyRollup, rollupParameterCount, rollupParameters, rollupRowsFor, rollupTargets } from './usage-rollup.js';
 
 /**
  * A request-log batch on SQLite, in one transaction: the rows grouped by account, inserted through statements
@@ -34,9 +33,11 @@ export function createSqliteBatchWriter(connection: SqliteDatabase.Database): Sq
   const insertOne = connection.prepare<unknown[]>(insertSql(1));
   const insertMany = connection.prepare<unknown[]>(insertSql(rowsPerInsert));
   const touch = connection.prepare<unknown[]>(touchLastUsedSql);
-  const upsertHourly = connection.prepare<unknown[]>(rollupUpsertSql(rollupTables.hour, 1));
-  const upsertDaily = connection.prepare<unknown[]>(rollupUpsertSql(rollupTables.day, 1));
-  const rollupArguments: unknown[] = new Array(rollupParameterCount).fill(null);
+  const upserts = rollupTargets.map((target) => ({
+    target,
+    statement: connection.prepare<unknown[]>(rollupUpsertSql(target.table, 1, target.shape.keyColumns)),
+    arguments: new Array(rollupParameterCount(target.shape)).fill(null) as unknown[],
+  }));
   // The statements' arguments, reused from batch to batch and passed spread: better-sqlite3 then binds each argument
   // directly instead of reading an array's elements one by one.
   const manyArguments: unknown[] = new Array(columnCount * rowsPerInsert).fill(null);
@@ -54,13 +55,11 @@ export function createSqliteBatchWriter(connection: SqliteDatabase.Database): Sq
     }
     for (const [keyId, at] of lastUseByKey(batch)) touch.run(at, keyId, at);
     const hourly = hourlyRollup(batch);
-    for (const row of hourly) {
-      rollupParameters(row, rollupArguments, 0);
-      upsertHourly.run(...rollupArguments);
-    }
-    for (const row of coarserRollup(hourly, 'day')) {
-      rollupParameters(row, rollupArguments, 0);
-      upsertDaily.run(...rollupArguments);
+    for (const upsert of upserts) {
+      for (const row of rollupRowsFor(hourly, upsert.target)) {
+        rollupParameters(row, upsert.arguments, 0, upsert.target.shape);
+        upsert.statement.run(...upsert.arguments);
+      }
     }
   });
 }

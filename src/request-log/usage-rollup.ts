@@ -1,8 +1,11 @@
 import {
   inferenceEndpoints,
+  keyRollup,
   latencyBucketOf,
   type RollupPeriod,
+  type RollupShape,
   rollupPeriodMs,
+  rollupShapes,
   rollupSumColumns,
 } from '../db/usage-rollup-layout.js';
 import { cellValue, type RowBatchMessage, textSlot } from './row-batch.js';
@@ -111,16 +114,42 @@ export function hourlyRollup(batch: RowBatchMessage): RollupRow[] {
   return sortByKey([...groups.values()]);
 }
 
-/** Hourly rollup rows summed into the periods of `period` (UTC days). */
-export function coarserRollup(rows: readonly RollupRow[], period: RollupPeriod): RollupRow[] {
+/**
+ * Hourly rollup rows summed into the periods of `period` and the dimensions `shape` keeps (the others become '',
+ * which rollupParameters leaves out).
+ */
+export function coarserRollup(
+  rows: readonly RollupRow[],
+  period: RollupPeriod,
+  shape: RollupShape = keyRollup,
+): RollupRow[] {
   const size = rollupPeriodMs[period];
+  const keeps = new Set<string>(shape.dimensions);
+  const [account, key, model, endpoint, provider] = (
+    ['account_id', 'key_id', 'model', 'endpoint', 'provider'] as const
+  ).map((dimension) => keeps.has(dimension));
   const groups = new Map<string, RollupRow>();
   for (const row of rows) {
-    const periodStart = Math.floor(row.periodStart / size) * size;
-    const identity = JSON.stringify([row.accountId, periodStart, row.keyId, row.model, row.endpoint, row.provider]);
+    const grouped: RollupRow = {
+      accountId: account ? row.accountId : '',
+      periodStart: Math.floor(row.periodStart / size) * size,
+      keyId: key ? row.keyId : '',
+      model: model ? row.model : '',
+      endpoint: endpoint ? row.endpoint : '',
+      provider: provider ? row.provider : '',
+      sums: row.sums,
+    };
+    const identity = JSON.stringify([
+      grouped.accountId,
+      grouped.periodStart,
+      grouped.keyId,
+      grouped.model,
+      grouped.endpoint,
+      grouped.provider,
+    ]);
     const group = groups.get(identity);
     if (!group) {
-      groups.set(identity, { ...row, periodStart, sums: Float64Array.from(row.sums) });
+      groups.set(identity, { ...grouped, sums: Float64Array.from(row.sums) });
       continue;
     }
     for (let place = 0; place < sumWidth; place++)
@@ -146,17 +175,44 @@ function sortByKey(rows: RollupRow[]): RollupRow[] {
   );
 }
 
-/** A rollup row as the upsert's parameters: key columns, then sums (rollupUpsertSql's order). */
-export function rollupParameters(row: RollupRow, into: unknown[], at: number): number {
+const rowFields: Record<string, 'accountId' | 'periodStart' | 'keyId' | 'model' | 'endpoint' | 'provider'> = {
+  account_id: 'accountId',
+  period_start: 'periodStart',
+  key_id: 'keyId',
+  model: 'model',
+  endpoint: 'endpoint',
+  provider: 'provider',
+};
+
+/** A rollup row as the upsert's parameters: the shape's key columns, then sums (rollupUpsertSql's order). */
+export function rollupParameters(row: RollupRow, into: unknown[], at: number, shape: RollupShape = keyRollup): number {
   let position = at;
-  into[position++] = row.accountId;
-  into[position++] = row.periodStart;
-  into[position++] = row.keyId;
-  into[position++] = row.model;
-  into[position++] = row.endpoint;
-  into[position++] = row.provider;
+  for (const column of shape.keyColumns) into[position++] = row[rowFields[column] as keyof RollupRow];
   for (let place = 0; place < sumWidth; place++) into[position++] = row.sums[place];
   return position;
 }
 
-export const rollupParameterCount = 6 + sumWidth;
+/** Parameters per row of a shape's upsert. */
+export const rollupParameterCount = (shape: RollupShape = keyRollup): number => shape.keyColumns.length + sumWidth;
+
+/** A rollup table the writers upsert each batch into. */
+export interface RollupTarget {
+  shape: RollupShape;
+  period: RollupPeriod;
+  table: string;
+}
+
+/**
+ * Every rollup table in the order the writers upsert them: the key rollup first, the one across accounts last, so
+ * on PostgreSQL the rows every node's batches share are locked for the shortest time (until the commit right after).
+ */
+export const rollupTargets: readonly RollupTarget[] = [...rollupShapes]
+  .reverse()
+  .flatMap((shape) => (['hour', 'day'] as const).map((period) => ({ shape, period, table: shape.tables[period] })));
+
+/** The batch's rollup rows for one target, from its hourly key rollup rows. */
+export function rollupRowsFor(hourly: readonly RollupRow[], target: RollupTarget): readonly RollupRow[] {
+  return target.shape === keyRollup && target.period === 'hour'
+    ? hourly
+    : coarserRollup(hourly, target.period, target.shape);
+}

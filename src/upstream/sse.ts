@@ -1,7 +1,9 @@
 /**
  * The one SSE parser and the one SSE writer. The parser follows the WHATWG event-stream rules that matter for LLM
  * APIs: `\n`, `\r` and `\r\n` line endings, multi-line `data:` joined with `\n`, comments (`:`) ignored, an event
- * dispatched at a blank line. Bytes are decoded as a stream so a UTF-8 character split across chunks survives.
+ * dispatched at a blank line. It splits lines in the bytes and decodes only whole lines: the bytes of `\n` and `\r`
+ * never occur inside a UTF-8 character, so one split across chunks is whole by the end of its line, and no streaming
+ * decoder is kept per stream (docs/performance.md#memory).
  */
 
 export interface SseEvent {
@@ -10,51 +12,59 @@ export interface SseEvent {
   data: string;
 }
 
+const lineFeed = 10;
+const carriageReturn = 13;
+
 export class SseParser {
-  private readonly decoder = new TextDecoder('utf-8');
-  private buffer = '';
+  /** The bytes of a line not ended yet (a chunk may end anywhere, within a character too). */
+  private pending: Buffer | undefined;
   private dataLines: string[] = [];
   private eventName: string | undefined;
   private sawCarriageReturn = false;
+  /** Until the first line: a byte-order mark there is dropped, as UTF-8 decoding of a whole stream does. */
+  private firstLine = true;
 
   /** Feeds bytes; returns the events completed by them. */
   push(chunk: Uint8Array): SseEvent[] {
-    return this.consume(this.decoder.decode(chunk, { stream: true }));
-  }
-
-  /** Ends the stream; returns an event left without its terminating blank line, if any. */
-  end(): SseEvent[] {
-    const events = this.consume(`${this.decoder.decode()}\n\n`);
-    return events;
-  }
-
-  private consume(text: string): SseEvent[] {
     const events: SseEvent[] = [];
-    let input = text;
-    // A "\r\n" split across two chunks: the "\n" belongs to the line already ended by "\r".
-    if (this.sawCarriageReturn && input.startsWith('\n')) input = input.slice(1);
-    this.sawCarriageReturn = false;
-    this.buffer += input;
+    const received = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const bytes = this.pending === undefined ? received : Buffer.concat([this.pending, received]);
+    this.pending = undefined;
     let start = 0;
-    const buffer = this.buffer;
-    for (let index = 0; index < buffer.length; index++) {
-      const character = buffer.charCodeAt(index);
-      if (character !== 10 && character !== 13) continue;
-      this.processLine(buffer.slice(start, index), events);
-      if (character === 13) {
-        if (index + 1 < buffer.length) {
-          if (buffer.charCodeAt(index + 1) === 10) index++;
+    // A "\r\n" split across two chunks: the "\n" belongs to the line already ended by "\r".
+    if (this.sawCarriageReturn && bytes.length > 0) {
+      if (bytes[0] === lineFeed) start = 1;
+      this.sawCarriageReturn = false;
+    }
+    for (let index = start; index < bytes.length; index++) {
+      const byte = bytes[index];
+      if (byte !== lineFeed && byte !== carriageReturn) continue;
+      this.processLine(bytes.toString('utf8', start, index), events);
+      if (byte === carriageReturn) {
+        if (index + 1 < bytes.length) {
+          if (bytes[index + 1] === lineFeed) index++;
         } else {
           this.sawCarriageReturn = true;
         }
       }
       start = index + 1;
     }
-    this.buffer = buffer.slice(start);
+    // Copied: a view would keep the whole chunk for the rest of the line.
+    if (start < bytes.length) this.pending = Buffer.from(bytes.subarray(start));
     return events;
   }
 
-  private processLine(line: string, events: SseEvent[]): void {
+  /** Ends the stream; returns an event left without its terminating blank line, if any. */
+  end(): SseEvent[] {
+    return this.push(Buffer.from('\n\n'));
+  }
+
+  private processLine(text: string, events: SseEvent[]): void {
+    let line = text;
+    if (this.firstLine) {
+      this.firstLine = false;
+      if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
+    }
     if (line === '') {
       if (this.dataLines.length > 0) events.push({ event: this.eventName, data: this.dataLines.join('\n') });
       this.dataLines = [];

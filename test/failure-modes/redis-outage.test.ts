@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
+import { describe, expect, it } from 'vitest';
 import { startPrivateRedis } from '../support/private-services.js';
-import { killStrayServes, type Served, startServe } from '../support/serve-process.js';
+import { useMockForServes } from '../support/serve-fixture.js';
+import { type Served, startServe } from '../support/serve-process.js';
 import { waitFor } from '../support/wait.js';
 import { type ChatResult, chat, metric, mockModels, readiness } from './support.js';
 
@@ -18,14 +18,7 @@ const commandTimeoutMs = 500;
 /** A request that takes this long hangs: ten command timeouts, far more than one fallback decision needs. */
 const hangMs = commandTimeoutMs * 10;
 
-let mock: MockUpstream;
-beforeAll(async () => {
-  mock = await startMockUpstream();
-});
-afterAll(async () => {
-  await killStrayServes();
-  await mock.close();
-});
+const serves = useMockForServes();
 
 interface Keys {
   /** 3 requests a minute. */
@@ -80,7 +73,7 @@ describe.each(['local', 'allow', 'deny'] as const)('redis.on_unavailable: %s', (
             on_unavailable: { rate_limits: policy, budgets: policy },
           },
           request_log: { flush_interval: '50ms' },
-          ...mockModels(mock),
+          ...mockModels(serves.mock),
         },
       });
       const keys = await createKeys(node);

@@ -1,16 +1,10 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RequestLogInsert } from '../../src/request-log/row-layout.js';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import {
-  killStrayServes,
-  openServedDatabase,
-  prepareServe,
-  type ServeFiles,
-  startServe,
-} from '../support/serve-process.js';
+import { useMockForServes } from '../support/serve-fixture.js';
+import { openServedDatabase, prepareServe, type ServeFiles, startServe } from '../support/serve-process.js';
 import { waitFor } from '../support/wait.js';
 import { chat, mockModels } from './support.js';
 
@@ -26,14 +20,7 @@ const dayStart = (time: number) => Math.floor(time / day) * day;
 const partitionName = (time: number) =>
   `request_log_p${new Date(dayStart(time)).toISOString().slice(0, 10).replaceAll('-', '')}`;
 
-let mock: MockUpstream;
-beforeAll(async () => {
-  mock = await startMockUpstream();
-});
-afterAll(async () => {
-  await killStrayServes();
-  await mock.close();
-});
+const serves = useMockForServes();
 
 function seedRows(count: number, createdAt: number, tag: string): RequestLogInsert[] {
   return Array.from({ length: count }, (_, index) => ({
@@ -118,7 +105,7 @@ describe.each(['sqlite', 'postgres'] as const)('retention on %s', (engine) => {
       database: engine,
       config: {
         request_log: { retention: '30d', retention_interval: '2s', flush_interval: '50ms' },
-        ...mockModels(mock),
+        ...mockModels(serves.mock),
       },
     });
     await files.cli('accounts', 'create', 'acme');
@@ -158,7 +145,7 @@ describe.each(['sqlite', 'postgres'] as const)('retention on %s', (engine) => {
       config: {
         logging: { level: 'debug' },
         request_log: { retention: 0, retention_interval: '1s' },
-        ...mockModels(mock),
+        ...mockModels(serves.mock),
       },
     });
     const now = Date.now();

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import { killStrayServes, openServedDatabase, type Served, startServe } from '../support/serve-process.js';
+import { describe, expect, it } from 'vitest';
+import { useMockForServes } from '../support/serve-fixture.js';
+import { openServedDatabase, type Served, startServe } from '../support/serve-process.js';
 import { waitFor, waitUntilRefused } from '../support/wait.js';
 import { type ChatResult, chat, holdModel, mockModels } from './support.js';
 
@@ -10,19 +10,12 @@ import { type ChatResult, chat, holdModel, mockModels } from './support.js';
  * requests are held at the upstream until the signal has been received, so every one of them was accepted before it.
  */
 
-let mock: MockUpstream;
-beforeAll(async () => {
-  mock = await startMockUpstream();
-});
-afterAll(async () => {
-  await killStrayServes();
-  await mock.close();
-});
+const serves = useMockForServes();
 
 async function startNode(): Promise<{ node: Served; key: string }> {
   // A long flush interval keeps the rows in the queue until shutdown writes them.
   const node = await startServe({
-    config: { request_log: { flush_interval: '60s', batch_size: 5000 }, ...mockModels(mock) },
+    config: { request_log: { flush_interval: '60s', batch_size: 5000 }, ...mockModels(serves.mock) },
   });
   await node.cli('accounts', 'create', 'acme');
   const { key } = await node.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'load');
@@ -35,7 +28,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s', (signal) => {
   it('under load: refuses new connections, completes every accepted request, logs each, exits 0', async () => {
     const { node, key } = await startNode();
     const model = 'held';
-    const held = holdModel(mock, model);
+    const held = holdModel(serves.mock, model);
     // Some requests already done (their rows are queued), and 24 in flight: streams and JSON, held at the upstream.
     const done = await Promise.all(Array.from({ length: 10 }, () => chat(node, key)));
     const inFlight: Array<Promise<ChatResult>> = Array.from({ length: 24 }, (_, index) =>
@@ -73,7 +66,7 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s', (signal) => {
   it('a second signal exits at once, without waiting for the requests in flight', async () => {
     const { node, key } = await startNode();
     const model = 'held';
-    const held = holdModel(mock, model);
+    const held = holdModel(serves.mock, model);
     const inFlight = Array.from({ length: 4 }, () => chat(node, key, { model, stream: true }).catch((error) => error));
     await waitFor('4 requests to reach the upstream', () => held.arrived() === 4);
     node.process.kill(signal);

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
-import { killStrayServes, prepareServe, startServe } from '../support/serve-process.js';
+import { describe, expect, it } from 'vitest';
+import { useMockForServes } from '../support/serve-fixture.js';
+import { prepareServe, startServe } from '../support/serve-process.js';
 import { isRefused, waitFor } from '../support/wait.js';
 import { chat, mockModels } from './support.js';
 
@@ -11,14 +11,7 @@ import { chat, mockModels } from './support.js';
  * worker (and in its replacement).
  */
 
-let mock: MockUpstream;
-beforeAll(async () => {
-  mock = await startMockUpstream();
-});
-afterAll(async () => {
-  await killStrayServes();
-  await mock.close();
-});
+const serves = useMockForServes();
 
 /** The worker processes of a primary (pgrep exits 1 when there is none; any other failure is an error). */
 function childrenOf(pid: number): number[] {
@@ -44,7 +37,9 @@ const alive = (pid: number) => {
 
 describe('serve --workers 2', () => {
   it('replaces each crashed worker, and stops for good at the sixth crash within a minute', async () => {
-    const files = await prepareServe({ config: { request_log: { flush_interval: '100ms' }, ...mockModels(mock) } });
+    const files = await prepareServe({
+      config: { request_log: { flush_interval: '100ms' }, ...mockModels(serves.mock) },
+    });
     await files.cli('accounts', 'create', 'acme');
     const { key } = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'app');
     const node = await startServe({ reuse: files, args: ['--workers', '2'] });
@@ -89,7 +84,7 @@ describe('serve --workers 2', () => {
 
   it('runs retention in one worker, and in its replacement after it crashes', async () => {
     const node = await startServe({
-      config: { logging: { level: 'debug' }, request_log: { retention_interval: '1s' }, ...mockModels(mock) },
+      config: { logging: { level: 'debug' }, request_log: { retention_interval: '1s' }, ...mockModels(serves.mock) },
       args: ['--workers', '2'],
     });
     const runners = () =>

@@ -1,3 +1,6 @@
+// Code the tests hand to page.evaluate runs in the browser, and the console's own modules that unit tests import
+// (console/src/api.ts) are written for it: the type-check of the tests knows the DOM's types.
+/// <reference lib="dom" />
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { testPassword } from './console.js';

@@ -10,7 +10,7 @@ import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
-import { stuckTestDeadlineMs } from './wait.js';
+import { stuckTestDeadlineMs, waitFor } from './wait.js';
 
 /** The secret the mock provider is configured with; it must reach the upstream and nothing else. */
 export const upstreamSecret = 'sk-upstream-secret-never-leak-0123456789';
@@ -192,17 +192,19 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
 }
 
 /** Waits until the request log holds `count` rows for the request ids given (the writer flushes asynchronously). */
-export async function waitForLogRows(gateway: TestGateway, requestIds: string[], timeoutMs = stuckTestDeadlineMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await gateway.gateway.database.db
-      .selectFrom('request_log')
-      .selectAll()
-      .where('request_id', 'in', requestIds)
-      .execute();
-    if (rows.length >= requestIds.length || Date.now() > deadline) return rows;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+export function waitForLogRows(gateway: TestGateway, requestIds: string[], timeoutMs = stuckTestDeadlineMs) {
+  return waitFor(
+    `${requestIds.length} request-log rows`,
+    async () => {
+      const rows = await gateway.gateway.database.db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('request_id', 'in', requestIds)
+        .execute();
+      return rows.length >= requestIds.length && rows;
+    },
+    { timeoutMs, intervalMs: 25 },
+  );
 }
 
 /** Models named `<prefix><scenario>` served by `provider` with upstream model `<scenario>` (the mocks' behaviours). */

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { answerEmbeddings } from './mock-openai-embeddings.js';
 import { answerTextCompletion } from './mock-openai-text-completions.js';
+import { sendJson } from './mock-server.js';
 
 /**
  * A real HTTP server speaking the OpenAI chat-completions wire format, for integration tests. It records every
@@ -61,16 +62,6 @@ function usageFor(body: Record<string, unknown>, content: string) {
     prompt_tokens_details: { cached_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: 0 },
   };
-}
-
-function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  response.end(text);
 }
 
 function openAiError(message: string, type: string, code: string | null = null) {

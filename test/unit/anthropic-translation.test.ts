@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/errors/api-error.js';
 import { openAiErrorBody } from '../../src/errors/render-openai.js';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
 import { convertRequest, unsupportedParameters } from '../../src/providers/anthropic/convert-request.js';
 import { mapStopReason } from '../../src/providers/anthropic/map-stop-reason.js';
 import { parseAnthropicError } from '../../src/providers/anthropic/parse-error.js';
 import { createAnthropicStreamTranslator } from '../../src/providers/anthropic/translate-stream.js';
+import { apiErrorOf } from '../support/api-error.js';
 
 const defaults = { upstreamModel: 'claude', stream: false };
 const convert = (
@@ -16,16 +16,6 @@ const convert = (
     ...defaults,
     ...extra,
   });
-
-function rejection(run: () => unknown): ApiError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('Anthropic request translation', () => {
   it('synthesizes max_tokens: client value, else the model limit, else 4096', () => {
@@ -100,7 +90,7 @@ describe('Anthropic request translation', () => {
   });
 
   it('refuses content it cannot represent with a 400 naming the part', () => {
-    const audio = rejection(() =>
+    const audio = apiErrorOf(() =>
       convert({
         messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }],
       }),
@@ -109,13 +99,13 @@ describe('Anthropic request translation', () => {
       code: 'unsupported_value',
       param: 'messages[0].content[0].type',
     });
-    const tiff = rejection(() =>
+    const tiff = apiErrorOf(() =>
       convert({
         messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AA' } }] }],
       }),
     );
     expect(tiff.status).toBe(400);
-    const args = rejection(() =>
+    const args = apiErrorOf(() =>
       convert({
         messages: [
           {
@@ -173,7 +163,7 @@ describe('Anthropic responses, streams and errors', () => {
       { type: 'some_future_event', index: 0 },
     ].flatMap((event) => translator.push(event).map((chunk) => chunk.choices[0]?.delta));
     expect(deltas).toEqual([{ role: 'assistant', content: '' }, { reasoning_content: 'hmm' }]);
-    const overloaded = rejection(() =>
+    const overloaded = apiErrorOf(() =>
       translator.push({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
     );
     expect(overloaded).toMatchObject({ status: 503, code: 'upstream_overloaded' });

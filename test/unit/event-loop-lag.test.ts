@@ -2,14 +2,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { EventLoopLag } from '../../src/observability/event-loop-lag.js';
 import { registerProcessMetrics } from '../../src/observability/process-metrics.js';
-
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(condition: () => boolean) {
-  const deadline = Date.now() + 5_000;
-  while (!condition() && Date.now() < deadline) await wait(10);
-  expect(condition()).toBe(true);
-}
+import { waitFor } from '../support/wait.js';
 
 async function gaugeValue(registry: Registry, name: string): Promise<number | undefined> {
   const metric = (await registry.getMetricsAsJSON()).find((entry) => entry.name === name);
@@ -19,17 +12,23 @@ async function gaugeValue(registry: Registry, name: string): Promise<number | un
 describe('event-loop lag sampling', () => {
   it('starts with a request, and stops once a quiet interval passed with nothing in flight', async () => {
     let inFlight = 0;
-    const lag = new EventLoopLag({ busy: () => inFlight > 0, quietIntervalMs: 30 });
+    // Each quiet interval with no arrival asks whether requests are in flight: counting the questions counts them.
+    let quietChecks = 0;
+    const busy = () => {
+      quietChecks++;
+      return inFlight > 0;
+    };
+    const lag = new EventLoopLag({ busy, quietIntervalMs: 30 });
     try {
       expect(lag.isSampling).toBe(false);
       lag.noteActivity();
       expect(lag.isSampling).toBe(true);
       // A request still in flight (a long stream) keeps it sampling with no new arrivals.
       inFlight = 1;
-      await wait(150);
+      await waitFor('four quiet intervals', () => quietChecks >= 4, { intervalMs: 5 });
       expect(lag.isSampling).toBe(true);
       inFlight = 0;
-      await waitFor(() => !lag.isSampling);
+      await waitFor('sampling to stop', () => !lag.isSampling);
       lag.noteActivity();
       expect(lag.isSampling).toBe(true);
     } finally {
@@ -58,12 +57,17 @@ describe('event-loop lag sampling', () => {
       );
       expect(await gaugeValue(registry, 'test_nodejs_eventloop_lag_max_seconds')).toBe(0);
       lag.noteActivity();
-      // Block the loop for 60 ms while it is sampled: the next scrape sees it.
-      await wait(30);
+      // Block the loop for 60 ms once the sampler has ticked: a scrape after its next tick sees it.
+      await waitFor('the sampler to tick', async () => {
+        const minimum = await gaugeValue(registry, 'test_nodejs_eventloop_lag_min_seconds');
+        return minimum !== undefined && minimum > 0;
+      });
       const until = Date.now() + 60;
       while (Date.now() < until) {}
-      await wait(30);
-      expect(await gaugeValue(registry, 'test_nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.04);
+      await waitFor('the blocked loop to be sampled', async () => {
+        const maximum = await gaugeValue(registry, 'test_nodejs_eventloop_lag_max_seconds');
+        return maximum !== undefined && maximum >= 0.04;
+      });
     } finally {
       lag.close();
     }

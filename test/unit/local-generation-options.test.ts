@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/errors/api-error.js';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
 import { localSamplingDefaults, readGenerationOptions } from '../../src/providers/local/generation-options.js';
 import { toChatHistory } from '../../src/providers/local/to-chat-history.js';
+import { apiErrorOf } from '../support/api-error.js';
 
 const context = { modelName: 'tiny', vocabularySize: 100, defaultMaxTokens: undefined };
 const request = (extra: Record<string, unknown> = {}): ChatCompletionRequest => ({
@@ -10,16 +10,6 @@ const request = (extra: Record<string, unknown> = {}): ChatCompletionRequest => 
   messages: [{ role: 'user', content: 'hi' }],
   ...extra,
 });
-
-function refusal(run: () => unknown): ApiError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('readGenerationOptions', () => {
   it("uses llama.cpp's local sampling when the client chose none", () => {
@@ -59,10 +49,12 @@ describe('readGenerationOptions', () => {
       [5, -100],
       [7, 3],
     ]);
-    expect(refusal(() => readGenerationOptions(request({ logit_bias: { '100': 1 } }), context)).param).toBe(
+    expect(apiErrorOf(() => readGenerationOptions(request({ logit_bias: { '100': 1 } }), context)).param).toBe(
       'logit_bias',
     );
-    expect(refusal(() => readGenerationOptions(request({ logit_bias: { abc: 1 } }), context)).param).toBe('logit_bias');
+    expect(apiErrorOf(() => readGenerationOptions(request({ logit_bias: { abc: 1 } }), context)).param).toBe(
+      'logit_bias',
+    );
   });
 
   it('reads response_format', () => {
@@ -77,7 +69,7 @@ describe('readGenerationOptions', () => {
       ).responseFormat,
     ).toEqual({ type: 'json_schema', schema });
     expect(
-      refusal(() =>
+      apiErrorOf(() =>
         readGenerationOptions(request({ response_format: { type: 'json_schema', json_schema: {} } }), context),
       ).status,
     ).toBe(400);
@@ -112,7 +104,7 @@ describe('toChatHistory', () => {
   });
 
   it('refuses assistant tool calls', () => {
-    const error = refusal(() =>
+    const error = apiErrorOf(() =>
       toChatHistory(
         [
           {

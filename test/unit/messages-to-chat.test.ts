@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { toChatRequest } from '../../src/api/v1/messages/to-chat-request.js';
 import { validateMessagesRequest } from '../../src/api/v1/messages/validate-request.js';
-import { ApiError } from '../../src/errors/api-error.js';
 import { validateChatRequest } from '../../src/openai/validate-chat-request.js';
 import type { MessagesRequest } from '../../src/providers/anthropic/wire-types.js';
 import { convertRequest as toGemini } from '../../src/providers/gemini/convert-request.js';
+import { apiErrorOf } from '../support/api-error.js';
 import { messagesFixture } from '../support/messages-fixtures.js';
-
-function rejection(run: () => unknown): ApiError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error('expected an ApiError');
-}
 
 const request = (fields: Record<string, unknown>): MessagesRequest =>
   validateMessagesRequest({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], ...fields });
@@ -186,21 +176,21 @@ describe('Messages -> chat translation', () => {
   });
 
   it('refuses what cannot work on another model, naming it', () => {
-    const serverTool = rejection(() =>
+    const serverTool = apiErrorOf(() =>
       toChatRequest(request({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'openai'),
     );
     expect(serverTool).toMatchObject({ status: 400, param: 'tools.0.type', code: 'unsupported_value' });
     expect(serverTool.message).toBe(
       "tools.0.type: the tool 'web_search' of type 'web_search_20250305' (run by Anthropic, or defined by Anthropic for its models) cannot be sent to this model (provider type: openai).",
     );
-    const fileImage = rejection(() =>
+    const fileImage = apiErrorOf(() =>
       toChatRequest(
         request({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }),
         'gemini',
       ),
     );
     expect(fileImage.param).toBe('messages.0.content.0.source.type');
-    const serverBlock = rejection(() =>
+    const serverBlock = apiErrorOf(() =>
       toChatRequest(
         request({
           messages: [
@@ -212,9 +202,9 @@ describe('Messages -> chat translation', () => {
       ),
     );
     expect(serverBlock.param).toBe('messages.1.content.0.type');
-    expect(rejection(() => toChatRequest(request({ mcp_servers: [{ type: 'url' }] }), 'openai')).param).toBe(
+    expect(apiErrorOf(() => toChatRequest(request({ mcp_servers: [{ type: 'url' }] }), 'openai')).param).toBe(
       'mcp_servers',
     );
-    expect(rejection(() => toChatRequest(request({ max_tokens: 0 }), 'openai')).param).toBe('max_tokens');
+    expect(apiErrorOf(() => toChatRequest(request({ max_tokens: 0 }), 'openai')).param).toBe('max_tokens');
   });
 });

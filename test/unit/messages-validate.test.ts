@@ -1,23 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { validateCountTokensRequest, validateMessagesRequest } from '../../src/api/v1/messages/validate-request.js';
-import { ApiError } from '../../src/errors/api-error.js';
+import { apiErrorOf } from '../support/api-error.js';
 import { messagesFixture } from '../support/messages-fixtures.js';
-
-function rejection(run: () => unknown): ApiError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error('expected an ApiError');
-}
 
 const minimal = () => ({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
 
 /** The 400 for a body: its message and param. */
 function problem(body: unknown): { message: string; param: string | null; status: number } {
-  const error = rejection(() => validateMessagesRequest(body));
+  const error = apiErrorOf(() => validateMessagesRequest(body));
   return { message: error.message, param: error.param, status: error.status };
 }
 
@@ -127,6 +117,6 @@ describe('Messages request validation', () => {
   it('validates count_tokens bodies without max_tokens', () => {
     const { max_tokens: _, ...body } = minimal();
     expect(validateCountTokensRequest(body)).toBe(body);
-    expect(rejection(() => validateCountTokensRequest({ model: 'm' })).message).toBe('messages: Field required');
+    expect(apiErrorOf(() => validateCountTokensRequest({ model: 'm' })).message).toBe('messages: Field required');
   });
 });

@@ -31,6 +31,17 @@ describe('SSE parser', () => {
     expect(events).toEqual([{ event: undefined, data: 'héllo 🌍\nsecond line' }]);
   });
 
+  it('drops a byte-order mark at the start of the stream only, and replaces invalid bytes as UTF-8 decoding does', () => {
+    const parser = new SseParser();
+    const encoded = bytes('\uFEFFdata: one\n\ndata: \uFEFFtwo\n\n');
+    const events = [...parser.push(encoded.slice(0, 2)), ...parser.push(encoded.slice(2))];
+    expect(events.map((event) => event.data)).toEqual(['one', '\uFEFFtwo']);
+    const invalid = new Uint8Array([...bytes('data: a'), 0xff, 0xc3, ...bytes('b\n\n')]);
+    expect(new SseParser().push(invalid)).toEqual([
+      { event: undefined, data: new TextDecoder().decode(invalid).slice(6, -2) },
+    ]);
+  });
+
   it('returns a final event without its blank line at the end', () => {
     const parser = new SseParser();
     expect(parser.push(bytes('data: tail'))).toEqual([]);

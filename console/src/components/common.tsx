@@ -62,6 +62,19 @@ export function Loading(props: { label?: string }) {
   );
 }
 
+/**
+ * Data a page loads, once it is there: "Loading…" until then, or nothing while the load failed (the page shows the
+ * error in its ErrorMessage).
+ */
+export function Loaded<T>(props: {
+  state: { data: T | undefined; error: unknown };
+  children: (data: T) => ComponentChildren;
+}) {
+  const data = props.state.data;
+  if (!data) return props.state.error ? null : <Loading />;
+  return <>{props.children(data)}</>;
+}
+
 /** An identifier (an error code, a deployment) that may break after its underscores and slashes, never mid-word. */
 export function Breakable(props: { text: string }) {
   const parts = props.text.split(/(?<=[_/.])/);

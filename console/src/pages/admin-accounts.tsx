@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { Badge, Dialog, ErrorMessage, Link, Loading, PageHeader, RelativeTime } from '../components/common.js';
+import { Badge, Dialog, ErrorMessage, Link, Loaded, PageHeader, RelativeTime } from '../components/common.js';
+import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger } from '../format.js';
 import type { AccountsUsageView, AccountView, AdminModelView } from '../types.js';
@@ -139,11 +140,9 @@ export function AdminAccountsPage() {
           {formatInteger(usage.data.totals.errors)} errors). <Link href="/admin/usage?span=30d">Usage over time</Link>
         </p>
       )}
-      {!accounts.data ? (
-        !accounts.error && <Loading />
-      ) : (
-        <div class="table-wrap">
-          <table class="data-table stack-narrow" aria-label="Accounts">
+      <Loaded state={accounts}>
+        {(list) => (
+          <DataTable label="Accounts">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -163,13 +162,11 @@ export function AdminAccountsPage() {
                 <th scope="col" class="number">
                   Requests, 30 days
                 </th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
-              {accounts.data.map((account) => (
+              {list.map((account) => (
                 <tr key={account.id}>
                   <td data-label="Name">
                     <Link href={`/accounts/${account.id}/keys`}>{account.name}</Link>
@@ -221,9 +218,9 @@ export function AdminAccountsPage() {
                 </tr>
               ))}
             </tbody>
-          </table>
-        </div>
-      )}
+          </DataTable>
+        )}
+      </Loaded>
       {editing && (
         <EditAccountDialog
           account={editing.account}

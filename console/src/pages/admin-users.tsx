@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure } from '../api.js';
-import { Badge, ConfirmDialog, ErrorMessage, Link, Loading, PageHeader, RelativeTime } from '../components/common.js';
+import { Badge, ConfirmDialog, ErrorMessage, Link, Loaded, PageHeader, RelativeTime } from '../components/common.js';
+import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import type { UserWithMemberships } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -53,11 +54,9 @@ export function AdminUsersPage() {
           <p>{unconfirmed.message}</p>
         </ConfirmDialog>
       )}
-      {!users.data ? (
-        !users.error && <Loading />
-      ) : (
-        <div class="table-wrap">
-          <table class="data-table stack-narrow" aria-label="Users">
+      <Loaded state={users}>
+        {(list) => (
+          <DataTable label="Users">
             <thead>
               <tr>
                 <th scope="col">E-mail address</th>
@@ -65,13 +64,11 @@ export function AdminUsersPage() {
                 <th scope="col" class="hide-narrow">
                   Last sign-in
                 </th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>
-              {users.data.map((user) => (
+              {list.map((user) => (
                 <tr key={user.id}>
                   <td class="wrap-anywhere">
                     {user.email} {user.admin && <Badge tone="info">admin</Badge>}{' '}
@@ -116,9 +113,9 @@ export function AdminUsersPage() {
                 </tr>
               ))}
             </tbody>
-          </table>
-        </div>
-      )}
+          </DataTable>
+        )}
+      </Loaded>
       <section class="card">
         <h2>Create a user</h2>
         <form

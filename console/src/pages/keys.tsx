@@ -11,6 +11,7 @@ import {
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
+import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { BudgetBar, KeyLimitsDialog } from '../components/limits.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger, formatTime } from '../format.js';
@@ -118,117 +119,113 @@ export function KeysPage(props: { accountId: string }) {
               )}
             </p>
           ) : (
-            <div class="table-wrap">
-              <table class="data-table stack-narrow" aria-label="API keys">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Status</th>
-                    <th scope="col" class="hide-narrow">
-                      Models
-                    </th>
-                    <th scope="col" class="hide-below-wide">
-                      Created
-                    </th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Last 30 days</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((key) => (
-                    <tr key={key.id} data-key-id={key.id}>
-                      <td data-label="Name">
-                        <strong>{key.name}</strong>
-                        {key.environment && (
-                          <>
-                            {' '}
-                            <Badge tone="info">{key.environment}</Badge>
-                          </>
+            <DataTable label="API keys">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" class="hide-narrow">
+                    Models
+                  </th>
+                  <th scope="col" class="hide-below-wide">
+                    Created
+                  </th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Last 30 days</th>
+                  <ActionsHeader />
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((key) => (
+                  <tr key={key.id} data-key-id={key.id}>
+                    <td data-label="Name">
+                      <strong>{key.name}</strong>
+                      {key.environment && (
+                        <>
+                          {' '}
+                          <Badge tone="info">{key.environment}</Badge>
+                        </>
+                      )}
+                    </td>
+                    <td class="nowrap" data-label="Key">
+                      <code>{key.display}</code>
+                    </td>
+                    <td data-label="Status">
+                      <Badge tone={statusTone[key.status]}>{statusLabel[key.status]}</Badge>
+                    </td>
+                    <td class="hide-narrow" data-label="Models">
+                      {key.models === null ? <span class="muted">All</span> : key.models.join(', ')}
+                    </td>
+                    <td class="hide-below-wide" data-label="Created">
+                      <RelativeTime iso={key.createdAt} />
+                    </td>
+                    <td data-label="Last used">
+                      <RelativeTime iso={key.lastUsedAt} />
+                    </td>
+                    <td data-label="Expires">
+                      <RelativeTime iso={key.expiresAt} never="Never" />
+                    </td>
+                    <td data-label="Last 30 days" class="key-spend">
+                      <span class="cell-stack">
+                        {usageOf(key.id) ? (
+                          <span data-testid="key-spend">
+                            <span class="nowrap">{formatCost(usageOf(key.id)?.costUsd)}</span> ·{' '}
+                            <Link
+                              href={`/accounts/${props.accountId}/logs?key=${key.id}&range=30d`}
+                              title={`The log of ${key.name}`}
+                            >
+                              {formatInteger(usageOf(key.id)?.requests ?? 0)}{' '}
+                              {usageOf(key.id)?.requests === 1 ? 'request' : 'requests'}
+                            </Link>
+                          </span>
+                        ) : (
+                          <span class="muted">–</span>
                         )}
-                      </td>
-                      <td class="nowrap" data-label="Key">
-                        <code>{key.display}</code>
-                      </td>
-                      <td data-label="Status">
-                        <Badge tone={statusTone[key.status]}>{statusLabel[key.status]}</Badge>
-                      </td>
-                      <td class="hide-narrow" data-label="Models">
-                        {key.models === null ? <span class="muted">All</span> : key.models.join(', ')}
-                      </td>
-                      <td class="hide-below-wide" data-label="Created">
-                        <RelativeTime iso={key.createdAt} />
-                      </td>
-                      <td data-label="Last used">
-                        <RelativeTime iso={key.lastUsedAt} />
-                      </td>
-                      <td data-label="Expires">
-                        <RelativeTime iso={key.expiresAt} never="Never" />
-                      </td>
-                      <td data-label="Last 30 days" class="key-spend">
-                        <span class="cell-stack">
-                          {usageOf(key.id) ? (
-                            <span data-testid="key-spend">
-                              <span class="nowrap">{formatCost(usageOf(key.id)?.costUsd)}</span> ·{' '}
-                              <Link
-                                href={`/accounts/${props.accountId}/logs?key=${key.id}&range=30d`}
-                                title={`The log of ${key.name}`}
-                              >
-                                {formatInteger(usageOf(key.id)?.requests ?? 0)}{' '}
-                                {usageOf(key.id)?.requests === 1 ? 'request' : 'requests'}
-                              </Link>
-                            </span>
-                          ) : (
-                            <span class="muted">–</span>
-                          )}
-                          {budgetsOf(key.id).map((budget) => (
-                            <BudgetBar key={budget.period} budget={budget} compact />
-                          ))}
-                        </span>
-                      </td>
-                      <td class="actions">
-                        {(key.status === 'active' || key.status === 'expiring') && (
-                          <>
-                            {key.status === 'active' && !disabled && (
-                              <button
-                                type="button"
-                                class="button small"
-                                aria-label={`Rotate ${key.name}`}
-                                onClick={() => setDialog({ kind: 'rotate', key })}
-                              >
-                                Rotate
-                              </button>
-                            )}
+                        {budgetsOf(key.id).map((budget) => (
+                          <BudgetBar key={budget.period} budget={budget} compact />
+                        ))}
+                      </span>
+                    </td>
+                    <td class="actions">
+                      {(key.status === 'active' || key.status === 'expiring') && (
+                        <>
+                          {key.status === 'active' && !disabled && (
                             <button
                               type="button"
-                              class="button small danger-outline"
-                              aria-label={`Revoke ${key.name}`}
-                              onClick={() => setDialog({ kind: 'revoke', key })}
+                              class="button small"
+                              aria-label={`Rotate ${key.name}`}
+                              onClick={() => setDialog({ kind: 'rotate', key })}
                             >
-                              Revoke
+                              Rotate
                             </button>
-                          </>
-                        )}
-                        {mayEditLimits && (key.status === 'active' || key.status === 'expiring') && (
+                          )}
                           <button
                             type="button"
-                            class="button small"
-                            aria-label={`Limits of ${key.name}`}
-                            onClick={() => setDialog({ kind: 'limits', key })}
+                            class="button small danger-outline"
+                            aria-label={`Revoke ${key.name}`}
+                            onClick={() => setDialog({ kind: 'revoke', key })}
                           >
-                            Limits
+                            Revoke
                           </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                        </>
+                      )}
+                      {mayEditLimits && (key.status === 'active' || key.status === 'expiring') && (
+                        <button
+                          type="button"
+                          class="button small"
+                          aria-label={`Limits of ${key.name}`}
+                          onClick={() => setDialog({ kind: 'limits', key })}
+                        >
+                          Limits
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </DataTable>
           )}
         </>
       )}

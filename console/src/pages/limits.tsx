@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { ErrorMessage, Loading, PageHeader } from '../components/common.js';
+import { ErrorMessage, Loaded, PageHeader } from '../components/common.js';
+import { ActionsHeader, DataTable } from '../components/data-table.js';
 import {
   AccountLimitsDialog,
   atRateLimit,
@@ -59,17 +60,19 @@ export function LimitsPage(props: { accountId: string }) {
             </button>
           )}
         </div>
-        {!budgets.data ? (
-          !budgets.error && <Loading />
-        ) : budgets.data.account.budgets.length === 0 ? (
-          <p class="muted">No budget: the account's spending is not capped.</p>
-        ) : (
-          <div class="budgets">
-            {budgets.data.account.budgets.map((budget) => (
-              <BudgetBar key={budget.period} budget={budget} />
-            ))}
-          </div>
-        )}
+        <Loaded state={budgets}>
+          {(spending) =>
+            spending.account.budgets.length === 0 ? (
+              <p class="muted">No budget: the account's spending is not capped.</p>
+            ) : (
+              <div class="budgets">
+                {spending.account.budgets.map((budget) => (
+                  <BudgetBar key={budget.period} budget={budget} />
+                ))}
+              </div>
+            )
+          }
+        </Loaded>
         <LimitsList limits={account.limits} defaults={session.limitDefaults.account} />
         {!operator && <p class="muted small">Only the operator sets the account's limits.</p>}
       </section>
@@ -80,67 +83,65 @@ export function LimitsPage(props: { accountId: string }) {
       </section>
       <section class="card" aria-labelledby="key-limits">
         <h2 id="key-limits">Keys</h2>
-        {!keys.data ? (
-          !keys.error && <Loading />
-        ) : live.length === 0 ? (
-          <p class="muted">No active keys.</p>
-        ) : (
-          <div class="table-wrap">
-            <table class="data-table stack-narrow" aria-label="Key limits">
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col">Budgets this period</th>
-                  {limitFields
-                    .filter(({ dollars }) => !dollars)
-                    .map(({ field, label: heading }) => (
-                      <th scope="col" class="number hide-medium" key={field}>
-                        {heading}
-                      </th>
-                    ))}
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {live.map((key) => (
-                  <tr key={key.id} data-key-id={key.id}>
-                    <td class="wrap-anywhere" data-label="Key">
-                      {label(key.id, key.name)}
-                    </td>
-                    <td data-label="Budgets" class="budget-cell">
-                      {budgetsOf(key.id).length === 0 ? (
-                        <span class="muted">None</span>
-                      ) : (
-                        budgetsOf(key.id).map((budget) => <BudgetBar key={budget.period} budget={budget} compact />)
-                      )}
-                    </td>
+        <Loaded state={keys}>
+          {() =>
+            live.length === 0 ? (
+              <p class="muted">No active keys.</p>
+            ) : (
+              <DataTable label="Key limits">
+                <thead>
+                  <tr>
+                    <th scope="col">Key</th>
+                    <th scope="col">Budgets this period</th>
                     {limitFields
                       .filter(({ dollars }) => !dollars)
                       .map(({ field, label: heading }) => (
-                        <td class="number hide-medium" data-label={heading} key={field}>
-                          {formatLimit(field, key.limits[field], session.limitDefaults.key[field])}
-                        </td>
+                        <th scope="col" class="number hide-medium" key={field}>
+                          {heading}
+                        </th>
                       ))}
-                    <td class="actions">
-                      {owner && (
-                        <button
-                          type="button"
-                          class="button small"
-                          aria-label={`Edit limits of ${key.name}`}
-                          onClick={() => setEditing({ kind: 'key', key })}
-                        >
-                          Edit limits
-                        </button>
-                      )}
-                    </td>
+                    <ActionsHeader />
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+                </thead>
+                <tbody>
+                  {live.map((key) => (
+                    <tr key={key.id} data-key-id={key.id}>
+                      <td class="wrap-anywhere" data-label="Key">
+                        {label(key.id, key.name)}
+                      </td>
+                      <td data-label="Budgets" class="budget-cell">
+                        {budgetsOf(key.id).length === 0 ? (
+                          <span class="muted">None</span>
+                        ) : (
+                          budgetsOf(key.id).map((budget) => <BudgetBar key={budget.period} budget={budget} compact />)
+                        )}
+                      </td>
+                      {limitFields
+                        .filter(({ dollars }) => !dollars)
+                        .map(({ field, label: heading }) => (
+                          <td class="number hide-medium" data-label={heading} key={field}>
+                            {formatLimit(field, key.limits[field], session.limitDefaults.key[field])}
+                          </td>
+                        ))}
+                      <td class="actions">
+                        {owner && (
+                          <button
+                            type="button"
+                            class="button small"
+                            aria-label={`Edit limits of ${key.name}`}
+                            onClick={() => setEditing({ kind: 'key', key })}
+                          >
+                            Edit limits
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </DataTable>
+            )
+          }
+        </Loaded>
         <p class="muted small">
           "Default": not set on the key, so the operator's configured default for keys applies (its value follows).
         </p>

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { Badge, Breakable, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
+import { DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import { formatCost, formatEndpoint, formatInteger, formatMs, formatTime } from '../format.js';
 import { assembleStream } from '../stream-assembly.js';
@@ -67,62 +68,60 @@ function Attempts(props: { attempts: LogDetailView['attempts']; model: string })
           ? 'Served at the first attempt.'
           : `${props.attempts.length} attempts: retries, other deployments of the model, then its fallbacks, in order.`}
       </p>
-      <div class="table-wrap">
-        <table class="data-table stack-narrow" aria-label="Attempts">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Model</th>
-              <th scope="col">Deployment</th>
-              <th scope="col">Result</th>
-              <th scope="col" class="number">
-                Waited
-              </th>
-              <th scope="col" class="number">
-                Time
-              </th>
+      <DataTable label="Attempts">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">Model</th>
+            <th scope="col">Deployment</th>
+            <th scope="col">Result</th>
+            <th scope="col" class="number">
+              Waited
+            </th>
+            <th scope="col" class="number">
+              Time
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.attempts.map((attempt, index) => (
+            <tr key={index}>
+              <td data-label="Attempt">{index + 1}</td>
+              <td class="wrap-anywhere" data-label="Model">
+                <span class="cell-stack">
+                  <span>{attempt.model}</span>
+                  {attempt.model !== props.model && <span class="cell-note">fallback</span>}
+                </span>
+              </td>
+              <td class="wrap-anywhere" data-label="Deployment">
+                <code>
+                  <Breakable text={attempt.deployment} />
+                </code>
+              </td>
+              <td data-label="Result">
+                <span class="cell-stack">
+                  <Badge
+                    tone={attempt.outcome === 'success' ? 'good' : attempt.outcome === 'skipped' ? 'neutral' : 'bad'}
+                  >
+                    {attempt.outcome === 'skipped' ? 'skipped' : attempt.status}
+                  </Badge>
+                  {attempt.code && (
+                    <span class="cell-note">
+                      <Breakable text={attempt.code} />
+                    </span>
+                  )}
+                </span>
+              </td>
+              <td class="number" data-label="Waited before">
+                {formatMs(attempt.waitedMs)}
+              </td>
+              <td class="number" data-label="Time">
+                {formatMs(attempt.latencyMs)}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {props.attempts.map((attempt, index) => (
-              <tr key={index}>
-                <td data-label="Attempt">{index + 1}</td>
-                <td class="wrap-anywhere" data-label="Model">
-                  <span class="cell-stack">
-                    <span>{attempt.model}</span>
-                    {attempt.model !== props.model && <span class="cell-note">fallback</span>}
-                  </span>
-                </td>
-                <td class="wrap-anywhere" data-label="Deployment">
-                  <code>
-                    <Breakable text={attempt.deployment} />
-                  </code>
-                </td>
-                <td data-label="Result">
-                  <span class="cell-stack">
-                    <Badge
-                      tone={attempt.outcome === 'success' ? 'good' : attempt.outcome === 'skipped' ? 'neutral' : 'bad'}
-                    >
-                      {attempt.outcome === 'skipped' ? 'skipped' : attempt.status}
-                    </Badge>
-                    {attempt.code && (
-                      <span class="cell-note">
-                        <Breakable text={attempt.code} />
-                      </span>
-                    )}
-                  </span>
-                </td>
-                <td class="number" data-label="Waited before">
-                  {formatMs(attempt.waitedMs)}
-                </td>
-                <td class="number" data-label="Time">
-                  {formatMs(attempt.latencyMs)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+          ))}
+        </tbody>
+      </DataTable>
     </section>
   );
 }

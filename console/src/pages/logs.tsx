@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { queryString } from '../api.js';
 import { Badge, Breakable, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
+import { DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import {
   endpointPaths,
@@ -11,7 +12,7 @@ import {
   formatMs,
   formatTime,
 } from '../format.js';
-import { keyLabeller, useKeyLabels } from '../key-labels.js';
+import { keyLabeller } from '../key-labels.js';
 import { navigate } from '../router.js';
 import type { ApiKeyView, LogEntryView, LogPage, ModelView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -151,19 +152,21 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
     lastQuery.current = apiQuery();
     return api.get<LogPage>(`${listPath}${queryString(lastQuery.current)}`);
   }, [listPath, filterKey]);
-  const [older, setOlder] = useState<{ rows: LogEntryView[]; cursor: string | null }>({ rows: [], cursor: null });
+  const [older, setOlder] = useState<{ rows: LogEntryView[]; keys: ApiKeyView[]; cursor: string | null }>({
+    rows: [],
+    keys: [],
+    cursor: null,
+  });
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [olderError, setOlderError] = useState<unknown>();
   useEffect(() => {
-    setOlder({ rows: [], cursor: first.data?.nextCursor ?? null });
+    setOlder({ rows: [], keys: [], cursor: first.data?.nextCursor ?? null });
   }, [first.data]);
 
   const rows = [...(first.data?.data ?? []), ...older.rows];
   const accountName = (id: string) => accounts.find((account) => account.id === id)?.name ?? id;
-  // Keys of the accounts on screen, to tell apart keys that share a name (a rotated key and its successor).
-  const rowAccounts = scopeAccount ? [] : rows.map((entry) => entry.accountId);
-  const otherAccountLabels = useKeyLabels(rowAccounts);
-  const keyLabel = scopeAccount ? keyLabeller(keys.data ?? []) : otherAccountLabels;
+  // Each page brings the keys of its rows and their namesakes: enough to tell apart keys that share a name.
+  const keyLabel = keyLabeller([...(first.data?.keys ?? []), ...older.keys]);
   const detailPath = (entry: LogEntryView) =>
     admin ? `/admin/logs/${entry.requestId}` : `/accounts/${props.accountId}/logs/${entry.requestId}`;
 
@@ -384,91 +387,89 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
             : 'No requests match these filters.'}
         </p>
       ) : (
-        <div class="table-wrap">
-          <table class="data-table stack-narrow log-table" aria-label="Requests" aria-busy={first.loading}>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                {admin && <th scope="col">Account</th>}
-                <th scope="col">Key</th>
-                <th scope="col">Model</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="number">
-                  Latency
-                </th>
-                <th scope="col" class="number hide-medium">
-                  TTFT
-                </th>
-                <th scope="col" class="number hide-narrow">
-                  Tokens in / out
-                </th>
-                <th scope="col" class="number">
-                  Cost
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((entry) => (
-                <tr key={entry.id} data-request-id={entry.requestId}>
-                  <td class="nowrap" data-label="Time">
-                    <Link href={detailPath(entry)} title={formatTime(entry.time)}>
-                      {formatCompactTime(entry.time)}
-                    </Link>
+        <DataTable label="Requests" class="log-table" busy={first.loading}>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              {admin && <th scope="col">Account</th>}
+              <th scope="col">Key</th>
+              <th scope="col">Model</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="number">
+                Latency
+              </th>
+              <th scope="col" class="number hide-medium">
+                TTFT
+              </th>
+              <th scope="col" class="number hide-narrow">
+                Tokens in / out
+              </th>
+              <th scope="col" class="number">
+                Cost
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((entry) => (
+              <tr key={entry.id} data-request-id={entry.requestId}>
+                <td class="nowrap" data-label="Time">
+                  <Link href={detailPath(entry)} title={formatTime(entry.time)}>
+                    {formatCompactTime(entry.time)}
+                  </Link>
+                </td>
+                {admin && (
+                  <td class="wrap-anywhere" data-label="Account">
+                    {accountName(entry.accountId)}
                   </td>
-                  {admin && (
-                    <td class="wrap-anywhere" data-label="Account">
-                      {accountName(entry.accountId)}
-                    </td>
-                  )}
-                  <td class="wrap-anywhere" data-label="Key">
-                    {keyLabel(entry.keyId, entry.keyName)}
-                  </td>
-                  <td class="wrap-anywhere" data-label="Model">
-                    <span class="cell-stack">
-                      <span>
-                        {entry.model || <span class="muted">–</span>}
-                        {entry.stream && <span class="muted small"> stream</span>}
-                      </span>
-                      {entry.endpoint && entry.endpoint !== 'chat_completions' && (
-                        <span class="cell-note">{formatEndpoint(entry.endpoint)}</span>
-                      )}
+                )}
+                <td class="wrap-anywhere" data-label="Key">
+                  {keyLabel(entry.keyId, entry.keyName)}
+                </td>
+                <td class="wrap-anywhere" data-label="Model">
+                  <span class="cell-stack">
+                    <span>
+                      {entry.model || <span class="muted">–</span>}
+                      {entry.stream && <span class="muted small"> stream</span>}
                     </span>
-                  </td>
-                  <td data-label="Status">
-                    <span class="cell-stack">
-                      {statusBadge(entry, { withCode: false })}
-                      {entry.error?.code && (
-                        <span class="cell-note">
-                          <Breakable text={entry.error.code} />
-                        </span>
-                      )}
-                    </span>
-                  </td>
-                  <td class="number" data-label="Latency">
-                    {formatMs(entry.latencyMs)}
-                  </td>
-                  <td class="number hide-medium" data-label="TTFT">
-                    {formatMs(entry.ttftMs)}
-                  </td>
-                  <td class="number hide-narrow" data-label="Tokens in / out">
-                    {entry.usage.promptTokens === null && entry.usage.completionTokens === null
-                      ? '–'
-                      : `${formatInteger(entry.usage.promptTokens ?? 0)} / ${formatInteger(entry.usage.completionTokens ?? 0)}`}
-                    {entry.usage.estimated && (
-                      <abbr title="Estimated: the upstream reported no usage" class="muted">
-                        {' '}
-                        est.
-                      </abbr>
+                    {entry.endpoint && entry.endpoint !== 'chat_completions' && (
+                      <span class="cell-note">{formatEndpoint(entry.endpoint)}</span>
                     )}
-                  </td>
-                  <td class="number" data-label="Cost">
-                    {formatCost(entry.costUsd, entry.outcome)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  </span>
+                </td>
+                <td data-label="Status">
+                  <span class="cell-stack">
+                    {statusBadge(entry, { withCode: false })}
+                    {entry.error?.code && (
+                      <span class="cell-note">
+                        <Breakable text={entry.error.code} />
+                      </span>
+                    )}
+                  </span>
+                </td>
+                <td class="number" data-label="Latency">
+                  {formatMs(entry.latencyMs)}
+                </td>
+                <td class="number hide-medium" data-label="TTFT">
+                  {formatMs(entry.ttftMs)}
+                </td>
+                <td class="number hide-narrow" data-label="Tokens in / out">
+                  {entry.usage.promptTokens === null && entry.usage.completionTokens === null
+                    ? '–'
+                    : `${formatInteger(entry.usage.promptTokens ?? 0)} / ${formatInteger(entry.usage.completionTokens ?? 0)}`}
+                  {entry.usage.estimated && (
+                    <abbr title="Estimated: the upstream reported no usage" class="muted">
+                      {' '}
+                      est.
+                    </abbr>
+                  )}
+                </td>
+                <td class="number" data-label="Cost">
+                  {formatCost(entry.costUsd, entry.outcome)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </DataTable>
       )}
       <ErrorMessage error={olderError} />
       {older.cursor && (
@@ -484,7 +485,11 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
                 const page = await api.get<LogPage>(
                   `${listPath}${queryString({ ...(lastQuery.current ?? apiQuery()), cursor: older.cursor })}`,
                 );
-                setOlder({ rows: [...older.rows, ...page.data], cursor: page.nextCursor });
+                setOlder({
+                  rows: [...older.rows, ...page.data],
+                  keys: [...older.keys, ...page.keys],
+                  cursor: page.nextCursor,
+                });
               } catch (failure) {
                 setOlderError(failure);
               } finally {

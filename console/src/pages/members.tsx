@@ -4,11 +4,12 @@ import {
   ConfirmDialog,
   Dialog,
   ErrorMessage,
-  Loading,
+  Loaded,
   OneTimeSecret,
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
+import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import type { CreatedInvitationView, InvitationView, MemberView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -37,25 +38,19 @@ export function MembersPage(props: { accountId: string }) {
         description="Owners manage members and invitations; every member can manage keys and read the log and usage."
       />
       <ErrorMessage error={members.error ?? error} />
-      {!members.data ? (
-        !members.error && <Loading />
-      ) : (
-        <div class="table-wrap">
-          <table class="data-table stack-narrow" aria-label="Members">
+      <Loaded state={members}>
+        {(list) => (
+          <DataTable label="Members">
             <thead>
               <tr>
                 <th scope="col">E-mail address</th>
                 <th scope="col">Role</th>
                 <th scope="col">Last sign-in</th>
-                {canManage && (
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                )}
+                {canManage && <ActionsHeader />}
               </tr>
             </thead>
             <tbody>
-              {members.data.map((member) => (
+              {list.map((member) => (
                 <tr key={member.userId}>
                   <td class="wrap-anywhere">
                     {member.email} {member.disabled && <Badge tone="bad">disabled</Badge>}
@@ -102,9 +97,9 @@ export function MembersPage(props: { accountId: string }) {
                 </tr>
               ))}
             </tbody>
-          </table>
-        </div>
-      )}
+          </DataTable>
+        )}
+      </Loaded>
       {canManage && (
         <>
           <section class="card">

@@ -1,4 +1,5 @@
-import { ErrorMessage, Loading, PageHeader } from '../components/common.js';
+import { ErrorMessage, Loaded, PageHeader } from '../components/common.js';
+import { DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import { formatInteger } from '../format.js';
 import type { ModelView } from '../types.js';
@@ -21,56 +22,56 @@ export function ModelsPage(props: { accountId: string }) {
         }
       />
       <ErrorMessage error={models.error} />
-      {!models.data ? (
-        !models.error && <Loading />
-      ) : models.data.length === 0 ? (
-        <p class="empty">This account may not call any model yet. Ask the operator to allow some.</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="data-table stack-narrow" aria-label="Models">
-            <thead>
-              <tr>
-                <th scope="col">Model</th>
-                <th scope="col">Provider</th>
-                <th scope="col" class="number">
-                  Context window
-                </th>
-                <th scope="col" class="number">
-                  Input / 1M tokens
-                </th>
-                <th scope="col" class="number">
-                  Output / 1M tokens
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {models.data.map((model) => (
-                <tr key={model.id}>
-                  <td class="wrap-anywhere">
-                    <code>{model.id}</code>
-                  </td>
-                  <td data-label="Provider">
-                    {model.provider} <span class="muted small">({model.providerType})</span>
-                  </td>
-                  <td class="number" data-label="Context window">
-                    {model.contextWindow === null ? (
-                      <span class="muted">–</span>
-                    ) : (
-                      `${formatInteger(model.contextWindow)} tokens`
-                    )}
-                  </td>
-                  <td class="number" data-label="Input / 1M tokens">
-                    {price(model.pricing?.inputPerMillion)}
-                  </td>
-                  <td class="number" data-label="Output / 1M tokens">
-                    {price(model.pricing?.outputPerMillion)}
-                  </td>
+      <Loaded state={models}>
+        {(list) =>
+          list.length === 0 ? (
+            <p class="empty">This account may not call any model yet. Ask the operator to allow some.</p>
+          ) : (
+            <DataTable label="Models">
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  <th scope="col">Provider</th>
+                  <th scope="col" class="number">
+                    Context window
+                  </th>
+                  <th scope="col" class="number">
+                    Input / 1M tokens
+                  </th>
+                  <th scope="col" class="number">
+                    Output / 1M tokens
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </thead>
+              <tbody>
+                {list.map((model) => (
+                  <tr key={model.id}>
+                    <td class="wrap-anywhere">
+                      <code>{model.id}</code>
+                    </td>
+                    <td data-label="Provider">
+                      {model.provider} <span class="muted small">({model.providerType})</span>
+                    </td>
+                    <td class="number" data-label="Context window">
+                      {model.contextWindow === null ? (
+                        <span class="muted">–</span>
+                      ) : (
+                        `${formatInteger(model.contextWindow)} tokens`
+                      )}
+                    </td>
+                    <td class="number" data-label="Input / 1M tokens">
+                      {price(model.pricing?.inputPerMillion)}
+                    </td>
+                    <td class="number" data-label="Output / 1M tokens">
+                      {price(model.pricing?.outputPerMillion)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </DataTable>
+          )
+        }
+      </Loaded>
     </>
   );
 }

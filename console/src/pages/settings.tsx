@@ -8,6 +8,7 @@ import {
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
+import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import type { CreatedManagementTokenView, ManagementTokenView, PasswordChangedView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -131,52 +132,48 @@ function Tokens(props: { version: number }) {
       </p>
       <ErrorMessage error={tokens.error ?? error} />
       {(tokens.data?.length ?? 0) > 0 && (
-        <div class="table-wrap">
-          <table class="data-table" aria-label="Management tokens">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Token</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        <DataTable label="Management tokens" stacked={false}>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Token</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Expires</th>
+              <ActionsHeader />
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.data?.map((token) => (
+              <tr key={token.id}>
+                <td>{token.name}</td>
+                <td>
+                  <code>{token.display}</code>{' '}
+                  {token.status !== 'active' && <Badge tone="neutral">{token.status}</Badge>}
+                </td>
+                <td>{accountName(token.accountId)}</td>
+                <td>
+                  <RelativeTime iso={token.lastUsedAt} />
+                </td>
+                <td>
+                  <RelativeTime iso={token.expiresAt} never="Never" />
+                </td>
+                <td class="actions">
+                  {token.status === 'active' && (
+                    <button
+                      type="button"
+                      class="button small danger-outline"
+                      aria-label={`Revoke ${token.name}`}
+                      onClick={() => setRevoking(token)}
+                    >
+                      Revoke
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {tokens.data?.map((token) => (
-                <tr key={token.id}>
-                  <td>{token.name}</td>
-                  <td>
-                    <code>{token.display}</code>{' '}
-                    {token.status !== 'active' && <Badge tone="neutral">{token.status}</Badge>}
-                  </td>
-                  <td>{accountName(token.accountId)}</td>
-                  <td>
-                    <RelativeTime iso={token.lastUsedAt} />
-                  </td>
-                  <td>
-                    <RelativeTime iso={token.expiresAt} never="Never" />
-                  </td>
-                  <td class="actions">
-                    {token.status === 'active' && (
-                      <button
-                        type="button"
-                        class="button small danger-outline"
-                        aria-label={`Revoke ${token.name}`}
-                        onClick={() => setRevoking(token)}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </DataTable>
       )}
       <form
         class="inline-form"

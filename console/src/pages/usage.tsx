@@ -1,6 +1,7 @@
 import { queryString } from '../api.js';
 import { type ChartSeries, meaningColors, TimeChart } from '../components/chart.js';
 import { ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
+import { DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import { formatCompact, formatCost, formatCostAxis, formatEndpoint, formatInteger, formatMs } from '../format.js';
 import { navigate } from '../router.js';
@@ -298,77 +299,72 @@ export function UsagePage(props: { accountId?: string; query: URLSearchParams })
           </div>
           <section class="card">
             <h2>{grouped ? `Totals ${groupings[groupBy].toLowerCase()}` : 'Totals'}</h2>
-            <div class="table-wrap">
-              <table
-                class="data-table stack-narrow"
-                aria-label={grouped ? `Totals ${groupings[groupBy].toLowerCase()}` : 'Totals'}
-              >
-                <thead>
-                  <tr>
-                    <th scope="col">{columnHeadings[groupBy]}</th>
-                    <th scope="col" class="number">
-                      Requests
-                    </th>
-                    <th scope="col" class="number">
-                      Errors
-                    </th>
-                    <th scope="col" class="number">
-                      Tokens
-                    </th>
-                    <th scope="col" class="number">
-                      Cost
-                    </th>
-                    <th scope="col" class="number">
-                      p50
-                    </th>
-                    <th scope="col" class="number">
-                      p95
-                    </th>
-                    <th scope="col">
-                      <span class="visually-hidden">Log</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.series.map((series) => {
-                    const filter: Record<string, string> | undefined =
-                      groupBy === 'none' ? {} : series.id ? { [groupBy]: series.id } : undefined;
-                    return (
-                      <tr key={series.id ?? 'all'}>
-                        <th scope="row" class="wrap-anywhere">
-                          {seriesName(series, groupBy)}
-                        </th>
-                        <td class="number" data-label="Requests">
-                          {formatInteger(series.totals.requests)}
-                        </td>
-                        <td class="number" data-label="Errors">
-                          {formatInteger(series.totals.errors)}
-                        </td>
-                        <td class="number" data-label="Tokens">
-                          {formatInteger(series.totals.totalTokens)}
-                        </td>
-                        <td class="number" data-label="Cost">
-                          {formatCost(series.totals.costUsd)}
-                        </td>
-                        <td class="number" data-label="Latency p50">
-                          {formatMs(series.totals.latencyP50Ms)}
-                        </td>
-                        <td class="number" data-label="Latency p95">
-                          {formatMs(series.totals.latencyP95Ms)}
-                        </td>
-                        <td class="actions">
-                          {filter && (
-                            <Link class="button small ghost" href={logLink(filter)}>
-                              Log
-                            </Link>
-                          )}
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+            <DataTable label={grouped ? `Totals ${groupings[groupBy].toLowerCase()}` : 'Totals'}>
+              <thead>
+                <tr>
+                  <th scope="col">{columnHeadings[groupBy]}</th>
+                  <th scope="col" class="number">
+                    Requests
+                  </th>
+                  <th scope="col" class="number">
+                    Errors
+                  </th>
+                  <th scope="col" class="number">
+                    Tokens
+                  </th>
+                  <th scope="col" class="number">
+                    Cost
+                  </th>
+                  <th scope="col" class="number">
+                    p50
+                  </th>
+                  <th scope="col" class="number">
+                    p95
+                  </th>
+                  <th scope="col">
+                    <span class="visually-hidden">Log</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.series.map((series) => {
+                  const filter: Record<string, string> | undefined =
+                    groupBy === 'none' ? {} : series.id ? { [groupBy]: series.id } : undefined;
+                  return (
+                    <tr key={series.id ?? 'all'}>
+                      <th scope="row" class="wrap-anywhere">
+                        {seriesName(series, groupBy)}
+                      </th>
+                      <td class="number" data-label="Requests">
+                        {formatInteger(series.totals.requests)}
+                      </td>
+                      <td class="number" data-label="Errors">
+                        {formatInteger(series.totals.errors)}
+                      </td>
+                      <td class="number" data-label="Tokens">
+                        {formatInteger(series.totals.totalTokens)}
+                      </td>
+                      <td class="number" data-label="Cost">
+                        {formatCost(series.totals.costUsd)}
+                      </td>
+                      <td class="number" data-label="Latency p50">
+                        {formatMs(series.totals.latencyP50Ms)}
+                      </td>
+                      <td class="number" data-label="Latency p95">
+                        {formatMs(series.totals.latencyP95Ms)}
+                      </td>
+                      <td class="actions">
+                        {filter && (
+                          <Link class="button small ghost" href={logLink(filter)}>
+                            Log
+                          </Link>
+                        )}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </DataTable>
             <p class="muted small">
               Latency percentiles cover successful model calls only (model lists and other requests that call no model
               are left out), to within a histogram bucket. Counts, tokens and cost match the request log for the same

@@ -2,7 +2,9 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
+import { listKeysWithNamesakes } from '../../db/repositories/api-keys.js';
 import { apiError } from '../../errors/api-error.js';
+import { toKeyInfo } from '../../keys/service.js';
 import { toLogEntry } from '../../request-log/entry.js';
 import { type ExportFormat, exportContentTypes, exportRequestLog } from '../../request-log/export.js';
 import type { RequestLogRow } from '../../request-log/row-layout.js';
@@ -110,8 +112,11 @@ async function page(services: ManagementServices, filter: RequestLogFilter, quer
   });
   const data = rows.slice(0, query.limit).map(toLogEntry);
   const last = rows.length > query.limit ? rows[query.limit - 1] : undefined;
+  const keys = await listKeysWithNamesakes(services.database.db, [...new Set(data.map((entry) => entry.keyId))]);
+  const now = Date.now();
   return {
     data,
+    keys: keys.map((key) => toKeyInfo(key, now)),
     nextCursor: last ? encodeCursor({ createdAt: Number(last.created_at), id: Number(last.id) }) : null,
   };
 }

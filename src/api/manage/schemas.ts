@@ -176,6 +176,11 @@ export const logEntrySchema = z.object({
 
 export const logPageSchema = z.object({
   data: z.array(logEntrySchema),
+  keys: z
+    .array(apiKeySchema)
+    .describe(
+      "the keys of this page's rows, with every key of their accounts that shares one's name (to tell those apart)",
+    ),
   nextCursor: z.string().nullable().describe('pass as ?cursor= for the next (older) page; null at the end'),
 });
 

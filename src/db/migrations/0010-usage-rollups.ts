@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { rebuildUsageRollups } from '../repositories/usage-rollups.js';
+import { rebuildKeyRollups } from '../repositories/usage-rollups.js';
 import type { Database } from '../schema.js';
 import { latencyBucketColumns, rollupKeyColumns, rollupTables } from '../usage-rollup-layout.js';
 import type { Dialect } from './dialect.js';
@@ -40,7 +40,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   }
   // Retention and the operators' overview read by period across accounts.
   await db.schema.createIndex('usage_daily_period').on('usage_daily').column('period_start').execute();
-  await rebuildUsageRollups(db as unknown as Kysely<Database>, dialect, { from: 0, to: Number.MAX_SAFE_INTEGER });
+  await rebuildKeyRollups(db as unknown as Kysely<Database>, dialect, { from: 0, to: Number.MAX_SAFE_INTEGER });
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

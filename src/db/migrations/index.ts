@@ -11,7 +11,8 @@ import * as accountSecurity from './0009-account-security.js';
 import * as usageRollups from './0010-usage-rollups.js';
 import * as requestLogProviderIndex from './0011-request-log-provider-index.js';
 import * as usageDailySpendIndex from './0012-usage-daily-spend-index.js';
-import * as responsesOneRow from './0013-responses-one-row.js';
+import * as narrowerUsageRollups from './0013-narrower-usage-rollups.js';
+import * as responsesOneRow from './0014-responses-one-row.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -33,5 +34,6 @@ export const migrations: Record<string, MigrationModule> = {
   '0010-usage-rollups': usageRollups,
   '0011-request-log-provider-index': requestLogProviderIndex,
   '0012-usage-daily-spend-index': usageDailySpendIndex,
-  '0013-responses-one-row': responsesOneRow,
+  '0013-narrower-usage-rollups': narrowerUsageRollups,
+  '0014-responses-one-row': responsesOneRow,
 };

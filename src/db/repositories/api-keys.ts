@@ -64,6 +64,29 @@ export async function listKeysOfAccount(db: Kysely<Database>, accountId: string)
     .execute();
 }
 
+/**
+ * The keys given and every other key of their accounts with the same name: what tells apart keys that share a name
+ * (a rotated key and its successor), for a page of log rows, without reading every key of every account on it.
+ */
+export async function listKeysWithNamesakes(db: Kysely<Database>, keyIds: readonly string[]): Promise<ApiKeyRow[]> {
+  if (keyIds.length === 0) return [];
+  return db
+    .selectFrom('api_keys as key')
+    .selectAll('key')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('api_keys as listed')
+          .select('listed.id')
+          .whereRef('listed.account_id', '=', 'key.account_id')
+          .whereRef('listed.name', '=', 'key.name')
+          .where('listed.id', 'in', [...keyIds]),
+      ),
+    )
+    .orderBy('key.created_at', 'desc')
+    .orderBy('key.id', 'desc')
+    .execute();
+}
+
 export async function updateApiKey(
   db: Kysely<Database>,
   id: string,

@@ -2,7 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
 
 /**
- * Stored `/v1/responses` answers, one row each with its input and output items as two JSON arrays (migration 0013);
+ * Stored `/v1/responses` answers, one row each with its input and output items as two JSON arrays (migration 0014);
  * `response_item_ids` finds an item by its id within the account. Every read is scoped to an account and to responses
  * not yet expired, so another account's response, a deleted one and an expired one all read as absent. A conversation
  * is replayed by walking `previous_response_id` back from a response (one recursive query); each response stores only

@@ -3,19 +3,22 @@ import type { Dialect } from '../migrations/dialect.js';
 import type { Database } from '../schema.js';
 import {
   inferenceEndpoints,
+  keyRollup,
   latencyBucketBounds,
   latencyBucketColumns,
+  type RollupPeriod,
+  type RollupShape,
   rollupKeyColumns,
   rollupPeriodMs,
+  rollupShapes,
   rollupSumColumns,
-  rollupTables,
 } from '../usage-rollup-layout.js';
 
 /**
  * Writing the usage rollups: the upsert the log writers run for each batch (in the batch's transaction), and the
  * rebuild from the log's rows (`switchboard usage rebuild-rollups`, and migration 0010 for rows logged before it).
- * Both compute the same thing: a rollup row is the sum over the log rows of its account, period, key, model,
- * endpoint and provider.
+ * Both compute the same thing: a key rollup row is the sum over the log rows of its account, period, key, model,
+ * endpoint and provider, and a narrower rollup's row the sum of the key rollup's rows it keeps apart from no others.
  */
 
 const sqlList = (items: readonly string[]) => items.map((item) => `'${item}'`).join(', ');
@@ -77,14 +80,61 @@ export interface RebuildResult {
 }
 
 /**
- * Recomputes the rollups of a range from the log: hourly rows of its hours from the log's rows, then daily rows of
- * every day it touches from the hourly rows. Run it inside a transaction (the caller's): on PostgreSQL the rollup
- * tables are locked first, so a log batch committed meanwhile adds its rows after the rebuild instead of being lost.
+ * INSERT … SELECT that sums the key rollup's rows of [from, to) (of `period`) into the narrower rollup `shape`: its
+ * rows are those sums by construction, whatever the key rollup holds (rows older than the log's included).
+ */
+export function narrowerFromKeyRollupSql(shape: RollupShape, period: RollupPeriod, from: number, to: number) {
+  const keys = shape.keyColumns.join(', ');
+  const sums = rollupSumColumns.map((column) => `sum(${column})`).join(', ');
+  return sql.raw(`insert into ${shape.tables[period]} (${keys}, ${sumList})
+    select ${keys}, ${sums} from ${keyRollup.tables[period]}
+    where period_start >= ${from} and period_start < ${to}
+    group by ${keys}`);
+}
+
+/** Recomputes the narrower rollups of [from, to) (whole days) from the key rollup: a rebuild's last step. */
+export async function rebuildNarrowerRollups(db: Kysely<Database>, from: number, to: number): Promise<void> {
+  for (const shape of rollupShapes) {
+    if (shape === keyRollup) continue;
+    for (const period of ['hour', 'day'] as const) {
+      await sql`delete from ${sql.table(shape.tables[period])} where period_start >= ${from} and period_start < ${to}`.execute(
+        db,
+      );
+      await narrowerFromKeyRollupSql(shape, period, from, to).execute(db);
+    }
+  }
+}
+
+/**
+ * Recomputes the key rollup of a range from the log: hourly rows of its hours from the log's rows, then daily rows
+ * of every day it touches from the hourly rows (migration 0010; rebuildUsageRollups does every rollup).
+ */
+export async function rebuildKeyRollups(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  range: RebuildRange,
+): Promise<RebuildResult> {
+  return rebuild(db, dialect, range, false);
+}
+
+/**
+ * Recomputes every rollup of a range: the key rollup from the log (rebuildKeyRollups), then the narrower ones of
+ * every day the range touches from it. Run it inside a transaction (the caller's): on PostgreSQL the rollup tables
+ * are locked first, so a log batch committed meanwhile adds its rows after the rebuild instead of being lost.
  */
 export async function rebuildUsageRollups(
   db: Kysely<Database>,
   dialect: Dialect,
   range: RebuildRange,
+): Promise<RebuildResult> {
+  return rebuild(db, dialect, range, true);
+}
+
+async function rebuild(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  range: RebuildRange,
+  narrower: boolean,
 ): Promise<RebuildResult> {
   const hour = rollupPeriodMs.hour;
   const day = rollupPeriodMs.day;
@@ -94,12 +144,16 @@ export async function rebuildUsageRollups(
   const dayFrom = Math.floor(from / day) * day;
   const dayTo = Math.min(8_640_000_000_000_000, Math.ceil(to / day) * day);
   if (dialect === 'postgres') {
-    await sql.raw(`lock table ${rollupTables.hour}, ${rollupTables.day} in exclusive mode`).execute(db);
+    const shapes = narrower ? rollupShapes : [keyRollup];
+    const tables = shapes.flatMap((shape) => [shape.tables.hour, shape.tables.day]);
+    await sql.raw(`lock table ${tables.join(', ')} in exclusive mode`).execute(db);
   }
   await sql`delete from usage_hourly where period_start >= ${from} and period_start < ${to}`.execute(db);
   const hourly = await hourlyFromLogSql(from, to).execute(db);
   await sql`delete from usage_daily where period_start >= ${dayFrom} and period_start < ${dayTo}`.execute(db);
   const daily = await dailyFromHourlySql(dayFrom, dayTo).execute(db);
+  // Whole days for both periods: a day's narrower rows are summed from all of its key rows, rebuilt or not.
+  if (narrower) await rebuildNarrowerRollups(db, dayFrom, dayTo);
   return {
     from,
     to,
@@ -109,12 +163,13 @@ export async function rebuildUsageRollups(
 }
 
 /**
- * The upsert of `rows` rollup rows into `table`, with `?` placeholders: key columns then sum columns, per row. A row
- * already there gets the new sums added (ON CONFLICT … DO UPDATE, which SQLite and PostgreSQL spell alike).
+ * The upsert of `rows` rollup rows into `table`, with `?` placeholders: key columns (`keyColumns`, the key rollup's by
+ * default) then sum columns, per row. A row already there gets the new sums added (ON CONFLICT … DO UPDATE, which
+ * SQLite and PostgreSQL spell alike).
  */
-export function rollupUpsertSql(table: string, rows: number): string {
-  const columns = [...rollupKeyColumns, ...rollupSumColumns];
+export function rollupUpsertSql(table: string, rows: number, keyColumns: readonly string[] = rollupKeyColumns): string {
+  const columns = [...keyColumns, ...rollupSumColumns];
   const row = `(${columns.map(() => '?').join(', ')})`;
   const updates = rollupSumColumns.map((column) => `${column} = ${table}.${column} + excluded.${column}`).join(', ');
-  return `insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')} on conflict (${keyList}) do update set ${updates}`;
+  return `insert into ${table} (${columns.join(', ')}) values ${Array(rows).fill(row).join(', ')} on conflict (${keyColumns.join(', ')}) do update set ${updates}`;
 }

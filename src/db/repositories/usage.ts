@@ -1,12 +1,21 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Dialect } from '../migrations/dialect.js';
 import type { Database } from '../schema.js';
-import { latencyBucketColumns, type RollupPeriod, rollupPeriodMs, rollupTables } from '../usage-rollup-layout.js';
+import {
+  accountRollup,
+  latencyBucketColumns,
+  narrowestRollup,
+  type RollupDimension,
+  type RollupPeriod,
+  type RollupShape,
+  rollupPeriodMs,
+  rollupTables,
+} from '../usage-rollup-layout.js';
 
 /**
- * The raw material of usage reports, read from the usage rollups (usage_hourly, usage_daily) rather than the log:
- * one GROUP BY over a range of an account's rollup rows (the primary key's leading columns), by time bucket and by
- * key, model, endpoint, provider or account. A 30-day report reads a few thousand rows where the log holds millions.
+ * The raw material of usage reports, read from the usage rollups rather than the log: one GROUP BY over a range of
+ * the narrowest rollup that keeps what the report filters and groups by (usage-rollup-layout.ts), by time bucket and
+ * by key, model, endpoint, provider or account. A 30-day report reads a few thousand rows where the log holds millions.
  */
 
 export type UsageGroupBy = 'none' | 'key' | 'model' | 'endpoint' | 'provider' | 'account';
@@ -57,7 +66,7 @@ export interface UsageGroupRow extends UsageSums {
   groupId: string | null;
 }
 
-const groupColumns: Record<Exclude<UsageGroupBy, 'none'>, string> = {
+const groupColumns: Record<Exclude<UsageGroupBy, 'none'>, RollupDimension> = {
   key: 'key_id',
   model: 'model',
   endpoint: 'endpoint',
@@ -78,8 +87,19 @@ function rolledUpAccounts(table: string): RawBuilder<string> {
 
 const toNumber = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
+/** The rollup a query reads: the narrowest one keeping every dimension it filters or groups by. */
+export function rollupFor(query: Pick<UsageRollupQuery, 'accountId' | 'keyId' | 'groupBy'>): RollupShape {
+  const needed: RollupDimension[] = [];
+  if (query.accountId !== undefined) needed.push('account_id');
+  if (query.keyId !== undefined) needed.push('key_id');
+  if (query.groupBy !== 'none') needed.push(groupColumns[query.groupBy]);
+  return narrowestRollup(needed);
+}
+
 export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollupQuery): Promise<UsageGroupRow[]> {
-  const table = rollupTables[query.period];
+  const shape = rollupFor(query);
+  // Typed as the key rollup, whose columns include every other rollup's: the query names only the ones kept.
+  const table = shape.tables[query.period] as typeof rollupTables.hour;
   // Bucket size and offset are validated integers inlined as literals, so both engines divide integers.
   const bucket: RawBuilder<number> | undefined =
     query.bucketMs === undefined
@@ -106,7 +126,8 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
     .where('period_start', '>=', query.from)
     .where('period_start', '<', query.to);
   if (query.accountId !== undefined) select = select.where('account_id', '=', query.accountId);
-  else if (query.dialect === 'sqlite') select = select.where('account_id', 'in', rolledUpAccounts(table));
+  else if (query.dialect === 'sqlite' && shape.dimensions.includes('account_id'))
+    select = select.where('account_id', 'in', rolledUpAccounts(table));
   if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
   if (query.timeOfDay !== undefined) {
     const timeOfDay = sql<number>`(period_start % ${sql.lit(rollupPeriodMs.day)})`;
@@ -114,7 +135,10 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
       .where(timeOfDay, '>=', sql.lit(Math.round(query.timeOfDay.from)))
       .where(timeOfDay, '<', sql.lit(Math.round(query.timeOfDay.to)));
   }
-  const grouping = [bucket, group].filter((item) => item !== undefined);
+  // A bucket the size of the rollup's period holds one period: grouped by the period itself (the primary key's order
+  // after the account), SQLite sums rows as they come instead of sorting them first (docs/performance.md).
+  const byPeriod = bucket !== undefined && query.bucketMs === rollupPeriodMs[query.period];
+  const grouping = [byPeriod ? sql.ref('period_start') : bucket, group].filter((item) => item !== undefined);
   // PostgreSQL refuses constants in GROUP BY; with neither, the aggregate is one row.
   if (grouping.length > 0) select = select.groupBy(grouping);
   const rows = (await select.execute()) as Array<Record<string, unknown>>;
@@ -145,9 +169,9 @@ export interface AccountSpend {
 }
 
 /**
- * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview. On
- * PostgreSQL the usage_daily_period_spend index (migration 0012) alone answers it; on SQLite, read account by account
- * along the primary key, so rows arrive grouped and are summed without being sorted first.
+ * Each account's requests, errors, tokens and spend over whole UTC days [from, to): the operator's overview, from the
+ * rollup per account and day (one row per account and day). On SQLite, read account by account along the primary
+ * key, so each account's days are one range and rows arrive grouped.
  */
 export async function spendByAccount(
   db: Kysely<Database>,
@@ -155,8 +179,8 @@ export async function spendByAccount(
   to: number,
   dialect: Dialect,
 ): Promise<AccountSpend[]> {
-  let select = db.selectFrom('usage_daily');
-  if (dialect === 'sqlite') select = select.where('account_id', 'in', rolledUpAccounts('usage_daily'));
+  let select = db.selectFrom('usage_account_daily');
+  if (dialect === 'sqlite') select = select.where('account_id', 'in', rolledUpAccounts('usage_account_daily'));
   const rows = await select
     .select([
       'account_id',
@@ -197,8 +221,9 @@ export async function sumSpend(
   let spent = 0;
   for (const [period, from, to] of ranges) {
     if (from >= to) continue;
+    // An account's spend from the rollup per account alone (one row per period); a key's from the key rollup.
     let query = db
-      .selectFrom(rollupTables[period])
+      .selectFrom(('accountId' in subject ? accountRollup.tables : rollupTables)[period] as typeof rollupTables.hour)
       .select(sql<number | string | null>`sum(cost_usd)`.as('spent'))
       .where('period_start', '>=', from)
       .where('period_start', '<', to);

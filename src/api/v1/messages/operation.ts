@@ -82,16 +82,6 @@ export async function forwardForBody(provider: Provider, call: ForwardCall, sign
   }
 }
 
-/** The chat request a deployment of this provider type is sent (throws a 400 for what it cannot express). */
-function translated(
-  request: MessagesRequest,
-  deployment: Deployment,
-): { chat: ChatCompletionRequest; dropped: string[] } {
-  const target = deployment.provider.type as TranslationTarget;
-  const { request: chat, dropped } = toChatRequest(request, target);
-  return { chat, dropped };
-}
-
 /**
  * A request that certainly does not fit a route's context window is not sent to it (as for chat); sized as the chat
  * request an OpenAI-compatible upstream would get. A request that cannot be translated at all is left to the
@@ -112,36 +102,49 @@ function contextRefusal(request: MessagesRequest) {
   };
 }
 
-function withDropped<Result>(prepared: PreparedCall<Result>, dropped: readonly string[]): PreparedCall<Result> {
-  if (dropped.length === 0) return prepared;
-  return { dropped: [...dropped, ...prepared.dropped], send: prepared.send };
+/** How one kind of Messages request (whole or streamed) is answered, by forwarding or by chat translation. */
+interface MessagesAnswering<Answer, ChatResult> {
+  stream: boolean;
+  forwarded(provider: Provider, call: ForwardCall, context: AttemptContext): Promise<Answer>;
+  chatOperation(chat: ChatCompletionRequest): DispatchOperation<ChatResult>;
+  translated(result: ChatResult): Answer;
 }
 
-export function messagesOperation(client: ClientMessage): DispatchOperation<MessagesAnswer> {
+function messagesDispatch<Answer, ChatResult>(
+  client: ClientMessage,
+  answering: MessagesAnswering<Answer, ChatResult>,
+): DispatchOperation<Answer> {
   const request = client.request;
   return {
     model: request.model,
     refuseRoute: contextRefusal(request),
-    prepare(deployment, context): PreparedCall<MessagesAnswer> {
+    prepare(deployment, context): PreparedCall<Answer> {
       const provider = deployment.provider;
       if (forwards(provider, 'messages')) {
-        const call = forwardCall(client, 'messages', deployment, context, false);
-        return {
-          dropped: [],
-          send: async () => ({ kind: 'forwarded', body: await forwardForBody(provider, call, context.signal) }),
-        };
+        const call = forwardCall(client, 'messages', deployment, context, answering.stream);
+        return { dropped: [], send: () => answering.forwarded(provider, call, context) };
       }
-      const { chat, dropped } = translated(request, deployment);
-      const prepared = chatCompletionOperation(chat, undefined).prepare(deployment, context);
-      return withDropped(
-        {
-          dropped: prepared.dropped,
-          send: async () => ({ kind: 'translated', result: await prepared.send() }),
-        },
-        dropped,
-      );
+      // Throws a 400 for what this provider type cannot express: this deployment is skipped.
+      const translation = toChatRequest(request, provider.type as TranslationTarget);
+      const prepared = answering.chatOperation(translation.request).prepare(deployment, context);
+      return {
+        dropped: [...translation.dropped, ...prepared.dropped],
+        send: async () => answering.translated(await prepared.send()),
+      };
     },
   };
+}
+
+export function messagesOperation(client: ClientMessage): DispatchOperation<MessagesAnswer> {
+  return messagesDispatch<MessagesAnswer, CompletionResult>(client, {
+    stream: false,
+    forwarded: async (provider, call, context) => ({
+      kind: 'forwarded',
+      body: await forwardForBody(provider, call, context.signal),
+    }),
+    chatOperation: (chat) => chatCompletionOperation(chat, undefined),
+    translated: (result) => ({ kind: 'translated', result }),
+  });
 }
 
 /** Events that count as content: once one reached the client, a failure can no longer fail over. */
@@ -171,31 +174,13 @@ export function messagesStreamOperation(
   /** Told of a failure after the stream was primed (reported in-band by the caller; recorded by dispatch). */
   onFailure: (error: unknown) => void,
 ): DispatchOperation<MessagesEvents> {
-  const request = client.request;
-  return {
-    model: request.model,
-    refuseRoute: contextRefusal(request),
-    prepare(deployment, context): PreparedCall<MessagesEvents> {
-      const provider = deployment.provider;
-      if (forwards(provider, 'messages')) {
-        const call = forwardCall(client, 'messages', deployment, context, true);
-        return {
-          dropped: [],
-          send: async () => ({
-            kind: 'forwarded',
-            events: await primeItems(forwardedEvents(provider, call), isContentEvent, onFailure),
-          }),
-        };
-      }
-      const { chat, dropped } = translated(request, deployment);
-      const prepared = chatStreamOperation(chat, undefined, onFailure).prepare(deployment, context);
-      return withDropped(
-        {
-          dropped: prepared.dropped,
-          send: async () => ({ kind: 'translated', items: await prepared.send() }),
-        },
-        dropped,
-      );
-    },
-  };
+  return messagesDispatch<MessagesEvents, AsyncIterable<StreamItem>>(client, {
+    stream: true,
+    forwarded: async (provider, call) => ({
+      kind: 'forwarded',
+      events: await primeItems(forwardedEvents(provider, call), isContentEvent, onFailure),
+    }),
+    chatOperation: (chat) => chatStreamOperation(chat, undefined, onFailure),
+    translated: (items) => ({ kind: 'translated', items }),
+  });
 }

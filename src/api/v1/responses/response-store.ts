@@ -64,6 +64,7 @@ export class ResponseStore {
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private started = false;
   private flushScheduled = false;
   private readonly insert: (records: readonly ResponseRecord[]) => Promise<void>;
 
@@ -81,8 +82,19 @@ export class ResponseStore {
     }
   }
 
+  /** Writes begin: a timer is armed only while responses wait, so an idle gateway does not wake up for them. */
   start(): void {
-    this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMs);
+    this.started = true;
+    this.armTimer();
+  }
+
+  /** One flush interval after the oldest waiting response was queued, as the request log does. */
+  private armTimer(): void {
+    if (!this.started || this.closed || this.timer || this.queue.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.options.flushIntervalMs);
     this.timer.unref();
   }
 
@@ -100,6 +112,7 @@ export class ResponseStore {
       this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
     }
     if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
+    else this.armTimer();
   }
 
   /** A write after the current callbacks, not inside the request that filled the batch (it would wait for it). */
@@ -124,6 +137,7 @@ export class ResponseStore {
       await this.writing;
     } finally {
       this.writing = undefined;
+      this.armTimer();
     }
   }
 
@@ -190,9 +204,11 @@ export class ResponseStore {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
     this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }
