@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRequest } from './support/console.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * What a client can do to the server before it is even authenticated: trickle a request body, open connections
@@ -144,8 +145,16 @@ describe('the connection cap', () => {
       });
     try {
       const held = [await open(), await open()];
-      // Let the server accept both before the third arrives.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Both answered: the server has accepted them (kept open for more requests) before the third arrives.
+      await Promise.all(
+        held.map(
+          (socket) =>
+            new Promise((resolve) => {
+              socket.once('data', resolve);
+              socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+            }),
+        ),
+      );
       const third = await open();
       const outcome = await new Promise<string>((resolve) => {
         let received = '';
@@ -157,8 +166,10 @@ describe('the connection cap', () => {
       });
       expect(outcome).toBe('');
       for (const socket of held) socket.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const metrics = await (await fetch(`${capped.url}/metrics`)).text();
+      // A scrape is dropped too until the server has seen the held connections close.
+      const metrics = await waitFor('a scrape once the held connections closed', async () =>
+        (await fetch(`${capped.url}/metrics`)).text(),
+      );
       expect(metrics).toMatch(/^switchboard_connections_dropped_total [1-9]/m);
     } finally {
       await capped.close();

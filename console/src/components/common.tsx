@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { readableMessage } from '../error-text.js';
 import { formatRelative, formatTime } from '../format.js';
 import { base, navigate } from '../router.js';
+import { useAction } from '../use-action.js';
 
 /** A link inside the console: real href (middle-click, copy link work), client-side navigation on plain clicks. */
 export function Link(props: {
@@ -215,8 +216,7 @@ export function ConfirmDialog(props: {
   onConfirm: () => Promise<void>;
   onClose: () => void;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
   return (
     <Dialog title={props.title} onClose={props.onClose}>
       {props.children}
@@ -230,14 +230,9 @@ export function ConfirmDialog(props: {
           class="button danger"
           disabled={busy}
           onClick={async () => {
-            setBusy(true);
-            setError(undefined);
-            try {
+            await run(async () => {
               await props.onConfirm();
-            } catch (failure) {
-              setError(failure);
-              setBusy(false);
-            }
+            });
           }}
         >
           {props.confirmLabel}

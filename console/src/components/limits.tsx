@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useApp } from '../context.js';
 import { formatInteger, formatRelative, formatShortTime } from '../format.js';
 import type { AccountView, ApiKeyView, BudgetView } from '../types.js';
+import { useAction } from '../use-action.js';
 import { Dialog, ErrorMessage } from './common.js';
 
 /**
@@ -126,8 +127,7 @@ function LimitsForm(props: {
       string
     >,
   );
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, setError, run } = useAction();
   return (
     <form
       onSubmit={async (event) => {
@@ -158,13 +158,9 @@ function LimitsForm(props: {
           props.onCancel();
           return;
         }
-        setBusy(true);
-        try {
+        await run(async () => {
           await props.onSubmit(change);
-        } catch (failure) {
-          setError(failure);
-          setBusy(false);
-        }
+        });
       }}
     >
       <p class="muted small">{props.note}</p>

@@ -4,6 +4,7 @@ import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger } from '../format.js';
 import type { AccountsUsageView, AccountView, AdminModelView } from '../types.js';
+import { useAction } from '../use-action.js';
 import { useAsync } from '../use-async.js';
 
 /** Operator: every account; create one, set its models, disable it, turn body logging on or off. */
@@ -56,8 +57,7 @@ function EditAccountDialog(props: {
   const [models, setModels] = useState<string[]>(props.account?.models ?? ['*']);
   const [disabled, setDisabled] = useState(props.account?.disabled ?? false);
   const [logBodies, setLogBodies] = useState(props.account?.logBodies ?? false);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   return (
     <Dialog
       title={creating ? 'Create an account' : `Account ${props.account?.name}`}
@@ -66,16 +66,11 @@ function EditAccountDialog(props: {
       <form
         onSubmit={async (event) => {
           event.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
+          await run(async () => {
             if (creating) await api.post('/accounts', { name: name.trim(), models, logBodies });
             else await api.patch(`/accounts/${props.account?.id}`, { models, disabled, logBodies });
             props.onClose(true);
-          } catch (failure) {
-            setError(failure);
-            setBusy(false);
-          }
+          });
         }}
       >
         {creating && (

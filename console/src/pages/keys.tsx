@@ -16,6 +16,7 @@ import { BudgetBar, KeyLimitsDialog } from '../components/limits.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger, formatTime } from '../format.js';
 import type { ApiKeyView, BudgetsView, CreatedKeyView, KeysUsageView, ModelView, RotatedKeyView } from '../types.js';
+import { useAction } from '../use-action.js';
 import { useAsync } from '../use-async.js';
 
 /** API keys: create (shown once), list, rotate with a grace period (new key shown once), revoke with confirmation. */
@@ -317,8 +318,7 @@ function RevokeByValueDialog(props: { onClose: () => void }) {
   const { api } = useApp();
   const [value, setValue] = useState('');
   const [revoked, setRevoked] = useState<ApiKeyView>();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
   return (
     <Dialog title="Revoke a leaked key" onClose={props.onClose}>
       {revoked ? (
@@ -337,16 +337,10 @@ function RevokeByValueDialog(props: { onClose: () => void }) {
         <form
           onSubmit={async (event) => {
             event.preventDefault();
-            setBusy(true);
-            setError(undefined);
-            try {
+            await run(async () => {
               setRevoked(await api.post<ApiKeyView>('/keys/revoke', { key: value }));
               setValue('');
-            } catch (failure) {
-              setError(failure);
-            } finally {
-              setBusy(false);
-            }
+            });
           }}
         >
           <p>Paste the key as you found it. It is revoked at once, on every server; this cannot be undone.</p>
@@ -389,8 +383,7 @@ function CreateKeyDialog(props: {
   const [customDate, setCustomDate] = useState('');
   const [restrict, setRestrict] = useState(false);
   const [chosen, setChosen] = useState<string[]>([]);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, setError, run } = useAction();
 
   const expiresAt = (): string | undefined => {
     if (expiry === 'never') return undefined;
@@ -412,8 +405,7 @@ function CreateKeyDialog(props: {
             setError(new Error('Choose the expiry date.'));
             return;
           }
-          setBusy(true);
-          try {
+          await run(async () => {
             const created = await api.post<CreatedKeyView>(`/accounts/${props.accountId}/keys`, {
               name: name.trim(),
               environment: environment.trim() || undefined,
@@ -421,10 +413,7 @@ function CreateKeyDialog(props: {
               expiresAt: expiresAt(),
             });
             props.onCreated(created);
-          } catch (failure) {
-            setError(failure);
-            setBusy(false);
-          }
+          });
         }}
       >
         <label class="field">
@@ -529,25 +518,19 @@ function RotateKeyDialog(props: {
 }) {
   const { api } = useApp();
   const [grace, setGrace] = useState(86_400);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
   return (
     <Dialog title={`Rotate "${props.apiKey.name}"`} onClose={props.onClose}>
       <form
         onSubmit={async (event) => {
           event.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
+          await run(async () => {
             props.onRotated(
               await api.post<RotatedKeyView>(`/accounts/${props.accountId}/keys/${props.apiKey.id}/rotate`, {
                 gracePeriodSeconds: grace,
               }),
             );
-          } catch (failure) {
-            setError(failure);
-            setBusy(false);
-          }
+          });
         }}
       >
         <p>

@@ -12,6 +12,7 @@ import {
 import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
 import type { CreatedInvitationView, InvitationView, MemberView } from '../types.js';
+import { useAction } from '../use-action.js';
 import { useAsync } from '../use-async.js';
 
 /** The account's people. Owners (and admins) invite by link, change roles and remove members. */
@@ -28,8 +29,7 @@ export function MembersPage(props: { accountId: string }) {
   const [role, setRole] = useState<'member' | 'owner'>('member');
   const [created, setCreated] = useState<CreatedInvitationView>();
   const [removing, setRemoving] = useState<MemberView>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   return (
     <>
@@ -108,19 +108,13 @@ export function MembersPage(props: { accountId: string }) {
               class="inline-form"
               onSubmit={async (event) => {
                 event.preventDefault();
-                setBusy(true);
-                setError(undefined);
-                try {
+                await run(async () => {
                   setCreated(
                     await api.post<CreatedInvitationView>(`/accounts/${props.accountId}/invitations`, { email, role }),
                   );
                   setEmail('');
                   invitations.reload();
-                } catch (failure) {
-                  setError(failure);
-                } finally {
-                  setBusy(false);
-                }
+                });
               }}
             >
               <label class="field">

@@ -2,12 +2,12 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ErrorMessage } from '../components/common.js';
 import type { SessionView } from '../types.js';
+import { useAction } from '../use-action.js';
 
 export function SignInPage(props: { api: Api; onSignedIn: (session: SessionView) => Promise<void> }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
   useEffect(() => {
     document.title = 'Sign in · Switchboard';
   }, []);
@@ -18,16 +18,11 @@ export function SignInPage(props: { api: Api; onSignedIn: (session: SessionView)
         aria-labelledby="sign-in-title"
         onSubmit={async (event) => {
           event.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
+          await run(async () => {
             const session = await props.api.post<SessionView>('/session', { email, password });
             setPassword('');
             await props.onSignedIn(session);
-          } catch (failure) {
-            setError(failure);
-            setBusy(false);
-          }
+          });
         }}
       >
         <div class="auth-brand">
