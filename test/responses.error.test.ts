@@ -104,6 +104,22 @@ describe('POST /v1/responses refuses bad input', () => {
     expect(response.status).toBe(400);
     expect((await jsonOf(response)).error.message).toContain('mock upstream error 400');
   });
+
+  it('answers an upstream 200 that is no completion with 502, as chat does', async () => {
+    for (const model of ['garbage', 'error-in-200']) {
+      const response = await postResponses(setup.gateway, { model, input: 'hi', store: false });
+      expect(response.status, model).toBe(502);
+      const { error } = await jsonOf(response);
+      expect(error.type, model).toBe('server_error');
+      const chat = await fetch(`${setup.gateway.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(chat.status, model).toBe(502);
+      expect((await jsonOf(chat)).error.message, model).toBe(error.message);
+    }
+  });
 });
 
 describe('POST /v1/responses shares chat’s limits, fallbacks and cancellation', () => {
