@@ -390,11 +390,13 @@ describe('console spend pages in a browser', () => {
     const cost = page.locator('figure.chart', { has: page.locator('figcaption', { hasText: 'Cost by model' }) });
     await expect.poll(() => cost.locator('svg rect[fill]').count()).toBeGreaterThan(0);
     expect(await cost.locator('.legend').textContent()).toContain('claude-sonnet');
-    // Every chart has a tooltip: point at the last hour's bar of the cost chart.
+    // Every chart has a tooltip: point at the newest bar of the cost chart (not the last hour, which may have just
+    // begun with nothing in it).
     await cost.scrollIntoViewIfNeeded();
     const box = await cost.locator('svg').boundingBox();
-    if (!box) throw new Error('no chart box');
-    await page.mouse.move(box.x + box.width - 14, box.y + box.height / 2);
+    const newestBar = await cost.locator('svg rect[fill]').last().boundingBox();
+    if (!box || !newestBar) throw new Error('no chart box');
+    await page.mouse.move(newestBar.x + newestBar.width / 2, box.y + box.height / 2);
     const tooltip = cost.getByRole('tooltip');
     await expect.poll(() => tooltip.textContent()).toContain('claude-sonnet');
     expect(await tooltip.textContent()).toMatch(/Total\$0\.\d+/);
