@@ -1,3 +1,4 @@
+import type SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db/migrations/dialect.js';
 import { type UsageCounts, type UsageGroupBy, type UsageSums, usageRollupGroups } from '../db/repositories/usage.js';
@@ -54,6 +55,8 @@ export interface UsageReportRequest {
   groupBy: UsageGroupBy;
   /** The engine, for the one query shaped for each (usageRollupGroups). */
   dialect?: Dialect | undefined;
+  /** The embedded SQLite connection, if any, to read rows from as arrays (usageRollupGroups). */
+  sqlite?: SqliteDatabase.Database | undefined;
 }
 
 export const bucketSizes = { hour: 3_600_000, day: 86_400_000 } as const;
@@ -162,6 +165,7 @@ export async function buildUsageReport(
           offsetMs,
           groupBy: request.groupBy,
           dialect: request.dialect,
+          sqlite: request.sqlite,
         });
 
   const overall = emptySums();
