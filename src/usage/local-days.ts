@@ -1,5 +1,5 @@
-import type SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { ArrayReader } from '../db/array-reader.js';
 import type { Dialect } from '../db/migrations/dialect.js';
 import { type UsageGroupBy, type UsageGroupRow, usageRollupGroups } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
@@ -25,7 +25,7 @@ export interface LocalDayQuery {
   offsetMs: number;
   groupBy: UsageGroupBy;
   dialect?: Dialect | undefined;
-  sqlite?: SqliteDatabase.Database | undefined;
+  readArrays?: ArrayReader | undefined;
 }
 
 /** The hours of a UTC day in two runs, [0, cut) and [cut, day), with the local-day shift of each. */
@@ -75,7 +75,7 @@ export async function localDayGroups(db: Kysely<Database>, query: LocalDayQuery)
     offsetMs: main.shift * day,
     groupBy: query.groupBy,
     dialect: query.dialect,
-    sqlite: query.sqlite,
+    readArrays: query.readArrays,
   });
   if (!minority) return daily;
 
@@ -90,7 +90,7 @@ export async function localDayGroups(db: Kysely<Database>, query: LocalDayQuery)
     timeOfDay: { from: minority.from, to: minority.to },
     groupBy: query.groupBy,
     dialect: query.dialect,
-    sqlite: query.sqlite,
+    readArrays: query.readArrays,
   });
   const sums = new Map<string, UsageGroupRow>();
   const apply = (row: UsageGroupRow, bucket: number, sign: number) => {

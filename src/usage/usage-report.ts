@@ -1,5 +1,5 @@
-import type SqliteDatabase from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { ArrayReader } from '../db/array-reader.js';
 import type { Dialect } from '../db/migrations/dialect.js';
 import {
   type UsageCounts,
@@ -61,8 +61,8 @@ export interface UsageReportRequest {
   groupBy: UsageGroupBy;
   /** The engine, for the one query shaped for each (usageRollupGroups). */
   dialect?: Dialect | undefined;
-  /** The embedded SQLite connection, if any, to read rows from as arrays (usageRollupGroups). */
-  sqlite?: SqliteDatabase.Database | undefined;
+  /** The database's reader of rows as arrays (usageRollupGroups). */
+  readArrays?: ArrayReader | undefined;
 }
 
 export const bucketSizes = { hour: 3_600_000, day: 86_400_000 } as const;
@@ -225,7 +225,7 @@ export async function buildUsageReport(
           offsetMs,
           groupBy: request.groupBy,
           dialect: request.dialect,
-          sqlite: request.sqlite,
+          readArrays: request.readArrays,
         });
 
   const bucketCount = request.endBucket - request.firstBucket;

@@ -86,7 +86,7 @@ async function report(services: ManagementServices, accountId: string | undefine
       offsetMinutes: query.tzOffsetMinutes,
       groupBy: query.groupBy,
       dialect: services.database.dialect,
-      sqlite: services.database.sqlite,
+      readArrays: services.database.readArrays,
     },
     groupNamesFrom(db),
   );

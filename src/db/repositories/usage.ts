@@ -1,5 +1,5 @@
-import type SqliteDatabase from 'better-sqlite3';
 import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import type { ArrayReader } from '../array-reader.js';
 import type { Dialect } from '../migrations/dialect.js';
 import type { Database } from '../schema.js';
 import {
@@ -37,8 +37,8 @@ export interface UsageRollupQuery {
   offsetMs?: number;
   /** The engine: across accounts, SQLite reads account by account (rolledUpAccounts); PostgreSQL does not need to. */
   dialect?: Dialect | undefined;
-  /** The embedded SQLite connection, when there is one: rows are read from it as arrays (rowsAsArrays). */
-  sqlite?: SqliteDatabase.Database | undefined;
+  /** The database's reader of rows as arrays (DatabaseHandle.readArrays), where at hand: faster for 42 columns. */
+  readArrays?: ArrayReader | undefined;
   /** Only rows whose period starts within [from, to) ms of its UTC day (hourly rows at some hours of each day). */
   timeOfDay?: { from: number; to: number } | undefined;
   groupBy: UsageGroupBy;
@@ -144,24 +144,16 @@ export async function usageRollupGroups(db: Kysely<Database>, query: UsageRollup
   const grouping = [byPeriod ? sql.ref('period_start') : bucket, group].filter((item) => item !== undefined);
   // PostgreSQL refuses constants in GROUP BY; with neither, the aggregate is one row.
   if (grouping.length > 0) select = select.groupBy(grouping);
-  return (await rowsAsArrays(db, select.compile(), query.sqlite)).map(groupRowOf).filter((row) => row.requests > 0);
+  return (await rowsAsArrays(db, select.compile(), query.readArrays)).map(groupRowOf).filter((row) => row.requests > 0);
 }
 
-/**
- * A query's rows as arrays of values in select order. better-sqlite3 builds an object of 42 named properties per
- * row four times slower than an array of them (docs/performance.md), so SQLite's rows are read raw where the
- * connection is at hand.
- */
+/** A query's rows as arrays of values in select order: from the array reader if given, else from Kysely's objects. */
 async function rowsAsArrays(
   db: Kysely<Database>,
   compiled: CompiledQuery,
-  sqlite: SqliteDatabase.Database | undefined,
+  readArrays: ArrayReader | undefined,
 ): Promise<unknown[][]> {
-  if (sqlite)
-    return sqlite
-      .prepare(compiled.sql)
-      .raw(true)
-      .all(...compiled.parameters) as unknown[][];
+  if (readArrays) return readArrays(compiled);
   const { rows } = await db.executeQuery<Record<string, unknown>>(compiled);
   return rows.map((row) => Object.values(row));
 }
