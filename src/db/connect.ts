@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../config/schema.js';
+import { type ArrayReader, postgresArrayReader, sqliteArrayReader } from './array-reader.js';
 import type { Dialect } from './migrations/dialect.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -13,6 +14,8 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** The embedded SQLite connection, for the few hot writes that use cached prepared statements directly. */
   sqlite?: SqliteDatabase.Database;
+  /** Reads rows as arrays rather than objects, for wide results (array-reader.ts). */
+  readArrays: ArrayReader;
   /** Where the data lives, for messages (never contains a password). */
   location: string;
   close(): Promise<void>;
@@ -37,6 +40,7 @@ function openSqlite(config: Config): DatabaseHandle {
     db,
     dialect: 'sqlite',
     sqlite,
+    readArrays: sqliteArrayReader(sqlite),
     location: file,
     close: async () => {
       await db.destroy();
@@ -78,6 +82,7 @@ async function openPostgres(config: Config, url: string): Promise<DatabaseHandle
   return {
     db,
     dialect: 'postgres',
+    readArrays: postgresArrayReader(pool),
     location: redactUrl(url),
     close: async () => {
       await db.destroy();

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ArrayReader } from '../db/array-reader.js';
 import type { Dialect } from '../db/migrations/dialect.js';
 import { type UsageGroupBy, type UsageGroupRow, usageRollupGroups } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
@@ -24,6 +25,7 @@ export interface LocalDayQuery {
   offsetMs: number;
   groupBy: UsageGroupBy;
   dialect?: Dialect | undefined;
+  readArrays?: ArrayReader | undefined;
 }
 
 /** The hours of a UTC day in two runs, [0, cut) and [cut, day), with the local-day shift of each. */
@@ -73,6 +75,7 @@ export async function localDayGroups(db: Kysely<Database>, query: LocalDayQuery)
     offsetMs: main.shift * day,
     groupBy: query.groupBy,
     dialect: query.dialect,
+    readArrays: query.readArrays,
   });
   if (!minority) return daily;
 
@@ -87,6 +90,7 @@ export async function localDayGroups(db: Kysely<Database>, query: LocalDayQuery)
     timeOfDay: { from: minority.from, to: minority.to },
     groupBy: query.groupBy,
     dialect: query.dialect,
+    readArrays: query.readArrays,
   });
   const sums = new Map<string, UsageGroupRow>();
   const apply = (row: UsageGroupRow, bucket: number, sign: number) => {

@@ -1,6 +1,13 @@
 import type { Kysely } from 'kysely';
+import type { ArrayReader } from '../db/array-reader.js';
 import type { Dialect } from '../db/migrations/dialect.js';
-import { type UsageCounts, type UsageGroupBy, type UsageSums, usageRollupGroups } from '../db/repositories/usage.js';
+import {
+  type UsageCounts,
+  type UsageGroupBy,
+  type UsageGroupRow,
+  type UsageSums,
+  usageRollupGroups,
+} from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
 import { latencyBucketBounds, latencyBucketCount } from '../db/usage-rollup-layout.js';
 import { localDayGroups } from './local-days.js';
@@ -54,6 +61,8 @@ export interface UsageReportRequest {
   groupBy: UsageGroupBy;
   /** The engine, for the one query shaped for each (usageRollupGroups). */
   dialect?: Dialect | undefined;
+  /** The database's reader of rows as arrays (usageRollupGroups). */
+  readArrays?: ArrayReader | undefined;
 }
 
 export const bucketSizes = { hour: 3_600_000, day: 86_400_000 } as const;
@@ -109,7 +118,16 @@ function add(into: UsageSums, row: UsageSums): void {
  * bucket reports its lower bound.
  */
 export function histogramPercentile(histogram: readonly number[], percentile: number): number | null {
-  const count = histogram.reduce((sum, times) => sum + times, 0);
+  return percentileAt(histogram, histogramCount(histogram), percentile);
+}
+
+function histogramCount(histogram: readonly number[]): number {
+  let count = 0;
+  for (const times of histogram) count += times;
+  return count;
+}
+
+function percentileAt(histogram: readonly number[], count: number, percentile: number): number | null {
   if (count === 0) return null;
   const rank = Math.max(1, Math.ceil((percentile / 100) * count));
   let seen = 0;
@@ -127,6 +145,7 @@ export function histogramPercentile(histogram: readonly number[], percentile: nu
 }
 
 function finish(sums: UsageSums): UsageTotals {
+  const timed = histogramCount(sums.latencyHistogram);
   return {
     requests: sums.requests,
     errors: sums.errors,
@@ -135,12 +154,56 @@ function finish(sums: UsageSums): UsageTotals {
     completionTokens: sums.completionTokens,
     totalTokens: sums.totalTokens,
     costUsd: sums.costUsd,
-    latencyP50Ms: histogramPercentile(sums.latencyHistogram, 50),
-    latencyP95Ms: histogramPercentile(sums.latencyHistogram, 95),
+    latencyP50Ms: percentileAt(sums.latencyHistogram, timed, 50),
+    latencyP95Ms: percentileAt(sums.latencyHistogram, timed, 95),
   };
 }
 
-const emptyTotals = (): UsageTotals => finish(emptySums());
+const emptyTotals: Readonly<UsageTotals> = finish(emptySums());
+
+/** A series' sums: over the whole range, and per bucket by its index from the first bucket (unset: no requests). */
+interface SeriesSums {
+  whole: UsageSums;
+  buckets: Array<UsageSums | undefined>;
+}
+
+/**
+ * Sums the rows per series and bucket in one pass. A row usually is its series' only one in its bucket and is kept
+ * as it is; a second one there gets a sum of its own.
+ */
+function sumPerSeries(rows: readonly UsageGroupRow[], firstBucket: number, bucketCount: number) {
+  const overall = emptySums();
+  const perSeries = new Map<string | null, SeriesSums>();
+  for (const row of rows) {
+    add(overall, row);
+    let series = perSeries.get(row.groupId);
+    if (!series) {
+      series = { whole: emptySums(), buckets: new Array(bucketCount) };
+      perSeries.set(row.groupId, series);
+    }
+    add(series.whole, row);
+    const index = (row.bucket ?? firstBucket) - firstBucket;
+    const earlier = series.buckets[index];
+    if (earlier === undefined) series.buckets[index] = row;
+    else {
+      const both = emptySums();
+      add(both, earlier);
+      add(both, row);
+      series.buckets[index] = both;
+    }
+  }
+  return { overall, perSeries };
+}
+
+/** A series' points, one per bucket, each starting at the bucket's time (`starts`, shared by every series). */
+function pointsOf(series: SeriesSums, starts: readonly string[]): UsagePoint[] {
+  const points = new Array<UsagePoint>(starts.length);
+  for (let index = 0; index < starts.length; index++) {
+    const sums = series.buckets[index];
+    points[index] = { start: starts[index] as string, ...(sums ? finish(sums) : emptyTotals) };
+  }
+  return points;
+}
 
 export async function buildUsageReport(
   db: Kysely<Database>,
@@ -162,28 +225,16 @@ export async function buildUsageReport(
           offsetMs,
           groupBy: request.groupBy,
           dialect: request.dialect,
+          readArrays: request.readArrays,
         });
 
-  const overall = emptySums();
-  const perSeries = new Map<string | null, { whole: UsageSums; buckets: Map<number, UsageSums> }>();
-  for (const row of rows) {
-    add(overall, row);
-    let series = perSeries.get(row.groupId);
-    if (!series) {
-      series = { whole: emptySums(), buckets: new Map() };
-      perSeries.set(row.groupId, series);
-    }
-    add(series.whole, row);
-    const bucket = row.bucket ?? request.firstBucket;
-    let inBucket = series.buckets.get(bucket);
-    if (!inBucket) {
-      inBucket = emptySums();
-      series.buckets.set(bucket, inBucket);
-    }
-    add(inBucket, row);
-  }
+  const bucketCount = request.endBucket - request.firstBucket;
+  const { overall, perSeries } = sumPerSeries(rows, request.firstBucket, bucketCount);
   if (request.groupBy === 'none' && perSeries.size === 0)
-    perSeries.set(null, { whole: emptySums(), buckets: new Map() });
+    perSeries.set(null, { whole: emptySums(), buckets: new Array(bucketCount) });
+  const starts = Array.from({ length: bucketCount }, (_, index) =>
+    new Date(startOf(request.firstBucket + index)).toISOString(),
+  );
 
   const ids = [...perSeries.keys()].filter((id): id is string => id !== null && id !== '');
   const named = names && ids.length > 0 ? await names(request.groupBy, ids) : new Map<string, GroupName>();
@@ -207,11 +258,7 @@ export async function buildUsageReport(
     series: [...perSeries.entries()]
       .sort(([, first], [, second]) => second.whole.requests - first.whole.requests)
       .map(([id, series]) => {
-        const points: UsagePoint[] = [];
-        for (let bucket = request.firstBucket; bucket < request.endBucket; bucket++) {
-          const sums = series.buckets.get(bucket);
-          points.push({ start: new Date(startOf(bucket)).toISOString(), ...(sums ? finish(sums) : emptyTotals()) });
-        }
+        const points = pointsOf(series, starts);
         const name = nameOf(id);
         const collides = name !== null && (nameCounts.get(name.name) ?? 0) > 1;
         const label =

@@ -86,6 +86,7 @@ async function report(services: ManagementServices, accountId: string | undefine
       offsetMinutes: query.tzOffsetMinutes,
       groupBy: query.groupBy,
       dialect: services.database.dialect,
+      readArrays: services.database.readArrays,
     },
     groupNamesFrom(db),
   );
