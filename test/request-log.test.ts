@@ -209,9 +209,11 @@ describe('request-log writer', () => {
     await log.flush();
     expect(log.depth).toBe(10);
     await healTable();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    await log.flush();
-    expect(log.depth).toBe(0);
+    // Flushes are refused until the retry backoff has passed: flush until the rows are written.
+    await waitFor('the kept rows to be written', async () => {
+      await log.flush();
+      return log.depth === 0;
+    });
     expect(await count()).toBe(10);
   });
 
@@ -248,8 +250,10 @@ describe('request-log writer', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(released).toBe(false);
     await healTable();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    await log.flush();
+    await waitFor('the full queue to be written', async () => {
+      await log.flush();
+      return log.depth === 0;
+    });
     await wait;
     expect(released).toBe(true);
     expect(await count()).toBe(100);
