@@ -1,15 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageItems } from '../src/api/v1/responses/list-items.js';
 import { ResponseStore } from '../src/api/v1/responses/response-store.js';
 import { inputItemsOf, replayItems } from '../src/api/v1/responses/stored-items.js';
 import { storedResponseObject } from '../src/api/v1/responses/stored-response.js';
 import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, migrateToLatest, openDatabase } from '../src/db/connect.js';
-import { migrations } from '../src/db/migrations/index.js';
+import { type DatabaseHandle, migrateToLatest, migratorFor, openDatabase } from '../src/db/connect.js';
 import { insertAccount } from '../src/db/repositories/accounts.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
@@ -49,20 +47,8 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-function migrator(): Migrator {
-  return new Migrator({
-    db: database.db,
-    allowUnorderedMigrations: true,
-    provider: {
-      getMigrations: async () =>
-        Object.fromEntries(
-          Object.entries(migrations).map(([name, migration]) => [
-            name,
-            { up: (db) => migration.up(db, database.dialect), down: (db) => migration.down(db, database.dialect) },
-          ]),
-        ),
-    },
-  });
+function migrator() {
+  return migratorFor(database);
 }
 
 const userMessage = (id: string, text: string) => ({

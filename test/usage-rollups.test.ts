@@ -2,11 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, migrateToLatest, openDatabase } from '../src/db/connect.js';
-import { migrations } from '../src/db/migrations/index.js';
+import { type DatabaseHandle, migrateToLatest, migratorFor, openDatabase } from '../src/db/connect.js';
 import { rollupFor } from '../src/db/repositories/usage.js';
 import { rebuildKeyRollups, rebuildUsageRollups } from '../src/db/repositories/usage-rollups.js';
 import {
@@ -242,19 +240,7 @@ describe('usage rollups', () => {
   });
 
   it('are built from the rows already logged when migration 0010 runs on an existing log', async () => {
-    const migrator = new Migrator({
-      db: handle.db,
-      allowUnorderedMigrations: true,
-      provider: {
-        getMigrations: async () =>
-          Object.fromEntries(
-            Object.entries(migrations).map(([name, migration]) => [
-              name,
-              { up: (db) => migration.up(db, handle.dialect), down: (db) => migration.down(db, handle.dialect) },
-            ]),
-          ),
-      },
-    });
+    const migrator = migratorFor(handle);
     // Back to before the rollups, with rows logged then (written directly: the writers of that time had none).
     const down = await migrator.migrateTo('0009-account-security');
     expect(down.error).toBeUndefined();
@@ -288,19 +274,7 @@ describe('usage rollups', () => {
   });
 
   it('are filled from the key rollup by migration 0013, history older than the log included', async () => {
-    const migrator = new Migrator({
-      db: handle.db,
-      allowUnorderedMigrations: true,
-      provider: {
-        getMigrations: async () =>
-          Object.fromEntries(
-            Object.entries(migrations).map(([name, migration]) => [
-              name,
-              { up: (db) => migration.up(db, handle.dialect), down: (db) => migration.down(db, handle.dialect) },
-            ]),
-          ),
-      },
-    });
+    const migrator = migratorFor(handle);
     const down = await migrator.migrateTo('0012-usage-daily-spend-index');
     expect(down.error).toBeUndefined();
     // Rows logged before 0013, then their raw rows deleted (retention): the key rollup alone still holds them.

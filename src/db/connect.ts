@@ -90,8 +90,9 @@ async function openPostgres(config: Config, url: string): Promise<DatabaseHandle
   };
 }
 
-export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
-  const migrator = new Migrator({
+/** The migrator over every migration of this build, for the handle's dialect (tests also migrate down with it). */
+export function migratorFor(handle: DatabaseHandle): Migrator {
+  return new Migrator({
     db: handle.db,
     // Migrations are developed on branches and numbered by feature; each is independent of the others.
     allowUnorderedMigrations: true,
@@ -108,6 +109,10 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
       },
     },
   });
+}
+
+export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
+  const migrator = migratorFor(handle);
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
