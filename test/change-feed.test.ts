@@ -1,7 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -10,29 +7,21 @@ import {
   sqliteLatestChangeId,
   subscribedPollIntervalMs,
 } from '../src/access/change-feed.js';
-import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { recordAccessChange } from '../src/db/repositories/access-changes.js';
 import { createLogger } from '../src/observability/logger.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { type OpenTestDatabase, openTestDatabase } from './support/database.js';
 import { waitFor } from './support/wait.js';
 
-let directory: string;
-let testDatabase: TestDatabase;
+let opened: OpenTestDatabase;
 let database: DatabaseHandle;
 
 beforeEach(async () => {
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-feed-'));
-  testDatabase = await createTestDatabase();
-  const raw = { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) };
-  database = await openDatabase(parseConfig(raw, 'test'));
+  opened = await openTestDatabase('feed');
+  database = opened.handle;
 });
 
-afterEach(async () => {
-  await database.close();
-  await testDatabase.drop();
-  rmSync(directory, { recursive: true, force: true });
-});
+afterEach(() => opened.close());
 
 /** A Redis subscriber connection whose first SUBSCRIBE fails, as one can while the connection is being set up. */
 class FlakySubscriber extends EventEmitter {
@@ -84,12 +73,7 @@ describe('access-change feed polling', () => {
       onChange: () => changes++,
     });
     await feed.start();
-    const other = await openDatabase(
-      parseConfig(
-        { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) },
-        'test',
-      ),
-    );
+    const other = await openDatabase(opened.config);
     try {
       await recordAccessChange(other.db, 'key_revoked', 'key_1');
       await waitFor('the change to be seen', () => changes === 1, { intervalMs: 10 });

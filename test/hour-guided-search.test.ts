@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import type { DatabaseHandle } from '../src/db/connect.js';
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { hourGuidedSearch } from '../src/request-log/hour-guided-search.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
@@ -16,7 +12,7 @@ import {
   type StatusClass,
   searchRequestLog,
 } from '../src/request-log/search.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { type OpenTestDatabase, openTestDatabase } from './support/database.js';
 
 /**
  * The hour-guided log search (src/request-log/hour-guided-search.ts) returns exactly the plain search's pages: rows
@@ -26,9 +22,8 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
  * rows on hour boundaries, an hour whose rollups were removed (rollup_retention), another account's rows.
  */
 
-let database: TestDatabase;
+let opened: OpenTestDatabase;
 let handle: DatabaseHandle;
-let dataDir: string;
 
 const hour = 3_600_000;
 const start = Date.UTC(2026, 5, 1);
@@ -129,18 +124,8 @@ function rowsWithoutRollups(): RequestLogInsert[] {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-guided-'));
-  const config = parseConfig(
-    {
-      ...(database.url ? { database: { url: database.url } } : {}),
-      server: { data_dir: dataDir },
-      providers: [{ name: 'mock', type: 'openai', base_url: 'http://127.0.0.1:9/v1' }],
-      models: [{ name: 'mock', provider: 'mock' }],
-    },
-    'test',
-  );
-  handle = await openDatabase(config);
+  opened = await openTestDatabase('guided');
+  handle = opened.handle;
   const write = createRequestLogBatchWriter(handle);
   const rows = [...generateRows(), ...rowsWithoutRollups()].sort(
     (first, second) => first.created_at - second.created_at,
@@ -154,11 +139,7 @@ beforeAll(async () => {
     .execute();
 });
 
-afterAll(async () => {
-  await handle?.close();
-  await database?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => opened?.close());
 
 const ids = (rows: RequestLogSummaryRow[]) => rows.map((entry) => entry.request_id);
 

@@ -1,13 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
-import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import type { DatabaseHandle } from '../src/db/connect.js';
 import { findKeyById } from '../src/db/repositories/api-keys.js';
 import { createKey } from '../src/keys/service.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -15,32 +13,26 @@ import { type RequestLogInsert, requestLogNumberColumns } from '../src/request-l
 import type { SqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
 import { projectRoot } from './support/cli.js';
-import { createTestDatabase, type TestDatabase, testEngine } from './support/database.js';
+import { type OpenTestDatabase, openTestDatabase, testEngine } from './support/database.js';
 import { waitFor } from './support/wait.js';
 
 const run = promisify(execFile);
+let opened: OpenTestDatabase;
 let directory: string;
-let testDatabase: TestDatabase;
 let database: DatabaseHandle;
 let keyId: string;
 let accountId: string;
 const logger = createLogger('silent');
 
 beforeEach(async () => {
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-log-'));
-  testDatabase = await createTestDatabase();
-  const raw = { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) };
-  database = await openDatabase(parseConfig(raw, 'test'));
+  opened = await openTestDatabase('log');
+  ({ handle: database, directory } = opened);
   const account = await createAccount(database.db, { name: 'acme' });
   accountId = account.id;
   keyId = (await createKey(database.db, Buffer.from('s'.repeat(32)), { account: 'acme', name: 'app' })).info.id;
 });
 
-afterEach(async () => {
-  await database.close();
-  await testDatabase.drop();
-  rmSync(directory, { recursive: true, force: true });
-});
+afterEach(() => opened.close());
 
 function row(index: number, at = Date.now()): RequestLogInsert {
   return {

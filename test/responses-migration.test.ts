@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageItems } from '../src/api/v1/responses/list-items.js';
 import { ResponseStore } from '../src/api/v1/responses/response-store.js';
 import { inputItemsOf, replayItems } from '../src/api/v1/responses/stored-items.js';
 import { storedResponseObject } from '../src/api/v1/responses/stored-response.js';
-import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, migrateToLatest, migratorFor, openDatabase } from '../src/db/connect.js';
-import { insertAccount } from '../src/db/repositories/accounts.js';
+import { type DatabaseHandle, migrateToLatest, migratorFor } from '../src/db/connect.js';
 import { createLogger } from '../src/observability/logger.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from './support/database.js';
 
 /**
  * Migration 0014 (one row per stored response) on both engines: responses stored in the layout of 0008 (a row per
@@ -18,34 +13,17 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
  * rows back.
  */
 
-let directory: string;
-let testDatabase: TestDatabase;
+let opened: OpenTestDatabase;
 let database: DatabaseHandle;
 const now = Date.now();
 
 beforeAll(async () => {
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-responses-migration-'));
-  testDatabase = await createTestDatabase();
-  const raw = { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) };
-  database = await openDatabase(parseConfig(raw, 'test'));
-  for (const id of ['acct_a', 'acct_b']) {
-    await insertAccount(database.db, {
-      id,
-      name: id,
-      allowed_models: '["*"]',
-      disabled: 0,
-      log_bodies: 0,
-      created_at: now,
-      limits: null,
-    });
-  }
+  opened = await openTestDatabase('responses-migration');
+  database = opened.handle;
+  await insertTestAccounts(database, ['acct_a', 'acct_b'], now);
 });
 
-afterAll(async () => {
-  await database.close();
-  await testDatabase.drop();
-  rmSync(directory, { recursive: true, force: true });
-});
+afterAll(() => opened.close());
 
 function migrator() {
   return migratorFor(database);

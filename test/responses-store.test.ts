@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageItems } from '../src/api/v1/responses/list-items.js';
 import { createResponseObject } from '../src/api/v1/responses/response-object.js';
@@ -15,9 +12,7 @@ import { storedResponseObject, toResponseRecord } from '../src/api/v1/responses/
 import { toChatRequest } from '../src/api/v1/responses/to-chat-request.js';
 import type { OutputItem, ResponsesRequest } from '../src/api/v1/responses/types.js';
 import { validateResponsesRequest } from '../src/api/v1/responses/validate-request.js';
-import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
-import { insertAccount } from '../src/db/repositories/accounts.js';
+import type { DatabaseHandle } from '../src/db/connect.js';
 import {
   deleteExpiredResponses,
   deleteResponse,
@@ -31,40 +26,23 @@ import { createSqliteResponseWriter } from '../src/db/repositories/responses-sql
 import { ApiError } from '../src/errors/api-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RetentionJob } from '../src/request-log/retention.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from './support/database.js';
 import { waitFor } from './support/wait.js';
 
 /** The stored state of /v1/responses, on SQLite and on PostgreSQL (the same file runs on both engines). */
 
-let directory: string;
-let testDatabase: TestDatabase;
+let opened: OpenTestDatabase;
 let database: DatabaseHandle;
 const day = 86_400_000;
 const start = Date.UTC(2026, 0, 10);
 
 beforeAll(async () => {
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-responses-'));
-  testDatabase = await createTestDatabase();
-  const raw = { server: { data_dir: directory }, ...(testDatabase.url ? { database: { url: testDatabase.url } } : {}) };
-  database = await openDatabase(parseConfig(raw, 'test'));
-  for (const id of ['acct_a', 'acct_b']) {
-    await insertAccount(database.db, {
-      id,
-      name: id,
-      allowed_models: '["*"]',
-      disabled: 0,
-      log_bodies: 0,
-      created_at: start,
-      limits: null,
-    });
-  }
+  opened = await openTestDatabase('responses');
+  database = opened.handle;
+  await insertTestAccounts(database, ['acct_a', 'acct_b'], start);
 });
 
-afterAll(async () => {
-  await database.close();
-  await testDatabase.drop();
-  rmSync(directory, { recursive: true, force: true });
-});
+afterAll(() => opened.close());
 
 let sequence = 0;
 

@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, migrateToLatest, migratorFor, openDatabase } from '../src/db/connect.js';
+import { type DatabaseHandle, migrateToLatest, migratorFor } from '../src/db/connect.js';
 import { rollupFor } from '../src/db/repositories/usage.js';
 import { rebuildKeyRollups, rebuildUsageRollups } from '../src/db/repositories/usage-rollups.js';
 import {
@@ -17,7 +13,7 @@ import {
 import { createRequestLogBatchWriter } from '../src/request-log/batch-writer.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import type { RequestLogInsert } from '../src/request-log/row-layout.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { type OpenTestDatabase, openTestDatabase } from './support/database.js';
 
 /**
  * Every usage rollup equals an aggregate of the log's rows, however rows arrive: random rows written through the
@@ -25,30 +21,15 @@ import { createTestDatabase, type TestDatabase } from './support/database.js';
  * with a plain recomputation from the rows, and again after `rebuild-rollups` recomputed them from the log.
  */
 
-let database: TestDatabase;
+let opened: OpenTestDatabase;
 let handle: DatabaseHandle;
-let dataDir: string;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-rollups-'));
-  const config = parseConfig(
-    {
-      ...(database.url ? { database: { url: database.url } } : {}),
-      server: { data_dir: dataDir },
-      providers: [{ name: 'mock', type: 'openai', base_url: 'http://127.0.0.1:9/v1' }],
-      models: [{ name: 'mock', provider: 'mock' }],
-    },
-    'test',
-  );
-  handle = await openDatabase(config);
+  opened = await openTestDatabase('rollups');
+  handle = opened.handle;
 });
 
-afterAll(async () => {
-  await handle?.close();
-  await database?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => opened?.close());
 
 const hour = 3_600_000;
 const start = Date.UTC(2026, 0, 30, 20);

@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
+import { parseConfig } from '../../src/config/loader.js';
+import type { Config } from '../../src/config/schema.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { insertAccount } from '../../src/db/repositories/accounts.js';
 import { testPostgresUrl } from './environment.js';
 
 /**
@@ -46,4 +53,66 @@ export async function createTestDatabase(engine: 'sqlite' | 'postgres' = testEng
       }
     },
   };
+}
+
+export interface OpenTestDatabase {
+  /** The database, opened (and so migrated to the latest layout) as the server opens it. */
+  handle: DatabaseHandle;
+  /** The data directory of its own (SQLite's file, spill files), removed by close(). */
+  directory: string;
+  /** What it was opened with, to open a second handle on the same database. */
+  config: Config;
+  /** Closes the handle, drops the database and removes the directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh database of `engine` opened the way the server opens it, in a fresh data directory named
+ * `switchboard-<name>-…`: what the repository and migration tests share instead of each doing the dance itself.
+ */
+export async function openTestDatabase(
+  name: string,
+  engine: 'sqlite' | 'postgres' = testEngine,
+): Promise<OpenTestDatabase> {
+  const directory = mkdtempSync(path.join(tmpdir(), `switchboard-${name}-`));
+  const database = await createTestDatabase(engine);
+  const removeBoth = async () => {
+    await database.drop();
+    rmSync(directory, { recursive: true, force: true });
+  };
+  const config = parseConfig(
+    { server: { data_dir: directory }, ...(database.url ? { database: { url: database.url } } : {}) },
+    'test',
+  );
+  let handle: DatabaseHandle;
+  try {
+    handle = await openDatabase(config);
+  } catch (error) {
+    await removeBoth();
+    throw error;
+  }
+  return {
+    handle,
+    directory,
+    config,
+    close: async () => {
+      await handle.close();
+      await removeBoth();
+    },
+  };
+}
+
+/** Accounts `ids` (each named after its id, every model allowed, no limits) straight into the table. */
+export async function insertTestAccounts(handle: DatabaseHandle, ids: string[], createdAt: number): Promise<void> {
+  for (const id of ids) {
+    await insertAccount(handle.db, {
+      id,
+      name: id,
+      allowed_models: '["*"]',
+      disabled: 0,
+      log_bodies: 0,
+      created_at: createdAt,
+      limits: null,
+    });
+  }
 }

@@ -1,40 +1,26 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newResponseId } from '../../src/api/v1/responses/ids.js';
 import { ResponseStore, responseCreatedAt } from '../../src/api/v1/responses/response-store.js';
-import { parseConfig } from '../../src/config/loader.js';
-import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
-import { insertAccount } from '../../src/db/repositories/accounts.js';
+import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { ResponseRecord } from '../../src/db/repositories/responses.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startSqliteWorker } from '../../src/request-log/sqlite-worker.js';
+import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from '../support/database.js';
 
 /** The batched writer of stored responses: nothing written per request, yet nothing queued is ever missed by a read. */
 
-let directory: string;
+let opened: OpenTestDatabase;
 let database: DatabaseHandle;
 const logger = createLogger('silent');
 
 beforeAll(async () => {
-  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-response-store-'));
-  database = await openDatabase(parseConfig({ server: { data_dir: directory } }, 'test'));
-  await insertAccount(database.db, {
-    id: 'acct_a',
-    name: 'a',
-    allowed_models: '["*"]',
-    disabled: 0,
-    log_bodies: 0,
-    created_at: 0,
-    limits: null,
-  });
+  // SQLite whatever the project's engine: the batched writer under test is SQLite's.
+  opened = await openTestDatabase('response-store', 'sqlite');
+  database = opened.handle;
+  await insertTestAccounts(database, ['acct_a'], 0);
 });
 
-afterAll(async () => {
-  await database.close();
-  rmSync(directory, { recursive: true, force: true });
-});
+afterAll(() => opened.close());
 
 function record(id: string, previous: string | null = null): ResponseRecord {
   const now = Date.now();
