@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { Badge, Dialog, ErrorMessage, Link, Loaded, PageHeader, RelativeTime } from '../components/common.js';
 import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger } from '../format.js';
 import type { AccountsUsageView, AccountView, AdminModelView } from '../types.js';
@@ -74,16 +75,14 @@ function EditAccountDialog(props: {
         }}
       >
         {creating && (
-          <label class="field">
-            <span>Name</span>
-            <input
-              required
-              pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}"
-              title="1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-              value={name}
-              onInput={(event) => setName(event.currentTarget.value)}
-            />
-          </label>
+          <TextField
+            label="Name"
+            required
+            pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}"
+            title="1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            value={name}
+            onValue={setName}
+          />
         )}
         <ModelPicker models={props.models} value={models} onChange={setModels} />
         <label class="checkbox">

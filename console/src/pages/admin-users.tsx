@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiFailure } from '../api.js';
 import { Badge, ConfirmDialog, ErrorMessage, Link, Loaded, PageHeader, RelativeTime } from '../components/common.js';
 import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { UserWithMemberships } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -134,21 +135,16 @@ export function AdminUsersPage() {
             }
           }}
         >
-          <label class="field">
-            <span>E-mail address</span>
-            <input type="email" required value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
-          </label>
-          <label class="field">
-            <span>Initial password</span>
-            <input
-              type="password"
-              autoComplete="new-password"
-              required
-              minLength={10}
-              value={password}
-              onInput={(event) => setPassword(event.currentTarget.value)}
-            />
-          </label>
+          <TextField label="E-mail address" type="email" required value={email} onValue={setEmail} />
+          <TextField
+            label="Initial password"
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={10}
+            value={password}
+            onValue={setPassword}
+          />
           <label class="checkbox">
             <input type="checkbox" checked={admin} onChange={(event) => setAdmin(event.currentTarget.checked)} />
             Admin (operator)

@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ErrorMessage, Loading } from '../components/common.js';
+import { TextField } from '../components/fields.js';
 import { navigate } from '../router.js';
 import type { InvitationPreviewView, SessionView } from '../types.js';
 
@@ -102,28 +103,24 @@ export function InvitationPage(props: {
             already have a login with this address
           </label>
         </fieldset>
-        <label class="field">
-          <span>{mode === 'existing' ? 'Your password' : 'Choose a password (at least 10 characters)'}</span>
-          <input
-            type="password"
-            autoComplete={mode === 'existing' ? 'current-password' : 'new-password'}
-            required
-            minLength={mode === 'existing' ? 1 : 10}
-            value={password}
-            onInput={(event) => setPassword(event.currentTarget.value)}
-          />
-        </label>
+        <TextField
+          label={mode === 'existing' ? 'Your password' : 'Choose a password (at least 10 characters)'}
+          type="password"
+          autoComplete={mode === 'existing' ? 'current-password' : 'new-password'}
+          required
+          minLength={mode === 'existing' ? 1 : 10}
+          value={password}
+          onValue={setPassword}
+        />
         {mode === 'new' && (
-          <label class="field">
-            <span>Repeat the password</span>
-            <input
-              type="password"
-              autoComplete="new-password"
-              required
-              value={confirmation}
-              onInput={(event) => setConfirmation(event.currentTarget.value)}
-            />
-          </label>
+          <TextField
+            label="Repeat the password"
+            type="password"
+            autoComplete="new-password"
+            required
+            value={confirmation}
+            onValue={setConfirmation}
+          />
         )}
         <ErrorMessage error={error} />
         <button type="submit" class="button primary wide" disabled={busy}>

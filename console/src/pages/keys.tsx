@@ -12,6 +12,7 @@ import {
   RelativeTime,
 } from '../components/common.js';
 import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { TextField } from '../components/fields.js';
 import { BudgetBar, KeyLimitsDialog } from '../components/limits.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger, formatTime } from '../format.js';
@@ -344,17 +345,15 @@ function RevokeByValueDialog(props: { onClose: () => void }) {
           }}
         >
           <p>Paste the key as you found it. It is revoked at once, on every server; this cannot be undone.</p>
-          <label class="field">
-            <span>The key (sk-sb-…)</span>
-            <input
-              type="password"
-              autoComplete="off"
-              spellcheck={false}
-              required
-              value={value}
-              onInput={(event) => setValue(event.currentTarget.value)}
-            />
-          </label>
+          <TextField
+            label="The key (sk-sb-…)"
+            type="password"
+            autoComplete="off"
+            spellcheck={false}
+            required
+            value={value}
+            onValue={setValue}
+          />
           <ErrorMessage error={error} />
           <div class="dialog-actions">
             <button type="button" class="button" onClick={props.onClose}>
@@ -416,33 +415,31 @@ function CreateKeyDialog(props: {
           });
         }}
       >
-        <label class="field">
-          <span>Name</span>
-          <input
-            required
-            maxLength={100}
-            placeholder="e.g. checkout-service"
-            value={name}
-            onInput={(event) => setName(event.currentTarget.value)}
-          />
+        <TextField
+          label="Name"
+          required
+          maxLength={100}
+          placeholder="e.g. checkout-service"
+          value={name}
+          onValue={setName}
+        >
           <small>What the key is for: the application that will use it.</small>
-        </label>
-        <label class="field">
-          <span>Environment</span>
-          <input
-            list="environment-suggestions"
-            maxLength={50}
-            placeholder="e.g. production"
-            value={environment}
-            onInput={(event) => setEnvironment(event.currentTarget.value)}
-          />
+        </TextField>
+        <TextField
+          label="Environment"
+          list="environment-suggestions"
+          maxLength={50}
+          placeholder="e.g. production"
+          value={environment}
+          onValue={setEnvironment}
+        >
           <datalist id="environment-suggestions">
             <option value="production" />
             <option value="staging" />
             <option value="development" />
             <option value="test" />
           </datalist>
-        </label>
+        </TextField>
         <label class="field">
           <span>Expires</span>
           <select value={expiry} onChange={(event) => setExpiry(event.currentTarget.value)}>
@@ -454,16 +451,14 @@ function CreateKeyDialog(props: {
           </select>
         </label>
         {expiry === 'custom' && (
-          <label class="field">
-            <span>Expiry date (end of the day, your time)</span>
-            <input
-              type="date"
-              required
-              min={new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}
-              value={customDate}
-              onInput={(event) => setCustomDate(event.currentTarget.value)}
-            />
-          </label>
+          <TextField
+            label="Expiry date (end of the day, your time)"
+            type="date"
+            required
+            min={new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}
+            value={customDate}
+            onValue={setCustomDate}
+          />
         )}
         <fieldset class="field">
           <legend>Models</legend>

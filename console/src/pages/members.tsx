@@ -10,6 +10,7 @@ import {
   RelativeTime,
 } from '../components/common.js';
 import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { CreatedInvitationView, InvitationView, MemberView } from '../types.js';
 import { useAction } from '../use-action.js';
@@ -117,10 +118,7 @@ export function MembersPage(props: { accountId: string }) {
                 });
               }}
             >
-              <label class="field">
-                <span>E-mail address</span>
-                <input type="email" required value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
-              </label>
+              <TextField label="E-mail address" type="email" required value={email} onValue={setEmail} />
               <label class="field">
                 <span>Role</span>
                 <select value={role} onChange={(event) => setRole(event.currentTarget.value as 'member' | 'owner')}>

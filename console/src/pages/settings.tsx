@@ -9,6 +9,7 @@ import {
   RelativeTime,
 } from '../components/common.js';
 import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { CreatedManagementTokenView, ManagementTokenView, PasswordChangedView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -65,37 +66,31 @@ function PasswordForm(props: { onChanged: () => void }) {
           }
         }}
       >
-        <label class="field">
-          <span>Current password</span>
-          <input
-            type="password"
-            autoComplete="current-password"
-            required
-            value={current}
-            onInput={(event) => setCurrent(event.currentTarget.value)}
-          />
-        </label>
-        <label class="field">
-          <span>New password (at least 10 characters)</span>
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={10}
-            value={next}
-            onInput={(event) => setNext(event.currentTarget.value)}
-          />
-        </label>
-        <label class="field">
-          <span>Repeat the new password</span>
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            value={repeat}
-            onInput={(event) => setRepeat(event.currentTarget.value)}
-          />
-        </label>
+        <TextField
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={current}
+          onValue={setCurrent}
+        />
+        <TextField
+          label="New password (at least 10 characters)"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          value={next}
+          onValue={setNext}
+        />
+        <TextField
+          label="Repeat the new password"
+          type="password"
+          autoComplete="new-password"
+          required
+          value={repeat}
+          onValue={setRepeat}
+        />
         <ErrorMessage error={error} />
         {done && (
           <p class="success" role="status">
@@ -195,10 +190,7 @@ function Tokens(props: { version: number }) {
           }
         }}
       >
-        <label class="field">
-          <span>Name</span>
-          <input required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
-        </label>
+        <TextField label="Name" required maxLength={100} value={name} onValue={setName} />
         <label class="field">
           <span>Scope</span>
           <select value={scope} onChange={(event) => setScope(event.currentTarget.value)}>

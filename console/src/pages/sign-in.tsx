@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ErrorMessage } from '../components/common.js';
+import { TextField } from '../components/fields.js';
 import type { SessionView } from '../types.js';
 import { useAction } from '../use-action.js';
 
@@ -30,28 +31,24 @@ export function SignInPage(props: { api: Api; onSignedIn: (session: SessionView)
           <span>Switchboard</span>
         </div>
         <h1 id="sign-in-title">Sign in</h1>
-        <label class="field">
-          <span>E-mail address</span>
-          <input
-            type="email"
-            name="email"
-            autoComplete="username"
-            required
-            value={email}
-            onInput={(event) => setEmail(event.currentTarget.value)}
-          />
-        </label>
-        <label class="field">
-          <span>Password</span>
-          <input
-            type="password"
-            name="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onInput={(event) => setPassword(event.currentTarget.value)}
-          />
-        </label>
+        <TextField
+          label="E-mail address"
+          type="email"
+          name="email"
+          autoComplete="username"
+          required
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onValue={setPassword}
+        />
         <ErrorMessage error={error} />
         <button type="submit" class="button primary wide" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
