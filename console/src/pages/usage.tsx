@@ -37,6 +37,16 @@ const columnHeadings: Record<Grouping, string> = {
   provider: 'Provider',
 };
 
+/** The totals table's number columns: heading, the cell's label where rows stack on a narrow screen, and the value. */
+const totalColumns: { heading: string; label: string; value: (totals: UsageTotals) => string }[] = [
+  { heading: 'Requests', label: 'Requests', value: (totals) => formatInteger(totals.requests) },
+  { heading: 'Errors', label: 'Errors', value: (totals) => formatInteger(totals.errors) },
+  { heading: 'Tokens', label: 'Tokens', value: (totals) => formatInteger(totals.totalTokens) },
+  { heading: 'Cost', label: 'Cost', value: (totals) => formatCost(totals.costUsd) },
+  { heading: 'p50', label: 'Latency p50', value: (totals) => formatMs(totals.latencyP50Ms) },
+  { heading: 'p95', label: 'Latency p95', value: (totals) => formatMs(totals.latencyP95Ms) },
+];
+
 /** Requests that named no model: refused before one was read (401, unparsable body) or not for a model (/v1/models). */
 export const noModelLabel = 'No model (refused, or /v1/models)';
 
@@ -303,24 +313,11 @@ export function UsagePage(props: { accountId?: string; query: URLSearchParams })
               <thead>
                 <tr>
                   <th scope="col">{columnHeadings[groupBy]}</th>
-                  <th scope="col" class="number">
-                    Requests
-                  </th>
-                  <th scope="col" class="number">
-                    Errors
-                  </th>
-                  <th scope="col" class="number">
-                    Tokens
-                  </th>
-                  <th scope="col" class="number">
-                    Cost
-                  </th>
-                  <th scope="col" class="number">
-                    p50
-                  </th>
-                  <th scope="col" class="number">
-                    p95
-                  </th>
+                  {totalColumns.map((column) => (
+                    <th scope="col" class="number" key={column.label}>
+                      {column.heading}
+                    </th>
+                  ))}
                   <th scope="col">
                     <span class="visually-hidden">Log</span>
                   </th>
@@ -335,24 +332,11 @@ export function UsagePage(props: { accountId?: string; query: URLSearchParams })
                       <th scope="row" class="wrap-anywhere">
                         {seriesName(series, groupBy)}
                       </th>
-                      <td class="number" data-label="Requests">
-                        {formatInteger(series.totals.requests)}
-                      </td>
-                      <td class="number" data-label="Errors">
-                        {formatInteger(series.totals.errors)}
-                      </td>
-                      <td class="number" data-label="Tokens">
-                        {formatInteger(series.totals.totalTokens)}
-                      </td>
-                      <td class="number" data-label="Cost">
-                        {formatCost(series.totals.costUsd)}
-                      </td>
-                      <td class="number" data-label="Latency p50">
-                        {formatMs(series.totals.latencyP50Ms)}
-                      </td>
-                      <td class="number" data-label="Latency p95">
-                        {formatMs(series.totals.latencyP95Ms)}
-                      </td>
+                      {totalColumns.map((column) => (
+                        <td class="number" data-label={column.label} key={column.label}>
+                          {column.value(series.totals)}
+                        </td>
+                      ))}
                       <td class="actions">
                         {filter && (
                           <Link class="button small ghost" href={logLink(filter)}>
