@@ -208,6 +208,30 @@ export function OneTimeSecret(props: { label: string; value: string; warning: st
   );
 }
 
+/** A dialog around a OneTimeSecret: locked until the user says, with `doneLabel`, that they have stored the secret. */
+export function OneTimeSecretDialog(props: {
+  title: string;
+  label: string;
+  value: string;
+  warning: string;
+  doneLabel: string;
+  onClose: () => void;
+  /** What follows the secret (code samples, what happens to an old key). */
+  children?: ComponentChildren;
+}) {
+  return (
+    <Dialog title={props.title} onClose={props.onClose} locked>
+      <OneTimeSecret label={props.label} value={props.value} warning={props.warning} />
+      {props.children}
+      <div class="dialog-actions">
+        <button type="button" class="button primary" onClick={props.onClose}>
+          {props.doneLabel}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
 /** Confirmation for destructive actions: names what will happen, and does it only on an explicit click. */
 export function ConfirmDialog(props: {
   title: string;

@@ -7,7 +7,7 @@ import {
   ErrorMessage,
   Link,
   Loading,
-  OneTimeSecret,
+  OneTimeSecretDialog,
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
@@ -241,22 +241,19 @@ export function KeysPage(props: { accountId: string }) {
         />
       )}
       {dialog?.kind === 'created' && (
-        <Dialog title={`Key "${dialog.key.name}" created`} onClose={close} locked>
-          <OneTimeSecret
-            label="Your new API key"
-            value={dialog.key.key}
-            warning="This is the only time the key is shown. Store it in your application's secret store; Switchboard keeps only a hash and cannot show it again."
-          />
+        <OneTimeSecretDialog
+          title={`Key "${dialog.key.name}" created`}
+          label="Your new API key"
+          value={dialog.key.key}
+          warning="This is the only time the key is shown. Store it in your application's secret store; Switchboard keeps only a hash and cannot show it again."
+          doneLabel="I have stored the key"
+          onClose={close}
+        >
           <CodeSamples
             apiKey={dialog.key.key}
             model={dialog.key.models?.[0] ?? models.data?.[0]?.id ?? 'gpt-4o-mini'}
           />
-          <div class="dialog-actions">
-            <button type="button" class="button primary" onClick={close}>
-              I have stored the key
-            </button>
-          </div>
-        </Dialog>
+        </OneTimeSecretDialog>
       )}
       {dialog?.kind === 'rotate' && (
         <RotateKeyDialog
@@ -267,24 +264,21 @@ export function KeysPage(props: { accountId: string }) {
         />
       )}
       {dialog?.kind === 'rotated' && (
-        <Dialog title={`Key "${dialog.key.name}" rotated`} onClose={close} locked>
-          <OneTimeSecret
-            label="The new API key"
-            value={dialog.key.key}
-            warning="This is the only time the new key is shown. Replace the old key in your application with it."
-          />
+        <OneTimeSecretDialog
+          title={`Key "${dialog.key.name}" rotated`}
+          label="The new API key"
+          value={dialog.key.key}
+          warning="This is the only time the new key is shown. Replace the old key in your application with it."
+          doneLabel="I have stored the key"
+          onClose={close}
+        >
           <p>
             The old key <code>{dialog.key.previous.display}</code>{' '}
             {dialog.key.previous.expiresAt && new Date(dialog.key.previous.expiresAt).getTime() > Date.now() + 5000
               ? `keeps working until ${formatTime(dialog.key.previous.expiresAt)}.`
               : 'no longer works.'}
           </p>
-          <div class="dialog-actions">
-            <button type="button" class="button primary" onClick={close}>
-              I have stored the key
-            </button>
-          </div>
-        </Dialog>
+        </OneTimeSecretDialog>
       )}
       {dialog?.kind === 'revoke-by-value' && <RevokeByValueDialog onClose={close} />}
       {dialog?.kind === 'limits' && (

@@ -2,10 +2,9 @@ import { useState } from 'preact/hooks';
 import {
   Badge,
   ConfirmDialog,
-  Dialog,
   ErrorMessage,
   Loaded,
-  OneTimeSecret,
+  OneTimeSecretDialog,
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
@@ -156,18 +155,14 @@ export function MembersPage(props: { accountId: string }) {
         </>
       )}
       {created && (
-        <Dialog title="Invitation created" onClose={() => setCreated(undefined)} locked>
-          <OneTimeSecret
-            label={`Link for ${created.email}`}
-            value={`${window.location.origin}${created.path}`}
-            warning="Send this link to the person; it is shown only now, works once, and expires. Switchboard sends no e-mail."
-          />
-          <div class="dialog-actions">
-            <button type="button" class="button primary" onClick={() => setCreated(undefined)}>
-              Done
-            </button>
-          </div>
-        </Dialog>
+        <OneTimeSecretDialog
+          title="Invitation created"
+          label={`Link for ${created.email}`}
+          value={`${window.location.origin}${created.path}`}
+          warning="Send this link to the person; it is shown only now, works once, and expires. Switchboard sends no e-mail."
+          doneLabel="Done"
+          onClose={() => setCreated(undefined)}
+        />
       )}
       {removing && (
         <ConfirmDialog

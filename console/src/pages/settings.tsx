@@ -2,9 +2,8 @@ import { useState } from 'preact/hooks';
 import {
   Badge,
   ConfirmDialog,
-  Dialog,
   ErrorMessage,
-  OneTimeSecret,
+  OneTimeSecretDialog,
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
@@ -216,18 +215,14 @@ function Tokens(props: { version: number }) {
         </button>
       </form>
       {created && (
-        <Dialog title="Management token created" onClose={() => setCreated(undefined)} locked>
-          <OneTimeSecret
-            label={created.name}
-            value={created.token}
-            warning="This is the only time the token is shown. Store it where your script reads its secrets."
-          />
-          <div class="dialog-actions">
-            <button type="button" class="button primary" onClick={() => setCreated(undefined)}>
-              I have stored the token
-            </button>
-          </div>
-        </Dialog>
+        <OneTimeSecretDialog
+          title="Management token created"
+          label={created.name}
+          value={created.token}
+          warning="This is the only time the token is shown. Store it where your script reads its secrets."
+          doneLabel="I have stored the token"
+          onClose={() => setCreated(undefined)}
+        />
       )}
       {revoking && (
         <ConfirmDialog
