@@ -29,3 +29,22 @@ export function ActionsHeader() {
     </th>
   );
 }
+
+/** A button in a row's actions cell: short visible text, and an accessible name (`label`) that says which row. */
+export function RowButton(props: {
+  label: string;
+  danger?: boolean;
+  onClick: () => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class={props.danger ? 'button small danger-outline' : 'button small'}
+      aria-label={props.label}
+      onClick={props.onClick}
+    >
+      {props.children}
+    </button>
+  );
+}

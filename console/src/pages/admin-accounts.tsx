@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { Badge, Dialog, ErrorMessage, Link, Loaded, PageHeader, RelativeTime } from '../components/common.js';
-import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
 import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger } from '../format.js';
@@ -197,14 +197,9 @@ export function AdminAccountsPage() {
                     )}
                   </td>
                   <td class="actions">
-                    <button
-                      type="button"
-                      class="button small"
-                      aria-label={`Edit ${account.name}`}
-                      onClick={() => setEditing({ account })}
-                    >
+                    <RowButton label={`Edit ${account.name}`} onClick={() => setEditing({ account })}>
                       Edit
-                    </button>
+                    </RowButton>
                     <Link class="button small ghost" href={`/accounts/${account.id}/limits`}>
                       Limits
                     </Link>

@@ -11,7 +11,7 @@ import {
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
-import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
 import { TextField } from '../components/fields.js';
 import { BudgetBar, KeyLimitsDialog } from '../components/limits.js';
 import { useApp } from '../context.js';
@@ -194,34 +194,23 @@ export function KeysPage(props: { accountId: string }) {
                       {(key.status === 'active' || key.status === 'expiring') && (
                         <>
                           {key.status === 'active' && !disabled && (
-                            <button
-                              type="button"
-                              class="button small"
-                              aria-label={`Rotate ${key.name}`}
-                              onClick={() => setDialog({ kind: 'rotate', key })}
-                            >
+                            <RowButton label={`Rotate ${key.name}`} onClick={() => setDialog({ kind: 'rotate', key })}>
                               Rotate
-                            </button>
+                            </RowButton>
                           )}
-                          <button
-                            type="button"
-                            class="button small danger-outline"
-                            aria-label={`Revoke ${key.name}`}
+                          <RowButton
+                            label={`Revoke ${key.name}`}
+                            danger
                             onClick={() => setDialog({ kind: 'revoke', key })}
                           >
                             Revoke
-                          </button>
+                          </RowButton>
                         </>
                       )}
                       {mayEditLimits && (key.status === 'active' || key.status === 'expiring') && (
-                        <button
-                          type="button"
-                          class="button small"
-                          aria-label={`Limits of ${key.name}`}
-                          onClick={() => setDialog({ kind: 'limits', key })}
-                        >
+                        <RowButton label={`Limits of ${key.name}`} onClick={() => setDialog({ kind: 'limits', key })}>
                           Limits
-                        </button>
+                        </RowButton>
                       )}
                     </td>
                   </tr>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ErrorMessage, Loaded, PageHeader } from '../components/common.js';
-import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
 import {
   AccountLimitsDialog,
   atRateLimit,
@@ -125,14 +125,12 @@ export function LimitsPage(props: { accountId: string }) {
                         ))}
                       <td class="actions">
                         {owner && (
-                          <button
-                            type="button"
-                            class="button small"
-                            aria-label={`Edit limits of ${key.name}`}
+                          <RowButton
+                            label={`Edit limits of ${key.name}`}
                             onClick={() => setEditing({ kind: 'key', key })}
                           >
                             Edit limits
-                          </button>
+                          </RowButton>
                         )}
                       </td>
                     </tr>

@@ -8,7 +8,7 @@ import {
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
-import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
 import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { CreatedInvitationView, InvitationView, MemberView } from '../types.js';
@@ -84,14 +84,9 @@ export function MembersPage(props: { accountId: string }) {
                   </td>
                   {canManage && (
                     <td class="actions">
-                      <button
-                        type="button"
-                        class="button small danger-outline"
-                        aria-label={`Remove ${member.email}`}
-                        onClick={() => setRemoving(member)}
-                      >
+                      <RowButton label={`Remove ${member.email}`} danger onClick={() => setRemoving(member)}>
                         Remove
-                      </button>
+                      </RowButton>
                     </td>
                   )}
                 </tr>

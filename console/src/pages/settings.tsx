@@ -7,7 +7,7 @@ import {
   PageHeader,
   RelativeTime,
 } from '../components/common.js';
-import { ActionsHeader, DataTable } from '../components/data-table.js';
+import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
 import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { CreatedManagementTokenView, ManagementTokenView, PasswordChangedView } from '../types.js';
@@ -154,14 +154,9 @@ function Tokens(props: { version: number }) {
                 </td>
                 <td class="actions">
                   {token.status === 'active' && (
-                    <button
-                      type="button"
-                      class="button small danger-outline"
-                      aria-label={`Revoke ${token.name}`}
-                      onClick={() => setRevoking(token)}
-                    >
+                    <RowButton label={`Revoke ${token.name}`} danger onClick={() => setRevoking(token)}>
                       Revoke
-                    </button>
+                    </RowButton>
                   )}
                 </td>
               </tr>
