@@ -69,6 +69,18 @@ function pathFor(route: AnyRoute, params: Record<string, string>): string {
   });
 }
 
+/** Path parameters naming account A's key, member, invitation, logged request and owner's token, under `accountId`. */
+function resourcesOfA(accountId: string): Record<string, string> {
+  return {
+    accountId,
+    keyId: keyA.id,
+    userId: memberAId,
+    invitationId: invitationA.id,
+    requestId: requestA,
+    tokenId: ownerAToken.id,
+  };
+}
+
 function bodyFor(route: AnyRoute): unknown {
   if (!route.body) return undefined;
   const sample = sampleBodies[`${route.method} ${route.path}`];
@@ -141,13 +153,7 @@ describe('a member of account B never reads or changes anything of account A', (
     it(`refuses every account route with 404 (via ${via}) and changes nothing`, async () => {
       const before = await snapshotOfA();
       const intruder = via === 'session' ? ownerB : tokenClient(setup.gateway, ownerBToken);
-      const params = {
-        accountId: acme,
-        keyId: keyA.id,
-        userId: memberAId,
-        invitationId: invitationA.id,
-        requestId: requestA,
-      };
+      const params = resourcesOfA(acme);
       for (const route of accountRoutes) {
         const response = await intruder.request(route.method, pathFor(route, params), bodyFor(route));
         expect(response.status, `${route.method} ${route.path}`).toBe(404);
@@ -168,13 +174,7 @@ describe('a member of account B never reads or changes anything of account A', (
   }
 
   it("refuses B's own routes pointed at A's resources (key, member, invitation, request ids) with 404", async () => {
-    const params = {
-      accountId: globex,
-      keyId: keyA.id,
-      userId: memberAId,
-      invitationId: invitationA.id,
-      requestId: requestA,
-    };
+    const params = resourcesOfA(globex);
     const before = await snapshotOfA();
     for (const route of accountRoutes.filter((candidate) =>
       /:(keyId|userId|invitationId|requestId)/.test(candidate.path),
@@ -213,7 +213,7 @@ describe('roles', () => {
 
   it('refuses every admin route to an account owner with 403 (their own account included)', async () => {
     expect(adminRoutes.length).toBeGreaterThanOrEqual(7);
-    const params = { accountId: acme, userId: memberAId, requestId: requestA };
+    const params = resourcesOfA(acme);
     const before = await snapshotOfA();
     for (const route of adminRoutes) {
       const response = await ownerA.request(route.method, pathFor(route, params), bodyFor(route));
@@ -225,7 +225,7 @@ describe('roles', () => {
 
   it('refuses every owner route to a plain member with 403', async () => {
     expect(ownerRoutes.length).toBeGreaterThanOrEqual(6);
-    const params = { accountId: acme, userId: memberAId, invitationId: invitationA.id, keyId: keyA.id };
+    const params = resourcesOfA(acme);
     const before = await snapshotOfA();
     for (const route of ownerRoutes) {
       const response = await memberA.request(route.method, pathFor(route, params), bodyFor(route));
@@ -261,14 +261,7 @@ describe('roles', () => {
 
 describe('authentication of /api', () => {
   it('refuses every non-public route without credentials (401), and with a bad or unknown token', async () => {
-    const params = {
-      accountId: acme,
-      keyId: keyA.id,
-      userId: memberAId,
-      invitationId: invitationA.id,
-      requestId: requestA,
-      tokenId: ownerAToken.id,
-    };
+    const params = resourcesOfA(acme);
     for (const route of managementRoutes.filter((candidate) => candidate.auth !== 'public')) {
       const path = pathFor(route, params);
       const anonymous = await apiRequest(setup.gateway.url, route.method, path, { body: bodyFor(route) });
@@ -296,14 +289,7 @@ describe('authentication of /api', () => {
   });
 
   it('requires the CSRF token on every state-changing request made with the session cookie', async () => {
-    const params = {
-      accountId: acme,
-      keyId: keyA.id,
-      userId: memberAId,
-      invitationId: invitationA.id,
-      requestId: requestA,
-      tokenId: ownerAToken.id,
-    };
+    const params = resourcesOfA(acme);
     const before = await snapshotOfA();
     const other = await signIn(setup.gateway, 'owner@acme.test');
     for (const route of managementRoutes.filter(
