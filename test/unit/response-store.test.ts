@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newResponseId } from '../../src/api/v1/responses/ids.js';
-import { ResponseStore, responseCreatedAt } from '../../src/api/v1/responses/response-store.js';
+import {
+  ResponseStore,
+  type ResponseStoreOptions,
+  responseCreatedAt,
+} from '../../src/api/v1/responses/response-store.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { ResponseRecord } from '../../src/db/repositories/responses.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -21,6 +25,18 @@ beforeAll(async () => {
 });
 
 afterAll(() => opened.close());
+
+/** A store on the test database that writes when a batch fills or when told to (its interval is an hour). */
+function storeOf(options: Partial<ResponseStoreOptions> & { batchSize: number }): ResponseStore {
+  return new ResponseStore({
+    db: database.db,
+    sqlite: database.sqlite,
+    logger,
+    flushIntervalMs: 3_600_000,
+    maxQueue: 10,
+    ...options,
+  });
+}
 
 function record(id: string, previous: string | null = null): ResponseRecord {
   const now = Date.now();
@@ -49,14 +65,7 @@ async function rowCount(): Promise<number> {
 describe('ResponseStore', () => {
   it('writes nothing when a response is saved, and everything at a read that may need it', async () => {
     // An interval that never fires during the test: only reads and close() write.
-    const store = new ResponseStore({
-      db: database.db,
-      sqlite: database.sqlite,
-      logger,
-      batchSize: 100,
-      flushIntervalMs: 3_600_000,
-      maxQueue: 10,
-    });
+    const store = storeOf({ batchSize: 100 });
     store.start();
     const before = await rowCount();
     store.save(record('resp_1'));
@@ -78,14 +87,7 @@ describe('ResponseStore', () => {
   });
 
   it('writes a full batch at once, and keeps the other records when one cannot be written', async () => {
-    const store = new ResponseStore({
-      db: database.db,
-      sqlite: database.sqlite,
-      logger,
-      batchSize: 3,
-      flushIntervalMs: 3_600_000,
-      maxQueue: 10,
-    });
+    const store = storeOf({ batchSize: 3 });
     store.save(record('resp_b1'));
     store.save(record('resp_1')); // already stored: its insert fails
     store.save(record('resp_b2'));
@@ -96,14 +98,7 @@ describe('ResponseStore', () => {
   });
 
   it('writes a full batch by itself, after the callbacks of the request that filled it', async () => {
-    const store = new ResponseStore({
-      db: database.db,
-      sqlite: database.sqlite,
-      logger,
-      batchSize: 2,
-      flushIntervalMs: 3_600_000,
-      maxQueue: 10,
-    });
+    const store = storeOf({ batchSize: 2 });
     const before = await rowCount();
     store.save(record('resp_s1'));
     store.save(record('resp_s2'));
@@ -120,9 +115,8 @@ describe('ResponseStore', () => {
   it('writes through the SQLite thread while it runs, and on the server connection once it has stopped', async () => {
     const thread = startSqliteWorker({ file: database.location, onError: () => {} });
     let written = 0;
-    const store = new ResponseStore({
-      db: database.db,
-      sqlite: database.sqlite,
+    const store = storeOf({
+      batchSize: 100,
       sqliteWorker: {
         get alive() {
           return thread.alive;
@@ -132,10 +126,6 @@ describe('ResponseStore', () => {
           await thread.writeResponses(records);
         },
       },
-      logger,
-      batchSize: 100,
-      flushIntervalMs: 3_600_000,
-      maxQueue: 10,
     });
     store.save(record('resp_w1'));
     expect(await store.find('acct_a', 'resp_w1')).toBeDefined();
@@ -149,14 +139,7 @@ describe('ResponseStore', () => {
   });
 
   it('stays bounded: past max_queue the oldest unwritten record is given up', async () => {
-    const store = new ResponseStore({
-      db: database.db,
-      sqlite: database.sqlite,
-      logger,
-      batchSize: 100,
-      flushIntervalMs: 3_600_000,
-      maxQueue: 2,
-    });
+    const store = storeOf({ batchSize: 100, maxQueue: 2 });
     store.save(record('resp_q1'));
     store.save(record('resp_q2'));
     store.save(record('resp_q3'));
