@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, signInToConsole } from './support/browser.js';
+import { laptop, launchChromium, openConsolePage, phone, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
 import { accountId, signIn as apiSignIn, createTestUser } from './support/console.js';
 import { waitForLogRows } from './support/gateway.js';
@@ -26,8 +26,6 @@ const screenshots = updateScreenshots
   ? path.join(projectRoot, 'docs', 'console')
   : mkdtempSync(path.join(tmpdir(), 'switchboard-console-spend-shots-'));
 const downloads = mkdtempSync(path.join(tmpdir(), 'switchboard-console-downloads-'));
-const laptop = { width: 1280, height: 800 };
-const phone = { width: 390, height: 844 };
 
 let browser: Browser;
 let acme: string;
@@ -39,24 +37,10 @@ let accountRows = 0;
 let checkoutRows = 0;
 let batch: { key: string; id: string };
 
-async function newPage(viewport = laptop): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({
-    viewport,
-    reducedMotion: 'reduce',
-    locale: 'en-GB',
-    timezoneId: 'UTC',
-    acceptDownloads: true,
-  });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: setup.gateway.url });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    const text = message.text();
-    // 401: the first session probe; 403: an owner's limit above the operator's, refused on purpose below.
-    if (message.type() === 'error' && !/status of 40[13]/.test(text)) pageErrors.push(text);
-  });
-  return { context, page };
+function newPage(viewport = laptop): Promise<{ context: BrowserContext; page: Page }> {
+  // 401: the first session probe; 403: an owner's limit above the operator's, refused on purpose below.
+  const ignored = [/status of 40[13]/];
+  return openConsolePage(browser, { origin: setup.gateway.url, errors: pageErrors, ignored, viewport });
 }
 
 const signIn = (page: Page, email: string) => signInToConsole(page, setup.gateway.url, email);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, signInToConsole } from './support/browser.js';
+import { laptop, launchChromium, openConsolePage, phone, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
 import { accountId, createTestUser, testPassword } from './support/console.js';
 import { waitForLogRows } from './support/gateway.js';
@@ -23,8 +23,6 @@ const updateScreenshots = process.env.UPDATE_SCREENSHOTS === '1';
 const screenshots = updateScreenshots
   ? path.join(projectRoot, 'docs', 'console')
   : mkdtempSync(path.join(tmpdir(), 'switchboard-console-shots-'));
-const laptop = { width: 1280, height: 800 };
-const phone = { width: 390, height: 844 };
 
 let browser: Browser;
 let acme: string;
@@ -37,19 +35,9 @@ async function newPage(
   viewport = laptop,
   allowedErrors: RegExp[] = [],
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport, reducedMotion: 'reduce', locale: 'en-GB', timezoneId: 'UTC' });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: setup.gateway.url });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    const text = message.text();
-    // The first GET /api/session of a page that is not signed in yet answers 401.
-    if (message.type() === 'error' && !text.includes('401') && !allowedErrors.some((allowed) => allowed.test(text))) {
-      pageErrors.push(text);
-    }
-  });
-  return { context, page };
+  // The first GET /api/session of a page that is not signed in yet answers 401.
+  const ignored = [/401/, ...allowedErrors];
+  return openConsolePage(browser, { origin: setup.gateway.url, errors: pageErrors, ignored, viewport });
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
