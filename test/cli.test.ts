@@ -6,6 +6,7 @@ import { ensurePartitions } from '../src/request-log/retention.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { runCli, runCliJson } from './support/cli.js';
+import { successfulLogRow } from './support/request-log-rows.js';
 import {
   killStrayServes,
   openServedDatabase,
@@ -102,20 +103,17 @@ describe('switchboard CLI', () => {
       const now = Date.now();
       if (handle.dialect === 'postgres') await ensurePartitions(handle.db, now);
       const endpoints = ['chat_completions', 'models', 'chat_completions', 'model', null];
-      const rows: RequestLogInsert[] = endpoints.map((endpoint, index) => ({
-        request_id: `req_cli_${index}`,
-        created_at: now - 1000 + index,
-        account_id: account?.id ?? '',
-        key_id: 'key_cli',
-        key_name: 'cli',
-        model: 'small',
-        status: 200,
-        outcome: 'success',
-        stream: 0,
-        latency_ms: 1,
-        usage_estimated: 0,
-        endpoint,
-      }));
+      const rows: RequestLogInsert[] = endpoints.map((endpoint, index) =>
+        successfulLogRow({
+          request_id: `req_cli_${index}`,
+          created_at: now - 1000 + index,
+          account_id: account?.id ?? '',
+          key_id: 'key_cli',
+          key_name: 'cli',
+          model: 'small',
+          endpoint,
+        }),
+      );
       await createRequestLogBatchWriter(handle)(RowBatch.of(rows));
     } finally {
       await handle.close();

@@ -13,6 +13,7 @@ import { startSqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { testEngine } from './support/database.js';
 import { chatBody, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { successfulLogRow } from './support/request-log-rows.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -116,19 +117,14 @@ describe.skipIf(testEngine === 'postgres')("the SQLite thread's checkpoints", ()
     const worker = startSqliteWorker({ file, checkpointIntervalMs: 10, onError: () => {} });
     const reader = new SqliteDatabase(file, { readonly: true });
     try {
-      const row = {
+      const row = successfulLogRow({
         request_id: 'req_idle',
         created_at: Date.now(),
         account_id: account.id,
         key_id: key.info.id,
         key_name: 'app',
         model: 'm',
-        status: 200,
-        outcome: 'success',
-        stream: 0,
-        latency_ms: 1,
-        usage_estimated: 0,
-      };
+      });
       await worker.write(RowBatch.of([row]).message());
       await waitFor('the -wal is checkpointed and truncated', () => statSync(`${file}-wal`).size === 0);
       const before = sqliteState(file, reader);

@@ -14,6 +14,7 @@ import type { SqliteWorker } from '../src/request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../src/request-log/writer.js';
 import { projectRoot } from './support/cli.js';
 import { type OpenTestDatabase, openTestDatabase, testEngine } from './support/database.js';
+import { successfulLogRow } from './support/request-log-rows.js';
 import { waitFor } from './support/wait.js';
 
 const run = promisify(execFile);
@@ -35,19 +36,14 @@ beforeEach(async () => {
 afterEach(() => opened.close());
 
 function row(index: number, at = Date.now()): RequestLogInsert {
-  return {
+  return successfulLogRow({
     request_id: `req_${index}`,
     created_at: at,
     account_id: accountId,
     key_id: keyId,
     key_name: 'app',
     model: 'm',
-    status: 200,
-    outcome: 'success',
-    stream: 0,
-    latency_ms: 1,
-    usage_estimated: 0,
-  };
+  });
 }
 
 function writer(options: Partial<ConstructorParameters<typeof RequestLogWriter>[0]> = {}) {

@@ -11,6 +11,7 @@ import type { RequestLogInsert } from '../src/request-log/row-layout.js';
 import { testEngine } from './support/database.js';
 import { chatBody, postChat } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { successfulLogRow } from './support/request-log-rows.js';
 
 /** Retention deletes old rows in batches without stalling requests, and the disk space really comes back. */
 
@@ -18,20 +19,18 @@ const day = 86_400_000;
 const setup = useGatewayWithMock({ config: { request_log: { retention: 0 } } });
 
 function rows(count: number, createdAt: number, accountId: string): RequestLogInsert[] {
-  return Array.from({ length: count }, (_, index) => ({
-    request_id: `req_seed_${createdAt}_${index}`,
-    created_at: createdAt + (index % 1000),
-    account_id: accountId,
-    key_id: setup.gateway.keyId,
-    key_name: 'seed',
-    model: 'mock',
-    status: 200,
-    outcome: 'success',
-    stream: 0,
-    latency_ms: 10,
-    usage_estimated: 0,
-    user_agent: 'x'.repeat(200),
-  }));
+  return Array.from({ length: count }, (_, index) =>
+    successfulLogRow({
+      request_id: `req_seed_${createdAt}_${index}`,
+      created_at: createdAt + (index % 1000),
+      account_id: accountId,
+      key_id: setup.gateway.keyId,
+      key_name: 'seed',
+      model: 'mock',
+      latency_ms: 10,
+      user_agent: 'x'.repeat(200),
+    }),
+  );
 }
 
 async function databaseBytes(): Promise<number> {

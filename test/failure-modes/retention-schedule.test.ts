@@ -3,6 +3,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { RequestLogInsert } from '../../src/request-log/row-layout.js';
+import { successfulLogRow } from '../support/request-log-rows.js';
 import { useMockForServes } from '../support/serve-fixture.js';
 import { openServedDatabase, prepareServe, type ServeFiles, startServe } from '../support/serve-process.js';
 import { waitFor } from '../support/wait.js';
@@ -23,20 +24,18 @@ const partitionName = (time: number) =>
 const serves = useMockForServes();
 
 function seedRows(count: number, createdAt: number, tag: string): RequestLogInsert[] {
-  return Array.from({ length: count }, (_, index) => ({
-    request_id: `seed_${tag}_${index}`,
-    created_at: createdAt + (index % 1000),
-    account_id: 'seed-account',
-    key_id: 'seed-key',
-    key_name: 'seed',
-    model: 'mock',
-    status: 200,
-    outcome: 'success',
-    stream: 0,
-    latency_ms: 10,
-    usage_estimated: 0,
-    user_agent: 'x'.repeat(300),
-  }));
+  return Array.from({ length: count }, (_, index) =>
+    successfulLogRow({
+      request_id: `seed_${tag}_${index}`,
+      created_at: createdAt + (index % 1000),
+      account_id: 'seed-account',
+      key_id: 'seed-key',
+      key_name: 'seed',
+      model: 'mock',
+      latency_ms: 10,
+      user_agent: 'x'.repeat(300),
+    }),
+  );
 }
 
 /** Inserts rows the way an earlier run of the gateway would have left them (PostgreSQL: in their day's partition). */
