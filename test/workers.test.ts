@@ -1,8 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { killStrayServes, openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
+import {
+  childProcessIds,
+  killStrayServes,
+  openServedDatabase,
+  prepareServe,
+  type Served,
+  startServe,
+} from './support/serve-process.js';
 import { waitFor } from './support/wait.js';
 
 /** `serve --workers 2`: one port, two processes, one set of limits, graceful stop of all, crashed workers replaced. */
@@ -57,16 +63,7 @@ function chat(key: string, model = 'mock') {
 }
 
 function workerPids(): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(server.process.pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number);
-  } catch (error) {
-    // pgrep exits 1 when nothing matches; anything else (no pgrep, a bad option) must fail the test, not read as "none".
-    if ((error as { status?: number }).status === 1) return [];
-    throw error;
-  }
+  return childProcessIds(server.pid);
 }
 
 function isAlive(pid: number): boolean {

@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { useMockForServes } from '../support/serve-fixture.js';
-import { prepareServe, startServe } from '../support/serve-process.js';
+import { childProcessIds, prepareServe, startServe } from '../support/serve-process.js';
 import { isRefused, waitFor } from '../support/wait.js';
 import { chat, mockModels } from './support.js';
 
@@ -12,19 +11,6 @@ import { chat, mockModels } from './support.js';
  */
 
 const serves = useMockForServes();
-
-/** The worker processes of a primary (pgrep exits 1 when there is none; any other failure is an error). */
-function childrenOf(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number);
-  } catch (error) {
-    if ((error as { status?: number }).status === 1) return [];
-    throw error;
-  }
-}
 
 const alive = (pid: number) => {
   try {
@@ -47,14 +33,14 @@ describe('serve --workers 2', () => {
       node.output
         .filter((line) => line.includes('"msg":"switchboard is listening"'))
         .map((line) => (JSON.parse(line) as { url: string }).url);
-    let workers = childrenOf(node.pid);
+    let workers = childProcessIds(node.pid);
     expect(workers).toHaveLength(2);
 
     for (let crash = 1; crash <= 5; crash++) {
       const victim = workers[crash % 2] as number;
       process.kill(victim, 'SIGKILL');
       workers = await waitFor(`a replacement for crashed worker ${crash}`, () => {
-        const current = childrenOf(node.pid);
+        const current = childProcessIds(node.pid);
         return current.length === 2 && !current.includes(victim) ? current : undefined;
       });
       // Each worker says when it listens (the two first ones, then one per replacement): on the same port.
@@ -94,7 +80,7 @@ describe('serve --workers 2', () => {
     await waitFor('three runs of the job', () => runners().length >= 3, { timeoutMs: 30_000 });
     const [runner] = new Set(runners());
     expect(new Set(runners()).size).toBe(1);
-    expect(childrenOf(node.pid)).toContain(runner);
+    expect(childProcessIds(node.pid)).toContain(runner);
 
     process.kill(runner as number, 'SIGKILL');
     const before = runners().length;
@@ -102,7 +88,7 @@ describe('serve --workers 2', () => {
     const after = new Set(runners().slice(before));
     expect(after.size).toBe(1);
     expect(after.has(runner as number)).toBe(false);
-    expect(childrenOf(node.pid)).toContain([...after][0]);
+    expect(childProcessIds(node.pid)).toContain([...after][0]);
     expect(await node.stop()).toBe(0);
   });
 });

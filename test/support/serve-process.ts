@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -171,6 +171,20 @@ export function openServedDatabase(served: Pick<Served, 'dataDir' | 'databaseUrl
     ...(served.databaseUrl ? { database: { url: served.databaseUrl } } : {}),
   };
   return openDatabase(parseConfig(raw, 'test'));
+}
+
+/** The processes `pid` started (a serve primary's workers), as pgrep lists them. */
+export function childProcessIds(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number);
+  } catch (error) {
+    // pgrep exits 1 when nothing matches; anything else (no pgrep, a bad option) must fail the test, not read as "none".
+    if ((error as { status?: number }).status === 1) return [];
+    throw error;
+  }
 }
 
 /** Kills every serve process still running and removes the directories and databases startServe created. */
