@@ -24,3 +24,32 @@ export function TextField(
     </label>
   );
 }
+
+/**
+ * A labelled select whose value lives in the page's state: `onValue` gets every choice. `children` are its options;
+ * `hint` is a line below it.
+ */
+export function SelectField(props: {
+  label: ComponentChildren;
+  value: string | number;
+  onValue: (value: string) => void;
+  disabled?: boolean;
+  title?: string;
+  hint?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <select
+        value={props.value}
+        disabled={props.disabled}
+        title={props.title}
+        onChange={(event) => props.onValue(event.currentTarget.value)}
+      >
+        {props.children}
+      </select>
+      {props.hint !== undefined && <small>{props.hint}</small>}
+    </label>
+  );
+}

@@ -12,7 +12,7 @@ import {
   RelativeTime,
 } from '../components/common.js';
 import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
-import { TextField } from '../components/fields.js';
+import { SelectField, TextField } from '../components/fields.js';
 import { BudgetBar, KeyLimitsDialog } from '../components/limits.js';
 import { useApp } from '../context.js';
 import { formatCost, formatInteger, formatTime } from '../format.js';
@@ -423,16 +423,13 @@ function CreateKeyDialog(props: {
             <option value="test" />
           </datalist>
         </TextField>
-        <label class="field">
-          <span>Expires</span>
-          <select value={expiry} onChange={(event) => setExpiry(event.currentTarget.value)}>
-            {expiryChoices.map((choice) => (
-              <option key={choice.value} value={choice.value}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="Expires" value={expiry} onValue={setExpiry}>
+          {expiryChoices.map((choice) => (
+            <option key={choice.value} value={choice.value}>
+              {choice.label}
+            </option>
+          ))}
+        </SelectField>
         {expiry === 'custom' && (
           <TextField
             label="Expiry date (end of the day, your time)"
@@ -514,17 +511,18 @@ function RotateKeyDialog(props: {
         <p>
           A new key replaces <code>{props.apiKey.display}</code>, with the same name, environment, models and expiry.
         </p>
-        <label class="field">
-          <span>The old key stops working</span>
-          <select value={grace} onChange={(event) => setGrace(Number(event.currentTarget.value))}>
-            {graceChoices.map((choice) => (
-              <option key={choice.value} value={choice.value}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-          <small>Give your deployments time to pick up the new key, unless the old one has leaked.</small>
-        </label>
+        <SelectField
+          label="The old key stops working"
+          value={grace}
+          onValue={(value) => setGrace(Number(value))}
+          hint="Give your deployments time to pick up the new key, unless the old one has leaked."
+        >
+          {graceChoices.map((choice) => (
+            <option key={choice.value} value={choice.value}>
+              {choice.label}
+            </option>
+          ))}
+        </SelectField>
         <ErrorMessage error={error} />
         <div class="dialog-actions">
           <button type="button" class="button" onClick={props.onClose}>

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { queryString } from '../api.js';
 import { Badge, Breakable, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { DataTable } from '../components/data-table.js';
+import { SelectField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import {
   endpointPaths,
@@ -227,36 +228,32 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
       </form>
       <form class="filters" aria-label="Filters" onSubmit={(event) => event.preventDefault()}>
         {admin && (
-          <label class="field">
-            <span>Account</span>
-            <select
-              value={filters.account}
-              onChange={(event) => setFilter({ account: event.currentTarget.value, key: '' })}
-            >
-              <option value="">All accounts</option>
-              {accounts.map((account) => (
-                <option key={account.id} value={account.id}>
-                  {account.name}
-                </option>
-              ))}
-            </select>
-          </label>
-        )}
-        <label class="field">
-          <span>Key</span>
-          <select
-            value={filters.key}
-            disabled={!scopeAccount}
-            onChange={(event) => setFilter({ key: event.currentTarget.value })}
+          <SelectField
+            label="Account"
+            value={filters.account}
+            onValue={(value) => setFilter({ account: value, key: '' })}
           >
-            <option value="">{scopeAccount ? 'Any key' : 'Any key (choose an account)'}</option>
-            {(keys.data ?? []).map((key) => (
-              <option key={key.id} value={key.id}>
-                {key.name} ({key.display}){key.status === 'revoked' ? ', revoked' : ''}
+            <option value="">All accounts</option>
+            {accounts.map((account) => (
+              <option key={account.id} value={account.id}>
+                {account.name}
               </option>
             ))}
-          </select>
-        </label>
+          </SelectField>
+        )}
+        <SelectField
+          label="Key"
+          value={filters.key}
+          disabled={!scopeAccount}
+          onValue={(value) => setFilter({ key: value })}
+        >
+          <option value="">{scopeAccount ? 'Any key' : 'Any key (choose an account)'}</option>
+          {(keys.data ?? []).map((key) => (
+            <option key={key.id} value={key.id}>
+              {key.name} ({key.display}){key.status === 'revoked' ? ', revoked' : ''}
+            </option>
+          ))}
+        </SelectField>
         <label class="field">
           <span>Key environment</span>
           <input
@@ -273,58 +270,46 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
             ))}
           </datalist>
         </label>
-        <label class="field">
-          <span>Model</span>
-          <select value={filters.model} onChange={(event) => setFilter({ model: event.currentTarget.value })}>
-            <option value="">Any model</option>
-            {filters.model && !(models.data ?? []).some((model) => model.id === filters.model) && (
-              <option value={filters.model}>{filters.model}</option>
-            )}
-            {(models.data ?? []).map((model) => (
-              <option key={model.id} value={model.id}>
-                {model.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="field">
-          <span>Provider</span>
-          <select value={filters.provider} onChange={(event) => setFilter({ provider: event.currentTarget.value })}>
-            <option value="">Any provider</option>
-            {filters.provider && !providers.includes(filters.provider) && (
-              <option value={filters.provider}>{filters.provider}</option>
-            )}
-            {providers.map((provider) => (
-              <option key={provider} value={provider}>
-                {provider}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="field">
-          <span>Endpoint</span>
-          <select value={filters.endpoint} onChange={(event) => setFilter({ endpoint: event.currentTarget.value })}>
-            <option value="">Any endpoint</option>
-            {filters.endpoint && !(filters.endpoint in endpointPaths) && (
-              <option value={filters.endpoint}>{filters.endpoint}</option>
-            )}
-            {Object.entries(endpointPaths).map(([endpoint, path]) => (
-              <option key={endpoint} value={endpoint}>
-                {path}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="field">
-          <span>Status</span>
-          <select value={filters.status} onChange={(event) => setFilter({ status: event.currentTarget.value })}>
-            {statusChoices.map((choice) => (
-              <option key={choice.value} value={choice.value}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="Model" value={filters.model} onValue={(value) => setFilter({ model: value })}>
+          <option value="">Any model</option>
+          {filters.model && !(models.data ?? []).some((model) => model.id === filters.model) && (
+            <option value={filters.model}>{filters.model}</option>
+          )}
+          {(models.data ?? []).map((model) => (
+            <option key={model.id} value={model.id}>
+              {model.id}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField label="Provider" value={filters.provider} onValue={(value) => setFilter({ provider: value })}>
+          <option value="">Any provider</option>
+          {filters.provider && !providers.includes(filters.provider) && (
+            <option value={filters.provider}>{filters.provider}</option>
+          )}
+          {providers.map((provider) => (
+            <option key={provider} value={provider}>
+              {provider}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField label="Endpoint" value={filters.endpoint} onValue={(value) => setFilter({ endpoint: value })}>
+          <option value="">Any endpoint</option>
+          {filters.endpoint && !(filters.endpoint in endpointPaths) && (
+            <option value={filters.endpoint}>{filters.endpoint}</option>
+          )}
+          {Object.entries(endpointPaths).map(([endpoint, path]) => (
+            <option key={endpoint} value={endpoint}>
+              {path}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField label="Status" value={filters.status} onValue={(value) => setFilter({ status: value })}>
+          {statusChoices.map((choice) => (
+            <option key={choice.value} value={choice.value}>
+              {choice.label}
+            </option>
+          ))}
+        </SelectField>
         <label class="field">
           <span>Slower than (ms)</span>
           <input
@@ -341,21 +326,19 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
             }}
           />
         </label>
-        <label class="field">
-          <span>Time</span>
-          <select
-            value={filters.range}
-            disabled={byRequestId}
-            title={byRequestId ? 'A request id is looked up at any time' : undefined}
-            onChange={(event) => setFilter({ range: event.currentTarget.value })}
-          >
-            {Object.entries(ranges).map(([value, range]) => (
-              <option key={value} value={value}>
-                {range.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          label="Time"
+          value={filters.range}
+          disabled={byRequestId}
+          title={byRequestId ? 'A request id is looked up at any time' : undefined}
+          onValue={(value) => setFilter({ range: value })}
+        >
+          {Object.entries(ranges).map(([value, range]) => (
+            <option key={value} value={value}>
+              {range.label}
+            </option>
+          ))}
+        </SelectField>
         {filters.range === 'custom' && (
           <>
             <label class="field">

@@ -9,7 +9,7 @@ import {
   RelativeTime,
 } from '../components/common.js';
 import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
-import { TextField } from '../components/fields.js';
+import { SelectField, TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { CreatedInvitationView, InvitationView, MemberView } from '../types.js';
 import { useAction } from '../use-action.js';
@@ -113,13 +113,10 @@ export function MembersPage(props: { accountId: string }) {
               }}
             >
               <TextField label="E-mail address" type="email" required value={email} onValue={setEmail} />
-              <label class="field">
-                <span>Role</span>
-                <select value={role} onChange={(event) => setRole(event.currentTarget.value as 'member' | 'owner')}>
-                  <option value="member">Member</option>
-                  <option value="owner">Owner</option>
-                </select>
-              </label>
+              <SelectField label="Role" value={role} onValue={(value) => setRole(value as 'member' | 'owner')}>
+                <option value="member">Member</option>
+                <option value="owner">Owner</option>
+              </SelectField>
               <button type="submit" class="button primary" disabled={busy}>
                 Create invitation link
               </button>

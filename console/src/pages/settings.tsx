@@ -8,7 +8,7 @@ import {
   RelativeTime,
 } from '../components/common.js';
 import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js';
-import { TextField } from '../components/fields.js';
+import { SelectField, TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { CreatedManagementTokenView, ManagementTokenView, PasswordChangedView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -185,26 +185,20 @@ function Tokens(props: { version: number }) {
         }}
       >
         <TextField label="Name" required maxLength={100} value={name} onValue={setName} />
-        <label class="field">
-          <span>Scope</span>
-          <select value={scope} onChange={(event) => setScope(event.currentTarget.value)}>
-            <option value="">All your accounts</option>
-            {accounts.map((account) => (
-              <option key={account.id} value={account.id}>
-                {account.name} only
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="field">
-          <span>Expires</span>
-          <select value={days} onChange={(event) => setDays(event.currentTarget.value)}>
-            <option value="30">In 30 days</option>
-            <option value="90">In 90 days</option>
-            <option value="365">In 1 year</option>
-            <option value="never">Never</option>
-          </select>
-        </label>
+        <SelectField label="Scope" value={scope} onValue={setScope}>
+          <option value="">All your accounts</option>
+          {accounts.map((account) => (
+            <option key={account.id} value={account.id}>
+              {account.name} only
+            </option>
+          ))}
+        </SelectField>
+        <SelectField label="Expires" value={days} onValue={setDays}>
+          <option value="30">In 30 days</option>
+          <option value="90">In 90 days</option>
+          <option value="365">In 1 year</option>
+          <option value="never">Never</option>
+        </SelectField>
         <button type="submit" class="button primary">
           Create token
         </button>

@@ -2,6 +2,7 @@ import { queryString } from '../api.js';
 import { type ChartSeries, meaningColors, TimeChart } from '../components/chart.js';
 import { ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { DataTable } from '../components/data-table.js';
+import { SelectField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import { formatCompact, formatCost, formatCostAxis, formatEndpoint, formatInteger, formatMs } from '../format.js';
 import { navigate } from '../router.js';
@@ -161,26 +162,20 @@ export function UsagePage(props: { accountId?: string; query: URLSearchParams })
           ))}
       </PageHeader>
       <form class="filters" aria-label="Usage view" onSubmit={(event) => event.preventDefault()}>
-        <label class="field">
-          <span>Period</span>
-          <select value={spanName} onChange={(event) => setView({ span: event.currentTarget.value })}>
-            {Object.entries(spans).map(([value, choice]) => (
-              <option key={value} value={value}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="field">
-          <span>Break down</span>
-          <select value={groupBy} onChange={(event) => setView({ groupBy: event.currentTarget.value as Grouping })}>
-            {available.map((value) => (
-              <option key={value} value={value}>
-                {value === 'none' && overview ? 'All accounts together' : groupings[value]}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="Period" value={spanName} onValue={(value) => setView({ span: value })}>
+          {Object.entries(spans).map(([value, choice]) => (
+            <option key={value} value={value}>
+              {choice.label}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField label="Break down" value={groupBy} onValue={(value) => setView({ groupBy: value as Grouping })}>
+          {available.map((value) => (
+            <option key={value} value={value}>
+              {value === 'none' && overview ? 'All accounts together' : groupings[value]}
+            </option>
+          ))}
+        </SelectField>
       </form>
       <ErrorMessage error={usage.error} />
       {!data ? (
