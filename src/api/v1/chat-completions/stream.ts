@@ -42,6 +42,8 @@ export function streamChat(
   return relay(primed, sse, plan, exchange);
 }
 
+// The legacy completions relay (completions/stream.ts) repeats this loop on purpose (docs/performance.md, "Two relay
+// loops").
 async function relay(
   primed: Promise<AsyncIterable<StreamItem>>,
   sse: SseResponse,
