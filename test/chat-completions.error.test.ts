@@ -1,24 +1,13 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { chatBody, jsonOf, postChat, startTestGateway, waitForLogRows } from './support/gateway.js';
+import { chatBody, postChat, startTestGateway, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { startMockUpstream } from './support/mock-openai-upstream.js';
+import { expectOpenAiError } from './support/openai-error.js';
 import { readSse } from './support/sse.js';
 import { waitFor } from './support/wait.js';
 
 const setup = useGatewayWithMock({ config: { limits: { max_body_size: '2mb' } } });
-
-/** Every non-2xx: JSON content type, a request id, and exactly the four OpenAI error fields. */
-async function expectOpenAiError(response: Response, status: number) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toMatch(/^application\/json(; charset=utf-8)?$/);
-  expect(response.headers.get('x-request-id')).toMatch(/^req_/);
-  const body = await jsonOf(response);
-  expect(Object.keys(body)).toEqual(['error']);
-  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-  expect(typeof body.error.message).toBe('string');
-  return body.error as { message: string; type: string; param: string | null; code: string | null };
-}
 
 /** The body of a raw HTTP/1.1 answer, with chunked transfer encoding undone. */
 function httpBodyOf(raw: string): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jsonOf } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { expectOpenAiError } from './support/openai-error.js';
 import { readSse } from './support/sse.js';
 
 /**
@@ -25,13 +26,6 @@ function postCompletions(body: unknown, headers: Record<string, string> = {}) {
   });
 }
 
-async function expectError(response: Response, status: number) {
-  expect(response.status).toBe(status);
-  const body = await jsonOf(response);
-  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-  return body.error as { message: string; type: string; code: string | null; param: string | null };
-}
-
 const model = 'gpt-4o-mini';
 
 describe('POST /v1/completions: bad input', () => {
@@ -54,7 +48,7 @@ describe('POST /v1/completions: bad input', () => {
   for (const [what, body, param, code] of cases) {
     it(`refuses ${what} with 400 naming ${param}`, async () => {
       const before = setup.mock.requests.length;
-      const error = await expectError(await postCompletions(body), 400);
+      const error = await expectOpenAiError(await postCompletions(body), 400);
       expect(error).toMatchObject({ type: 'invalid_request_error', param, code });
       expect(setup.mock.requests.length).toBe(before);
     });
@@ -69,7 +63,7 @@ describe('POST /v1/completions: models and providers', () => {
       ['gemini-mock', 'gemini'],
     ]) {
       for (const stream of [false, true]) {
-        const error = await expectError(await postCompletions({ model: name, prompt: 'x', stream }), 400);
+        const error = await expectOpenAiError(await postCompletions({ model: name, prompt: 'x', stream }), 400);
         expect(error).toMatchObject({ code: 'unsupported_endpoint', param: 'model' });
         expect(error.message).toContain(`(${type}), which has no legacy text completions`);
       }
@@ -84,12 +78,12 @@ describe('POST /v1/completions: models and providers', () => {
   });
 
   it('refuses an embedding model with 400 unsupported_model', async () => {
-    const error = await expectError(await postCompletions({ model: 'text-embedding-3-small', prompt: 'x' }), 400);
+    const error = await expectOpenAiError(await postCompletions({ model: 'text-embedding-3-small', prompt: 'x' }), 400);
     expect(error).toMatchObject({ code: 'unsupported_model', param: 'model' });
   });
 
   it('answers 404 for unknown models', async () => {
-    expect((await expectError(await postCompletions({ model: 'nope', prompt: 'x' }), 404)).code).toBe(
+    expect((await expectOpenAiError(await postCompletions({ model: 'nope', prompt: 'x' }), 404)).code).toBe(
       'model_not_found',
     );
   });
@@ -101,11 +95,11 @@ describe('POST /v1/completions: limits and failures', () => {
     const headers = { authorization: `Bearer ${key}` };
     expect((await postCompletions({ model, prompt: 'x' }, headers)).status).toBe(200);
     const refused = await postCompletions({ model, prompt: 'x', n: 7 }, headers);
-    expect((await expectError(refused, 429)).message).toContain('Request too large');
+    expect((await expectOpenAiError(refused, 429)).message).toContain('Request too large');
   });
 
   it('answers 502 after retries when the upstream fails, and passes on its refusal of the request', async () => {
-    expect((await expectError(await postCompletions({ model: 'error-500', prompt: 'x' }), 502)).code).toBe(
+    expect((await expectOpenAiError(await postCompletions({ model: 'error-500', prompt: 'x' }), 502)).code).toBe(
       'upstream_error',
     );
     expect((await postCompletions({ model: 'error-400', prompt: 'x' })).status).toBe(400);

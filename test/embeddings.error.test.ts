@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonOf } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { expectOpenAiError } from './support/openai-error.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -36,13 +36,6 @@ function postEmbeddings(body: unknown, headers: Record<string, string> = {}, sig
   });
 }
 
-async function expectError(response: Response, status: number) {
-  expect(response.status).toBe(status);
-  const body = await jsonOf(response);
-  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-  return body.error as { message: string; type: string; code: string | null; param: string | null };
-}
-
 const model = 'text-embedding-3-small';
 
 describe('POST /v1/embeddings: bad input', () => {
@@ -66,21 +59,21 @@ describe('POST /v1/embeddings: bad input', () => {
   for (const [what, body, param, code] of cases) {
     it(`refuses ${what} with 400 naming ${param ?? 'nothing'}`, async () => {
       const before = setup.mock.requests.length;
-      const error = await expectError(await postEmbeddings(body), 400);
+      const error = await expectOpenAiError(await postEmbeddings(body), 400);
       expect(error).toMatchObject({ type: 'invalid_request_error', param, code });
       expect(setup.mock.requests.length).toBe(before);
     });
   }
 
   it('refuses a body that is not JSON', async () => {
-    expect((await expectError(await postEmbeddings('{"model":'), 400)).type).toBe('invalid_request_error');
+    expect((await expectOpenAiError(await postEmbeddings('{"model":'), 400)).type).toBe('invalid_request_error');
   });
 });
 
 describe('POST /v1/embeddings: models', () => {
   it('refuses a chat model with 400 unsupported_model, whatever its provider', async () => {
     for (const chatModel of ['gpt-4o-mini', 'claude-mock', 'gemini-mock']) {
-      const error = await expectError(await postEmbeddings({ model: chatModel, input: 'x' }), 400);
+      const error = await expectOpenAiError(await postEmbeddings({ model: chatModel, input: 'x' }), 400);
       expect(error).toMatchObject({ code: 'unsupported_model', param: 'model' });
       expect(error.message).toContain('is not an embedding model');
     }
@@ -92,18 +85,18 @@ describe('POST /v1/embeddings: models', () => {
       headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
     });
-    const error = await expectError(response, 400);
+    const error = await expectOpenAiError(response, 400);
     expect(error).toMatchObject({ code: 'unsupported_model', param: 'model' });
     expect(error.message).toContain('serves /v1/embeddings only');
   });
 
   it('answers 404 alike for unknown models and models the key may not call', async () => {
     const narrow = await setup.gateway.newKey({ models: ['gpt-4o-mini'] });
-    const forbidden = await expectError(
+    const forbidden = await expectOpenAiError(
       await postEmbeddings({ model, input: 'x' }, { authorization: `Bearer ${narrow.key}` }),
       404,
     );
-    const unknown = await expectError(await postEmbeddings({ model: 'no-such-model', input: 'x' }), 404);
+    const unknown = await expectOpenAiError(await postEmbeddings({ model: 'no-such-model', input: 'x' }), 404);
     expect(forbidden.code).toBe('model_not_found');
     expect(unknown.code).toBe('model_not_found');
   });
@@ -124,7 +117,7 @@ describe('POST /v1/embeddings: limits', () => {
     const headers = { authorization: `Bearer ${key}` };
     expect((await postEmbeddings({ model, input: 'short' }, headers)).status).toBe(200);
     const refused = await postEmbeddings({ model, input: 'many words '.repeat(100) }, headers);
-    const error = await expectError(refused, 429);
+    const error = await expectOpenAiError(refused, 429);
     expect(error.message).toContain('Request too large');
   });
 
@@ -132,7 +125,7 @@ describe('POST /v1/embeddings: limits', () => {
     const { key } = await setup.gateway.newKey({ name: 'embed-rpm', limits: { requestsPerMinute: 1 } });
     const headers = { authorization: `Bearer ${key}` };
     expect((await postEmbeddings({ model, input: 'x' }, headers)).status).toBe(200);
-    expect((await expectError(await postEmbeddings({ model, input: 'x' }, headers), 429)).code).toBe(
+    expect((await expectOpenAiError(await postEmbeddings({ model, input: 'x' }, headers), 429)).code).toBe(
       'rate_limit_exceeded',
     );
   });
@@ -141,19 +134,19 @@ describe('POST /v1/embeddings: limits', () => {
 describe('POST /v1/embeddings: upstream failures', () => {
   it('retries a failing upstream, then answers 502', async () => {
     const before = setup.mock.requests.length;
-    const error = await expectError(await postEmbeddings({ model: 'embed-500', input: 'x' }), 502);
+    const error = await expectOpenAiError(await postEmbeddings({ model: 'embed-500', input: 'x' }), 502);
     expect(error.code).toBe('upstream_error');
     expect(setup.mock.requests.length - before).toBe(3);
   });
 
   it('passes on a rate limit and a refusal of the request', async () => {
     expect((await postEmbeddings({ model: 'embed-429', input: 'x' })).status).toBe(429);
-    const refused = await expectError(await postEmbeddings({ model: 'embed-400', input: 'x' }), 400);
+    const refused = await expectOpenAiError(await postEmbeddings({ model: 'embed-400', input: 'x' }), 400);
     expect(refused.message).toContain('mock upstream error 400');
   });
 
   it('answers 502 when the upstream sends fewer vectors than inputs', async () => {
-    const error = await expectError(await postEmbeddings({ model: 'embed-short', input: ['a', 'b'] }), 502);
+    const error = await expectOpenAiError(await postEmbeddings({ model: 'embed-short', input: ['a', 'b'] }), 502);
     expect(error.code).toBe('upstream_malformed_response');
     expect(error.message).toContain('1 embeddings for 2 inputs');
   });

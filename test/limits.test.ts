@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount, setAccountLimits } from '../src/accounts/service.js';
 import { runCliJson } from './support/cli.js';
-import { chatBody, jsonOf, postChat, startTestGateway, waitForLogRows } from './support/gateway.js';
+import { chatBody, postChat, startTestGateway, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';
+import { expectOpenAiError } from './support/openai-error.js';
 import { waitFor } from './support/wait.js';
 
 /** Rate limits and budgets on one node (in-process counters; the Redis-backed limiter has its own tests). */
@@ -11,13 +12,6 @@ import { waitFor } from './support/wait.js';
 const setup = useGatewayWithMock();
 
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
-
-async function expectError(response: Response, status: number) {
-  expect(response.status).toBe(status);
-  const body = await jsonOf(response);
-  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
-  return body.error as { message: string; type: string; code: string };
-}
 
 describe('requests per minute', () => {
   it('admits the limit, then 429 rate_limit_exceeded with retry-after, retry-after-ms and x-ratelimit headers', async () => {
@@ -39,7 +33,7 @@ describe('requests per minute', () => {
     expect(retryAfterMs).toBeGreaterThan(0);
     expect(retryAfterMs).toBeLessThanOrEqual(60_000);
     expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
-    const error = await expectError(refused, 429);
+    const error = await expectOpenAiError(refused, 429);
     expect(error).toMatchObject({ code: 'rate_limit_exceeded', type: 'requests' });
     expect(error.message).toContain('requests per minute (limit 3)');
     // Streams count too.
@@ -100,7 +94,7 @@ describe('requests per minute', () => {
     const second = await setup.gateway.newKey({ account: 'shared-rpm', name: 'two' });
     expect((await postChat(setup.gateway, chatBody('mock'), as(first.key))).status).toBe(200);
     expect((await postChat(setup.gateway, chatBody('mock'), as(second.key))).status).toBe(200);
-    const error = await expectError(await postChat(setup.gateway, chatBody('mock'), as(first.key)), 429);
+    const error = await expectOpenAiError(await postChat(setup.gateway, chatBody('mock'), as(first.key)), 429);
     expect(error.message).toContain('account shared-rpm');
   });
 });
@@ -122,7 +116,7 @@ describe('tokens per minute', () => {
     const first = postChat(setup.gateway, chatBody('held', { max_tokens: 900 }), as(key));
     await held.arrived(1);
     const refused = await postChat(setup.gateway, chatBody('mock', { max_tokens: 900 }), as(key));
-    const error = await expectError(refused, 429);
+    const error = await expectOpenAiError(refused, 429);
     expect(error).toMatchObject({ type: 'tokens', code: 'rate_limit_exceeded' });
     held.releaseAll();
     expect((await first).status).toBe(200);
@@ -132,7 +126,7 @@ describe('tokens per minute', () => {
     const { key } = await setup.gateway.newKey({ name: 'tpm-small', limits: { tokensPerMinute: 100 } });
     const response = await postChat(setup.gateway, chatBody('mock', { max_tokens: 500 }), as(key));
     expect(response.headers.get('x-should-retry')).toBe('false');
-    const error = await expectError(response, 429);
+    const error = await expectOpenAiError(response, 429);
     expect(error.message).toContain('Request too large');
   });
 });
@@ -144,7 +138,7 @@ describe('concurrent requests', () => {
     const first = postChat(setup.gateway, chatBody('held'), as(key));
     await held.arrived(1);
     const second = await postChat(setup.gateway, chatBody('mock'), as(key));
-    expect((await expectError(second, 429)).message).toContain('concurrent requests (limit 1)');
+    expect((await expectOpenAiError(second, 429)).message).toContain('concurrent requests (limit 1)');
     held.releaseAll();
     expect((await first).status).toBe(200);
     expect((await postChat(setup.gateway, chatBody('mock'), as(key))).status).toBe(200);
@@ -167,7 +161,7 @@ describe('budgets', () => {
     expect(status).toBe(429);
     expect(response?.headers.get('x-should-retry')).toBe('false');
     expect(response?.headers.get('retry-after')).toBeNull();
-    const error = await expectError(response as Response, 429);
+    const error = await expectOpenAiError(response as Response, 429);
     expect(error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
     expect(error.message).toContain('daily budget of $0.00');
   });
@@ -181,7 +175,7 @@ describe('budgets', () => {
     const restarted = await startTestGateway({ mock: setup.mock, dataDir: other.dataDir, database: other.database });
     try {
       const refused = await postChat(restarted, chatBody('mock'), as(key));
-      expect((await expectError(refused, 429)).code).toBe('insufficient_quota');
+      expect((await expectOpenAiError(refused, 429)).code).toBe('insufficient_quota');
       const rows = await restarted.gateway.database.db
         .selectFrom('request_log')
         .select('cost_usd')
