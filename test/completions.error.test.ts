@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonOf } from './support/gateway.js';
+import { jsonOf, postV1 } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { expectOpenAiError } from './support/openai-error.js';
 import { readSse } from './support/sse.js';
@@ -19,11 +19,7 @@ const setup = useGatewayWithMock({
 });
 
 function postCompletions(body: unknown, headers: Record<string, string> = {}) {
-  return fetch(`${setup.gateway.baseUrl}/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+  return postV1(setup.gateway, 'completions', body, { headers });
 }
 
 const model = 'gpt-4o-mini';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonOf, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { jsonOf, postV1, upstreamSecret, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { mockLogprob, mockTokens } from './support/mock-openai-text-completions.js';
 import { readSse } from './support/sse.js';
@@ -19,11 +19,7 @@ const setup = useGatewayWithMock({
 });
 
 function postCompletions(body: unknown) {
-  return fetch(`${setup.gateway.baseUrl}/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+  return postV1(setup.gateway, 'completions', body);
 }
 
 function lastUpstreamRequest() {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { jsonOf, postV1, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { readSse } from './support/sse.js';
 import { tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
@@ -42,12 +42,7 @@ const setup = useGatewayWithMock(() => {
 });
 
 function postCompletions(body: Record<string, unknown>, signal?: AbortSignal) {
-  return fetch(`${setup.gateway.baseUrl}/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'tiny-text', ...body }),
-    signal,
-  });
+  return postV1(setup.gateway, 'completions', { model: 'tiny-text', ...body }, { signal });
 }
 
 async function complete(body: Record<string, unknown>) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { postV1 } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { expectOpenAiError } from './support/openai-error.js';
 import { waitFor } from './support/wait.js';
@@ -28,12 +29,7 @@ const setup = useGatewayWithMock({
 });
 
 function postEmbeddings(body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) {
-  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    signal,
-  });
+  return postV1(setup.gateway, 'embeddings', body, { headers, signal });
 }
 
 const model = 'text-embedding-3-small';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { jsonOf, postV1, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { mockEmbedding, mockInputTokens } from './support/mock-openai-embeddings.js';
 
@@ -30,11 +30,7 @@ const setup = useGatewayWithMock({
 });
 
 function postEmbeddings(body: unknown) {
-  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+  return postV1(setup.gateway, 'embeddings', body);
 }
 
 function decode(text: string): number[] {

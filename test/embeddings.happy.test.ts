@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonOf, upstreamSecret, waitForLogRows } from './support/gateway.js';
+import { jsonOf, postV1, upstreamSecret, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { base64Of, mockDoubleEmbedding, mockEmbedding, mockInputTokens } from './support/mock-openai-embeddings.js';
 
@@ -32,11 +32,7 @@ const setup = useGatewayWithMock({
 });
 
 function postEmbeddings(body: unknown, key = setup.gateway.key) {
-  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+  return postV1(setup.gateway, 'embeddings', body, { key });
 }
 
 function lastUpstreamRequest() {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonOf, waitForLogRows } from './support/gateway.js';
+import { jsonOf, postV1, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { tinyTokenCount, writeTinyGguf } from './support/tiny-gguf.js';
 
@@ -45,11 +45,7 @@ const setup = useGatewayWithMock(() => {
 });
 
 function postEmbeddings(body: unknown) {
-  return fetch(`${setup.gateway.baseUrl}/embeddings`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+  return postV1(setup.gateway, 'embeddings', body);
 }
 
 async function embed(body: Record<string, unknown>) {

@@ -222,10 +222,25 @@ export function chatBody(model: string, extra: Record<string, unknown> = {}) {
 }
 
 export async function postChat(gateway: TestGateway, body: unknown, headers: Record<string, string> = {}) {
-  return fetch(`${gateway.baseUrl}/chat/completions`, {
+  return postV1(gateway, 'chat/completions', body, { headers });
+}
+
+/** POSTs `body` (serialized, or a string sent as it is) to /v1/`path` with the gateway's key or `options.key`. */
+export function postV1(
+  gateway: TestGateway,
+  path: string,
+  body: unknown,
+  options: { headers?: Record<string, string>; key?: string; signal?: AbortSignal } = {},
+): Promise<Response> {
+  return fetch(`${gateway.baseUrl}/${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json', ...headers },
+    headers: {
+      authorization: `Bearer ${options.key ?? gateway.key}`,
+      'content-type': 'application/json',
+      ...options.headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal: options.signal,
   });
 }
 
