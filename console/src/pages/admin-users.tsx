@@ -5,6 +5,7 @@ import { ActionsHeader, DataTable } from '../components/data-table.js';
 import { TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { UserWithMemberships } from '../types.js';
+import { useAction } from '../use-action.js';
 import { useAsync } from '../use-async.js';
 
 /** Operator: every user, their accounts and roles; create users, make admins, disable. */
@@ -14,7 +15,7 @@ export function AdminUsersPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [admin, setAdmin] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { error, setError, run } = useAction();
 
   const [unconfirmed, setUnconfirmed] = useState<{ user: UserWithMemberships; message: string }>();
 
@@ -123,16 +124,13 @@ export function AdminUsersPage() {
           class="inline-form"
           onSubmit={async (event) => {
             event.preventDefault();
-            setError(undefined);
-            try {
+            await run(async () => {
               await api.post('/users', { email, password, admin });
               setEmail('');
               setPassword('');
               setAdmin(false);
               users.reload();
-            } catch (failure) {
-              setError(failure);
-            }
+            });
           }}
         >
           <TextField label="E-mail address" type="email" required value={email} onValue={setEmail} />

@@ -11,6 +11,7 @@ import { ActionsHeader, DataTable, RowButton } from '../components/data-table.js
 import { SelectField, TextField } from '../components/fields.js';
 import { useApp } from '../context.js';
 import type { CreatedManagementTokenView, ManagementTokenView, PasswordChangedView } from '../types.js';
+import { useAction } from '../use-action.js';
 import { useAsync } from '../use-async.js';
 
 /** The signed-in user's password and management tokens (for scripts calling /api). */
@@ -32,7 +33,7 @@ function PasswordForm(props: { onChanged: () => void }) {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [repeat, setRepeat] = useState('');
-  const [error, setError] = useState<unknown>();
+  const { error, setError, run } = useAction();
   const [done, setDone] = useState<string>();
   return (
     <section class="card">
@@ -44,13 +45,12 @@ function PasswordForm(props: { onChanged: () => void }) {
         class="stack-form"
         onSubmit={async (event) => {
           event.preventDefault();
-          setError(undefined);
           setDone(undefined);
           if (next !== repeat) {
             setError(new Error('The new passwords are not the same.'));
             return;
           }
-          try {
+          await run(async () => {
             const changed = await api.post<PasswordChangedView>('/session/password', {
               currentPassword: current,
               newPassword: next,
@@ -60,9 +60,7 @@ function PasswordForm(props: { onChanged: () => void }) {
             setRepeat('');
             setDone(changed.message);
             props.onChanged();
-          } catch (failure) {
-            setError(failure);
-          }
+          });
         }}
       >
         <TextField
@@ -114,7 +112,7 @@ function Tokens(props: { version: number }) {
   const [days, setDays] = useState('90');
   const [created, setCreated] = useState<CreatedManagementTokenView>();
   const [revoking, setRevoking] = useState<ManagementTokenView>();
-  const [error, setError] = useState<unknown>();
+  const { error, run } = useAction();
   const accountName = (id: string | null) =>
     id === null ? 'All your accounts' : (accounts.find((account) => account.id === id)?.name ?? id);
   return (
@@ -168,8 +166,7 @@ function Tokens(props: { version: number }) {
         class="inline-form"
         onSubmit={async (event) => {
           event.preventDefault();
-          setError(undefined);
-          try {
+          await run(async () => {
             setCreated(
               await api.post<CreatedManagementTokenView>('/tokens', {
                 name: name.trim(),
@@ -179,9 +176,7 @@ function Tokens(props: { version: number }) {
             );
             setName('');
             tokens.reload();
-          } catch (failure) {
-            setError(failure);
-          }
+          });
         }}
       >
         <TextField label="Name" required maxLength={100} value={name} onValue={setName} />
