@@ -1,16 +1,13 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
-import { parseConfig } from '../src/config/loader.js';
-import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import type { DatabaseHandle } from '../src/db/connect.js';
 import { createKey } from '../src/keys/service.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import { startSqliteWorker } from '../src/request-log/sqlite-worker.js';
-import { testEngine } from './support/database.js';
+import { type OpenTestDatabase, openTestDatabase, testEngine } from './support/database.js';
 import { chatBody, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { successfulLogRow } from './support/request-log-rows.js';
@@ -56,15 +53,15 @@ async function postgresState(database: DatabaseHandle): Promise<Record<string, s
 
 let mock: MockUpstream | undefined;
 let gateway: TestGateway | undefined;
-let directory: string | undefined;
+let opened: OpenTestDatabase | undefined;
 
 afterEach(async () => {
   await gateway?.close();
   await mock?.close();
-  if (directory) rmSync(directory, { recursive: true, force: true });
+  await opened?.close();
   gateway = undefined;
   mock = undefined;
-  directory = undefined;
+  opened = undefined;
 });
 
 describe('an idle gateway', () => {
@@ -109,8 +106,8 @@ describe('an idle gateway', () => {
 
 describe.skipIf(testEngine === 'postgres')("the SQLite thread's checkpoints", () => {
   it('truncate the -wal once the writes stop, and then touch no file', async () => {
-    directory = mkdtempSync(path.join(tmpdir(), 'switchboard-idle-'));
-    const database = await openDatabase(parseConfig({ server: { data_dir: directory } }, 'test'));
+    opened = await openTestDatabase('idle', 'sqlite');
+    const database = opened.handle;
     const file = database.location;
     const account = await createAccount(database.db, { name: 'acme' });
     const key = await createKey(database.db, Buffer.from('s'.repeat(32)), { account: 'acme', name: 'app' });
@@ -135,7 +132,6 @@ describe.skipIf(testEngine === 'postgres')("the SQLite thread's checkpoints", ()
     } finally {
       reader.close();
       await worker.close();
-      await database.close();
     }
   });
 });
