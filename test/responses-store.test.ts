@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AncestorExpiry, expirySlackMs } from '../src/api/v1/responses/conversation-expiry.js';
 import { pageItems } from '../src/api/v1/responses/list-items.js';
 import { createResponseObject } from '../src/api/v1/responses/response-object.js';
 import {
@@ -78,7 +79,7 @@ async function insert(records: ResponseRecord[]): Promise<void> {
 function record(
   request: ResponsesRequest,
   output: OutputItem[],
-  options: { accountId?: string; now?: number; retentionMs?: number; conversationIds?: string[] } = {},
+  options: { accountId?: string; now?: number; retentionMs?: number; ancestors?: readonly AncestorExpiry[] } = {},
 ): ResponseRecord {
   sequence++;
   const response = {
@@ -92,7 +93,7 @@ function record(
     inputItems: normalizeInput(request.input),
     now: options.now ?? start,
     retentionMs: options.retentionMs ?? 30 * day,
-    ...(options.conversationIds ? { conversationIds: options.conversationIds } : {}),
+    ...(options.ancestors ? { ancestors: options.ancestors } : {}),
   }).record;
 }
 
@@ -158,14 +159,18 @@ describe('stored responses', () => {
     expect(before?.responseIds).toEqual([first.id]);
     const second = record(secondRequest, [message('msg_2', 'It is sunny.')], {
       now: start + 10 * day,
-      conversationIds: before?.responseIds,
+      ancestors: before?.turns,
     });
+    await insert([second]);
     const third = record(
       validateResponsesRequest({ model: 'm', previous_response_id: second.id, input: 'Thanks' }),
       [message('msg_3', 'You are welcome.')],
-      { now: start + 20 * day, conversationIds: [first.id, second.id] },
+      {
+        now: start + 20 * day,
+        ancestors: (await loadConversation(database.db, 'acct_a', second.id, start + 20 * day))?.turns,
+      },
     );
-    await insert([second, third]);
+    await insert([third]);
 
     const conversation = await loadConversation(database.db, 'acct_a', third.id, start + 20 * day);
     expect(conversation?.responseIds).toEqual([first.id, second.id, third.id]);
@@ -355,5 +360,147 @@ describe('stored responses', () => {
     }
     expect((await findItems(database.db, 'acct_a', ['msg_swept', 'msg_kept'], 0)).size).toBe(1);
     expect(await findResponse(database.db, 'acct_a', live.id, now)).toBeDefined();
+  });
+});
+
+describe('conversation expiry', () => {
+  const retentionMs = 30 * day;
+  const slackMs = expirySlackMs(retentionMs);
+  const minute = 60_000;
+  // Later than anything the tests above stored, so their rows never take part.
+  const base = start + 500 * day;
+
+  /** The expiry of each of the responses, as stored. */
+  async function expiries(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await database.db
+      .selectFrom('responses')
+      .select(['id', 'expires_at'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(rows.map((row) => [row.id, Number(row.expires_at)]));
+  }
+
+  interface Turns {
+    ids: string[];
+    /** Times each response was rewritten by a later turn (its expiry changed after it was stored). */
+    rewrites: Map<string, number>;
+    /** Ids the later turns asked the writer to extend, all turns together. */
+    extendedIdsSent: number;
+  }
+
+  /**
+   * Continues a conversation (or begins one) with a turn at each of `times`, as the server does: its conversation
+   * loaded, the response stored with what that read, and checks after each turn that the whole conversation stays
+   * loadable until the newest response expires.
+   */
+  async function converse(times: readonly number[], options: { accountId?: string; after?: string } = {}) {
+    const accountId = options.accountId ?? 'acct_a';
+    const turns: Turns = { ids: [], rewrites: new Map(), extendedIdsSent: 0 };
+    let previous = options.after;
+    for (const now of times) {
+      const conversation = previous ? await loadConversation(database.db, accountId, previous, now) : undefined;
+      if (previous) expect(conversation?.responseIds.at(-1)).toBe(previous);
+      const ancestorIds = conversation?.responseIds ?? [];
+      const stored = record(
+        validateResponsesRequest({ model: 'm', input: `turn at ${now}`, previous_response_id: previous }),
+        [message(`msg_turn_${sequence + 1}`, 'ok')],
+        { accountId, now, retentionMs, ancestors: conversation?.turns ?? [] },
+      );
+      turns.extendedIdsSent += stored.extendedIds?.length ?? 0;
+      const before = await expiries(ancestorIds);
+      await insert([stored]);
+      const after = await expiries(ancestorIds);
+      for (const id of ancestorIds) {
+        if (after.get(id) !== before.get(id)) turns.rewrites.set(id, (turns.rewrites.get(id) ?? 0) + 1);
+      }
+      turns.ids.push(stored.id);
+      previous = stored.id;
+      // Every response of the conversation outlives the newest one's retention.
+      for (const id of [...ancestorIds, stored.id])
+        expect(after.get(id) ?? stored.expiresAt).toBeGreaterThanOrEqual(now + retentionMs);
+      const whole = await loadConversation(database.db, accountId, stored.id, now + retentionMs - 1);
+      expect(whole?.responseIds.length).toBe(ancestorIds.length + 1);
+    }
+    return turns;
+  }
+
+  const timesFrom = (from: number, count: number, every: number) =>
+    Array.from({ length: count }, (_, index) => from + index * every);
+
+  it('rewrites each earlier response at most once in a 40-turn conversation, not every turn', async () => {
+    const turns = await converse(timesFrom(base, 40, minute));
+    // Only the first response, when the second continued it; extending every ancestor each turn rewrote 780 rows.
+    expect([...turns.rewrites]).toEqual([[turns.ids[0], 1]]);
+    expect(turns.extendedIdsSent).toBe(1);
+    // A continuation is kept the slack past its retention, a response that began nothing new exactly its retention.
+    const stored = await expiries(turns.ids);
+    expect(stored.get(turns.ids[39] as string)).toBe(base + 39 * minute + retentionMs + slackMs);
+    expect(stored.get(turns.ids[0] as string)).toBe(base + minute + retentionMs + slackMs);
+  });
+
+  it('extends every earlier response when a conversation is continued after the slack, then none again', async () => {
+    const turns = await converse(timesFrom(base + day, 40, minute));
+    const last = turns.ids.at(-1) as string;
+    const later = base + day + 39 * minute + slackMs + day;
+    const resumed = await converse([later, later + minute], { after: last });
+    expect(resumed.rewrites.size).toBe(40);
+    expect([...resumed.rewrites.values()].every((count) => count === 1)).toBe(true);
+    expect(resumed.extendedIdsSent).toBe(40);
+    const stored = await expiries(turns.ids);
+    for (const id of turns.ids) expect(stored.get(id)).toBe(later + retentionMs + slackMs);
+  });
+
+  it('bounds the rewrites of a slow conversation by its number of slack periods', async () => {
+    // A turn a day for 40 days: each response is rewritten about once per slack, not once per later turn.
+    const turns = await converse(timesFrom(base + 100 * day, 40, day));
+    const bound = Math.ceil((39 * day) / slackMs) + 1;
+    expect(Math.max(...turns.rewrites.values())).toBeLessThanOrEqual(bound);
+    expect(turns.rewrites.get(turns.ids[0] as string)).toBeLessThan(39);
+    // Extending every ancestor each turn sent 39 + 38 + … + 1 ids to the writer.
+    expect(turns.extendedIdsSent).toBeLessThan((39 * 40) / 2 / 3);
+  });
+
+  it('does not bring back an expired response, which still ends the conversation', async () => {
+    const now = base + 200 * day;
+    // Stored before continuations extended what they build on (or with a shorter retention): it expires first.
+    const first = record(validateResponsesRequest({ model: 'm', input: 'old' }), [message('msg_exp_1', 'a')], {
+      now,
+      retentionMs: day,
+    });
+    const second = record(
+      validateResponsesRequest({ model: 'm', input: 'newer', previous_response_id: first.id }),
+      [message('msg_exp_2', 'b')],
+      { now, retentionMs },
+    );
+    await insert([first, second]);
+    const later = now + 2 * day;
+    expect((await loadConversation(database.db, 'acct_a', second.id, later))?.responseIds).toEqual([second.id]);
+    const turns = await converse([later], { after: second.id });
+    // The live response it continues is extended; the expired one before it is not part of the conversation any more.
+    expect([...turns.rewrites]).toEqual([[second.id, 1]]);
+    expect((await loadConversation(database.db, 'acct_a', turns.ids[0] as string, later))?.responseIds).toEqual([
+      second.id,
+      turns.ids[0],
+    ]);
+    expect((await expiries([first.id])).get(first.id)).toBe(now + day);
+  });
+
+  it("never extends another account's responses", async () => {
+    const now = base + 300 * day;
+    const mine = await converse([now]);
+    const id = mine.ids[0] as string;
+    const before = await expiries([id]);
+    // An id of acct_a among acct_b's ancestors (it cannot be, loadConversation is per account): the write is scoped.
+    const theirs = record(validateResponsesRequest({ model: 'm', input: 'x' }), [message('msg_other_acct', 'c')], {
+      accountId: 'acct_b',
+      now: now + 10 * day,
+      retentionMs,
+      ancestors: [{ responseId: id, expiresAt: 0 }],
+    });
+    expect(theirs.extendedIds).toEqual([id]);
+    await insert([theirs]);
+    expect(await expiries([id])).toEqual(before);
+    expect(await loadConversation(database.db, 'acct_b', id, now)).toBeUndefined();
   });
 });

@@ -42,7 +42,7 @@ export function createSqliteResponseWriter(connection: SqliteDatabase.Database):
       for (const itemId of record.itemIds) {
         if (itemId !== '') insertItemKey.run(record.accountId, itemId, record.id);
       }
-      for (const id of record.conversationIds ?? []) {
+      for (const id of record.extendedIds ?? []) {
         extendExpiry.run(record.expiresAt, id, record.accountId, record.expiresAt);
       }
     }

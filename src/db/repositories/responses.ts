@@ -28,14 +28,16 @@ export interface ResponseRecord {
   inputCount: number;
   storedBytes: number;
   /**
-   * The responses it continues (from loadConversation): they are kept at least as long as this one, so a
-   * conversation in use does not lose its beginning to retention.
+   * Responses it continues whose expiry falls short of its retention (conversation-expiry.ts): raised to its own
+   * `expiresAt` when still below it, so a conversation in use does not lose its beginning to retention.
    */
-  conversationIds?: readonly string[];
+  extendedIds?: readonly string[];
 }
 
 export interface ConversationTurn {
   responseId: string;
+  /** When it expires (epoch milliseconds), as read. */
+  expiresAt: number;
   /** Its input items, a JSON array. */
   inputItems: string;
   /** Its output items, a JSON array. */
@@ -108,7 +110,7 @@ export async function insertResponses(db: Kysely<Database>, records: readonly Re
         .execute();
     }
     for (const record of records) {
-      for (const ids of chunks(record.conversationIds ?? [], idsPerStatement)) {
+      for (const ids of chunks(record.extendedIds ?? [], idsPerStatement)) {
         await transaction
           .updateTable('responses')
           .set({ expires_at: record.expiresAt })
@@ -187,6 +189,7 @@ export async function deleteResponse(
 
 interface ConversationRow {
   id: string;
+  expires_at: number;
   input_items: string;
   output_items: string;
 }
@@ -211,7 +214,7 @@ export async function loadConversation(
       from responses join chain on responses.id = chain.previous_response_id
       where responses.account_id = ${accountId} and responses.expires_at > ${now} and chain.depth < ${maxConversationLength}
     )
-    select responses.id, responses.input_items, responses.output_items
+    select responses.id, responses.expires_at, responses.input_items, responses.output_items
     from chain join responses on responses.id = chain.id
     order by chain.depth desc`.execute(db);
   if (result.rows.length === 0) return undefined;
@@ -219,6 +222,7 @@ export async function loadConversation(
     responseIds: result.rows.map((row) => row.id),
     turns: result.rows.map((row) => ({
       responseId: row.id,
+      expiresAt: row.expires_at,
       inputItems: row.input_items,
       outputItems: row.output_items,
     })),
