@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { writeTinyGguf } from './support/tiny-gguf.js';
 
 /**
  * Generated bad input on every endpoint, through every provider type: valid requests with one value replaced,
@@ -10,7 +14,25 @@ import { useGatewayWithMock } from './support/gateway-fixture.js';
  * longer.
  */
 
-const setup = useGatewayWithMock({ providerMocks: ['mock', 'tools'] });
+let directory: string;
+
+// Registered before the fixture, so it runs after the gateway closed (afterAll hooks run in reverse).
+afterAll(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+// The built-in local provider on a tiny random-weight model the test writes, beside the OpenAI, Anthropic and Gemini
+// mocks.
+const setup = useGatewayWithMock(() => {
+  directory = mkdtempSync(path.join(tmpdir(), 'switchboard-fuzz-'));
+  const tiny = path.join(directory, 'tiny.gguf');
+  writeTinyGguf(tiny, { contextLength: 2048 });
+  return {
+    providerMocks: ['mock', 'tools'],
+    providers: [{ name: 'tiny', type: 'local', model_path: tiny, max_concurrent: 2, threads: 1 }],
+    models: [{ name: 'tiny-chat', provider: 'tiny' }],
+  };
+});
 
 afterAll(async () => {
   expect(setup.gateway.logLines.filter((line) => line.includes('unexpected error'))).toEqual([]);
@@ -59,7 +81,15 @@ async function expectNoServerError(response: Response, surface: Surface, request
   }
 }
 
-const models = fc.constantFrom('mock', 'claude-mock', 'gemini-mock', 'claude-tools', 'gemini-tools', 'no-such-model');
+const models = fc.constantFrom(
+  'mock',
+  'claude-mock',
+  'gemini-mock',
+  'claude-tools',
+  'gemini-tools',
+  'tiny-chat',
+  'no-such-model',
+);
 const anyValue = fc.oneof(fc.jsonValue(), fc.constant(undefined));
 const text = fc.oneof(fc.string({ maxLength: 40 }), fc.jsonValue());
 
@@ -280,7 +310,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.record({
   ),
 });
 
-const validModels = fc.constantFrom('mock', 'claude-mock', 'gemini-mock', 'claude-tools', 'gemini-tools');
+const validModels = fc.constantFrom('mock', 'claude-mock', 'gemini-mock', 'claude-tools', 'gemini-tools', 'tiny-chat');
 const word = fc.constantFrom('hello', 'Say hi', 'What is the weather in Paris?', 'ünïcödé ✓', '');
 const schema = fc.constant({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
 
