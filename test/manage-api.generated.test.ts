@@ -115,10 +115,13 @@ function mapValues<T, U>(object: Record<string, T>, map: (value: T) => U): Recor
   return Object.fromEntries(Object.entries(object).map(([key, value]) => [key, map(value)]));
 }
 
+const runs = Number(process.env.FUZZ_RUNS ?? 12);
+
 describe('generated requests to every documented management operation', () => {
-  it('answer a success or a 4xx with the error body, never a 5xx', async () => {
+  it('answer a success or a 4xx with the error body, never a 5xx', {
+    timeout: Math.max(30_000, runs * 2_000),
+  }, async () => {
     expect(operations.length).toBeGreaterThan(30);
-    const runs = Number(process.env.FUZZ_RUNS ?? 12);
     for (const operation of operations) {
       await fc.assert(
         fc.asyncProperty(requestFor(operation), async ({ path: values, query, body, asOwner }) => {
