@@ -56,7 +56,6 @@ export const errorCodes = {
   malformed_request: invalid(),
   request_timeout: invalid(408),
   request_too_large: { status: 413, type: 'invalid_request_error' },
-  uri_too_long: invalid(414),
   unsupported_media_type: invalid(415),
   method_not_allowed: invalid(405),
   unknown_url: { status: 404, type: 'invalid_request_error' },

@@ -86,7 +86,6 @@ const frameworkErrorCodes: Readonly<Record<number, ErrorCode>> = {
   405: 'method_not_allowed',
   408: 'request_timeout',
   413: 'request_too_large',
-  414: 'uri_too_long',
   415: 'unsupported_media_type',
 };
 
