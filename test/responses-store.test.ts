@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
+import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AncestorExpiry, expirySlackMs } from '../src/api/v1/responses/conversation-expiry.js';
 import { pageItems } from '../src/api/v1/responses/list-items.js';
@@ -18,21 +20,22 @@ import type { OutputItem, ResponsesRequest } from '../src/api/v1/responses/types
 import { validateResponsesRequest } from '../src/api/v1/responses/validate-request.js';
 import { parseConfig } from '../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
+import { textArrayLiteral } from '../src/db/postgres-arrays.js';
 import { insertAccount } from '../src/db/repositories/accounts.js';
 import {
   deleteExpiredResponses,
   deleteResponse,
   findItems,
   findResponse,
-  insertResponses,
   loadConversation,
   type ResponseRecord,
 } from '../src/db/repositories/responses.js';
+import { insertResponsesPostgres } from '../src/db/repositories/responses-postgres-writer.js';
 import { createSqliteResponseWriter } from '../src/db/repositories/responses-sqlite-writer.js';
 import { ApiError } from '../src/errors/api-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RetentionJob } from '../src/request-log/retention.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { createTestDatabase, type TestDatabase, testEngine } from './support/database.js';
 import { waitFor } from './support/wait.js';
 
 /** The stored state of /v1/responses, on SQLite and on PostgreSQL (the same file runs on both engines). */
@@ -69,10 +72,10 @@ afterAll(async () => {
 
 let sequence = 0;
 
-/** Stores responses as the server does: prepared statements on SQLite, the query builder on PostgreSQL. */
+/** Stores responses as the server does: prepared statements on SQLite, column arrays on PostgreSQL. */
 async function insert(records: ResponseRecord[]): Promise<void> {
   if (database.sqlite) createSqliteResponseWriter(database.sqlite)(records);
-  else await insertResponses(database.db, records);
+  else await insertResponsesPostgres(database.db, records);
 }
 
 /** A finished response to `request` with `output`, as the handler would store it. */
@@ -268,39 +271,154 @@ describe('stored responses', () => {
     expect((await findItems(database.db, 'acct_a', ['msg_ref_1'], start + 31 * day)).size).toBe(0);
   });
 
-  it('writes the same rows through prepared statements (SQLite) as through the query builder', async () => {
-    const request = validateResponsesRequest({ model: 'm', input: [{ id: 'msg_dup', role: 'user', content: 'q' }] });
-    // The same item id twice in one response (a client reusing one): stored as given, its key once.
-    const output = [message('msg_dup', 'a'), message('msg_same_out', 'b')];
-    const built = record(request, output);
-    const prepared = { ...built, id: `${built.id}_prepared` };
-    await insertResponses(database.db, [built]);
-    await insert([prepared]);
-    const rows = await database.db
-      .selectFrom('responses')
-      .selectAll()
-      .where('id', 'in', [built.id, prepared.id])
-      .orderBy('id')
-      .execute();
-    expect(rows).toHaveLength(2);
-    expect({ ...rows[1], id: built.id }).toEqual(rows[0]);
-    for (const id of [built.id, prepared.id]) {
-      const keys = await database.db
-        .selectFrom('response_item_ids')
-        .select(['account_id', 'item_id'])
-        .where('response_id', '=', id)
-        .orderBy('item_id')
-        .execute();
-      expect(keys).toEqual([
-        { account_id: 'acct_a', item_id: 'msg_dup' },
-        { account_id: 'acct_a', item_id: 'msg_same_out' },
-      ]);
+  it('writes a batch byte-exactly through the engine writer: odd ids, duplicate keys, a NULL, a response over 1 MB', async () => {
+    // Texts an array literal or a statement could mangle: quotes, backslashes, commas, braces, the word NULL, spaces,
+    // control characters, non-ASCII and astral characters.
+    const odd = [
+      'a"b',
+      'back\\slash',
+      'c,d',
+      '{e}',
+      'NULL',
+      'null',
+      ' spaced ',
+      'tab\there',
+      'line\nbreak',
+      'é日本😀',
+      '"\\",{}',
+    ];
+    const json = (value: unknown) => JSON.stringify(value);
+    const records: ResponseRecord[] = Array.from({ length: 120 }, (_, index) => {
+      const itemIds = Array.from(
+        { length: index % 9 },
+        (_, item) => `${odd[(index + item) % odd.length]}_${index}_${item}`,
+      );
+      if (index % 5 === 0) itemIds.push(itemIds[0] ?? `only_${index}`, `only_${index}`);
+      const items = itemIds.map((id) => ({ id, type: 'message', text: `${odd[index % odd.length]} \u0001 ${id}` }));
+      return {
+        id: `resp_batch_${index}_${odd[index % odd.length]}`,
+        accountId: index % 3 === 0 ? 'acct_b' : 'acct_a',
+        keyId: `key_${odd[index % odd.length]}`,
+        model: `model ${odd[(index + 3) % odd.length]}`,
+        previousResponseId: index % 4 === 0 ? null : `resp_batch_${index - 1}_${odd[(index + 5) % odd.length]}`,
+        createdAt: start + index,
+        expiresAt: start + 30 * day + index,
+        // A text of JSON and one that is not: the writer takes either as it is.
+        response: index % 2 === 0 ? json({ model: odd[index % odd.length], index }) : `raw ${odd.join('|')} \u0007`,
+        inputItems: json(items.slice(0, 2)),
+        outputItems: json(items.slice(2)),
+        itemIds,
+        inputCount: Math.min(2, items.length),
+        storedBytes: 1000 + index,
+      };
+    });
+    // Larger than a megabyte, with every character an array literal or JSON escapes.
+    const largeText = `${odd.join(' ')} "quoted" \\ \n`.repeat(20_000);
+    const large = {
+      ...(records[7] as ResponseRecord),
+      id: 'resp_batch_large',
+      outputItems: json([{ text: largeText }]),
+    };
+    expect(Buffer.byteLength(large.outputItems)).toBeGreaterThan(1024 * 1024);
+    records.push(large);
+    await insert(records);
+
+    const ids = records.map((item) => item.id);
+    const rows = await database.db.selectFrom('responses').selectAll().where('id', 'in', ids).execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    for (const item of records) {
+      expect(byId.get(item.id)).toEqual({
+        id: item.id,
+        account_id: item.accountId,
+        key_id: item.keyId,
+        model: item.model,
+        previous_response_id: item.previousResponseId,
+        created_at: item.createdAt,
+        expires_at: item.expiresAt,
+        input_count: item.inputCount,
+        stored_bytes: item.storedBytes,
+        response: item.response,
+        input_items: item.inputItems,
+        output_items: item.outputItems,
+        item_ids: JSON.stringify(item.itemIds),
+      });
     }
-    expect(await deleteResponse(database.db, 'acct_a', built.id, start)).toBe(true);
-    expect(
-      await database.db.selectFrom('response_item_ids').select('item_id').where('response_id', '=', built.id).execute(),
-    ).toEqual([]);
-    expect((await findItems(database.db, 'acct_a', ['msg_same_out'], start)).get('msg_same_out')).toEqual(output[1]);
+    // One key per distinct item of a response: a client reusing an id within one response stores it once.
+    const keyOf = (accountId: string, itemId: string, responseId: string) =>
+      JSON.stringify([accountId, itemId, responseId]);
+    const expectedKeys = new Set(
+      records.flatMap((item) => item.itemIds.map((itemId) => keyOf(item.accountId, itemId, item.id))),
+    );
+    const keys = await database.db
+      .selectFrom('response_item_ids')
+      .selectAll()
+      .where('response_id', 'in', ids)
+      .execute();
+    expect(keys.map((key) => keyOf(key.account_id, key.item_id, key.response_id)).sort()).toEqual(
+      [...expectedKeys].sort(),
+    );
+    const first = records[0] as ResponseRecord;
+    expect(first.itemIds).toEqual(['only_0', 'only_0']);
+    expect((await findItems(database.db, first.accountId, ['only_0'], start)).get('only_0')).toMatchObject({
+      id: 'only_0',
+    });
+
+    // The conversations' expiry moves on for the account's own responses, and never back.
+    const earlier = records[1] as ResponseRecord;
+    const later = records[2] as ResponseRecord;
+    const otherAccount = records[3] as ResponseRecord;
+    const continuing = {
+      ...(records[4] as ResponseRecord),
+      id: 'resp_batch_continuing',
+      itemIds: [],
+      expiresAt: later.expiresAt - 1,
+      extendedIds: [earlier.id, later.id, otherAccount.id, 'resp_never_stored'],
+    };
+    expect([earlier.accountId, later.accountId, otherAccount.accountId, continuing.accountId]).toEqual([
+      'acct_a',
+      'acct_a',
+      'acct_b',
+      'acct_a',
+    ]);
+    await insert([continuing]);
+    const expiries = await database.db
+      .selectFrom('responses')
+      .select(['id', 'expires_at'])
+      .where('id', 'in', [earlier.id, later.id, otherAccount.id])
+      .execute();
+    expect(new Map(expiries.map((row) => [row.id, row.expires_at]))).toEqual(
+      new Map([
+        [earlier.id, continuing.expiresAt],
+        [later.id, later.expiresAt],
+        [otherAccount.id, otherAccount.expiresAt],
+      ]),
+    );
+
+    // Deleting reads the keys back from item_ids: every one of them goes.
+    expect(await deleteResponse(database.db, first.accountId, first.id, start)).toBe(true);
+    expect(await deleteResponse(database.db, large.accountId, large.id, start)).toBe(true);
+    const left = await database.db
+      .selectFrom('response_item_ids')
+      .select('item_id')
+      .where('response_id', 'in', [first.id, large.id])
+      .execute();
+    expect(left).toEqual([]);
+  });
+
+  it.runIf(testEngine === 'postgres')('carries any text through an array literal to PostgreSQL as it is', async () => {
+    const special = fc.constantFrom('"', '\\', ',', '{', '}', 'NULL', ' ', '\n', '\t', '\u0001', '\u001f', 'é', '😀');
+    const text = fc
+      .array(fc.oneof(special, fc.string({ unit: 'binary' })), { maxLength: 12 })
+      .map((parts) => parts.join('').replaceAll('\u0000', ''));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.option(text), { maxLength: 20 }), async (values) => {
+        const result = await database.db.executeQuery<{ value: string | null }>(
+          CompiledQuery.raw('select unnest($1::text[]) as value', [textArrayLiteral(values)]),
+        );
+        expect(result.rows.map((row) => row.value)).toEqual(values);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('deletes expired responses and their items in batches, keeping the live ones', async () => {
