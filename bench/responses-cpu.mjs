@@ -7,9 +7,13 @@
 // ratio is taken per round (responses over the chat window of the same round and build), then its median.
 // With --concurrency C, each window is a closed loop of C requests in flight instead (saturation: the per-request
 // costs that batch, such as the stored responses' writes, are then shared by more requests).
-//   node bench/responses-cpu.mjs [--rounds N] [--seconds S] [--rate R | --concurrency C] [--root <dir> ...]
+// With --postgres <admin url>, each build stores into a database of its own created there (dropped at the end)
+// instead of SQLite; the server's CPU is not counted, only the gateway's.
+//   node bench/responses-cpu.mjs [--rounds N] [--seconds S] [--rate R | --concurrency C] [--postgres <admin url>]
+//     [--root <dir> ...]
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +33,8 @@ const rate = option('--rate', 300);
 const concurrency = option('--concurrency', 0);
 /** Past the stored responses' flush interval (1 s) and the checkpoint that follows a write. */
 const settleMs = option('--settle', 2500);
+const postgresAdminUrl = process.argv[process.argv.indexOf('--postgres') + 1];
+const usePostgres = process.argv.includes('--postgres');
 const roots = process.argv.flatMap((value, index) =>
   process.argv[index - 1] === '--root' ? [path.resolve(value)] : [],
 );
@@ -40,6 +46,8 @@ process.on('exit', () => {
   rmSync(work, { recursive: true, force: true });
 });
 process.on('SIGINT', () => process.exit(130));
+/** Databases created for the builds (--postgres), dropped when the run ends. */
+const databases = [];
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench:responses] ${message}\n`);
@@ -83,7 +91,45 @@ async function cpuAtSaturation({ url, headers, body, pid, seconds: windowSeconds
   return { total: (after.total - before.total) / 1000 / sent, sent, failed };
 }
 
-async function startBuild(root, index, upstream) {
+/** A fresh database for one build on the --postgres server; its URL. */
+async function createDatabase(pg, index) {
+  const name = `switchboard_bench_responses_${process.pid}_${index}`;
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  databases.push(name);
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function storedResponses(pg, name) {
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return Number((await client.query('select count(*) as count from responses')).rows[0].count);
+  } finally {
+    await client.end();
+  }
+}
+
+async function dropDatabases(pg) {
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    for (const name of databases) await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+async function startBuild(root, index, upstream, databaseUrl) {
   const dataDir = path.join(work, `data-${index}`);
   mkdirSync(dataDir);
   const config = path.join(work, `switchboard-${index}.yaml`);
@@ -93,6 +139,7 @@ async function startBuild(root, index, upstream) {
       'server:',
       '  port: 0',
       `  data_dir: ${dataDir}`,
+      ...(databaseUrl ? ['database:', `  url: ${databaseUrl}`] : []),
       'logging:',
       '  level: warn',
       'providers:',
@@ -121,15 +168,19 @@ async function startBuild(root, index, upstream) {
     '--json',
   ]);
   const { port } = await listening(child);
-  return { name: index === 0 && root === here ? 'this build' : root, pid: child.pid, port, key };
+  return { name: index === 0 && root === here ? 'this build' : root, pid: child.pid, port, key, storedSent: 0 };
 }
 
 async function main() {
   execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
   const mock = track('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
   const upstream = `http://127.0.0.1:${(await listening(mock)).port}`;
+  const pg = usePostgres ? createRequire(path.join(here, 'package.json'))('pg') : undefined;
   const builds = [];
-  for (const [index, root] of roots.entries()) builds.push(await startBuild(root, index, upstream));
+  for (const [index, root] of roots.entries()) {
+    const databaseUrl = pg ? await createDatabase(pg, index) : undefined;
+    builds.push(await startBuild(root, index, upstream, databaseUrl));
+  }
   await sleep(1000);
   // A window's CPU is read once the work it left behind is done too (its stored responses' batched write, the
   // checkpoint after it, a collection): otherwise the next window, of another arm, would be charged for it.
@@ -145,6 +196,7 @@ async function main() {
     });
     await sleep(settleMs);
     const sent = run.sent ?? Math.round(rate * windowSeconds);
+    if (arm.body.store !== false && arm.path === '/v1/responses') build.storedSent += sent;
     return { total: (cpuNanosOf(build.pid).total - before.total) / 1000 / sent, failed: run.failed };
   };
   // Warm-up: JIT, connection pools, the database's first pages.
@@ -183,12 +235,23 @@ async function main() {
     return entry;
   });
   process.stdout.write(
-    `${JSON.stringify({ rounds, rate, concurrency, seconds, summary }, null, 2)}\n${lines.join('\n')}\n`,
+    `${JSON.stringify({ rounds, rate, concurrency, seconds, database: pg ? 'postgres' : 'sqlite', summary }, null, 2)}\n${lines.join('\n')}\n`,
   );
+  for (const child of children) child.kill('SIGKILL');
+  if (pg) {
+    // Each build stored what it was sent with store: true (a failed batch write is only logged by the gateway).
+    for (const [index, name] of databases.entries()) {
+      const stored = await storedResponses(pg, name);
+      log(`${builds[index].name}: ${stored} of ${builds[index].storedSent} stored responses in the database`);
+    }
+    await dropDatabases(pg);
+  }
   process.exit(0);
 }
 
-main().catch((error) => {
+main().catch(async (error) => {
   process.stderr.write(`${error.stack ?? error}\n`);
+  for (const child of children) child.kill('SIGKILL');
+  if (databases.length > 0) await dropDatabases(createRequire(path.join(here, 'package.json'))('pg')).catch(() => {});
   process.exit(1);
 });

@@ -2,7 +2,8 @@
 # npm run bench: installs the rig's tools (nginx, wrk from Debian) if missing, builds Switchboard, and runs
 # bench/compare.mjs (Switchboard side by side with the floor and its peers). npm run bench:quick: under two minutes.
 # bench/run.sh --messages [--rounds N]: /v1/messages forwarded to Anthropic vs chat forwarded to OpenAI, gateway CPU.
-# bench/run.sh --responses [--rounds N] [--concurrency C] [--root DIR ...]: /v1/responses vs chat, gateway CPU.
+# bench/run.sh --responses [--rounds N] [--concurrency C] [--postgres ADMIN_URL] [--root DIR ...]: /v1/responses vs chat,
+#   gateway CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -171,7 +171,8 @@ async function comparePages(search: RequestLogSearch, keyIds?: string[]): Promis
   throw new Error('more pages than rows');
 }
 
-describe('hour-guided request-log search', () => {
+// Each case follows every page to the end, hundreds of queries; on a busy machine that outlasts the default timeout.
+describe('hour-guided request-log search', { timeout: 180_000 }, () => {
   it('returns the plain search page for page for rare, common and empty filter combinations', async () => {
     const edge = start + 100 * hour;
     const cases: Array<[string, Partial<RequestLogSearch>, number]> = [

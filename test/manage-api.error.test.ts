@@ -208,6 +208,14 @@ describe('not found', () => {
     expectError(await owner.request('PUT', `/api/accounts/${acme}/keys`, { name: 'x' }), 404);
   });
 
+  it('answers overlong ids, and paths the router refuses, in the same format', async () => {
+    expectError(await owner.request('DELETE', `/api/tokens/${'x'.repeat(300)}`), 400, { param: 'tokenId' });
+    expectError(await owner.request('DELETE', `/api/tokens/${'x'.repeat(2000)}`), 400, {
+      type: 'invalid_request_error',
+    });
+    expectError(await owner.request('GET', '/api/accounts/%E0%A4%A'), 400, { type: 'invalid_request_error' });
+  });
+
   it('refuses to rotate a revoked key', async () => {
     const created = await owner.request('POST', `/api/accounts/${acme}/keys`, { name: 'gone' });
     await owner.request('POST', `/api/accounts/${acme}/keys/${created.body.id}/revoke`);

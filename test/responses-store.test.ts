@@ -1,4 +1,7 @@
+import fc from 'fast-check';
+import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AncestorExpiry, expirySlackMs } from '../src/api/v1/responses/conversation-expiry.js';
 import { pageItems } from '../src/api/v1/responses/list-items.js';
 import { createResponseObject } from '../src/api/v1/responses/response-object.js';
 import {
@@ -13,20 +16,21 @@ import { toChatRequest } from '../src/api/v1/responses/to-chat-request.js';
 import type { OutputItem, ResponsesRequest } from '../src/api/v1/responses/types.js';
 import { validateResponsesRequest } from '../src/api/v1/responses/validate-request.js';
 import type { DatabaseHandle } from '../src/db/connect.js';
+import { textArrayLiteral } from '../src/db/postgres-arrays.js';
 import {
   deleteExpiredResponses,
   deleteResponse,
   findItems,
   findResponse,
-  insertResponses,
   loadConversation,
   type ResponseRecord,
 } from '../src/db/repositories/responses.js';
+import { insertResponsesPostgres } from '../src/db/repositories/responses-postgres-writer.js';
 import { createSqliteResponseWriter } from '../src/db/repositories/responses-sqlite-writer.js';
 import { ApiError } from '../src/errors/api-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { RetentionJob } from '../src/request-log/retention.js';
-import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from './support/database.js';
+import { insertTestAccounts, type OpenTestDatabase, openTestDatabase, testEngine } from './support/database.js';
 import { waitFor } from './support/wait.js';
 
 /** The stored state of /v1/responses, on SQLite and on PostgreSQL (the same file runs on both engines). */
@@ -46,17 +50,17 @@ afterAll(() => opened.close());
 
 let sequence = 0;
 
-/** Stores responses as the server does: prepared statements on SQLite, the query builder on PostgreSQL. */
+/** Stores responses as the server does: prepared statements on SQLite, column arrays on PostgreSQL. */
 async function insert(records: ResponseRecord[]): Promise<void> {
   if (database.sqlite) createSqliteResponseWriter(database.sqlite)(records);
-  else await insertResponses(database.db, records);
+  else await insertResponsesPostgres(database.db, records);
 }
 
 /** A finished response to `request` with `output`, as the handler would store it. */
 function record(
   request: ResponsesRequest,
   output: OutputItem[],
-  options: { accountId?: string; now?: number; retentionMs?: number; conversationIds?: string[] } = {},
+  options: { accountId?: string; now?: number; retentionMs?: number; ancestors?: readonly AncestorExpiry[] } = {},
 ): ResponseRecord {
   sequence++;
   const response = {
@@ -70,7 +74,7 @@ function record(
     inputItems: normalizeInput(request.input),
     now: options.now ?? start,
     retentionMs: options.retentionMs ?? 30 * day,
-    ...(options.conversationIds ? { conversationIds: options.conversationIds } : {}),
+    ...(options.ancestors ? { ancestors: options.ancestors } : {}),
   }).record;
 }
 
@@ -136,14 +140,18 @@ describe('stored responses', () => {
     expect(before?.responseIds).toEqual([first.id]);
     const second = record(secondRequest, [message('msg_2', 'It is sunny.')], {
       now: start + 10 * day,
-      conversationIds: before?.responseIds,
+      ancestors: before?.turns,
     });
+    await insert([second]);
     const third = record(
       validateResponsesRequest({ model: 'm', previous_response_id: second.id, input: 'Thanks' }),
       [message('msg_3', 'You are welcome.')],
-      { now: start + 20 * day, conversationIds: [first.id, second.id] },
+      {
+        now: start + 20 * day,
+        ancestors: (await loadConversation(database.db, 'acct_a', second.id, start + 20 * day))?.turns,
+      },
     );
-    await insert([second, third]);
+    await insert([third]);
 
     const conversation = await loadConversation(database.db, 'acct_a', third.id, start + 20 * day);
     expect(conversation?.responseIds).toEqual([first.id, second.id, third.id]);
@@ -241,39 +249,154 @@ describe('stored responses', () => {
     expect((await findItems(database.db, 'acct_a', ['msg_ref_1'], start + 31 * day)).size).toBe(0);
   });
 
-  it('writes the same rows through prepared statements (SQLite) as through the query builder', async () => {
-    const request = validateResponsesRequest({ model: 'm', input: [{ id: 'msg_dup', role: 'user', content: 'q' }] });
-    // The same item id twice in one response (a client reusing one): stored as given, its key once.
-    const output = [message('msg_dup', 'a'), message('msg_same_out', 'b')];
-    const built = record(request, output);
-    const prepared = { ...built, id: `${built.id}_prepared` };
-    await insertResponses(database.db, [built]);
-    await insert([prepared]);
-    const rows = await database.db
-      .selectFrom('responses')
-      .selectAll()
-      .where('id', 'in', [built.id, prepared.id])
-      .orderBy('id')
-      .execute();
-    expect(rows).toHaveLength(2);
-    expect({ ...rows[1], id: built.id }).toEqual(rows[0]);
-    for (const id of [built.id, prepared.id]) {
-      const keys = await database.db
-        .selectFrom('response_item_ids')
-        .select(['account_id', 'item_id'])
-        .where('response_id', '=', id)
-        .orderBy('item_id')
-        .execute();
-      expect(keys).toEqual([
-        { account_id: 'acct_a', item_id: 'msg_dup' },
-        { account_id: 'acct_a', item_id: 'msg_same_out' },
-      ]);
+  it('writes a batch byte-exactly through the engine writer: odd ids, duplicate keys, a NULL, a response over 1 MB', async () => {
+    // Texts an array literal or a statement could mangle: quotes, backslashes, commas, braces, the word NULL, spaces,
+    // control characters, non-ASCII and astral characters.
+    const odd = [
+      'a"b',
+      'back\\slash',
+      'c,d',
+      '{e}',
+      'NULL',
+      'null',
+      ' spaced ',
+      'tab\there',
+      'line\nbreak',
+      'é日本😀',
+      '"\\",{}',
+    ];
+    const json = (value: unknown) => JSON.stringify(value);
+    const records: ResponseRecord[] = Array.from({ length: 120 }, (_, index) => {
+      const itemIds = Array.from(
+        { length: index % 9 },
+        (_, item) => `${odd[(index + item) % odd.length]}_${index}_${item}`,
+      );
+      if (index % 5 === 0) itemIds.push(itemIds[0] ?? `only_${index}`, `only_${index}`);
+      const items = itemIds.map((id) => ({ id, type: 'message', text: `${odd[index % odd.length]} \u0001 ${id}` }));
+      return {
+        id: `resp_batch_${index}_${odd[index % odd.length]}`,
+        accountId: index % 3 === 0 ? 'acct_b' : 'acct_a',
+        keyId: `key_${odd[index % odd.length]}`,
+        model: `model ${odd[(index + 3) % odd.length]}`,
+        previousResponseId: index % 4 === 0 ? null : `resp_batch_${index - 1}_${odd[(index + 5) % odd.length]}`,
+        createdAt: start + index,
+        expiresAt: start + 30 * day + index,
+        // A text of JSON and one that is not: the writer takes either as it is.
+        response: index % 2 === 0 ? json({ model: odd[index % odd.length], index }) : `raw ${odd.join('|')} \u0007`,
+        inputItems: json(items.slice(0, 2)),
+        outputItems: json(items.slice(2)),
+        itemIds,
+        inputCount: Math.min(2, items.length),
+        storedBytes: 1000 + index,
+      };
+    });
+    // Larger than a megabyte, with every character an array literal or JSON escapes.
+    const largeText = `${odd.join(' ')} "quoted" \\ \n`.repeat(20_000);
+    const large = {
+      ...(records[7] as ResponseRecord),
+      id: 'resp_batch_large',
+      outputItems: json([{ text: largeText }]),
+    };
+    expect(Buffer.byteLength(large.outputItems)).toBeGreaterThan(1024 * 1024);
+    records.push(large);
+    await insert(records);
+
+    const ids = records.map((item) => item.id);
+    const rows = await database.db.selectFrom('responses').selectAll().where('id', 'in', ids).execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    for (const item of records) {
+      expect(byId.get(item.id)).toEqual({
+        id: item.id,
+        account_id: item.accountId,
+        key_id: item.keyId,
+        model: item.model,
+        previous_response_id: item.previousResponseId,
+        created_at: item.createdAt,
+        expires_at: item.expiresAt,
+        input_count: item.inputCount,
+        stored_bytes: item.storedBytes,
+        response: item.response,
+        input_items: item.inputItems,
+        output_items: item.outputItems,
+        item_ids: JSON.stringify(item.itemIds),
+      });
     }
-    expect(await deleteResponse(database.db, 'acct_a', built.id, start)).toBe(true);
-    expect(
-      await database.db.selectFrom('response_item_ids').select('item_id').where('response_id', '=', built.id).execute(),
-    ).toEqual([]);
-    expect((await findItems(database.db, 'acct_a', ['msg_same_out'], start)).get('msg_same_out')).toEqual(output[1]);
+    // One key per distinct item of a response: a client reusing an id within one response stores it once.
+    const keyOf = (accountId: string, itemId: string, responseId: string) =>
+      JSON.stringify([accountId, itemId, responseId]);
+    const expectedKeys = new Set(
+      records.flatMap((item) => item.itemIds.map((itemId) => keyOf(item.accountId, itemId, item.id))),
+    );
+    const keys = await database.db
+      .selectFrom('response_item_ids')
+      .selectAll()
+      .where('response_id', 'in', ids)
+      .execute();
+    expect(keys.map((key) => keyOf(key.account_id, key.item_id, key.response_id)).sort()).toEqual(
+      [...expectedKeys].sort(),
+    );
+    const first = records[0] as ResponseRecord;
+    expect(first.itemIds).toEqual(['only_0', 'only_0']);
+    expect((await findItems(database.db, first.accountId, ['only_0'], start)).get('only_0')).toMatchObject({
+      id: 'only_0',
+    });
+
+    // The conversations' expiry moves on for the account's own responses, and never back.
+    const earlier = records[1] as ResponseRecord;
+    const later = records[2] as ResponseRecord;
+    const otherAccount = records[3] as ResponseRecord;
+    const continuing = {
+      ...(records[4] as ResponseRecord),
+      id: 'resp_batch_continuing',
+      itemIds: [],
+      expiresAt: later.expiresAt - 1,
+      extendedIds: [earlier.id, later.id, otherAccount.id, 'resp_never_stored'],
+    };
+    expect([earlier.accountId, later.accountId, otherAccount.accountId, continuing.accountId]).toEqual([
+      'acct_a',
+      'acct_a',
+      'acct_b',
+      'acct_a',
+    ]);
+    await insert([continuing]);
+    const expiries = await database.db
+      .selectFrom('responses')
+      .select(['id', 'expires_at'])
+      .where('id', 'in', [earlier.id, later.id, otherAccount.id])
+      .execute();
+    expect(new Map(expiries.map((row) => [row.id, row.expires_at]))).toEqual(
+      new Map([
+        [earlier.id, continuing.expiresAt],
+        [later.id, later.expiresAt],
+        [otherAccount.id, otherAccount.expiresAt],
+      ]),
+    );
+
+    // Deleting reads the keys back from item_ids: every one of them goes.
+    expect(await deleteResponse(database.db, first.accountId, first.id, start)).toBe(true);
+    expect(await deleteResponse(database.db, large.accountId, large.id, start)).toBe(true);
+    const left = await database.db
+      .selectFrom('response_item_ids')
+      .select('item_id')
+      .where('response_id', 'in', [first.id, large.id])
+      .execute();
+    expect(left).toEqual([]);
+  });
+
+  it.runIf(testEngine === 'postgres')('carries any text through an array literal to PostgreSQL as it is', async () => {
+    const special = fc.constantFrom('"', '\\', ',', '{', '}', 'NULL', ' ', '\n', '\t', '\u0001', '\u001f', 'é', '😀');
+    const text = fc
+      .array(fc.oneof(special, fc.string({ unit: 'binary' })), { maxLength: 12 })
+      .map((parts) => parts.join('').replaceAll('\u0000', ''));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.option(text), { maxLength: 20 }), async (values) => {
+        const result = await database.db.executeQuery<{ value: string | null }>(
+          CompiledQuery.raw('select unnest($1::text[]) as value', [textArrayLiteral(values)]),
+        );
+        expect(result.rows.map((row) => row.value)).toEqual(values);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('deletes expired responses and their items in batches, keeping the live ones', async () => {
@@ -333,5 +456,147 @@ describe('stored responses', () => {
     }
     expect((await findItems(database.db, 'acct_a', ['msg_swept', 'msg_kept'], 0)).size).toBe(1);
     expect(await findResponse(database.db, 'acct_a', live.id, now)).toBeDefined();
+  });
+});
+
+describe('conversation expiry', () => {
+  const retentionMs = 30 * day;
+  const slackMs = expirySlackMs(retentionMs);
+  const minute = 60_000;
+  // Later than anything the tests above stored, so their rows never take part.
+  const base = start + 500 * day;
+
+  /** The expiry of each of the responses, as stored. */
+  async function expiries(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await database.db
+      .selectFrom('responses')
+      .select(['id', 'expires_at'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(rows.map((row) => [row.id, Number(row.expires_at)]));
+  }
+
+  interface Turns {
+    ids: string[];
+    /** Times each response was rewritten by a later turn (its expiry changed after it was stored). */
+    rewrites: Map<string, number>;
+    /** Ids the later turns asked the writer to extend, all turns together. */
+    extendedIdsSent: number;
+  }
+
+  /**
+   * Continues a conversation (or begins one) with a turn at each of `times`, as the server does: its conversation
+   * loaded, the response stored with what that read, and checks after each turn that the whole conversation stays
+   * loadable until the newest response expires.
+   */
+  async function converse(times: readonly number[], options: { accountId?: string; after?: string } = {}) {
+    const accountId = options.accountId ?? 'acct_a';
+    const turns: Turns = { ids: [], rewrites: new Map(), extendedIdsSent: 0 };
+    let previous = options.after;
+    for (const now of times) {
+      const conversation = previous ? await loadConversation(database.db, accountId, previous, now) : undefined;
+      if (previous) expect(conversation?.responseIds.at(-1)).toBe(previous);
+      const ancestorIds = conversation?.responseIds ?? [];
+      const stored = record(
+        validateResponsesRequest({ model: 'm', input: `turn at ${now}`, previous_response_id: previous }),
+        [message(`msg_turn_${sequence + 1}`, 'ok')],
+        { accountId, now, retentionMs, ancestors: conversation?.turns ?? [] },
+      );
+      turns.extendedIdsSent += stored.extendedIds?.length ?? 0;
+      const before = await expiries(ancestorIds);
+      await insert([stored]);
+      const after = await expiries(ancestorIds);
+      for (const id of ancestorIds) {
+        if (after.get(id) !== before.get(id)) turns.rewrites.set(id, (turns.rewrites.get(id) ?? 0) + 1);
+      }
+      turns.ids.push(stored.id);
+      previous = stored.id;
+      // Every response of the conversation outlives the newest one's retention.
+      for (const id of [...ancestorIds, stored.id])
+        expect(after.get(id) ?? stored.expiresAt).toBeGreaterThanOrEqual(now + retentionMs);
+      const whole = await loadConversation(database.db, accountId, stored.id, now + retentionMs - 1);
+      expect(whole?.responseIds.length).toBe(ancestorIds.length + 1);
+    }
+    return turns;
+  }
+
+  const timesFrom = (from: number, count: number, every: number) =>
+    Array.from({ length: count }, (_, index) => from + index * every);
+
+  it('rewrites each earlier response at most once in a 40-turn conversation, not every turn', async () => {
+    const turns = await converse(timesFrom(base, 40, minute));
+    // Only the first response, when the second continued it; extending every ancestor each turn rewrote 780 rows.
+    expect([...turns.rewrites]).toEqual([[turns.ids[0], 1]]);
+    expect(turns.extendedIdsSent).toBe(1);
+    // A continuation is kept the slack past its retention, a response that began nothing new exactly its retention.
+    const stored = await expiries(turns.ids);
+    expect(stored.get(turns.ids[39] as string)).toBe(base + 39 * minute + retentionMs + slackMs);
+    expect(stored.get(turns.ids[0] as string)).toBe(base + minute + retentionMs + slackMs);
+  });
+
+  it('extends every earlier response when a conversation is continued after the slack, then none again', async () => {
+    const turns = await converse(timesFrom(base + day, 40, minute));
+    const last = turns.ids.at(-1) as string;
+    const later = base + day + 39 * minute + slackMs + day;
+    const resumed = await converse([later, later + minute], { after: last });
+    expect(resumed.rewrites.size).toBe(40);
+    expect([...resumed.rewrites.values()].every((count) => count === 1)).toBe(true);
+    expect(resumed.extendedIdsSent).toBe(40);
+    const stored = await expiries(turns.ids);
+    for (const id of turns.ids) expect(stored.get(id)).toBe(later + retentionMs + slackMs);
+  });
+
+  it('bounds the rewrites of a slow conversation by its number of slack periods', async () => {
+    // A turn a day for 40 days: each response is rewritten about once per slack, not once per later turn.
+    const turns = await converse(timesFrom(base + 100 * day, 40, day));
+    const bound = Math.ceil((39 * day) / slackMs) + 1;
+    expect(Math.max(...turns.rewrites.values())).toBeLessThanOrEqual(bound);
+    expect(turns.rewrites.get(turns.ids[0] as string)).toBeLessThan(39);
+    // Extending every ancestor each turn sent 39 + 38 + … + 1 ids to the writer.
+    expect(turns.extendedIdsSent).toBeLessThan((39 * 40) / 2 / 3);
+  });
+
+  it('does not bring back an expired response, which still ends the conversation', async () => {
+    const now = base + 200 * day;
+    // Stored before continuations extended what they build on (or with a shorter retention): it expires first.
+    const first = record(validateResponsesRequest({ model: 'm', input: 'old' }), [message('msg_exp_1', 'a')], {
+      now,
+      retentionMs: day,
+    });
+    const second = record(
+      validateResponsesRequest({ model: 'm', input: 'newer', previous_response_id: first.id }),
+      [message('msg_exp_2', 'b')],
+      { now, retentionMs },
+    );
+    await insert([first, second]);
+    const later = now + 2 * day;
+    expect((await loadConversation(database.db, 'acct_a', second.id, later))?.responseIds).toEqual([second.id]);
+    const turns = await converse([later], { after: second.id });
+    // The live response it continues is extended; the expired one before it is not part of the conversation any more.
+    expect([...turns.rewrites]).toEqual([[second.id, 1]]);
+    expect((await loadConversation(database.db, 'acct_a', turns.ids[0] as string, later))?.responseIds).toEqual([
+      second.id,
+      turns.ids[0],
+    ]);
+    expect((await expiries([first.id])).get(first.id)).toBe(now + day);
+  });
+
+  it("never extends another account's responses", async () => {
+    const now = base + 300 * day;
+    const mine = await converse([now]);
+    const id = mine.ids[0] as string;
+    const before = await expiries([id]);
+    // An id of acct_a among acct_b's ancestors (it cannot be, loadConversation is per account): the write is scoped.
+    const theirs = record(validateResponsesRequest({ model: 'm', input: 'x' }), [message('msg_other_acct', 'c')], {
+      accountId: 'acct_b',
+      now: now + 10 * day,
+      retentionMs,
+      ancestors: [{ responseId: id, expiresAt: 0 }],
+    });
+    expect(theirs.extendedIds).toEqual([id]);
+    await insert([theirs]);
+    expect(await expiries([id])).toEqual(before);
+    expect(await loadConversation(database.db, 'acct_b', id, now)).toBeUndefined();
   });
 });

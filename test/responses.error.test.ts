@@ -46,6 +46,17 @@ describe('POST /v1/responses refuses bad input', () => {
     await expectError({ model: 'gpt-4o-mini', input: 'hi', temperature: 3 }, 400, 'temperature');
     await expectError({ model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'function' }] }, 400, 'tools[0].name');
     await expectError({ model: 'gpt-4o-mini', input: 'hi', background: true }, 400, 'background');
+    // A tool type the gateway does not know is left out and named in a header, so it must be a plain name.
+    await expectError(
+      { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'web\u0000search' }] },
+      400,
+      'tools[0].type',
+    );
+    await expectError(
+      { model: 'gpt-4o-mini', input: 'hi', tools: [{ type: 'namespace', name: 'n', tools: [{ type: 'x y' }] }] },
+      400,
+      'tools[0].tools[0].type',
+    );
   });
 
   it('refuses a function_call_output that answers no call', async () => {

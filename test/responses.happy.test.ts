@@ -1,4 +1,6 @@
+import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { expirySlackMs } from '../src/api/v1/responses/conversation-expiry.js';
 import { jsonOf, upstreamSecret, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { getStored, parseEvents, postResponses } from './support/responses.js';
@@ -290,6 +292,35 @@ describe('stored responses', () => {
       code: 'previous_response_not_found',
       param: 'previous_response_id',
     });
+  });
+
+  it('writes one row per turn of a long conversation, not one per earlier response (npm openai client)', async () => {
+    const client = new OpenAI({ baseURL: setup.gateway.baseUrl, apiKey: setup.gateway.key, maxRetries: 0 });
+    const ids: string[] = [];
+    for (let turn = 0; turn < 40; turn++) {
+      const response = await client.responses.create({
+        model: 'gpt-4o-mini',
+        input: `turn ${turn}`,
+        ...(turn > 0 ? { previous_response_id: ids.at(-1) } : {}),
+      });
+      ids.push(response.id);
+    }
+    const items = await client.responses.inputItems.list(ids.at(-1) as string, { limit: 100 });
+    expect(items.data).toHaveLength(79);
+    const rows = await setup.gateway.gateway.database.db
+      .selectFrom('responses')
+      .select(['id', 'created_at', 'expires_at'])
+      .where('id', 'in', ids)
+      .execute();
+    const byId = new Map(
+      rows.map((row) => [row.id, { createdAt: Number(row.created_at), expiresAt: Number(row.expires_at) }]),
+    );
+    const retentionMs = setup.gateway.gateway.config.responses.retentionMs;
+    const kept = retentionMs + expirySlackMs(retentionMs);
+    // Each continuation still holds the expiry it was written with: no later turn rewrote it (all were within the
+    // slack). The first response was rewritten once, by the second turn.
+    for (const id of ids.slice(1)) expect(byId.get(id)?.expiresAt).toBe((byId.get(id)?.createdAt ?? 0) + kept);
+    expect(byId.get(ids[0] as string)?.expiresAt).toBe((byId.get(ids[1] as string)?.createdAt ?? 0) + kept);
   });
 
   it('stores a streamed response too', async () => {

@@ -120,6 +120,10 @@ describe('request-log retention', () => {
     const write = createRequestLogBatchWriter(database);
     await write(RowBatch.of(rows(300, recentOld, account.id)));
     await write(RowBatch.of(rows(200, veryOld, account.id)));
+    // A second account, with older rows still: retention finds each account's oldest period on its own.
+    const second = 'acct_retention_second';
+    await write(RowBatch.of(rows(70, veryOld - 3 * day, second)));
+    await write(RowBatch.of(rows(40, recentOld, second)));
     const rolledUp = async (periodStart: number) => {
       const row = await database.db
         .selectFrom('usage_hourly')
@@ -162,6 +166,12 @@ describe('request-log retention', () => {
         expect(Number(old.n), table).toBe(0);
       }
     }
+    const secondLeft = await database.db
+      .selectFrom('usage_hourly')
+      .select((select) => select.fn.sum<number>('requests').as('requests'))
+      .where('account_id', '=', second)
+      .executeTakeFirst();
+    expect(Number(secondLeft?.requests)).toBe(40);
     const kept = await database.db
       .selectFrom('usage_account_hourly')
       .select('requests')

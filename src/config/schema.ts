@@ -180,7 +180,7 @@ const fallbackPolicy = z.enum(['local', 'allow', 'deny']);
 /** Stored `/v1/responses` state: what `previous_response_id`, `GET /v1/responses/{id}` and item references read. */
 const responsesSchema = z
   .strictObject({
-    /** A stored response (and the conversation it continues) is deleted this long after its latest use. */
+    /** A stored response is deleted this long after it was created; a conversation up to 10% later. */
     retention: duration.default(30 * 86_400_000),
     /** Largest stored response (its input items, output and settings as JSON); larger ones get a 400 unless `store: false`. */
     max_stored_bytes: size.default(16 * 1024 * 1024),

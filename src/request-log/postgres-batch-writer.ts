@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { quoteArrayElement } from '../db/postgres-arrays.js';
 import { touchLastUsed } from '../db/repositories/api-keys.js';
 import { rollupUpsertSql } from '../db/repositories/usage-rollups.js';
 import type { Database } from '../db/schema.js';
@@ -46,12 +47,6 @@ const insertStart = sql.raw(`insert into request_log (${requestLogColumns.join('
 const arrayTypes = requestLogColumns.map((column, position) =>
   sql.raw(columnIsText[position] === 1 ? '::text[]' : fractionColumns.has(column) ? '::float8[]' : '::int8[]'),
 );
-
-/** A text as an element of an array literal: always quoted (so NULL, braces, commas and spaces stay text). */
-function quoteArrayElement(text: string): string {
-  if (text.indexOf('"') === -1 && text.indexOf('\\') === -1) return `"${text}"`;
-  return `"${text.replace(/[\\"]/g, '\\$&')}"`;
-}
 
 /** One array literal per column of requestLogColumns, holding the batch's rows in order. */
 function arrayLiterals(batch: RowBatchMessage): string[] {

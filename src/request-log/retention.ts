@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { deleteExpiredResponses } from '../db/repositories/responses.js';
+import { rolledUpAccounts } from '../db/rollup-accounts.js';
 import type { Database } from '../db/schema.js';
 import { rollupPeriodMs, rollupShapes } from '../db/usage-rollup-layout.js';
 import type { Logger } from '../observability/logger.js';
@@ -84,26 +85,34 @@ async function deleteInBatches(
 
 /**
  * Deletes the rollup rows whose whole period ended before the cutoff, from every rollup, one period at a time from
- * the oldest, so each statement stays short (an hour of rollups is a few thousand rows at most).
+ * the oldest, so each statement stays short (an hour of rollups is a few thousand rows at most). Rollups per account
+ * lead their primary key with the account: their oldest period and its rows are found account by account
+ * (rolledUpAccounts), one seek each, where a statement on the period alone read the whole table (2M rows: ~140 ms on
+ * SQLite, on the event loop; ~500 ms on PostgreSQL).
  */
 async function deleteOldRollups(db: Kysely<Database>, cutoff: number): Promise<number> {
   let deleted = 0;
-  const tables = rollupShapes.flatMap((shape) =>
-    (['hour', 'day'] as const).map((period) => ({ table: shape.tables[period] as 'usage_hourly', period })),
-  );
-  for (const { table, period } of tables) {
-    const size = rollupPeriodMs[period];
-    for (;;) {
-      const oldest = await db
-        .selectFrom(table)
-        .select((select) => select.fn.min('period_start').as('oldest'))
-        .executeTakeFirst();
-      if (oldest?.oldest === null || oldest?.oldest === undefined) break;
-      const before = Math.min(Number(oldest.oldest) + size, cutoff - size + 1);
-      if (before <= Number(oldest.oldest)) break;
-      const result = await db.deleteFrom(table).where('period_start', '<', before).executeTakeFirst();
-      deleted += Number(result.numDeletedRows);
-      await pause();
+  for (const shape of rollupShapes) {
+    const byAccount = shape.keyColumns[0] === 'account_id';
+    for (const period of ['hour', 'day'] as const) {
+      const table = sql.table(shape.tables[period]);
+      const accounts = rolledUpAccounts(shape.tables[period]);
+      const size = rollupPeriodMs[period];
+      for (;;) {
+        const oldest = byAccount
+          ? await sql<{ oldest: number | string | null }>`select min((select min(period_start) from ${table}
+              where account_id = accounts.id)) as oldest from ${accounts} as accounts`.execute(db)
+          : await sql<{ oldest: number | string | null }>`select min(period_start) as oldest from ${table}`.execute(db);
+        const first = oldest.rows[0]?.oldest;
+        if (first === null || first === undefined) break;
+        const before = Math.min(Number(first) + size, cutoff - size + 1);
+        if (before <= Number(first)) break;
+        const result = byAccount
+          ? await sql`delete from ${table} where account_id in ${accounts} and period_start < ${before}`.execute(db)
+          : await sql`delete from ${table} where period_start < ${before}`.execute(db);
+        deleted += Number(result.numAffectedRows ?? 0);
+        await pause();
+      }
     }
   }
   return deleted;

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { registerManagementApi } from '../api/manage/index.js';
@@ -136,6 +136,13 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
       return server;
     },
     genReqId: () => requestIds.next(),
+    // An id longer than any real one reaches its route and is not found there; only past this is the path refused.
+    routerOptions: { maxParamLength: 1024 },
+    // A path Fastify refuses before routing (bad percent-encoding, a segment over the length above).
+    frameworkErrors: (error, _request, reply) => {
+      const rendered = renderOpenAiError(frameworkRefusal(error) ?? apiError('malformed_request', error.message));
+      void (reply as FastifyReply).code(rendered.status).headers(rendered.headers).send(rendered.body);
+    },
     logger: false,
     // Errors raised by Fastify itself (bad JSON on /api, …) reach the error handler below.
     return503OnClosing: true,

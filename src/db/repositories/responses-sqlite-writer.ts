@@ -2,7 +2,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import type { ResponseRecord } from './responses.js';
 
 /**
- * insertResponses on SQLite's server connection, through statements prepared once: a batch of stored responses is
+ * Stored responses on SQLite's server connection, through statements prepared once: a batch of stored responses is
  * one row each, one key per item and the conversations' expiry, in one transaction. Building and compiling a
  * hundred-row query per batch through the query builder cost more than the inserts (docs/performance.md,
  * "`/v1/responses`").
@@ -42,7 +42,7 @@ export function createSqliteResponseWriter(connection: SqliteDatabase.Database):
       for (const itemId of record.itemIds) {
         if (itemId !== '') insertItemKey.run(record.accountId, itemId, record.id);
       }
-      for (const id of record.conversationIds ?? []) {
+      for (const id of record.extendedIds ?? []) {
         extendExpiry.run(record.expiresAt, id, record.accountId, record.expiresAt);
       }
     }

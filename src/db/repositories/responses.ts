@@ -6,7 +6,7 @@ import type { Database } from '../schema.js';
  * `response_item_ids` finds an item by its id within the account. Every read is scoped to an account and to responses
  * not yet expired, so another account's response, a deleted one and an expired one all read as absent. A conversation
  * is replayed by walking `previous_response_id` back from a response (one recursive query); each response stores only
- * its own items.
+ * its own items. Responses are written by responses-sqlite-writer.ts and responses-postgres-writer.ts.
  */
 
 export interface ResponseRecord {
@@ -28,14 +28,16 @@ export interface ResponseRecord {
   inputCount: number;
   storedBytes: number;
   /**
-   * The responses it continues (from loadConversation): they are kept at least as long as this one, so a
-   * conversation in use does not lose its beginning to retention.
+   * Responses it continues whose expiry falls short of its retention (conversation-expiry.ts): raised to its own
+   * `expiresAt` when still below it, so a conversation in use does not lose its beginning to retention.
    */
-  conversationIds?: readonly string[];
+  extendedIds?: readonly string[];
 }
 
 export interface ConversationTurn {
   responseId: string;
+  /** When it expires (epoch milliseconds), as read. */
+  expiresAt: number;
   /** Its input items, a JSON array. */
   inputItems: string;
   /** Its output items, a JSON array. */
@@ -58,67 +60,6 @@ export function chunks<Item>(items: readonly Item[], size: number): Item[][] {
   const result: Item[][] = [];
   for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
   return result;
-}
-
-/** Rows per multi-row insert: a statement compiled per hundred rows, not per row, well under parameter limits. */
-const rowsPerInsert = 100;
-
-/** The response's row as the table holds it. */
-export function responseRow(record: ResponseRecord) {
-  return {
-    id: record.id,
-    account_id: record.accountId,
-    key_id: record.keyId,
-    model: record.model,
-    previous_response_id: record.previousResponseId,
-    created_at: record.createdAt,
-    expires_at: record.expiresAt,
-    input_count: record.inputCount,
-    stored_bytes: record.storedBytes,
-    response: record.response,
-    input_items: record.inputItems,
-    output_items: record.outputItems,
-    item_ids: JSON.stringify(record.itemIds),
-  };
-}
-
-/**
- * Stores responses in one transaction (the gateway batches its writes): their rows and their items' keys in multi-row
- * inserts, then the expiry of the conversations they continue. SQLite's server connection writes with prepared
- * statements instead (responses-sqlite-writer.ts), the same rows.
- */
-export async function insertResponses(db: Kysely<Database>, records: readonly ResponseRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  const responseRows = records.map(responseRow);
-  const itemIdRows = records.flatMap((record) =>
-    record.itemIds
-      .filter((itemId) => itemId !== '')
-      .map((itemId) => ({ account_id: record.accountId, item_id: itemId, response_id: record.id })),
-  );
-  await db.transaction().execute(async (transaction) => {
-    for (const batch of chunks(responseRows, rowsPerInsert)) {
-      await transaction.insertInto('responses').values(batch).execute();
-    }
-    for (const batch of chunks(itemIdRows, rowsPerInsert * 3)) {
-      // An item may appear twice in one response (a client reusing an id): its key once.
-      await transaction
-        .insertInto('response_item_ids')
-        .values(batch)
-        .onConflict((conflict) => conflict.doNothing())
-        .execute();
-    }
-    for (const record of records) {
-      for (const ids of chunks(record.conversationIds ?? [], idsPerStatement)) {
-        await transaction
-          .updateTable('responses')
-          .set({ expires_at: record.expiresAt })
-          .where('account_id', '=', record.accountId)
-          .where('id', 'in', ids)
-          .where('expires_at', '<', record.expiresAt)
-          .execute();
-      }
-    }
-  });
 }
 
 export interface FoundResponse {
@@ -187,6 +128,7 @@ export async function deleteResponse(
 
 interface ConversationRow {
   id: string;
+  expires_at: number;
   input_items: string;
   output_items: string;
 }
@@ -211,7 +153,7 @@ export async function loadConversation(
       from responses join chain on responses.id = chain.previous_response_id
       where responses.account_id = ${accountId} and responses.expires_at > ${now} and chain.depth < ${maxConversationLength}
     )
-    select responses.id, responses.input_items, responses.output_items
+    select responses.id, responses.expires_at, responses.input_items, responses.output_items
     from chain join responses on responses.id = chain.id
     order by chain.depth desc`.execute(db);
   if (result.rows.length === 0) return undefined;
@@ -219,6 +161,7 @@ export async function loadConversation(
     responseIds: result.rows.map((row) => row.id),
     turns: result.rows.map((row) => ({
       responseId: row.id,
+      expiresAt: row.expires_at,
       inputItems: row.input_items,
       outputItems: row.output_items,
     })),

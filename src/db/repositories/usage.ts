@@ -1,6 +1,7 @@
 import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { ArrayReader } from '../array-reader.js';
 import type { Dialect } from '../migrations/dialect.js';
+import { rolledUpAccounts } from '../rollup-accounts.js';
 import type { Database } from '../schema.js';
 import {
   accountRollup,
@@ -76,17 +77,6 @@ const groupColumns: Record<Exclude<UsageGroupBy, 'none'>, RollupDimension> = {
   provider: 'provider',
   account: 'account_id',
 };
-
-/**
- * The accounts a rollup table holds, found by one seek per account (a loose index scan of the primary key, whose
- * first column is the account). SQLite's reports across accounts filter on it, so each account's rows are read as one
- * range of the primary key rather than every row of the period through an index and a lookup each, and spend per
- * account needs no sort. PostgreSQL would give up its parallel plan for it (docs/performance.md): not used there.
- */
-function rolledUpAccounts(table: string): RawBuilder<string> {
-  const from = sql.table(table);
-  return sql<string>`(with recursive seen(id) as (select min(account_id) from ${from} union all select (select min(account_id) from ${from} where account_id > seen.id) from seen where seen.id is not null) select id from seen where id is not null)`;
-}
 
 const toNumber = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 

@@ -6,10 +6,10 @@ import {
   type FoundResponse,
   findItems,
   findResponse,
-  insertResponses,
   loadConversation,
   type ResponseRecord,
 } from '../../../db/repositories/responses.js';
+import { insertResponsesPostgres } from '../../../db/repositories/responses-postgres-writer.js';
 import { createSqliteResponseWriter } from '../../../db/repositories/responses-sqlite-writer.js';
 import type { Database } from '../../../db/schema.js';
 import type { Logger } from '../../../observability/logger.js';
@@ -78,7 +78,7 @@ export class ResponseStore {
         else writeHere(records);
       };
     } else {
-      this.insert = (records) => insertResponses(options.db, records);
+      this.insert = (records) => insertResponsesPostgres(options.db, records);
     }
   }
 

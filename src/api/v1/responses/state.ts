@@ -1,5 +1,6 @@
 import type { ParsedBody } from '../../../server/read-body.js';
 import type { Exchange } from '../pipeline/endpoint.js';
+import type { AncestorExpiry } from './conversation-expiry.js';
 import { previousResponseNotFound } from './errors.js';
 import type { ResponseStore } from './response-store.js';
 import { itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
@@ -17,8 +18,8 @@ export interface RequestState {
   request: ResponsesRequest;
   /** The conversation replayed before the input, oldest first. */
   history: InputItem[];
-  /** The responses of that conversation (kept as long as the new one). */
-  conversationIds: readonly string[];
+  /** The responses of that conversation with their expiry as read (kept as long as the new one). */
+  ancestors: readonly AncestorExpiry[];
 }
 
 export async function loadState(
@@ -27,20 +28,21 @@ export async function loadState(
   accountId: string,
 ): Promise<RequestState> {
   let history: InputItem[] = [];
-  let conversationIds: readonly string[] = [];
+  let ancestors: readonly AncestorExpiry[] = [];
   const previous = request.previous_response_id;
   if (typeof previous === 'string') {
     const conversation = await store.conversation(accountId, previous);
     // Another account's, deleted, expired and never stored (store: false) all read the same.
     if (!conversation) throw previousResponseNotFound(previous);
     history = replayItems(conversation);
-    conversationIds = conversation.responseIds;
+    // Only the ids and expiries are kept for the save: the rows' JSON is not held through the upstream call.
+    ancestors = conversation.turns.map((turn) => ({ responseId: turn.responseId, expiresAt: turn.expiresAt }));
   }
   const references = itemReferenceIds(request.input);
-  if (references.length === 0) return { request, history, conversationIds };
+  if (references.length === 0) return { request, history, ancestors };
   const found = await store.items(accountId, references);
   const input = resolveItemReferences(request.input, found);
-  return { request: { ...request, input }, history, conversationIds };
+  return { request: { ...request, input }, history, ancestors };
 }
 
 /** Refuses, before the upstream is called, a request too large to store when it asks to be stored. */
@@ -58,7 +60,7 @@ export interface Storing {
   maxStoredBytes: number;
   /** The input as given (normalized here: ids and content parts, as input_items lists them). */
   input: ResponsesRequest['input'];
-  conversationIds: readonly string[];
+  ancestors: readonly AncestorExpiry[];
 }
 
 /** What a stored response needs besides the finished response; undefined when the request is not to be stored. */
@@ -72,7 +74,7 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
     retentionMs: settings.retentionMs,
     maxStoredBytes: settings.maxStoredBytes,
     input: state.request.input,
-    conversationIds: state.conversationIds,
+    ancestors: state.ancestors,
   };
 }
 
@@ -88,7 +90,7 @@ export function saveResponse(storing: Storing, response: ResponseObject, exchang
     inputItems: normalizeInput(storing.input),
     now: Date.now(),
     retentionMs: storing.retentionMs,
-    conversationIds: storing.conversationIds,
+    ancestors: storing.ancestors,
   };
   const { record, json } = toResponseRecord(response, context);
   if (record.storedBytes > storing.maxStoredBytes) {

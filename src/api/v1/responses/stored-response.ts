@@ -1,4 +1,5 @@
 import type { ResponseRecord } from '../../../db/repositories/responses.js';
+import { type AncestorExpiry, conversationExpiry } from './conversation-expiry.js';
 import { storedResponseTooLarge } from './errors.js';
 import { readStoredSettings, storedSettingsJson } from './stored-settings.js';
 import type { InputItem, OutputItem, ResponseObject } from './types.js';
@@ -18,8 +19,8 @@ export interface RecordContext {
   /** Epoch milliseconds. */
   now: number;
   retentionMs: number;
-  /** The responses it continues (the conversation replayed before it), whose expiry it extends. */
-  conversationIds?: readonly string[];
+  /** The responses it continues (the conversation replayed before it), whose expiry it may extend. */
+  ancestors?: readonly AncestorExpiry[];
 }
 
 function itemIds(items: ReadonlyArray<InputItem | OutputItem>, into: string[]): void {
@@ -40,6 +41,7 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
   const ids: string[] = [];
   itemIds(context.inputItems, ids);
   itemIds(output, ids);
+  const expiry = conversationExpiry(context.ancestors ?? [], context.now, context.retentionMs);
   const record: ResponseRecord = {
     id: response.id,
     accountId: context.accountId,
@@ -47,14 +49,14 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
     model: response.model,
     previousResponseId: response.previous_response_id,
     createdAt: context.now,
-    expiresAt: context.now + context.retentionMs,
+    expiresAt: expiry.expiresAt,
     response: storedSettingsJson(settings, settingsJson),
     inputItems,
     outputItems,
     itemIds: ids,
     inputCount: context.inputItems.length,
     storedBytes: Buffer.byteLength(settingsJson) + Buffer.byteLength(inputItems) + Buffer.byteLength(outputItems),
-    ...(context.conversationIds ? { conversationIds: context.conversationIds } : {}),
+    ...(expiry.extendedIds.length > 0 ? { extendedIds: expiry.extendedIds } : {}),
   };
   // The object's members, then its output: the order of members means nothing in JSON.
   const json = `${settingsJson.slice(0, -1)}${settingsJson.length > 2 ? ',' : ''}"output":${outputItems}}`;

@@ -22,6 +22,8 @@ import type { JsonObject } from './types.js';
  */
 
 const schemaNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+// A tool type the gateway does not know may be left out and named in a response header: it must be a plain token.
+const toolTypePattern = /^[a-zA-Z][a-zA-Z0-9_.:-]{0,63}$/;
 
 function checkNamed(tool: JsonObject, param: string): void {
   const name = requireString(tool, 'name', `${param}.name`);
@@ -56,6 +58,14 @@ function checkTool(value: unknown, param: string, insideNamespace: boolean): voi
       for (let index = 0; index < inner.length; index++) checkTool(inner[index], `${param}.tools[${index}]`, true);
       return;
     }
+    default:
+      if (!toolTypePattern.test(tool.type)) {
+        fail(
+          `Invalid '${param}.type': a tool type is a name of letters, digits and '_', '.', ':' or '-', at most 64 characters.`,
+          `${param}.type`,
+          'invalid_value',
+        );
+      }
   }
 }
 

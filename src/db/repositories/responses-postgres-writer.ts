@@ -1,0 +1,131 @@
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { textArrayLiteral } from '../postgres-arrays.js';
+import type { Database } from '../schema.js';
+import type { ResponseRecord } from './responses.js';
+
+/**
+ * Stored responses on PostgreSQL, a batch in one transaction: the rows in one multi-row insert of plain parameters,
+ * their items' keys from column arrays (`unnest`, as the request log), then the expiry of the conversations they
+ * continue; statements written out here, not built and compiled by the query builder for each batch. The rows' JSON
+ * texts (~3 KB a response) are sent as they are: escaped into array literals they cost what compiling saved
+ * (docs/performance.md, "`/v1/responses`"). SQLite writes the same rows through prepared statements
+ * (responses-sqlite-writer.ts).
+ */
+
+const responseColumns = [
+  'id',
+  'account_id',
+  'key_id',
+  'model',
+  'previous_response_id',
+  'created_at',
+  'expires_at',
+  'input_count',
+  'stored_bytes',
+  'response',
+  'input_items',
+  'output_items',
+  'item_ids',
+];
+
+/** `insert … values ($1, …, $13), ($14, …)` for `rows` rows, in responseColumns order. */
+function insertRowsSql(rows: number): string {
+  const tuples: string[] = [];
+  for (let row = 0, parameter = 0; row < rows; row++) {
+    const placeholders: string[] = [];
+    for (let column = 0; column < responseColumns.length; column++) placeholders.push(`$${++parameter}`);
+    tuples.push(`(${placeholders.join(', ')})`);
+  }
+  return `insert into responses (${responseColumns.join(', ')}) values ${tuples.join(', ')}`;
+}
+
+// An item may appear twice in one response (a client reusing an id): its key once.
+const insertItemKeysSql = `insert into response_item_ids (account_id, item_id, response_id)
+  select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing`;
+
+const extendExpirySql =
+  'update responses set expires_at = $1 where account_id = $2 and id = any($3::text[]) and expires_at < $1';
+
+/** Rows per insert: 1,300 parameters, far below PostgreSQL's 65,535. */
+const rowsPerStatement = 100;
+/** Bytes of responses per insert: one message to the server stays far below its 1 GB bound. */
+const bytesPerStatement = 16 * 1024 * 1024;
+
+/** The records in runs of at most rowsPerStatement and bytesPerStatement (a larger record alone). */
+function statementRuns(records: readonly ResponseRecord[]): ResponseRecord[][] {
+  const runs: ResponseRecord[][] = [];
+  let run: ResponseRecord[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    if (run.length === rowsPerStatement || (run.length > 0 && bytes + record.storedBytes > bytesPerStatement)) {
+      runs.push(run);
+      run = [];
+      bytes = 0;
+    }
+    run.push(record);
+    bytes += record.storedBytes;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+async function insertRows(transaction: Transaction<Database>, records: readonly ResponseRecord[]): Promise<void> {
+  const parameters: unknown[] = new Array(records.length * responseColumns.length);
+  let at = 0;
+  for (const record of records) {
+    parameters[at++] = record.id;
+    parameters[at++] = record.accountId;
+    parameters[at++] = record.keyId;
+    parameters[at++] = record.model;
+    parameters[at++] = record.previousResponseId;
+    parameters[at++] = record.createdAt;
+    parameters[at++] = record.expiresAt;
+    parameters[at++] = record.inputCount;
+    parameters[at++] = record.storedBytes;
+    parameters[at++] = record.response;
+    parameters[at++] = record.inputItems;
+    parameters[at++] = record.outputItems;
+    parameters[at++] = JSON.stringify(record.itemIds);
+  }
+  await transaction.executeQuery(CompiledQuery.raw(insertRowsSql(records.length), parameters));
+}
+
+async function insertItemKeys(transaction: Transaction<Database>, records: readonly ResponseRecord[]): Promise<void> {
+  const accountIds: string[] = [];
+  const itemIds: string[] = [];
+  const responseIds: string[] = [];
+  for (const record of records) {
+    for (const itemId of record.itemIds) {
+      if (itemId === '') continue;
+      accountIds.push(record.accountId);
+      itemIds.push(itemId);
+      responseIds.push(record.id);
+    }
+  }
+  if (itemIds.length === 0) return;
+  const parameters = [textArrayLiteral(accountIds), textArrayLiteral(itemIds), textArrayLiteral(responseIds)];
+  await transaction.executeQuery(CompiledQuery.raw(insertItemKeysSql, parameters));
+}
+
+/** The responses each record continues are kept at least as long as it is. */
+async function extendConversations(
+  transaction: Transaction<Database>,
+  records: readonly ResponseRecord[],
+): Promise<void> {
+  for (const record of records) {
+    if (!record.extendedIds || record.extendedIds.length === 0) continue;
+    const parameters = [record.expiresAt, record.accountId, textArrayLiteral(record.extendedIds)];
+    await transaction.executeQuery(CompiledQuery.raw(extendExpirySql, parameters));
+  }
+}
+
+export async function insertResponsesPostgres(db: Kysely<Database>, records: readonly ResponseRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await db.transaction().execute(async (transaction) => {
+    for (const run of statementRuns(records)) {
+      await insertRows(transaction, run);
+      await insertItemKeys(transaction, run);
+    }
+    await extendConversations(transaction, records);
+  });
+}
