@@ -41,8 +41,7 @@ const ended: IteratorReturnResult<undefined> = Object.freeze({ value: undefined,
  */
 export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamResponse, AsyncIterableIterator<SseEvent> {
   statusCode = 0;
-  private rawHeaders: Buffer[] = noHeaders;
-  private parsedHeaders: UpstreamHeaders | undefined;
+  headers: UpstreamHeaders = noHeaders;
   private signal: CancelSignal | undefined;
   private abortUpstream: ((error: Error) => void) | undefined;
   private resumeUpstream: (() => void) | undefined;
@@ -89,11 +88,6 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
     return this.queuedBytes;
   }
 
-  get headers(): UpstreamHeaders {
-    this.parsedHeaders ??= parseHeaders(this.rawHeaders) as UpstreamHeaders;
-    return this.parsedHeaders;
-  }
-
   // undici's side.
 
   onConnect(abort: (error?: Error) => void): void {
@@ -105,7 +99,9 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.statusCode = statusCode;
-    this.rawHeaders = rawHeaders;
+    // Parsed at once, not when first asked for: the raw ones are views of the socket's first read, which they would
+    // keep alive for the whole stream (12 Buffers and the read's memory, ~2 KB a stream in a heap snapshot).
+    this.headers = parseHeaders(rawHeaders) as UpstreamHeaders;
     this.resumeUpstream = resume;
     const onResponse = this.onResponse;
     this.onResponse = undefined;
@@ -331,6 +327,6 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
   }
 }
 
-const noHeaders: Buffer[] = [];
+const noHeaders: UpstreamHeaders = Object.freeze({});
 const noEvents: SseEvent[] = [];
 const emptyChunk = Buffer.alloc(0);
