@@ -50,7 +50,7 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
   private chunks: Buffer[] = [];
   private chunkIndex = 0;
   private queuedBytes = 0;
-  /** The body has been read to its end; `failure`: the response failed (as `fail` made it). */
+  /** The body has been read to its end; `failed`: the response failed, with `failure` (as `fail` made it). */
   private complete = false;
   private failure: unknown;
   private failed = false;
@@ -64,7 +64,7 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
   /** Until headers arrive: the caller's promise of the response. */
   private onResponse: ((response: UpstreamResponse) => void) | undefined;
   private onResponseFailed: ((error: unknown) => void) | undefined;
-  /** A consumer waiting for the next event, or for the whole text. */
+  /** A consumer waiting for the next event (`events`), or for the whole body (`textWanted`). */
   private waiting: ((result: IteratorResult<SseEvent>) => void) | undefined;
   private waitingFailed: ((error: unknown) => void) | undefined;
   private textWanted:
