@@ -1,14 +1,7 @@
-import { ApiError, apiError } from '../errors/api-error.js';
+import { type ApiError, apiError } from '../errors/api-error.js';
 import type { ChatCompletion } from '../openai/types.js';
 import type { CancelSignal } from '../server/cancellation.js';
-import {
-  classifyUpstreamError,
-  type UpstreamClient,
-  type UpstreamHeaders,
-  type UpstreamResponse,
-  type UpstreamTimeouts,
-} from '../upstream/client.js';
-import { type SseEvent, SseParser } from '../upstream/sse.js';
+import type { UpstreamClient, UpstreamHeaders, UpstreamResponse, UpstreamTimeouts } from '../upstream/client.js';
 import type { StreamItem } from './provider.js';
 import { toProviderError } from './upstream-error.js';
 
@@ -32,20 +25,6 @@ export interface UpstreamPost {
 
 /** Bodies of error responses are read up to this size; the rest is not worth holding in memory. */
 const maxErrorBodyBytes = 64 * 1024;
-
-async function collect(response: UpstreamResponse, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      response.body.destroy();
-      break;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * Sends a POST and reads the whole answer (non-streaming calls); resolves with what `read` makes of the body of a 2xx
@@ -71,38 +50,22 @@ export function postForBody<Result>(
   );
 }
 
-/** Sends a POST; resolves with a 2xx response whose body is a stream, otherwise throws the provider's error. */
+/**
+ * Sends a POST; resolves with a 2xx response whose body is read as it arrives, otherwise throws the provider's error.
+ * Connection failures, before the headers or while the body is read, are the provider's errors.
+ */
 export async function postUpstream(
   upstream: UpstreamClient,
   providerName: string,
   request: UpstreamPost,
   parseError: ErrorParser,
 ): Promise<UpstreamResponse> {
-  let response: UpstreamResponse;
-  try {
-    response = await upstream.send(request);
-  } catch (error) {
-    throw toProviderError(providerName, error);
-  }
+  const response = await upstream.stream(request, (failure) => toProviderError(providerName, failure));
   if (response.statusCode >= 400 || response.statusCode < 200) {
-    const text = await collect(response, maxErrorBodyBytes).catch(() => '');
+    const text = await response.text(maxErrorBodyBytes).catch(() => '');
     throw parseError(response.statusCode, response.headers, text);
   }
   return response;
-}
-
-/** Reads a whole (successful) response body; connection failures while reading become provider errors. */
-export async function readBody(
-  providerName: string,
-  response: UpstreamResponse,
-  signal: CancelSignal,
-): Promise<string> {
-  try {
-    // undici's own body reader: much cheaper than async-iterating the stream chunk by chunk.
-    return await response.body.text();
-  } catch (error) {
-    throw toProviderError(providerName, classifyUpstreamError(error, signal));
-  }
 }
 
 export function malformed(providerName: string, what: string): ApiError {
@@ -128,29 +91,6 @@ export function isEventStream(response: UpstreamResponse): boolean {
   return typeof type === 'string' && type.includes('text/event-stream');
 }
 
-/**
- * The events of an SSE response body, through the one SSE parser. Connection failures while reading become provider
- * errors (ApiErrors thrown by the consumer pass through untouched); the body is always released.
- */
-export async function* sseEvents(
-  providerName: string,
-  response: UpstreamResponse,
-  signal: CancelSignal,
-): AsyncGenerator<SseEvent> {
-  const parser = new SseParser();
-  try {
-    for await (const bytes of response.body) {
-      for (const event of parser.push(bytes as Buffer)) yield event;
-    }
-    for (const event of parser.end()) yield event;
-  } catch (error) {
-    if (error instanceof ApiError) throw error;
-    throw toProviderError(providerName, classifyUpstreamError(error, signal));
-  } finally {
-    if (!response.body.destroyed) response.body.destroy();
-  }
-}
-
 /** A stream translator: each upstream event becomes zero or more chat chunks; `end` may add the last ones. */
 export interface StreamTranslator<Event> {
   push(event: Event): readonly ChatCompletion[];
@@ -161,10 +101,9 @@ export interface StreamTranslator<Event> {
 export async function* translateEvents<Event>(
   providerName: string,
   response: UpstreamResponse,
-  signal: CancelSignal,
   translator: StreamTranslator<Event>,
 ): AsyncGenerator<StreamItem> {
-  for await (const event of sseEvents(providerName, response, signal)) {
+  for await (const event of response.events()) {
     const data = parseJsonObject(providerName, event.data, 'stream data') as Event;
     for (const chunk of translator.push(data)) yield { chunk };
   }

@@ -1,5 +1,5 @@
 import { ApiError, apiError, upstreamRejectedRequest } from '../errors/api-error.js';
-import { UpstreamFailure } from '../upstream/client.js';
+import { UpstreamFailure } from '../upstream/failure.js';
 
 /**
  * One policy, shared by every provider, for turning an upstream's HTTP error into what our client sees:

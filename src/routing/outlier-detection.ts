@@ -1,5 +1,5 @@
 import type { ApiError } from '../errors/api-error.js';
-import { UpstreamFailure } from '../upstream/client.js';
+import { UpstreamFailure } from '../upstream/failure.js';
 import type { AccountTally } from './outcome-window.js';
 
 /**

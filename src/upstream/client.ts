@@ -1,13 +1,18 @@
 import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../server/cancellation.js';
-import { Pool, parseHeaders, requestOn, undiciErrorClasses as undiciErrors } from './undici-parts.js';
+import { classifyUpstreamError, UpstreamFailure } from './failure.js';
+import { StreamingHandler, type UpstreamHeaders, type UpstreamResponse } from './streamed-response.js';
+import { Pool, parseHeaders, undiciErrorClasses as undiciErrors } from './undici-parts.js';
+
+export type { UpstreamHeaders, UpstreamResponse } from './streamed-response.js';
 
 /**
  * The only module that makes outbound HTTP requests. One keep-alive connection pool per upstream origin (undici
  * `Pool`, much cheaper than `fetch` for proxying; TCP_NODELAY on every socket). Two ways to call:
  * - `exchange`: a whole response in one Buffer (non-streaming completions), through undici's `dispatch` with a
  *   handler that only collects bytes: no stream object, no promise per chunk (docs/performance.md#upstream-client);
- * - `send`: headers first and the body as a stream (event streams).
+ * - `stream`: headers first, then the body read as it arrives (event streams), through `dispatch` too, with a handler
+ *   that hands the bytes to the SSE parser as the consumer asks for events (upstream/streamed-response.ts).
  * Failures are classified here once, so callers can map them to 502/504 without knowing undici's error zoo.
  */
 
@@ -31,10 +36,6 @@ export interface UpstreamRequest {
   maxConnections: number;
 }
 
-export type UpstreamResponse = Dispatcher.ResponseData;
-
-export type UpstreamHeaders = Record<string, string | string[] | undefined>;
-
 /** A whole response, read by `exchange`. */
 export interface UpstreamReply {
   statusCode: number;
@@ -47,49 +48,6 @@ export interface UpstreamReply {
  * the gateway); the largest real completions are a few megabytes.
  */
 export const maxResponseBytes = 64 * 1024 * 1024;
-
-export type UpstreamFailureKind =
-  | 'connect_timeout'
-  | 'first_byte_timeout'
-  | 'idle_timeout'
-  | 'unreachable'
-  | 'aborted'
-  | 'too_large';
-
-export class UpstreamFailure extends Error {
-  constructor(
-    readonly kind: UpstreamFailureKind,
-    message: string,
-    options?: { cause: unknown },
-  ) {
-    super(message, options);
-    this.name = 'UpstreamFailure';
-  }
-
-  get isTimeout(): boolean {
-    return this.kind.endsWith('_timeout');
-  }
-}
-
-/** Maps an error thrown by undici (while connecting, waiting or reading) to an UpstreamFailure. */
-export function classifyUpstreamError(error: unknown, signal?: CancelSignal): UpstreamFailure {
-  if (error instanceof UpstreamFailure) return error;
-  if (signal?.aborted) return new UpstreamFailure('aborted', 'request aborted', { cause: error });
-  if (error instanceof undiciErrors.ConnectTimeoutError) {
-    return new UpstreamFailure('connect_timeout', 'timed out connecting to the upstream', { cause: error });
-  }
-  if (error instanceof undiciErrors.HeadersTimeoutError) {
-    return new UpstreamFailure('first_byte_timeout', 'the upstream did not start responding in time', { cause: error });
-  }
-  if (error instanceof undiciErrors.BodyTimeoutError) {
-    return new UpstreamFailure('idle_timeout', 'the upstream stopped sending data', { cause: error });
-  }
-  if (error instanceof undiciErrors.RequestAbortedError || (error as Error)?.name === 'AbortError') {
-    return new UpstreamFailure('aborted', 'request aborted', { cause: error });
-  }
-  const code = (error as NodeJS.ErrnoException)?.code ?? (error as Error)?.name ?? 'error';
-  return new UpstreamFailure('unreachable', `could not reach the upstream (${code})`, { cause: error });
-}
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
@@ -125,18 +83,10 @@ export class UpstreamClient {
     read: (reply: UpstreamReply) => Result,
     fail: (failure: UpstreamFailure) => unknown = (failure) => failure,
   ): Promise<Result> {
-    const { headers, body } = bodyForUndici(request);
+    const options = dispatchOptions(request);
     return new Promise((resolve, reject) => {
       this.poolFor(request).dispatch(
-        {
-          origin: request.origin,
-          path: request.path,
-          method: request.method ?? 'POST',
-          headers,
-          body,
-          headersTimeout: request.timeouts.firstByteMs,
-          bodyTimeout: request.timeouts.idleMs,
-        },
+        options,
         new CollectingHandler(
           request.signal,
           this.maxResponseBytes,
@@ -153,28 +103,40 @@ export class UpstreamClient {
     });
   }
 
-  /** Sends a request; resolves once headers arrive, with the body as a stream. Throws UpstreamFailure. */
-  async send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    try {
-      const { headers, body } = bodyForUndici(request);
-      return await requestOn(this.poolFor(request), {
-        path: request.path,
-        method: request.method ?? 'POST',
-        headers,
-        body,
-        signal: request.signal ?? null,
-        headersTimeout: request.timeouts.firstByteMs,
-        bodyTimeout: request.timeouts.idleMs,
-      });
-    } catch (error) {
-      throw classifyUpstreamError(error, request.signal);
-    }
+  /**
+   * Sends a request; resolves once headers arrive, whatever the status, with the body to be read as it arrives. A
+   * failure, before the headers or while the body is read, comes out as `fail(failure)` (the failure itself by
+   * default).
+   */
+  stream(request: UpstreamRequest, fail: (failure: UpstreamFailure) => unknown = itself): Promise<UpstreamResponse> {
+    // Built outside the promise's executor: the handler keeps `fail`, and a closure made in the same scope as one
+    // that captures the body would keep the body alive with it for the whole stream.
+    const options = dispatchOptions(request);
+    const pool = this.poolFor(request);
+    return new Promise((resolve, reject) => {
+      pool.dispatch(options, new StreamingHandler(request.signal, this.maxResponseBytes, fail, resolve, reject));
+    });
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((pool) => pool.close().catch(() => pool.destroy())));
     this.pools.clear();
   }
+}
+
+const itself = (failure: UpstreamFailure): unknown => failure;
+
+function dispatchOptions(request: UpstreamRequest): Dispatcher.DispatchOptions {
+  const { headers, body } = bodyForUndici(request);
+  return {
+    origin: request.origin,
+    path: request.path,
+    method: request.method ?? 'POST',
+    headers,
+    body,
+    headersTimeout: request.timeouts.firstByteMs,
+    bodyTimeout: request.timeouts.idleMs,
+  };
 }
 
 /**

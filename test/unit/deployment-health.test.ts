@@ -10,7 +10,7 @@ import {
 import { OutcomeWindow } from '../../src/routing/outcome-window.js';
 import { isOutlier, mayFollowTheRequest } from '../../src/routing/outlier-detection.js';
 import type { Deployment, RouteChain } from '../../src/routing/router.js';
-import { UpstreamFailure } from '../../src/upstream/client.js';
+import { UpstreamFailure } from '../../src/upstream/failure.js';
 
 /**
  * Deployment health on an injected clock: what counts against a deployment (the traffic as a whole, every account

@@ -4,16 +4,29 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cancellation } from '../../src/server/cancellation.js';
 import { fullCollection } from '../../src/server/reclaim-memory-when-idle.js';
-import { bodyForgottenFromBytes, UpstreamClient, type UpstreamFailure } from '../../src/upstream/client.js';
+import { bodyForgottenFromBytes, UpstreamClient, type UpstreamResponse } from '../../src/upstream/client.js';
+import type { UpstreamFailure } from '../../src/upstream/failure.js';
+import { streamHighWaterMark } from '../../src/upstream/streamed-response.js';
 import { waitFor } from '../support/wait.js';
 
-/** The whole-response path of the one module doing outbound HTTP, against a real local server. */
+/** Both paths of the one module doing outbound HTTP (whole responses, streams), against a real local server. */
 let server: Server;
 let origin: string;
 /** Responses of /hold: headers and a first part sent, the rest when the test ends them. */
 const held: Array<{ end(text: string): void }> = [];
 /** How many requests /slow has received (and will never answer). */
 let slowArrivals = 0;
+/** How many /held-events responses were closed before they ended (by the client going away). */
+let heldEventsClosed = 0;
+/** /flood: how far the upstream got, and the most body bytes the client held unread while it wrote. */
+const floodEvents = 32_000;
+const flood = {
+  written: 0,
+  finished: false,
+  waitingForDrain: false,
+  maxBuffered: 0,
+  client: undefined as UpstreamResponse | undefined,
+};
 
 beforeAll(async () => {
   server = createServer((request, response) => {
@@ -31,6 +44,47 @@ beforeAll(async () => {
       // Never answers: only a cancellation or a timeout of the client can end the exchange.
       slowArrivals++;
       request.resume();
+    } else if (request.url === '/events') {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Events split anywhere, a multi-byte character across two writes included, and a last one without its blank line.
+      const bytes = Buffer.from('event: one\ndata: é1\n\ndata: 2\r\ndata: two\r\n\n: comment\n\ndata: 3');
+      response.write(bytes.subarray(0, 14));
+      response.write(bytes.subarray(14, 30), () => response.end(bytes.subarray(30)));
+    } else if (request.url === '/held-events') {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: first\n\n');
+      response.on('close', () => {
+        if (!response.writableFinished) heldEventsClosed++;
+      });
+    } else if (request.url === '/broken-events') {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: first\n\n', () => response.socket?.destroy());
+    } else if (request.url === '/flood') {
+      // ~32 MB of events, more than loopback's socket buffers hold, each written when the client has taken the last.
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const filler = 'x'.repeat(1_000);
+      const write = () => {
+        while (flood.written < floodEvents) {
+          const written = response.write(`data: ${flood.written} ${filler}\n\n`);
+          flood.written++;
+          flood.maxBuffered = Math.max(flood.maxBuffered, flood.client?.bufferedBytes ?? 0);
+          if (!written) {
+            flood.waitingForDrain = true;
+            response.once('drain', () => {
+              flood.waitingForDrain = false;
+              write();
+            });
+            return;
+          }
+        }
+        flood.finished = true;
+        response.end();
+      };
+      write();
     } else if (request.url === '/error') {
       response.writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' });
       response.end('{"error":{"message":"slow down"}}');
@@ -124,6 +178,107 @@ describe('upstream exchange (whole responses through undici dispatch)', () => {
   });
 });
 
+describe('upstream stream (bodies read as they arrive, through undici dispatch)', () => {
+  const eventsOf = async (response: UpstreamResponse) => {
+    const events = [];
+    for await (const event of response.events()) events.push(event);
+    return events;
+  };
+
+  it('hands the body to the SSE parser as it arrives: events split anywhere, the last one at the end', async () => {
+    const client = new UpstreamClient();
+    const response = await client.stream(post('/events'));
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/event-stream');
+    expect(await eventsOf(response)).toEqual([
+      { event: 'one', data: 'é1' },
+      { event: undefined, data: '2\ntwo' },
+      { event: undefined, data: '3' },
+    ]);
+    await client.close();
+  });
+
+  it('reads a whole body as text, or only its first bytes, and refuses one over the limit', async () => {
+    const client = new UpstreamClient({ maxResponseBytes: 1_024 });
+    expect(await (await client.stream(post('/error'))).text()).toBe('{"error":{"message":"slow down"}}');
+    expect(await (await client.stream(post('/big'))).text(100)).toBe('x'.repeat(100));
+    const tooLarge = (await (
+      await client.stream(post('/big'))
+    )
+      .text()
+      .catch((error: unknown) => error)) as UpstreamFailure;
+    expect(tooLarge.kind).toBe('too_large');
+    await client.close();
+  });
+
+  it('pauses the upstream while the consumer is slow, holding at most about the high-water mark', async () => {
+    const client = new UpstreamClient();
+    const response = await client.stream(post('/flood'));
+    flood.client = response;
+    const events = response.events();
+    expect((await events.next()).value?.data.startsWith('0 ')).toBe(true);
+    // The consumer takes nothing more: the upstream comes to wait for its socket to drain, its body unfinished.
+    await waitFor('the upstream to be held back', () => flood.waitingForDrain && response.bufferedBytes > 0);
+    expect(flood.finished).toBe(false);
+    expect(response.bufferedBytes).toBeLessThan(2 * streamHighWaterMark);
+    let next = 1;
+    let outOfOrder = 0;
+    for await (const event of events) {
+      if (!event.data.startsWith(`${next} `)) outOfOrder++;
+      next++;
+    }
+    expect({ next, outOfOrder, finished: flood.finished }).toEqual({
+      next: floodEvents,
+      outOfOrder: 0,
+      finished: true,
+    });
+    // A socket read (up to 64 KB) may land on top of a queue just under the mark, never more.
+    expect(flood.maxBuffered).toBeLessThan(2 * streamHighWaterMark);
+    await client.close();
+  });
+
+  it('closes the upstream connection when the request is cancelled mid-stream', async () => {
+    const client = new UpstreamClient();
+    const cancellation = new Cancellation();
+    const response = await client.stream(post('/held-events', { signal: cancellation }));
+    const events = response.events();
+    expect((await events.next()).value).toEqual({ event: undefined, data: 'first' });
+    const closedBefore = heldEventsClosed;
+    const pending = events.next();
+    cancellation.abort('client_closed');
+    expect(((await pending.catch((error: unknown) => error)) as UpstreamFailure).kind).toBe('aborted');
+    await waitFor('the upstream to see its connection closed', () => heldEventsClosed > closedBefore);
+    await client.close();
+  });
+
+  it('closes the upstream connection when the consumer stops reading', async () => {
+    const client = new UpstreamClient();
+    const response = await client.stream(post('/held-events'));
+    const closedBefore = heldEventsClosed;
+    for await (const event of response.events()) {
+      expect(event.data).toBe('first');
+      break;
+    }
+    await waitFor('the upstream to see its connection closed', () => heldEventsClosed > closedBefore);
+    await client.close();
+  });
+
+  it('fails with fail(failure) when the upstream breaks off or falls silent mid-stream', async () => {
+    const client = new UpstreamClient();
+    const broken = await client.stream(post('/broken-events'), (failure) => `mapped ${failure.kind}`);
+    const events = broken.events();
+    expect((await events.next()).value?.data).toBe('first');
+    expect(await events.next().catch((error: unknown) => error)).toBe('mapped unreachable');
+    expect(await events.next()).toEqual({ value: undefined, done: true });
+
+    const silent = await client.stream({ ...post('/held-events'), timeouts: { ...timeouts, idleMs: 200 } });
+    const silentEvents = silent.events();
+    expect((await silentEvents.next()).value?.data).toBe('first');
+    expect(((await silentEvents.next().catch((error: unknown) => error)) as UpstreamFailure).kind).toBe('idle_timeout');
+    await client.close();
+  });
+});
+
 describe('large request bodies (given to undici as an iterable it does not keep)', () => {
   const text = JSON.stringify({ content: 'é—x'.repeat(20_000) });
 
@@ -133,8 +288,8 @@ describe('large request bodies (given to undici as an iterable it does not keep)
     for (const body of [text, Buffer.from(text)]) {
       const reply = await client.exchange(post('/echo', { body }), (answer) => answer);
       expect(JSON.parse(reply.body.toString()).body).toBe(text);
-      const streamed = await client.send(post('/echo', { body }));
-      expect(JSON.parse(await streamed.body.text()).body).toBe(text);
+      const streamed = await client.stream(post('/echo', { body }));
+      expect(JSON.parse(await streamed.text()).body).toBe(text);
     }
     await client.close();
   });
@@ -145,7 +300,7 @@ describe('large request bodies (given to undici as an iterable it does not keep)
     const client = new UpstreamClient();
     const sent = await (async () => {
       const body = Buffer.from(text);
-      return { reference: new WeakRef(body), response: await client.send(post('/hold', { body })) };
+      return { reference: new WeakRef(body), response: await client.stream(post('/hold', { body })) };
     })();
     // A WeakRef holds its target until the current job ends; collect from later turns of the event loop.
     for (let round = 0; round < 3 && sent.reference.deref() !== undefined; round++) {
@@ -154,7 +309,7 @@ describe('large request bodies (given to undici as an iterable it does not keep)
     }
     expect(sent.reference.deref()).toBeUndefined();
     for (const response of held.splice(0)) response.end(' and the rest');
-    expect(await sent.response.body.text()).toBe('first part and the rest');
+    expect(await sent.response.text()).toBe('first part and the rest');
     await client.close();
   });
 });

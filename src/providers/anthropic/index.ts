@@ -48,7 +48,6 @@ export function createAnthropicProvider(
         translateEvents<AnthropicStreamEvent>(
           config.name,
           response,
-          call.signal,
           createAnthropicStreamTranslator(config.name, call.model.upstreamModel, nowSeconds()),
         ),
       // Messages requests from Anthropic clients go as they came, with the client's protocol headers and our key.

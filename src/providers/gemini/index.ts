@@ -80,7 +80,6 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
         translateEvents<GeminiResponse>(
           config.name,
           response,
-          call.signal,
           createGeminiStreamTranslator(config.name, call.model.upstreamModel, nowSeconds()),
         ),
       embed: (call, transport) => embedWithGemini(config.name, embeddingHeaders, call, transport),

@@ -1,6 +1,5 @@
-import type { CancelSignal } from '../../server/cancellation.js';
 import type { UpstreamResponse } from '../../upstream/client.js';
-import { malformed, parseJsonObject, sseEvents } from '../http.js';
+import { malformed, parseJsonObject } from '../http.js';
 import { errorInsideSuccess } from './parse-error.js';
 
 /**
@@ -22,11 +21,10 @@ export function parseChoicesObject<Completion>(providerName: string, text: strin
 export async function* readChoiceChunks<Chunk>(
   providerName: string,
   response: UpstreamResponse,
-  signal: CancelSignal,
 ): AsyncGenerator<{ chunk: Chunk; raw: string }> {
   let done = false;
   let sawFinish = false;
-  for await (const event of sseEvents(providerName, response, signal)) {
+  for await (const event of response.events()) {
     if (event.data === '[DONE]') {
       done = true;
       break;

@@ -2,7 +2,7 @@ import type { OpenAiProviderConfig } from '../../config/schema.js';
 import { outlineCompletion } from '../../openai/outline-completion.js';
 import { synthesizeChunks } from '../../openai/synthesize-stream.js';
 import type { ChatCompletion, Usage } from '../../openai/types.js';
-import { isEventStream, readBody } from '../http.js';
+import { isEventStream } from '../http.js';
 import { createHttpProvider } from '../http-provider.js';
 import type { CompletionResult, Provider, ProviderDependencies } from '../provider.js';
 import { buildOpenAiChatBody, openAiHeaders } from './build-request.js';
@@ -56,10 +56,10 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
         body: buildOpenAiChatBody(call),
       }),
       readCompletion: (body) => completionResult(config.name, body),
-      async readStream(response, call) {
-        if (isEventStream(response)) return readChoiceChunks<ChatCompletion>(config.name, response, call.signal);
+      async readStream(response) {
+        if (isEventStream(response)) return readChoiceChunks<ChatCompletion>(config.name, response);
         // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
-        const text = await readBody(config.name, response, call.signal);
+        const text = await response.text();
         return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));
       },
       embed: (call, transport) => embedWithOpenAi(config.name, jsonHeaders, call, transport),

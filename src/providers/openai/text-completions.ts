@@ -1,6 +1,6 @@
 import { synthesizeTextChunks } from '../../openai/synthesize-text-stream.js';
 import type { TextCompletion, TextCompletionRequest } from '../../openai/text-completion-types.js';
-import { isEventStream, readBody } from '../http.js';
+import { isEventStream } from '../http.js';
 import type { HttpTransport } from '../http-provider.js';
 import type { TextCompletionCall, TextCompletionResult, TextStreamItems } from '../provider.js';
 import { parseChoicesObject, readChoiceChunks } from './choices.js';
@@ -34,9 +34,9 @@ export async function streamTextWithOpenAi(
     { path: `${transport.basePath}/completions`, headers, body: textCompletionBody(call) },
     call,
   );
-  if (isEventStream(response)) return readChoiceChunks<TextCompletion>(providerName, response, call.signal);
+  if (isEventStream(response)) return readChoiceChunks<TextCompletion>(providerName, response);
   // The upstream ignored stream: true and answered with one JSON completion: streamed by the gateway.
-  const text = await readBody(providerName, response, call.signal);
+  const text = await response.text();
   return synthesizeTextChunks(parseTextCompletion(providerName, text)).map((chunk) => ({ chunk }));
 }
 

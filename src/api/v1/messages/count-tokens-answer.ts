@@ -26,7 +26,7 @@ function countTokensOperation(client: ClientMessage): DispatchOperation<Buffer> 
         );
       }
       const call = forwardCall(client, 'messages/count_tokens', deployment, context, false);
-      return { dropped: [], send: () => forwardForBody(provider, call, context.signal) };
+      return { dropped: [], send: () => forwardForBody(provider, call) };
     },
   };
 }

@@ -1,16 +1,13 @@
 import type { ChatCompletionRequest } from '../../../openai/types.js';
 import { anthropicStreamError } from '../../../providers/anthropic/parse-error.js';
 import type { MessagesRequest } from '../../../providers/anthropic/wire-types.js';
-import { parseJsonObject, sseEvents } from '../../../providers/http.js';
+import { parseJsonObject } from '../../../providers/http.js';
 import type { CompletionResult, ForwardCall, Provider, StreamItem } from '../../../providers/provider.js';
-import { toProviderError } from '../../../providers/upstream-error.js';
 import { chatCompletionOperation, chatStreamOperation } from '../../../routing/chat-operations.js';
 import { contextWindowError } from '../../../routing/context-window.js';
 import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../routing/operation.js';
 import { primeItems } from '../../../routing/prime-stream.js';
 import type { Deployment, Route } from '../../../routing/router.js';
-import type { CancelSignal } from '../../../server/cancellation.js';
-import { classifyUpstreamError } from '../../../upstream/client.js';
 import type { SseEvent } from '../../../upstream/sse.js';
 import { rewriteModel } from './rewrite-model.js';
 import { toChatRequest } from './to-chat-request.js';
@@ -71,15 +68,10 @@ export function forwardCall(
 }
 
 /** A forwarded JSON answer read whole; a connection failure while reading is the provider's error. */
-export async function forwardForBody(provider: Provider, call: ForwardCall, signal: CancelSignal): Promise<Buffer> {
+export async function forwardForBody(provider: Provider, call: ForwardCall): Promise<Buffer> {
   if (provider.forwardWhole) return provider.forwardWhole(call);
   const forward = provider.forward as NonNullable<Provider['forward']>;
-  const response = await forward.call(provider, call);
-  try {
-    return Buffer.from(await response.body.arrayBuffer());
-  } catch (error) {
-    throw toProviderError(provider.name, classifyUpstreamError(error, signal));
-  }
+  return Buffer.from(await (await forward.call(provider, call)).text());
 }
 
 /**
@@ -138,9 +130,9 @@ function messagesDispatch<Answer, ChatResult>(
 export function messagesOperation(client: ClientMessage): DispatchOperation<MessagesAnswer> {
   return messagesDispatch<MessagesAnswer, CompletionResult>(client, {
     stream: false,
-    forwarded: async (provider, call, context) => ({
+    forwarded: async (provider, call) => ({
       kind: 'forwarded',
-      body: await forwardForBody(provider, call, context.signal),
+      body: await forwardForBody(provider, call),
     }),
     chatOperation: (chat) => chatCompletionOperation(chat, undefined),
     translated: (result) => ({ kind: 'translated', result }),
@@ -158,7 +150,7 @@ async function* forwardedEvents(provider: Provider, call: ForwardCall): AsyncGen
   const forward = provider.forward as NonNullable<Provider['forward']>;
   const response = await forward.call(provider, call);
   let content = false;
-  for await (const event of sseEvents(provider.name, response, call.signal)) {
+  for await (const event of response.events()) {
     if (!content) {
       if (event.event === 'error') {
         throw anthropicStreamError(provider.name, parseJsonObject(provider.name, event.data, 'stream data'));

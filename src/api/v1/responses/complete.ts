@@ -1,5 +1,5 @@
 import { generatedCharacters } from '../../../openai/normalize-chunk.js';
-import { parseJsonObject, readBody } from '../../../providers/http.js';
+import { parseJsonObject } from '../../../providers/http.js';
 import { estimatePromptCharacters, estimateUsage, readUsage, toWireUsage } from '../../../usage/usage.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
@@ -26,7 +26,7 @@ export async function completeResponse(
   );
   if (result.kind === 'native') {
     const provider = trace.served?.provider ?? 'upstream';
-    const text = await readBody(provider, result.response, exchange.signal);
+    const text = await result.response.text();
     const object = parseJsonObject(provider, text);
     const usage = readUsage(nativeUsage(object));
     if (storing && typeof object.id === 'string') saveResponse(storing, object as ResponseObject, exchange);

@@ -1,5 +1,4 @@
 import { type ApiError, apiError, toApiError } from '../../../errors/api-error.js';
-import { sseEvents } from '../../../providers/http.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { sseDone, sseEvent } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage } from '../../../usage/usage.js';
@@ -30,7 +29,7 @@ export async function relayNativeStream(
   let firstTokenAt: number | undefined;
   let created: Record<string, unknown> | undefined;
   try {
-    for await (const event of sseEvents(provider, upstream, exchange.signal)) {
+    for await (const event of upstream.events()) {
       if (event.data === '[DONE]') continue;
       reader.push(event);
       const sequence = sequencePattern.exec(event.data);
