@@ -1,7 +1,10 @@
 import OpenAI from 'openai';
+import { zodTextFormat } from 'openai/helpers/zod';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { waitForLogRows } from '../test/support/gateway.js';
 import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import { structuredAnswer } from '../test/support/mock-openai-upstream.js';
 
 /** The official `openai` npm SDK's Responses API (`client.responses.*`), against Switchboard translating to chat. */
 
@@ -85,5 +88,22 @@ describe('openai npm SDK, responses', () => {
     expect(items.map((item) => item.type)).toEqual(['message', 'message', 'message']);
     await client.responses.delete(second.id);
     await expect(client.responses.retrieve(second.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('parses structured output with a zod format, whole and through the stream helper', async () => {
+    const Weather = z.object({ city: z.string(), temperature: z.number() });
+    const format = zodTextFormat(Weather, 'weather');
+    const parsed = await client.responses.parse({ model: 'structured', input: 'Weather in Paris?', text: { format } });
+    expect(parsed.output_parsed).toEqual(structuredAnswer);
+    // The schema reaches the chat upstream as response_format, strict as the SDK sent it.
+    const upstream = setup.mock.requests.at(-1)?.body.response_format as { json_schema: Record<string, unknown> };
+    expect(upstream.json_schema).toMatchObject({ name: 'weather', strict: true, schema: format.schema });
+
+    const stream = client.responses.stream({ model: 'structured', input: 'Weather in Paris?', text: { format } });
+    const deltas: string[] = [];
+    stream.on('response.output_text.delta', (event) => deltas.push(event.delta));
+    const final = await stream.finalResponse();
+    expect(deltas.join('')).toBe(JSON.stringify(structuredAnswer));
+    expect(final.output_parsed).toEqual(structuredAnswer);
   });
 });

@@ -1,7 +1,10 @@
 import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { waitForLogRows } from '../test/support/gateway.js';
 import { useGatewayWithMock } from '../test/support/gateway-fixture.js';
+import { structuredAnswer } from '../test/support/mock-openai-upstream.js';
 
 /** The official `openai` npm SDK, pointed at Switchboard by its base URL only. */
 
@@ -65,6 +68,19 @@ describe('openai npm SDK', () => {
     expect(call.function.name).toBe('get_weather');
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris', unit: 'celsius' });
     expect(final.choices[0]?.finish_reason).toBe('tool_calls');
+  });
+
+  it('parses structured output with a zod response format, whole and through the stream helper', async () => {
+    const responseFormat = zodResponseFormat(z.object({ city: z.string(), temperature: z.number() }), 'weather');
+    const parsed = await client.chat.completions.parse({
+      model: 'structured',
+      messages,
+      response_format: responseFormat,
+    });
+    expect(parsed.choices[0]?.message.parsed).toEqual(structuredAnswer);
+    const stream = client.chat.completions.stream({ model: 'structured', messages, response_format: responseFormat });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]?.message.parsed).toEqual(structuredAnswer);
   });
 
   it('lists and retrieves models', async () => {

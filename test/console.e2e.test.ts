@@ -318,7 +318,8 @@ describe('console in a browser', () => {
     await alice.getByRole('link', { name: 'Settings and tokens' }).click();
     await alice.getByRole('heading', { name: 'Settings' }).waitFor();
     await alice.getByLabel('Name', { exact: true }).fill('deploy-script');
-    await alice.getByRole('button', { name: 'Create token' }).click();
+    // A double click creates one token: the button is disabled while the first request is in flight.
+    await alice.getByRole('button', { name: 'Create token' }).dblclick();
     const token = await alice
       .getByRole('dialog', { name: 'Management token created' })
       .getByTestId('one-time-secret')

@@ -6,6 +6,7 @@ import os
 import openai
 import pytest
 from openai import OpenAI
+from pydantic import BaseModel
 
 BASE_URL = os.environ["SWITCHBOARD_BASE_URL"]
 KEY = os.environ["SWITCHBOARD_KEY"]
@@ -61,6 +62,24 @@ def test_tool_round_trip_and_state(client):
     client.responses.delete(second.id)
     with pytest.raises(openai.NotFoundError):
         client.responses.retrieve(second.id)
+
+
+class Weather(BaseModel):
+    city: str
+    temperature: float
+
+
+def test_structured_output_parsed_with_pydantic(client):
+    # The mock's `structured` scenario answers {"city": "Paris", "temperature": 21} whatever the schema.
+    parsed = client.responses.parse(model="structured", input="Weather in Paris?", text_format=Weather)
+    assert parsed.output_parsed == Weather(city="Paris", temperature=21)
+    with client.responses.stream(model="structured", input="Weather in Paris?", text_format=Weather) as stream:
+        final = stream.get_final_response()
+    assert final.output_parsed == Weather(city="Paris", temperature=21)
+    chat = client.chat.completions.parse(
+        model="structured", messages=[{"role": "user", "content": "Weather in Paris?"}], response_format=Weather
+    )
+    assert chat.choices[0].message.parsed == Weather(city="Paris", temperature=21)
 
 
 def test_bad_input_names_the_parameter(client):

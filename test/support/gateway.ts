@@ -20,6 +20,7 @@ export const scenarioModels = [
   'mock',
   'no-usage',
   'tools',
+  'structured',
   'repeat-role',
   'json-for-stream',
   'midstream-reset',

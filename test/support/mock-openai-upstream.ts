@@ -68,6 +68,9 @@ function openAiError(message: string, type: string, code: string | null = null) 
   return { error: { message, type, param: null, code } };
 }
 
+/** The answer of the `structured` scenario, whatever the schema. */
+export const structuredAnswer = { city: 'Paris', temperature: 21 };
+
 const toolCall = {
   id: 'call_mock_1',
   type: 'function',
@@ -268,6 +271,12 @@ export async function defaultBehaviour(request: RecordedRequest, response: Serve
           },
         ],
       });
+    }
+    case 'structured': {
+      // Structured output: the JSON the request's schema asks for (compat tests' `{city, temperature}`).
+      const json = JSON.stringify(structuredAnswer);
+      if (streaming) return stream(response, request, model, { pieces: splitIntoPieces(json) });
+      return sendJson(response, 200, completion(model, json, body));
     }
     case 'repeat-role':
       return stream(response, request, model, { pieces: splitIntoPieces(content), repeatRole: true });

@@ -15,7 +15,7 @@ export function AdminUsersPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [admin, setAdmin] = useState(false);
-  const { error, setError, run } = useAction();
+  const { busy, error, setError, run } = useAction();
 
   const [unconfirmed, setUnconfirmed] = useState<{ user: UserWithMemberships; message: string }>();
 
@@ -147,7 +147,7 @@ export function AdminUsersPage() {
             <input type="checkbox" checked={admin} onChange={(event) => setAdmin(event.currentTarget.checked)} />
             Admin (operator)
           </label>
-          <button type="submit" class="button primary">
+          <button type="submit" class="button primary" disabled={busy}>
             Create user
           </button>
         </form>

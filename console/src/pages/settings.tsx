@@ -33,7 +33,7 @@ function PasswordForm(props: { onChanged: () => void }) {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [repeat, setRepeat] = useState('');
-  const { error, setError, run } = useAction();
+  const { busy, error, setError, run } = useAction();
   const [done, setDone] = useState<string>();
   return (
     <section class="card">
@@ -95,7 +95,7 @@ function PasswordForm(props: { onChanged: () => void }) {
           </p>
         )}
         <div>
-          <button type="submit" class="button primary">
+          <button type="submit" class="button primary" disabled={busy}>
             Change password
           </button>
         </div>
@@ -112,7 +112,7 @@ function Tokens(props: { version: number }) {
   const [days, setDays] = useState('90');
   const [created, setCreated] = useState<CreatedManagementTokenView>();
   const [revoking, setRevoking] = useState<ManagementTokenView>();
-  const { error, run } = useAction();
+  const { busy, error, run } = useAction();
   const accountName = (id: string | null) =>
     id === null ? 'All your accounts' : (accounts.find((account) => account.id === id)?.name ?? id);
   return (
@@ -194,7 +194,7 @@ function Tokens(props: { version: number }) {
           <option value="365">In 1 year</option>
           <option value="never">Never</option>
         </SelectField>
-        <button type="submit" class="button primary">
+        <button type="submit" class="button primary" disabled={busy}>
           Create token
         </button>
       </form>
