@@ -2,10 +2,6 @@
 // The published entry point: the CLI, compiled and bundled into dist/bundle/ by `npm install` (the prepare script runs
 // `npm run build`; see rolldown.config.mjs for why it is bundled).
 import v8 from 'node:v8';
-import { keepTickObjectMap } from './keep-tick-map.js';
-
-// First, before start-up's garbage collections can take it away: see keep-tick-map.js.
-keepTickObjectMap();
 
 // Set before any of our code runs (hence the dynamic import below). V8 "pretenures" an allocation site, allocating its
 // objects straight in the old generation, once most of them survive a scavenge. Opening many streams at once makes
