@@ -180,7 +180,9 @@ function lastToolResult(body: Record<string, unknown>): string | undefined {
   if (last?.role !== 'user') return undefined;
   const result = blocksOf(last).find((block) => block.type === 'tool_result');
   if (!result) return undefined;
-  const content = result.content as string | Block[];
+  // `content` is optional in Anthropic's API (a tool that returned nothing).
+  const content = result.content as string | Block[] | undefined;
+  if (content === undefined) return '';
   return typeof content === 'string' ? content : content.map((block) => block.text).join('');
 }
 
