@@ -224,6 +224,28 @@ describe('local provider: completions', () => {
     expect(['yes', 'no']).toContain(JSON.parse(body.choices[0].message.content).answer);
   });
 
+  it('samples greedily at a temperature too small to divide by, and a JSON schema still holds', async () => {
+    // 1e-38 made llama.cpp's logits infinite: the sampler broke the schema's grammar and the slot stalled for good.
+    const format = {
+      type: 'json_schema',
+      json_schema: {
+        name: 'city',
+        schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
+    };
+    const greedy = await complete({ max_tokens: 200, temperature: 0, response_format: format });
+    // More times than the model has slots: a stalled one would leave the others waiting.
+    for (let round = 0; round < 3; round++) {
+      const tiny = await complete({ max_tokens: 200, temperature: 1e-38, response_format: format });
+      expect(tiny.choices[0].message.content).toBe(greedy.choices[0].message.content);
+      expect(typeof JSON.parse(tiny.choices[0].message.content).city).toBe('string');
+    }
+    const plain = await complete({ max_tokens: 20, temperature: 0.005 });
+    expect(plain.choices[0].message.content).toBe(
+      (await complete({ max_tokens: 20, temperature: 0 })).choices[0].message.content,
+    );
+  });
+
   it('reports reused prefix tokens as cached on a repeated prompt', async () => {
     const model = 'tiny-custom'; // one slot, so the second request finds the first one's state
     const request = { model, messages: [{ role: 'user', content: 'A longer prompt that is worth caching.' }] };

@@ -140,6 +140,11 @@ export function serveCommand(): Command {
         });
     };
     process.on('SIGTERM', stop);
+    // A promise a dependency left without a handler (node-llama-cpp's decode loop has): logged, not fatal, so that one
+    // request's failure inside a library does not take every tenant's traffic down with the process.
+    process.on('unhandledRejection', (reason) => {
+      gateway.logger.error({ err: reason }, 'unhandled promise rejection (logged, not fatal)');
+    });
     // A worker leaves Ctrl+C to the primary, which stops the workers in order.
     if (workerIndex === undefined) process.on('SIGINT', stop);
     else process.on('SIGINT', () => {});

@@ -92,3 +92,25 @@ describe('serve --workers 2', () => {
     expect(await node.stop()).toBe(0);
   });
 });
+
+describe('a promise a library leaves without a handler', () => {
+  it('is logged, and the server goes on serving', async () => {
+    const files = await prepareServe({ config: mockModels(serves.mock) });
+    await files.cli('accounts', 'create', 'acme');
+    const { key } = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'app');
+    // Preloaded into the real process: on SIGUSR2 a promise is rejected with nothing to catch it.
+    const stray = "process.on('SIGUSR2',()=>{Promise.reject(new Error('stray-rejection'))})";
+    const node = await startServe({
+      reuse: files,
+      env: { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(stray)}` },
+    });
+    expect((await chat(node, key)).status).toBe(200);
+    node.process.kill('SIGUSR2');
+    await waitFor('the rejection to be logged', () =>
+      node.output.some((line) => line.includes('unhandled promise rejection') && line.includes('stray-rejection')),
+    );
+    expect(alive(node.pid)).toBe(true);
+    expect((await chat(node, key)).status).toBe(200);
+    expect(await node.stop()).toBe(0);
+  });
+});

@@ -29,6 +29,18 @@ export interface GenerationOptions {
 }
 
 /** When the client chose no sampling at all. */
+/**
+ * Temperatures under this sample greedily, as 0 does. llama.cpp divides the logits by the temperature in 32-bit
+ * floats: a tiny one (1e-38) makes them infinite, the softmax NaN and the sampler pick tokens a JSON-schema grammar
+ * forbids (node-llama-cpp then stalls the slot's generation for good). Below 0.01 the distribution is the argmax's
+ * anyway, but for near-ties.
+ */
+export const greedyBelowTemperature = 0.01;
+
+function samplingTemperature(temperature: number): number {
+  return temperature < greedyBelowTemperature ? 0 : temperature;
+}
+
 export const localSamplingDefaults = { temperature: 0.8, topP: 0.95, topK: 40, minP: 0.05 } as const;
 /** OpenAI's defaults, completing a client's partial choice. */
 const openAiSamplingDefaults = { temperature: 1, topP: 1, topK: 0, minP: 0 } as const;
@@ -122,7 +134,7 @@ export function readGenerationOptions(
   const clientChoseSampling = typeof request.temperature === 'number' || typeof request.top_p === 'number';
   const sampling = clientChoseSampling ? openAiSamplingDefaults : localSamplingDefaults;
   return {
-    temperature: numberOr(request.temperature, sampling.temperature),
+    temperature: samplingTemperature(numberOr(request.temperature, sampling.temperature)),
     topP: numberOr(request.top_p, sampling.topP),
     topK: sampling.topK,
     minP: sampling.minP,
