@@ -125,7 +125,9 @@ const defaultRollupRetentionMs = 400 * 86_400_000;
 
 const requestLogSchema = z
   .strictObject({
-    batch_size: z.number().int().min(1).max(5000).default(500),
+    // Under load a batch fills in tens of milliseconds; with many accounts, larger batches put more rows in each index
+    // page a commit writes (docs/performance.md, "The request-log store").
+    batch_size: z.number().int().min(1).max(5000).default(2000),
     flush_interval: duration.default(1000),
     /** Records held in memory before new requests wait for the writer (backpressure, never silent drops). */
     max_queue: z.number().int().min(100).default(50_000),
