@@ -180,10 +180,10 @@ function lastToolResult(body: Record<string, unknown>): string | undefined {
   if (last?.role !== 'user') return undefined;
   const result = blocksOf(last).find((block) => block.type === 'tool_result');
   if (!result) return undefined;
-  // `content` is optional in Anthropic's API (a tool that returned nothing).
-  const content = result.content as string | Block[] | undefined;
-  if (content === undefined) return '';
-  return typeof content === 'string' ? content : content.map((block) => block.text).join('');
+  // `content` is optional in Anthropic's API (a tool that returned nothing); anything else odd reads as nothing too.
+  const content = result.content as unknown;
+  if (typeof content === 'string') return content;
+  return Array.isArray(content) ? content.map((block: Block) => block.text).join('') : '';
 }
 
 function usageFor(body: Record<string, unknown>, output: string) {
