@@ -87,8 +87,8 @@ async function deleteInBatches(
  * Deletes the rollup rows whose whole period ended before the cutoff, from every rollup, one period at a time from
  * the oldest, so each statement stays short (an hour of rollups is a few thousand rows at most). Rollups per account
  * lead their primary key with the account: their oldest period and its rows are found account by account
- * (rolledUpAccounts), one seek each, where a statement on the period alone read the whole table (2M rows: ~140 ms on
- * SQLite, on the event loop; ~500 ms on PostgreSQL).
+ * (rolledUpAccounts), one seek each, where a statement on the period alone read the whole table (on SQLite, on the
+ * event loop; docs/performance.md, "The request-log store").
  */
 async function deleteOldRollups(db: Kysely<Database>, cutoff: number): Promise<number> {
   let deleted = 0;

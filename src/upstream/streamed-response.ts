@@ -100,7 +100,7 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.statusCode = statusCode;
     // Parsed at once, not when first asked for: the raw ones are views of the socket's first read, which they would
-    // keep alive for the whole stream (12 Buffers and the read's memory, ~2 KB a stream in a heap snapshot).
+    // keep alive for the whole stream (docs/performance.md, "Memory").
     this.headers = parseHeaders(rawHeaders) as UpstreamHeaders;
     this.resumeUpstream = resume;
     const onResponse = this.onResponse;

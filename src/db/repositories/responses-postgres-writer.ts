@@ -7,7 +7,7 @@ import type { ResponseRecord } from './responses.js';
  * Stored responses on PostgreSQL, a batch in one transaction: the rows in one multi-row insert of plain parameters,
  * their items' keys from column arrays (`unnest`, as the request log), then the expiry of the conversations they
  * continue; statements written out here, not built and compiled by the query builder for each batch. The rows' JSON
- * texts (~3 KB a response) are sent as they are: escaped into array literals they cost what compiling saved
+ * texts are sent as they are: escaped into array literals they cost what compiling saved
  * (docs/performance.md, "`/v1/responses`"). SQLite writes the same rows through prepared statements
  * (responses-sqlite-writer.ts).
  */
