@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import { textArrayLiteral } from '../postgres-arrays.js';
 import type { Database } from '../schema.js';
+import { responseColumns, responseRowValues } from './response-row.js';
 import type { ResponseRecord } from './responses.js';
 
 /**
@@ -11,22 +12,6 @@ import type { ResponseRecord } from './responses.js';
  * (docs/performance.md, "`/v1/responses`"). SQLite writes the same rows through prepared statements
  * (responses-sqlite-writer.ts).
  */
-
-const responseColumns = [
-  'id',
-  'account_id',
-  'key_id',
-  'model',
-  'previous_response_id',
-  'created_at',
-  'expires_at',
-  'input_count',
-  'stored_bytes',
-  'response',
-  'input_items',
-  'output_items',
-  'item_ids',
-];
 
 /** `insert … values ($1, …, $13), ($14, …)` for `rows` rows, in responseColumns order. */
 function insertRowsSql(rows: number): string {
@@ -70,23 +55,7 @@ function statementRuns(records: readonly ResponseRecord[]): ResponseRecord[][] {
 }
 
 async function insertRows(transaction: Transaction<Database>, records: readonly ResponseRecord[]): Promise<void> {
-  const parameters: unknown[] = new Array(records.length * responseColumns.length);
-  let at = 0;
-  for (const record of records) {
-    parameters[at++] = record.id;
-    parameters[at++] = record.accountId;
-    parameters[at++] = record.keyId;
-    parameters[at++] = record.model;
-    parameters[at++] = record.previousResponseId;
-    parameters[at++] = record.createdAt;
-    parameters[at++] = record.expiresAt;
-    parameters[at++] = record.inputCount;
-    parameters[at++] = record.storedBytes;
-    parameters[at++] = record.response;
-    parameters[at++] = record.inputItems;
-    parameters[at++] = record.outputItems;
-    parameters[at++] = JSON.stringify(record.itemIds);
-  }
+  const parameters = records.flatMap(responseRowValues);
   await transaction.executeQuery(CompiledQuery.raw(insertRowsSql(records.length), parameters));
 }
 

@@ -1,4 +1,5 @@
 import type SqliteDatabase from 'better-sqlite3';
+import { responseColumns, responseRowValues } from './response-row.js';
 import type { ResponseRecord } from './responses.js';
 
 /**
@@ -12,8 +13,7 @@ export type SqliteResponseWriter = (records: readonly ResponseRecord[]) => void;
 
 export function createSqliteResponseWriter(connection: SqliteDatabase.Database): SqliteResponseWriter {
   const insertResponse = connection.prepare<unknown[]>(
-    `insert into responses (id, account_id, key_id, model, previous_response_id, created_at, expires_at, input_count,
-      stored_bytes, response, input_items, output_items, item_ids) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `insert into responses (${responseColumns.join(', ')}) values (${responseColumns.map(() => '?').join(', ')})`,
   );
   // An item may appear twice in one response (a client reusing an id): its key once.
   const insertItemKey = connection.prepare<unknown[]>(
@@ -24,21 +24,7 @@ export function createSqliteResponseWriter(connection: SqliteDatabase.Database):
   );
   return connection.transaction((records: readonly ResponseRecord[]) => {
     for (const record of records) {
-      insertResponse.run(
-        record.id,
-        record.accountId,
-        record.keyId,
-        record.model,
-        record.previousResponseId,
-        record.createdAt,
-        record.expiresAt,
-        record.inputCount,
-        record.storedBytes,
-        record.response,
-        record.inputItems,
-        record.outputItems,
-        JSON.stringify(record.itemIds),
-      );
+      insertResponse.run(...responseRowValues(record));
       for (const itemId of record.itemIds) {
         if (itemId !== '') insertItemKey.run(record.accountId, itemId, record.id);
       }
