@@ -401,7 +401,16 @@ const geminiProviderSchema = z
   })
   .transform((provider) => ({ type: provider.type, ...commonProviderFields(provider) }));
 
-/** Discriminated on `type`; a new provider type is one more schema in this list. */
+/** A local generation's bounds on silence (see providers/local/stall-watchdog.ts). */
+const localTimeoutsSchema = z
+  .strictObject({
+    /** Until the first token: the prompt's evaluation included. */
+    first_token: duration.default(300_000),
+    /** Longest silence between two tokens. */
+    idle: duration.default(120_000),
+  })
+  .transform((timeouts) => ({ firstTokenMs: timeouts.first_token, idleMs: timeouts.idle }));
+
 /** A GGUF model run in-process by node-llama-cpp (see docs/local-model.md). */
 const localProviderSchema = z
   .strictObject({
@@ -429,6 +438,8 @@ const localProviderSchema = z
     chat_template: z.string().min(1).optional(),
     /** max_tokens applied when a request sets none (default: up to the end of the context). */
     default_max_tokens: z.number().int().min(1).optional(),
+    /** How long a generation may produce nothing before it is stopped and its client answered 504. */
+    timeouts: localTimeoutsSchema.default(localTimeoutsSchema.parse({})),
   })
   .superRefine((provider, context) => {
     if (provider.queue_per_account !== undefined && provider.queue_per_account > provider.queue_size) {
@@ -453,8 +464,10 @@ const localProviderSchema = z
     gpu: provider.gpu,
     chatTemplate: provider.chat_template,
     defaultMaxTokens: provider.default_max_tokens,
+    timeouts: provider.timeouts,
   }));
 
+/** Discriminated on `type`; a new provider type is one more schema in this list. */
 const providerSchema = z.discriminatedUnion('type', [
   openAiProviderSchema,
   anthropicProviderSchema,

@@ -37,9 +37,9 @@ function deploymentOf(
   providerConfig: ProviderConfig,
 ): Deployment {
   const overrides = deployment.timeouts;
-  // In-process providers (local models) have no network phases; their queue has its own timeout.
+  // In-process providers (local models) have no network phases; their queue and generations have their own timeouts.
   const providerTimeouts =
-    'timeouts' in providerConfig ? providerConfig.timeouts : { connectMs: 0, firstByteMs: 0, idleMs: 0 };
+    providerConfig.type === 'local' ? { connectMs: 0, firstByteMs: 0, idleMs: 0 } : providerConfig.timeouts;
   return {
     id: deployment.id,
     weight: deployment.weight,

@@ -40,6 +40,7 @@ describe('local provider configuration', () => {
       gpu: 'auto',
       chatTemplate: undefined,
       defaultMaxTokens: undefined,
+      timeouts: { firstTokenMs: 300_000, idleMs: 120_000 },
     });
   });
 
@@ -59,6 +60,9 @@ describe('local provider configuration', () => {
     expect(problems({ providers: [{ name: 'l', type: 'local', model_path: 'x', max_concurrent: 0 }] })[0]).toMatch(
       /^providers\[0\]\.max_concurrent: /,
     );
+    expect(
+      problems({ providers: [{ name: 'l', type: 'local', model_path: 'x', timeouts: { first_byte: '1s' } }] }),
+    ).toEqual(['providers[0].timeouts: unknown field "first_byte"']);
     expect(
       problems({ providers: [{ name: 'l', type: 'local', model_path: 'x', queue_size: 8, queue_per_account: 9 }] }),
     ).toEqual(['providers[0].queue_per_account: must not exceed queue_size (8)']);

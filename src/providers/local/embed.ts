@@ -1,10 +1,11 @@
 import type { LlamaEmbeddingContext, Token } from 'node-llama-cpp';
-import { type ApiError, apiError } from '../../errors/api-error.js';
+import { ApiError, apiError } from '../../errors/api-error.js';
 import type { EmbeddingList } from '../../openai/embedding-types.js';
 import { eachText } from '../../openai/texts-or-tokens.js';
 import type { EmbeddingCall, EmbeddingResult } from '../provider.js';
 import type { LocalEmbeddingRuntime } from './runtime.js';
 import { cancelled } from './slot-pool.js';
+import { StallWatchdog } from './stall-watchdog.js';
 
 /**
  * Embeddings from a local embedding GGUF (node-llama-cpp's embedding context): each input, a text or token ids, is
@@ -25,6 +26,7 @@ export async function embedLocally(runtime: LocalEmbeddingRuntime, call: Embeddi
   // One input given bare (a string or one token array) is `input`; inputs in a list are `input[i]`.
   const single = typeof request.input === 'string' || typeof request.input[0] === 'number';
   const lease = await runtime.slots.acquire(call.signal, call.accountId);
+  const watchdog = new StallWatchdog(runtime.timeouts, runtime.name);
   try {
     const context = lease.slot;
     const prepared = inputs.map((input, index) => {
@@ -38,21 +40,28 @@ export async function embedLocally(runtime: LocalEmbeddingRuntime, call: Embeddi
     let tokens = 0;
     for (const { evaluated, length } of prepared) {
       if (call.signal.aborted) throw cancelled();
-      const vector = await embedOne(context, evaluated);
+      const vector = await embedOne(context, evaluated, watchdog);
+      watchdog.progress();
       list.data.push({ object: 'embedding', index: list.data.length, embedding: normalized(vector) });
       tokens += length;
     }
     list.usage = { prompt_tokens: tokens, total_tokens: tokens };
     return { list };
   } finally {
-    lease.release();
+    if (await watchdog.slotReusable()) lease.release();
+    else lease.retire();
   }
 }
 
-async function embedOne(context: LlamaEmbeddingContext, input: string | Token[]): Promise<readonly number[]> {
+async function embedOne(
+  context: LlamaEmbeddingContext,
+  input: string | Token[],
+  watchdog: StallWatchdog,
+): Promise<readonly number[]> {
   try {
-    return (await context.getEmbeddingFor(input)).vector;
+    return (await watchdog.guard(context.getEmbeddingFor(input))).vector;
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     throw apiError(
       'local_generation_failed',
       `The local model failed while embedding: ${error instanceof Error ? error.message : String(error)}`,

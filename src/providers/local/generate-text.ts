@@ -4,6 +4,7 @@ import { abortError, generationFailed } from './generation-errors.js';
 import { HeldText } from './held-text.js';
 import type { LocalRuntime, LocalSlot } from './runtime.js';
 import type { SlotLease } from './slot-pool.js';
+import { StallWatchdog } from './stall-watchdog.js';
 import type { PreparedPrompt, PreparedTextGeneration } from './text-prompts.js';
 import type { LocalUsage } from './to-openai.js';
 
@@ -73,14 +74,16 @@ export async function* generateText(
   call: TextCompletionCall,
 ): AsyncGenerator<TextGenerationEvent> {
   const usage: LocalUsage = { promptTokens: 0, cachedTokens: 0, completionTokens: 0, reasoningTokens: 0 };
+  const watchdog = new StallWatchdog(runtime.timeouts, runtime.name);
   try {
     for (const [choice, prompt] of prepared.prompts.entries()) {
       usage.promptTokens += prompt.tokens.length;
-      yield* generateChoice(runtime, lease.slot, prepared, prompt, choice, call, usage);
+      yield* generateChoice(runtime, lease.slot, prepared, prompt, choice, call, usage, watchdog);
     }
     yield { type: 'usage', usage };
   } finally {
-    lease.release();
+    if (await watchdog.slotReusable()) lease.release();
+    else lease.retire();
   }
 }
 
@@ -92,6 +95,7 @@ async function* generateChoice(
   choice: number,
   call: TextCompletionCall,
   usage: LocalUsage,
+  watchdog: StallWatchdog,
 ): AsyncGenerator<TextGenerationEvent> {
   const { model } = runtime;
   const { sequence } = slot;
@@ -145,7 +149,7 @@ async function* generateChoice(
   let outputs: Array<ControlledEvaluateIndexOutput | undefined> = [];
   try {
     // Nothing of the slot's previous request is reused: raw prompts are evaluated from the start.
-    await sequence.clearHistory();
+    await watchdog.guard(sequence.clearHistory());
     if (generate || scoreEcho) {
       const items = tokens.map((token, index): ControlledEvaluateInputItem => {
         const last = index === tokens.length - 1;
@@ -166,7 +170,8 @@ async function* generateChoice(
         }
         return token;
       });
-      outputs = await sequence.controlledEvaluate(items);
+      outputs = await watchdog.guard(sequence.controlledEvaluate(items));
+      watchdog.progress();
     }
   } catch (error) {
     throw signal.aborted ? abortError(signal.reason) : generationFailed(error);
@@ -264,18 +269,21 @@ async function* generateChoice(
     }
     if (generated.length >= prompt.maxTokens) break;
     try {
-      const [output] = await sequence.controlledEvaluate([
-        [
-          token,
-          {
-            generateNext: {
-              token: true,
-              options: sampling(generated.length),
-              ...(withLogprobs ? { logits: logitsFilter(), totalLogitWeight: true } : {}),
+      const [output] = await watchdog.guard(
+        sequence.controlledEvaluate([
+          [
+            token,
+            {
+              generateNext: {
+                token: true,
+                options: sampling(generated.length),
+                ...(withLogprobs ? { logits: logitsFilter(), totalLogitWeight: true } : {}),
+              },
             },
-          },
-        ],
-      ]);
+          ],
+        ]),
+      );
+      watchdog.progress();
       next = output?.next;
     } catch (error) {
       throw signal.aborted ? abortError(signal.reason) : generationFailed(error);

@@ -9,6 +9,7 @@ import { type GenerationOptions, readGenerationOptions } from './generation-opti
 import { type FinishReason, mapStopReason } from './map-stop-reason.js';
 import type { LocalRuntime, LocalSlot } from './runtime.js';
 import type { SlotLease } from './slot-pool.js';
+import { StallWatchdog } from './stall-watchdog.js';
 import { toChatHistory } from './to-chat-history.js';
 import type { LocalUsage } from './to-openai.js';
 
@@ -114,6 +115,10 @@ export async function* generate(
   else signal.addEventListener('abort', forwardAbort, { once: true });
 
   const channel = new EventChannel<GenerationEvent>();
+  const watchdog = new StallWatchdog(runtime.timeouts, runtime.name, (error) => {
+    abort.abort(error);
+    channel.fail(error);
+  });
   const meterBefore = sequence.tokenMeter.getState();
   // What the slot still holds from its previous request and this prompt starts with: evaluated already. The last
   // prompt token is always evaluated again, to produce the logits of the first new token.
@@ -154,6 +159,7 @@ export async function* generate(
       ...(tokenBias === undefined ? {} : { tokenBias }),
       ...(prepared.grammar === undefined ? {} : { grammar: prepared.grammar }),
       onResponseChunk: (chunk) => {
+        watchdog.progress();
         if (chunk.type === undefined) {
           if (chunk.text) channel.push({ type: 'content', text: chunk.text });
         } else if (chunk.segmentType === 'thought') {
@@ -182,6 +188,7 @@ export async function* generate(
     )
     .finally(() => {
       settled = true;
+      watchdog.stop();
     });
 
   try {
@@ -189,7 +196,7 @@ export async function* generate(
   } finally {
     signal.removeEventListener('abort', forwardAbort);
     if (!settled) abort.abort(signal.aborted ? signal.reason : 'consumer_stopped');
-    await generation;
-    lease.release();
+    if (await watchdog.slotReusable(generation)) lease.release();
+    else lease.retire();
   }
 }

@@ -11,7 +11,8 @@ import type { LocalProviderConfig } from '../../config/schema.js';
 import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { Logger } from '../../observability/logger.js';
 import { type ChosenTemplate, chooseChatTemplate } from './chat-template.js';
-import { SlotPool } from './slot-pool.js';
+import { SlotPool, type SlotPoolOptions } from './slot-pool.js';
+import type { StallTimeouts } from './stall-watchdog.js';
 
 /**
  * Everything a local model needs in memory: the llama.cpp runtime, the model weights, one context with a sequence
@@ -39,6 +40,9 @@ export interface LocalRuntime {
   vocabularySize: number;
   threads: number;
   slots: SlotPool<LocalSlot>;
+  /** The provider's name, for messages. */
+  name: string;
+  timeouts: StallTimeouts;
   close(): Promise<void>;
 }
 
@@ -54,6 +58,8 @@ export interface LocalEmbeddingRuntime {
   vocabularySize: number;
   threads: number;
   slots: SlotPool<LlamaEmbeddingContext>;
+  name: string;
+  timeouts: StallTimeouts;
   close(): Promise<void>;
 }
 
@@ -131,7 +137,14 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
           }),
         );
       }
-      return embeddingRuntime(config, { library, llama, model, contexts: embeddingContexts, contextSize, threads });
+      return embeddingRuntime(config, logger, {
+        library,
+        llama,
+        model,
+        contexts: embeddingContexts,
+        contextSize,
+        threads,
+      });
     }
     context = await model.createContext({
       contextSize,
@@ -151,12 +164,7 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
         chat: new library.LlamaChat({ contextSequence: sequence, chatWrapper: template.wrapper }),
       });
     }
-    const pool = new SlotPool(slots, {
-      queueSize: config.queueSize,
-      queuePerAccount: config.queuePerAccount,
-      queueTimeoutMs: config.queueTimeoutMs,
-      modelName: config.name,
-    });
+    const pool = new SlotPool(slots, slotPoolOptions(config, logger));
     const loadedModel = model;
     const loadedContext = context;
     return {
@@ -170,6 +178,8 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
       vocabularySize: vocabularySizeOf(loadedModel),
       threads,
       slots: pool,
+      name: config.name,
+      timeouts: config.timeouts,
       async close() {
         pool.close(modelUnavailable(config.name, 'the server is shutting down.'));
         for (const slot of slots) slot.chat.dispose();
@@ -189,6 +199,7 @@ export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logg
 
 function embeddingRuntime(
   config: LocalProviderConfig,
+  logger: Logger,
   loaded: {
     library: Library;
     llama: Llama;
@@ -199,12 +210,7 @@ function embeddingRuntime(
   },
 ): LocalEmbeddingRuntime {
   const { library, llama, model, contexts, contextSize, threads } = loaded;
-  const pool = new SlotPool(contexts, {
-    queueSize: config.queueSize,
-    queuePerAccount: config.queuePerAccount,
-    queueTimeoutMs: config.queueTimeoutMs,
-    modelName: config.name,
-  });
+  const pool = new SlotPool(contexts, slotPoolOptions(config, logger));
   return {
     kind: 'embedding',
     library,
@@ -215,12 +221,28 @@ function embeddingRuntime(
     vocabularySize: vocabularySizeOf(model),
     threads,
     slots: pool,
+    name: config.name,
+    timeouts: config.timeouts,
     async close() {
       pool.close(modelUnavailable(config.name, 'the server is shutting down.'));
       for (const context of contexts) await context.dispose();
       await model.dispose();
       await llama.dispose();
     },
+  };
+}
+
+function slotPoolOptions(config: LocalProviderConfig, logger: Logger): SlotPoolOptions {
+  return {
+    queueSize: config.queueSize,
+    queuePerAccount: config.queuePerAccount,
+    queueTimeoutMs: config.queueTimeoutMs,
+    modelName: config.name,
+    onRetired: (retired) =>
+      logger.error(
+        { provider: config.name, retiredSlots: retired, slots: config.maxConcurrent },
+        'a local generation did not stop after its stall timeout: its slot is out of service until the server restarts',
+      ),
   };
 }
 

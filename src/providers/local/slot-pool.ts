@@ -19,6 +19,11 @@ export interface SlotLease<Slot> {
   readonly previousOwner: string | undefined;
   /** Returns the slot to the pool (idempotent). */
   release(): void;
+  /**
+   * Takes the slot out of service for good, instead of returning it: its generation never stopped
+   * (stall-watchdog.ts), so no later request may share its sequence.
+   */
+  retire(): void;
 }
 
 export interface SlotPoolOptions {
@@ -29,6 +34,8 @@ export interface SlotPoolOptions {
   queueTimeoutMs: number;
   /** Named in error messages. */
   modelName: string;
+  /** Told each time a slot is retired, with how many are out of service now. */
+  onRetired?: (retired: number) => void;
 }
 
 interface Waiter<Slot> {
@@ -49,6 +56,7 @@ export class SlotPool<Slot> {
   private readonly owners = new Map<Slot, string | undefined>();
   private averageHoldMs = 2000;
   private closedWith: ApiError | undefined;
+  private retiredCount = 0;
 
   constructor(
     private readonly slots: readonly Slot[],
@@ -67,6 +75,11 @@ export class SlotPool<Slot> {
 
   get waiting(): number {
     return this.waiters.size;
+  }
+
+  /** Slots taken out of service (counted in `busy` too). */
+  get retired(): number {
+    return this.retiredCount;
   }
 
   /**
@@ -165,6 +178,20 @@ export class SlotPool<Slot> {
     return {
       slot,
       previousOwner,
+      retire: () => {
+        if (released) return;
+        released = true;
+        this.retiredCount++;
+        this.options.onRetired?.(this.retiredCount);
+        if (this.retiredCount === this.slots.length) {
+          this.close(
+            apiError(
+              'model_unavailable',
+              `The local model ${this.options.modelName} has no generation slot left in service: its generations stopped responding. An operator must restart the server.`,
+            ),
+          );
+        }
+      },
       release: () => {
         if (released) return;
         released = true;

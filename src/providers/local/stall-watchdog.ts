@@ -1,0 +1,110 @@
+import { type ApiError, apiError } from '../../errors/api-error.js';
+
+/**
+ * Bounds how long a local generation may go without producing anything, as `timeouts.first_byte` and `timeouts.idle`
+ * bound an upstream's. node-llama-cpp has left a generation that never settles (a sampler error killed its decode
+ * loop): without a bound its client waited forever and its slot was gone for good, silently. On a stall the client
+ * gets `504 upstream_timeout` and the generation is told to stop; a slot whose generation still does not settle is
+ * taken out of service (`SlotLease.retire`), never handed to the next request.
+ */
+
+export interface StallTimeouts {
+  /** Until the first token (or the first embedding): the prompt's evaluation included. */
+  firstTokenMs: number;
+  /** The longest silence between two tokens. */
+  idleMs: number;
+}
+
+/** How long a generation told to stop may take to settle before its slot is retired. */
+export const stopGraceMs = 30_000;
+
+export class StallWatchdog {
+  /** The error the generation stalled with, once it has. */
+  stalledWith: ApiError | undefined;
+  private timer: NodeJS.Timeout;
+  private producing = false;
+  /** The native work being waited for (guard): what must settle before the slot can be reused. */
+  private pending: Promise<unknown> | undefined;
+  private rejectWaiting: ((error: ApiError) => void) | undefined;
+
+  constructor(
+    private readonly timeouts: StallTimeouts,
+    private readonly modelName: string,
+    private readonly onStall?: (error: ApiError) => void,
+  ) {
+    this.timer = setTimeout(() => this.stall(), timeouts.firstTokenMs);
+    this.timer.unref();
+  }
+
+  /** Something was produced: the silence starts again, now bounded by the idle timeout. */
+  progress(): void {
+    if (this.stalledWith) return;
+    if (this.producing) {
+      this.timer.refresh();
+      return;
+    }
+    this.producing = true;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.stall(), this.timeouts.idleMs);
+    this.timer.unref();
+  }
+
+  /** Waits for one step of native work; rejects with the stall's 504 if the watchdog fires first. */
+  guard<T>(step: Promise<T>): Promise<T> {
+    this.pending = step;
+    if (this.stalledWith) return Promise.reject(this.stalledWith);
+    return new Promise<T>((resolve, reject) => {
+      this.rejectWaiting = reject;
+      step.then(
+        (value) => {
+          this.rejectWaiting = undefined;
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.rejectWaiting = undefined;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  /**
+   * Whether the slot may be used again: true unless the generation stalled and `work` (by default the last guarded
+   * step) has still not settled `stopGraceMs` after the stall.
+   */
+  async slotReusable(work: Promise<unknown> | undefined = this.pending): Promise<boolean> {
+    this.stop();
+    if (!this.stalledWith || work === undefined) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), stopGraceMs);
+    });
+    const settled = work.then(
+      () => true as const,
+      () => true as const,
+    );
+    try {
+      return await Promise.race([settled, gaveUp]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private stall(): void {
+    const seconds = Math.round((this.producing ? this.timeouts.idleMs : this.timeouts.firstTokenMs) / 1000);
+    const error = apiError(
+      'upstream_timeout',
+      this.producing
+        ? `The local model ${this.modelName} produced nothing for ${seconds} s and was stopped.`
+        : `The local model ${this.modelName} produced no output within ${seconds} s and was stopped.`,
+    );
+    this.stalledWith = error;
+    this.rejectWaiting?.(error);
+    this.rejectWaiting = undefined;
+    this.onStall?.(error);
+  }
+}
