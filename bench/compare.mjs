@@ -511,8 +511,8 @@ async function main() {
     // The median of the per-window ratios: a single window moves by ±10% with the machine.
     rounds: 5,
     // With pairedFixedRate's own 3 s at 500/s, long enough for the code optimized away during the quiet spells before
-    // (the other arms' runs) to be compiled again: the steady state is what is measured; what a quiet spell costs is
-    // in docs/performance.md.
+    // (the other arms' runs) to be compiled again: the steady state is what is measured; why a quiet spell costs a
+    // recompilation: docs/performance.md#idle-memory.
     warmUpSeconds: 3,
     log,
   });

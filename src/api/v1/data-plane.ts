@@ -69,7 +69,8 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const startedAt = Date.now();
     const startedAtPrecise = performance.now();
-    // x-request-id goes out with each writeHead's own headers, never through setHeader here (docs/performance.md).
+    // x-request-id goes out with each writeHead's own headers, never through setHeader here: that would build the
+    // response's header map for every request.
     const requestId = requestIds.next(startedAt);
     applyCors(request, response);
     const cancellation = new Cancellation();

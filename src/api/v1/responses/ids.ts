@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
  * digits), like request ids, so the stored responses' indexes (the primary key, and items by account and id) grow at
  * their end instead of touching a random page per item in every write and checkpoint; the 20 digits after it are
  * random (80 bits). An item id is no capability: `item_reference`s are looked up within the account. The randomness
- * comes from randomUUID, which draws from a cached pool instead of a system call per id (docs/performance.md).
+ * comes from randomUUID, which draws from a cached pool of random bytes instead of a system call per id.
  */
 
 export type ItemIdPrefix = 'msg' | 'fc' | 'fco' | 'rs' | 'item';
