@@ -48,8 +48,7 @@ export async function embedLocally(runtime: LocalEmbeddingRuntime, call: Embeddi
     list.usage = { prompt_tokens: tokens, total_tokens: tokens };
     return { list };
   } finally {
-    if (await watchdog.slotReusable()) lease.release();
-    else lease.retire();
+    await watchdog.returnSlot(lease);
   }
 }
 

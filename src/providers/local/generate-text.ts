@@ -82,8 +82,7 @@ export async function* generateText(
     }
     yield { type: 'usage', usage };
   } finally {
-    if (await watchdog.slotReusable()) lease.release();
-    else lease.retire();
+    await watchdog.returnSlot(lease);
   }
 }
 

@@ -196,7 +196,6 @@ export async function* generate(
   } finally {
     signal.removeEventListener('abort', forwardAbort);
     if (!settled) abort.abort(signal.aborted ? signal.reason : 'consumer_stopped');
-    if (await watchdog.slotReusable(generation)) lease.release();
-    else lease.retire();
+    await watchdog.returnSlot(lease, generation);
   }
 }

@@ -1,4 +1,5 @@
 import { type ApiError, apiError } from '../../errors/api-error.js';
+import type { SlotLease } from './slot-pool.js';
 
 /**
  * Bounds how long a local generation may go without producing anything, as `timeouts.first_byte` and `timeouts.idle`
@@ -92,6 +93,12 @@ export class StallWatchdog {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Hands the slot back to its pool, or retires it when it is not reusable (slotReusable). */
+  async returnSlot(lease: SlotLease<unknown>, work?: Promise<unknown>): Promise<void> {
+    if (await this.slotReusable(work)) lease.release();
+    else lease.retire();
   }
 
   private stall(): void {
