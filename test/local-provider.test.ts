@@ -461,6 +461,7 @@ describe('local provider: cancellation and the queue', () => {
       return text.includes('switchboard_provider_queue_waiting{provider="tiny-single"} 1') && text;
     });
     expect(metrics).toContain('switchboard_provider_slots_busy{provider="tiny-single"} 1');
+    expect(metrics).toContain('switchboard_provider_slots_retired{provider="tiny-single"} 0');
     // ...and this one finds the queue full.
     const refused = await postChat(setup.gateway, { ...long, stream: false, max_tokens: 3 });
     expect(refused.status).toBe(503);

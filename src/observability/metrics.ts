@@ -36,6 +36,7 @@ export interface Metrics {
   connectionsDropped: Counter;
   providerSlotsBusy: Gauge<'provider'>;
   providerQueueWaiting: Gauge<'provider'>;
+  providerSlotsRetired: Gauge<'provider'>;
 }
 
 /** How busy a provider with a fixed capacity (a local model's slots) is right now. */
@@ -44,6 +45,8 @@ export interface ProviderLoad {
   slots: number;
   busy: number;
   waiting: number;
+  /** Slots out of service for good (a generation that never stopped); counted in `busy` too. */
+  retired: number;
 }
 
 export interface MetricsSources {
@@ -174,6 +177,15 @@ function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: M
       registers: [registry],
       collect() {
         for (const load of options.providerLoad?.() ?? []) this.set({ provider: load.provider }, load.waiting);
+      },
+    }),
+    providerSlotsRetired: new Gauge({
+      name: 'switchboard_provider_slots_retired',
+      help: 'Generation slots taken out of service until a restart because their generation never stopped (local models)',
+      labelNames: ['provider'],
+      registers: [registry],
+      collect() {
+        for (const load of options.providerLoad?.() ?? []) this.set({ provider: load.provider }, load.retired);
       },
     }),
   };

@@ -149,7 +149,7 @@ export interface Provider {
   /** A forwarded request whose 2xx answer is read whole (JSON), in one exchange; errors as for `forward`. */
   forwardWhole?(call: ForwardCall): Promise<Buffer>;
   /** Slots in use and requests waiting, for providers with a fixed capacity (local models); absent otherwise. */
-  load?(): { slots: number; busy: number; waiting: number } | undefined;
+  load?(): { slots: number; busy: number; waiting: number; retired: number } | undefined;
   /** Prepares what the first request would otherwise wait for (e.g. loading a local model); never throws. */
   warmUp?(): Promise<void>;
   close?(): Promise<void>;

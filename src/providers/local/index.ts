@@ -135,8 +135,9 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
     type: config.type,
 
     load() {
-      if (!loaded) return { slots: config.maxConcurrent, busy: 0, waiting: 0 };
-      return { slots: loaded.slots.size, busy: loaded.slots.busy, waiting: loaded.slots.waiting };
+      if (!loaded) return { slots: config.maxConcurrent, busy: 0, waiting: 0, retired: 0 };
+      const { slots } = loaded;
+      return { slots: slots.size, busy: slots.busy, waiting: slots.waiting, retired: slots.retired };
     },
 
     async warmUp(): Promise<void> {
