@@ -123,10 +123,12 @@ describe('a local generation that never settles', () => {
       }
     })();
     await vi.advanceTimersByTimeAsync(300_000);
-    await vi.advanceTimersByTimeAsync(stopGraceMs);
+    // The client is answered at the bound, without waiting for the grace period.
     const error = await outcome;
     expect(error).toBeInstanceOf(ApiError);
     expect([(error as ApiError).status, (error as ApiError).code]).toEqual([504, 'upstream_timeout']);
+    expect(retired).toEqual([]);
+    await vi.advanceTimersByTimeAsync(stopGraceMs);
     // The slot never went back to the pool: its one slot retired, the pool closed, the waiting request refused.
     expect(retired).toEqual([1]);
     expect(slots.retired).toBe(1);

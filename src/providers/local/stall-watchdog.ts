@@ -95,10 +95,13 @@ export class StallWatchdog {
     }
   }
 
-  /** Hands the slot back to its pool, or retires it when it is not reusable (slotReusable). */
-  async returnSlot(lease: SlotLease<unknown>, work?: Promise<unknown>): Promise<void> {
-    if (await this.slotReusable(work)) lease.release();
-    else lease.retire();
+  /**
+   * Hands the slot back to its pool, or retires it when it is not reusable (slotReusable). Resolves once that is done,
+   * except after a stall: then the client is answered at once and the slot follows within stopGraceMs.
+   */
+  returnSlot(lease: SlotLease<unknown>, work?: Promise<unknown>): Promise<void> {
+    const done = this.slotReusable(work).then((reusable) => (reusable ? lease.release() : lease.retire()));
+    return this.stalledWith ? Promise.resolve() : done;
   }
 
   private stall(): void {
