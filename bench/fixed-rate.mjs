@@ -11,7 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { fixture } from './fixture.mjs';
-import { median } from './process-tools.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { listening, median } from './process-tools.mjs';
 
 /** CPU nanoseconds used so far by every thread of a process, and by its main thread (the event loop). */
 export function cpuNanosOf(pid) {
@@ -138,17 +139,6 @@ async function main() {
   });
   process.on('SIGINT', () => process.exit(130));
   const log = (message) => process.stderr.write(`[fixed-rate] ${message}\n`);
-  const listening = (child) =>
-    new Promise((resolve, reject) => {
-      let buffered = '';
-      child.stdout.on('data', (data) => {
-        buffered += data;
-        const line = buffered.split('\n').find((text) => text.includes('"event":"listening"'));
-        if (line) resolve(JSON.parse(line).port);
-      });
-      child.on('exit', (code) => reject(new Error(`a process exited with ${code}`)));
-    });
-
   const upstreamPort = 25_000 + Math.floor(Math.random() * 2000);
   mkdirSync(path.join(work, 'nginx'));
   writeFileSync(
@@ -184,31 +174,25 @@ async function main() {
   );
   children.push(floor);
   const arms = [
-    { name: 'floor', url: `http://127.0.0.1:${await listening(floor)}/v1/chat/completions`, pid: floor.pid, body },
+    {
+      name: 'floor',
+      url: `http://127.0.0.1:${(await listening(floor)).port}/v1/chat/completions`,
+      pid: floor.pid,
+      body,
+    },
   ];
 
   for (const [index, root] of roots.entries()) {
-    const directory = path.join(work, `switchboard-${index}`);
-    const config = path.join(work, `switchboard-${index}.yaml`);
-    writeFileSync(
-      config,
-      `server:\n  port: 0\n  data_dir: ${directory}\nlogging:\n  level: warn\nproviders:\n  - name: nginx\n    type: openai\n    base_url: ${upstream}/v1\n    api_key: sk-upstream\nmodels:\n  - name: mock\n    provider: nginx\n    pricing: { input: 0.15, output: 0.6 }\n`,
-    );
-    const cli = (...args) =>
-      execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-        encoding: 'utf8',
-      });
-    cli('accounts', 'create', 'bench');
-    const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'rate', '--json')).key;
-    const gateway = spawn(
-      'taskset',
-      ['-c', '0', path.join(root, 'bin/switchboard'), 'serve', '--config', config, '--json'],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    children.push(gateway);
-    const port = await listening(gateway);
+    const file = path.join(work, `switchboard-${index}.yaml`);
+    const key = configureGateway({
+      root,
+      file,
+      dataDir: path.join(work, `switchboard-${index}`),
+      providers: ['  - name: nginx', '    type: openai', `    base_url: ${upstream}/v1`, '    api_key: sk-upstream'],
+      models: ['  - name: mock', '    provider: nginx', '    pricing: { input: 0.15, output: 0.6 }'],
+      keyName: 'rate',
+    });
+    const { child: gateway, port } = await startGateway({ root, file, cpu: 0, children });
     arms.push({
       name: roots.length === 1 ? 'switchboard' : `switchboard ${path.basename(root)}`,
       url: `http://127.0.0.1:${port}/v1/chat/completions`,

@@ -10,14 +10,24 @@ export function median(values) {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-/** Resolves with the parsed JSON log line of a `switchboard serve --json` child once it says it is listening. */
+/**
+ * Resolves with the parsed JSON log line of a `switchboard serve --json` child (or a mock or floor) once it says it is
+ * listening. Its output is no longer kept after that: a server run with --trace-gc prints a line per collection.
+ */
 export function listening(child) {
   return new Promise((resolve, reject) => {
     let buffered = '';
-    child.stdout.on('data', (data) => {
+    const read = (data) => {
       buffered += data;
-      for (const line of buffered.split('\n')) if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
-    });
+      const line = buffered
+        .split('\n')
+        .slice(0, -1)
+        .find((text) => text.includes('"event":"listening"'));
+      if (!line) return;
+      child.stdout.off('data', read);
+      resolve(JSON.parse(line));
+    };
+    child.stdout.on('data', read);
     child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
   });
 }

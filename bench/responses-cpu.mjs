@@ -12,13 +12,14 @@
 //   node bench/responses-cpu.mjs [--rounds N] [--seconds S] [--rate R | --concurrency C] [--postgres <admin url>]
 //     [--root <dir> ...]
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { cpuAtRate, cpuNanosOf } from './fixed-rate.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
 import { listening, median } from './process-tools.mjs';
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -132,42 +133,16 @@ async function dropDatabases(pg) {
 async function startBuild(root, index, upstream, databaseUrl) {
   const dataDir = path.join(work, `data-${index}`);
   mkdirSync(dataDir);
-  const config = path.join(work, `switchboard-${index}.yaml`);
-  writeFileSync(
-    config,
-    [
-      'server:',
-      '  port: 0',
-      `  data_dir: ${dataDir}`,
-      ...(databaseUrl ? ['database:', `  url: ${databaseUrl}`] : []),
-      'logging:',
-      '  level: warn',
-      'providers:',
-      '  - name: openai',
-      '    type: openai',
-      `    base_url: ${upstream}/v1`,
-      '    api_key: sk-upstream',
-      'models:',
-      '  - { name: mock, provider: openai, upstream_model: mock, pricing: { input: 0.15, output: 0.6 } }',
-      '',
-    ].join('\n'),
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'bench');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'bench', '--json')).key;
-  const child = track('taskset', [
-    '-c',
-    '0',
-    path.join(root, 'bin/switchboard'),
-    'serve',
-    '--config',
-    config,
-    '--json',
-  ]);
-  const { port } = await listening(child);
+  const file = path.join(work, `switchboard-${index}.yaml`);
+  const key = configureGateway({
+    root,
+    file,
+    dataDir,
+    databaseUrl,
+    providers: ['  - name: openai', '    type: openai', `    base_url: ${upstream}/v1`, '    api_key: sk-upstream'],
+    models: ['  - { name: mock, provider: openai, upstream_model: mock, pricing: { input: 0.15, output: 0.6 } }'],
+  });
+  const { child, port } = await startGateway({ root, file, cpu: 0, children });
   return { name: index === 0 && root === here ? 'this build' : root, pid: child.pid, port, key, storedSent: 0 };
 }
 

@@ -14,6 +14,7 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { configureGateway, startGateway } from './gateway.mjs';
 import { rssOf, rssReadings } from './process-tools.mjs';
 import { holdStreams } from './stream-client.mjs';
 
@@ -58,17 +59,6 @@ function spawnTracked(command, args, options = {}) {
   return child;
 }
 
-function listening(child) {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (data) => {
-      buffered += data;
-      if (buffered.includes('"event":"listening"') || /listening on|^\d+$/m.test(buffered)) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
-  });
-}
-
 const upstreamPort = nextPort++;
 const upstream = spawnTracked('taskset', [
   '-c',
@@ -85,32 +75,25 @@ const body = JSON.stringify({ model: 'mock', messages: [{ role: 'user', content:
 
 /** A data directory, config and key for one build (set up by that build's own CLI). */
 function prepare(build, index) {
-  const dataDir = path.join(work, `data-${index}`);
-  const config = path.join(work, `switchboard-${index}.yaml`);
+  const file = path.join(work, `switchboard-${index}.yaml`);
   const port = nextPort++;
-  writeFileSync(
-    config,
-    `server:\n  port: ${port}\n  data_dir: ${dataDir}\nlogging:\n  level: warn\nproviders:\n  - name: streams\n    type: openai\n    base_url: http://127.0.0.1:${upstreamPort}/v1\nmodels:\n  - name: mock\n    provider: streams\n  - name: stream-64-100\n    provider: streams\n`,
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(build.root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'bench');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'memory', '--json')).key;
-  return { ...build, config, url: `http://127.0.0.1:${port}/v1/chat/completions`, key };
+  const key = configureGateway({
+    root: build.root,
+    file,
+    port,
+    dataDir: path.join(work, `data-${index}`),
+    providers: ['  - name: streams', '    type: openai', `    base_url: http://127.0.0.1:${upstreamPort}/v1`],
+    models: ['  - name: mock', '    provider: streams', '  - name: stream-64-100', '    provider: streams'],
+    keyName: 'memory',
+  });
+  return { ...build, file, url: `http://127.0.0.1:${port}/v1/chat/completions`, key };
 }
 
 const prepared = builds.map(prepare);
 for (const round of Array.from({ length: rounds }, (_, index) => index + 1)) {
   const order = round % 2 ? prepared : [...prepared].reverse();
   for (const build of order) {
-    build.child = spawnTracked(
-      'taskset',
-      ['-c', '0', path.join(build.root, 'bin/switchboard'), 'serve', '--config', build.config, '--json'],
-      { env: { ...process.env, ...build.env } },
-    );
-    await listening(build.child);
+    build.child = (await startGateway({ root: build.root, file: build.file, cpu: 0, env: build.env, children })).child;
     if (serverOutput) {
       const file = path.join(serverOutput, `${build.name.replaceAll('/', '_')}-${round}.log`);
       build.child.stdout.pipe(createWriteStream(file));
