@@ -3,9 +3,9 @@
 // run, alternating arms, following ../shared/reference/benchmark-method.md. Writes its section of
 // docs/benchmarks.md and docs/benchmarks-chart.svg.
 //   node bench/compare.mjs [--quick] [--no-peers] [--rounds N]
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairedFixedRate, summarizeFixedRate } from './fixed-rate.mjs';
@@ -20,7 +20,7 @@ import {
   startLitellm,
   startPortkey,
 } from './peers.mjs';
-import { listening, median, rssOf, rssReadings } from './process-tools.mjs';
+import { benchWorkspace, listening, median, rssOf, rssReadings } from './process-tools.mjs';
 import { writeSection } from './report.mjs';
 import { holdStreams, measureStreams } from './stream-client.mjs';
 
@@ -37,17 +37,9 @@ const saturationSeconds = quick ? 4 : 8;
 // apart see the same machine.
 const pairedRounds = quick ? 6 : 0;
 const pairedSeconds = 2;
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-'));
-const children = [];
+const { children, spawnTracked, work } = benchWorkspace('switchboard-bench-');
 const started = Date.now();
 const log = (message) => process.stderr.write(`[bench ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
-
-process.on('exit', () => {
-  // nginx gets SIGTERM: killed outright, its master leaves its worker running (and listening) after the bench.
-  for (const child of children) child.kill(child.stopSignal ?? 'SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
@@ -63,12 +55,6 @@ const tenantCount = 100;
 /** The everyday rates at which CPU per request is measured (requests per second). */
 const fixedRates = [300, 30];
 const port = () => nextPort++;
-
-function spawnTracked(command, args, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
-  children.push(child);
-  return child;
-}
 
 // ---------------------------------------------------------------- upstreams
 const nginxBinary = ['/usr/sbin/nginx', 'nginx'].find((candidate) => {
@@ -89,6 +75,7 @@ function startNginx(name, cpu, serverBlock) {
     `daemon off;\nworker_processes 1;\nerror_log ${directory}/error.log error;\npid ${directory}/nginx.pid;\nevents { worker_connections 8192; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n  keepalive_timeout 300s;\n  client_body_temp_path ${directory}/body;\n  proxy_temp_path ${directory}/proxy;\n  fastcgi_temp_path ${directory}/fastcgi;\n  uwsgi_temp_path ${directory}/uwsgi;\n  scgi_temp_path ${directory}/scgi;\n${serverBlock}\n}\n`,
   );
   const nginx = spawnTracked('taskset', ['-c', cpu, nginxBinary, '-c', conf, '-p', directory], { stdio: 'ignore' });
+  // Killed outright, nginx's master would leave its worker running (and listening) after the bench.
   nginx.stopSignal = 'SIGTERM';
 }
 

@@ -4,15 +4,14 @@
 // and measures them all at once at each rate, in consecutive windows, reporting the ratio to the floor per window.
 // CPU is read from /proc/<pid>/task/*/schedstat (nanoseconds, every thread), not from the 10 ms ticks of /proc/stat,
 // so that a few hundred requests are enough; the event loop (the main thread) is reported beside the total.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { fixture } from './fixture.mjs';
 import { configureGateway, startGateway } from './gateway.mjs';
-import { listening, median } from './process-tools.mjs';
+import { benchWorkspace, listening, median } from './process-tools.mjs';
 
 /** CPU nanoseconds used so far by every thread of a process, and by its main thread (the event loop). */
 export function cpuNanosOf(pid) {
@@ -131,13 +130,7 @@ async function main() {
   const rates = option('--rates', '300,30').split(',').map(Number);
   const seconds = Number(option('--seconds', 6));
   const rounds = Number(option('--rounds', 4));
-  const work = mkdtempSync(path.join(tmpdir(), 'switchboard-fixed-rate-'));
-  const children = [];
-  process.on('exit', () => {
-    for (const child of children) child.kill(child.stopSignal ?? 'SIGKILL');
-    rmSync(work, { recursive: true, force: true });
-  });
-  process.on('SIGINT', () => process.exit(130));
+  const { children, spawnTracked, work } = benchWorkspace('switchboard-fixed-rate-');
   const log = (message) => process.stderr.write(`[fixed-rate] ${message}\n`);
   const upstreamPort = 25_000 + Math.floor(Math.random() * 2000);
   mkdirSync(path.join(work, 'nginx'));
@@ -145,15 +138,12 @@ async function main() {
     path.join(work, 'nginx/nginx.conf'),
     `daemon off;\nworker_processes 1;\nerror_log ${work}/nginx/error.log error;\npid ${work}/nginx/nginx.pid;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n  client_body_temp_path ${work}/nginx/body;\n  proxy_temp_path ${work}/nginx/proxy;\n  fastcgi_temp_path ${work}/nginx/fastcgi;\n  uwsgi_temp_path ${work}/nginx/uwsgi;\n  scgi_temp_path ${work}/nginx/scgi;\n  server {\n    listen 127.0.0.1:${upstreamPort};\n    location / {\n      default_type application/json;\n      return 200 '${fixture}';\n    }\n  }\n}\n`,
   );
-  const nginx = spawn(
+  const nginx = spawnTracked(
     'taskset',
     ['-c', '1', '/usr/sbin/nginx', '-c', `${work}/nginx/nginx.conf`, '-p', `${work}/nginx`],
-    {
-      stdio: 'ignore',
-    },
+    { stdio: 'ignore' },
   );
   nginx.stopSignal = 'SIGTERM';
-  children.push(nginx);
   const upstream = `http://127.0.0.1:${upstreamPort}`;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -165,14 +155,14 @@ async function main() {
     }
   }
   const body = JSON.stringify({ model: 'mock', messages: [{ role: 'user', content: 'Hello! '.repeat(120) }] });
-  const floor = spawn(
-    'taskset',
-    ['-c', '0', process.execPath, path.join(here, 'bench/floor/server.mjs'), '0', upstream],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  children.push(floor);
+  const floor = spawnTracked('taskset', [
+    '-c',
+    '0',
+    process.execPath,
+    path.join(here, 'bench/floor/server.mjs'),
+    '0',
+    upstream,
+  ]);
   const arms = [
     {
       name: 'floor',

@@ -5,14 +5,12 @@
 // CPU microseconds of the Switchboard process per request at a fixed open-loop rate (JSON), and per stream of 32
 // events (16 streams at a time). Prints each round and the medians, and the ratio messages / chat.
 //   node bench/messages-cpu.mjs [--rounds N] [--seconds S] [--rate R]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { configureGateway, startGateway } from './gateway.mjs';
-import { listening, median } from './process-tools.mjs';
+import { benchWorkspace, listening, median } from './process-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const option = (name, fallback) => {
@@ -23,13 +21,7 @@ const rounds = option('--rounds', 5);
 const seconds = option('--seconds', 6);
 const rate = option('--rate', 300);
 const streamsPerRun = 160;
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-messages-'));
-const children = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
+const { children, spawnTracked, work } = benchWorkspace('switchboard-bench-messages-');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const cpuMicrosOf = (pid) => {
@@ -37,12 +29,6 @@ const cpuMicrosOf = (pid) => {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 const log = (message) => process.stderr.write(`[bench:messages] ${message}\n`);
-
-function track(command, args) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return child;
-}
 
 const prompt = 'Hello! '.repeat(120);
 const arms = [
@@ -113,7 +99,7 @@ async function cpuPerStream(url, arm, pid) {
 }
 
 async function main() {
-  const mock = track('taskset', ['-c', '1', process.execPath, path.join(root, 'bench/mock-upstream.mjs'), '0']);
+  const mock = spawnTracked('taskset', ['-c', '1', process.execPath, path.join(root, 'bench/mock-upstream.mjs'), '0']);
   const upstream = `http://127.0.0.1:${(await listening(mock)).port}`;
   const file = path.join(work, 'switchboard.yaml');
   const key = configureGateway({

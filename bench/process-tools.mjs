@@ -1,6 +1,31 @@
-// Helpers the benchmark scripts share: the median of a sample, waiting for a started server's "listening" line, and
-// reading a process's resident memory.
-import { readFileSync } from 'node:fs';
+// Helpers the benchmark scripts share: a scratch directory and the processes a run starts, cleaned up however it ends;
+// the median of a sample; waiting for a started server's "listening" line; reading a process's resident memory.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/**
+ * A scratch directory (`work`, named from `prefix`) and the list of processes a run starts (`children`), both removed
+ * when this process exits, Ctrl-C included: a server left running would load the core the next run measures on. A
+ * child is sent its own `stopSignal` if it has one, else `stopSignal`. `spawnTracked` starts a process onto the list
+ * with its stdout piped to this one (for its listening line) and its stderr on the terminal.
+ */
+export function benchWorkspace(prefix, { stopSignal = 'SIGKILL' } = {}) {
+  const work = mkdtempSync(path.join(tmpdir(), prefix));
+  const children = [];
+  process.on('exit', () => {
+    for (const child of children) child.kill(child.stopSignal ?? stopSignal);
+    rmSync(work, { recursive: true, force: true });
+  });
+  process.on('SIGINT', () => process.exit(130));
+  const spawnTracked = (command, args, options = {}) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
+    children.push(child);
+    return child;
+  };
+  return { work, children, spawnTracked };
+}
 
 /** The median (the mean of the two middle values for an even count); 0 for no values. */
 export function median(values) {

@@ -1,14 +1,12 @@
 // Soak test: sustained mixed load (streaming and non-streaming) against a real `switchboard serve` for several
 // minutes, sampling the gateway's RSS; then idle, to see memory come back down. Writes its section of
 // docs/benchmarks.md. Usage: node bench/soak.mjs [--minutes 5] [--concurrency 32] [--idle-seconds 30]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { configureGateway, startGateway } from './gateway.mjs';
-import { listening, rssOf } from './process-tools.mjs';
+import { benchWorkspace, listening, rssOf } from './process-tools.mjs';
 import { writeSection } from './report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,24 +17,14 @@ const argument = (name, fallback) => {
 const minutes = argument('minutes', 5);
 const concurrency = argument('concurrency', 32);
 const idleSeconds = argument('idle-seconds', 30);
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-soak-'));
-const children = [];
+const { children, spawnTracked, work } = benchWorkspace('switchboard-soak-', { stopSignal: 'SIGTERM' });
 const log = (message) => process.stderr.write(`[soak] ${message}\n`);
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGTERM');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 async function main() {
-  const mockProcess = spawn(process.execPath, [path.join(root, 'bench/mock-upstream.mjs'), '0'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(mockProcess);
-  const mock = await listening(mockProcess);
+  const mock = await listening(spawnTracked(process.execPath, [path.join(root, 'bench/mock-upstream.mjs'), '0']));
   const file = path.join(work, 'switchboard.yaml');
   const key = configureGateway({
     root,

@@ -5,14 +5,11 @@
 // the same time: --rate streams a second of 32 events 5 ms apart, chat to an OpenAI upstream and a Messages request
 // forwarded to an Anthropic one in turn. CPU is every thread's, from /proc/<pid>/task/*/schedstat, read once the
 // window's streams have ended; the ratio to the first build is taken per window and its median reported.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { cpuNanosOf } from './fixed-rate.mjs';
 import { configureGateway, startGateway } from './gateway.mjs';
-import { listening, median } from './process-tools.mjs';
+import { benchWorkspace, listening, median } from './process-tools.mjs';
 
 const option = (name, fallback) => {
   const index = process.argv.indexOf(name);
@@ -24,21 +21,9 @@ const seconds = Number(option('--seconds', 5));
 const rounds = Number(option('--rounds', 6));
 if (roots.length === 0) throw new Error('name the builds to compare with --root');
 const here = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-stream-cpu-'));
-const children = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
+const { children, spawnTracked, work } = benchWorkspace('switchboard-stream-cpu-');
 const log = (message) => process.stderr.write(`[stream-cpu] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function track(command, args) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return child;
-}
 
 const prompt = 'Hello! '.repeat(120);
 const kinds = [
@@ -117,7 +102,7 @@ async function window(builds, kind) {
 }
 
 async function main() {
-  const mock = track('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
+  const mock = spawnTracked('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
   const upstream = `http://127.0.0.1:${(await listening(mock)).port}`;
   const builds = [];
   for (const [index, root] of roots.entries()) builds.push(await startBuild(root, index, upstream));

@@ -9,13 +9,12 @@
 // the last one opened, with their lowest and highest), and --after-seconds after they end. Builds take turns within each
 // round; the quiet time after the streams overlaps between builds. One JSON line per build and round on stdout.
 // --server-output keeps each server's stdout (e.g. with NODE_OPTIONS=--trace-gc in an --arm) as <dir>/<arm>-<round>.log.
-import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configureGateway, startGateway } from './gateway.mjs';
-import { rssOf, rssReadings } from './process-tools.mjs';
+import { benchWorkspace, rssOf, rssReadings } from './process-tools.mjs';
 import { holdStreams } from './stream-client.mjs';
 
 const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -39,25 +38,13 @@ const builds = [
 ];
 if (builds.length === 0) builds.push({ name: here, root: here, env: {} });
 
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-stream-memory-'));
-const children = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
+const { children, spawnTracked, work } = benchWorkspace('switchboard-stream-memory-');
 process.on('SIGTERM', () => process.exit(143));
 const started = Date.now();
 const log = (message) =>
   process.stderr.write(`[stream-memory ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let nextPort = 24_000 + Math.floor(Math.random() * 2000);
-
-function spawnTracked(command, args, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
-  children.push(child);
-  return child;
-}
 
 const upstreamPort = nextPort++;
 const upstream = spawnTracked('taskset', [
