@@ -3,13 +3,14 @@
 // run, alternating arms, following ../shared/reference/benchmark-method.md. Writes its section of
 // docs/benchmarks.md and docs/benchmarks-chart.svg.
 //   node bench/compare.mjs [--quick] [--no-peers] [--rounds N]
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairedFixedRate, summarizeFixedRate } from './fixed-rate.mjs';
 import { fixture } from './fixture.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
 import {
   fixedHonoAdapter,
   installLitellm,
@@ -19,7 +20,7 @@ import {
   startLitellm,
   startPortkey,
 } from './peers.mjs';
-import { median, rssOf, rssReadings } from './process-tools.mjs';
+import { benchWorkspace, listening, median, rssOf, rssReadings } from './process-tools.mjs';
 import { writeSection } from './report.mjs';
 import { holdStreams, measureStreams } from './stream-client.mjs';
 
@@ -36,17 +37,9 @@ const saturationSeconds = quick ? 4 : 8;
 // apart see the same machine.
 const pairedRounds = quick ? 6 : 0;
 const pairedSeconds = 2;
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-'));
-const children = [];
+const { children, spawnTracked, work } = benchWorkspace('switchboard-bench-');
 const started = Date.now();
 const log = (message) => process.stderr.write(`[bench ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
-
-process.on('exit', () => {
-  // nginx gets SIGTERM: killed outright, its master leaves its worker running (and listening) after the bench.
-  for (const child of children) child.kill(child.stopSignal ?? 'SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
@@ -62,25 +55,6 @@ const tenantCount = 100;
 /** The everyday rates at which CPU per request is measured (requests per second). */
 const fixedRates = [300, 30];
 const port = () => nextPort++;
-
-function spawnTracked(command, args, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
-  children.push(child);
-  return child;
-}
-
-function listeningPort(child) {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (data) => {
-      buffered += data;
-      for (const line of buffered.split('\n')) {
-        if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
-  });
-}
 
 // ---------------------------------------------------------------- upstreams
 const nginxBinary = ['/usr/sbin/nginx', 'nginx'].find((candidate) => {
@@ -101,6 +75,7 @@ function startNginx(name, cpu, serverBlock) {
     `daemon off;\nworker_processes 1;\nerror_log ${directory}/error.log error;\npid ${directory}/nginx.pid;\nevents { worker_connections 8192; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n  keepalive_timeout 300s;\n  client_body_temp_path ${directory}/body;\n  proxy_temp_path ${directory}/proxy;\n  fastcgi_temp_path ${directory}/fastcgi;\n  uwsgi_temp_path ${directory}/uwsgi;\n  scgi_temp_path ${directory}/scgi;\n${serverBlock}\n}\n`,
   );
   const nginx = spawnTracked('taskset', ['-c', cpu, nginxBinary, '-c', conf, '-p', directory], { stdio: 'ignore' });
+  // Killed outright, nginx's master would leave its worker running (and listening) after the bench.
   nginx.stopSignal = 'SIGTERM';
 }
 
@@ -222,7 +197,7 @@ async function main() {
     path.join(root, 'bench/mock-upstream.mjs'),
     '0',
   ]);
-  const streamPort = (await listeningPort(streamMock)).port;
+  const streamPort = (await listening(streamMock)).port;
   const streamUrl = `http://127.0.0.1:${streamPort}`;
 
   const arms = [];
@@ -237,7 +212,7 @@ async function main() {
   // A floor program on CPU 0 in front of `upstream`; resolves with its process and port once it listens.
   const startFloor = async (script, upstream) => {
     const child = spawnTracked('taskset', ['-c', '0', process.execPath, path.join(root, script), '0', upstream]);
-    return { child, port: (await listeningPort(child)).port };
+    return { child, port: (await listening(child)).port };
   };
   const floor = await startFloor('bench/floor/server.mjs', upstreamUrl);
   const floorStream = await startFloor('bench/floor/server.mjs', streamUrl);
@@ -278,26 +253,37 @@ async function main() {
 
   // Switchboard as shipped: a real key, request logging and metrics on, default settings.
   const dataDir = path.join(work, 'switchboard');
-  const config = path.join(work, 'switchboard.yaml');
+  const file = path.join(work, 'switchboard.yaml');
   const gatewayPort = port();
-  writeFileSync(
-    config,
-    `server:\n  port: ${gatewayPort}\n  data_dir: ${dataDir}\nlogging:\n  level: warn\nproviders:\n  - name: nginx\n    type: openai\n    base_url: ${upstreamUrl}/v1\n    api_key: sk-upstream\n  - name: streams\n    type: openai\n    base_url: ${streamUrl}/v1\nmodels:\n  - name: mock\n    provider: nginx\n    pricing: { input: 0.15, output: 0.6 }\n  - name: stream-32-5\n    provider: streams\n  - name: stream-64-100\n    provider: streams\n`,
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'bench');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'wrk', '--json')).key;
+  const key = configureGateway({
+    root,
+    file,
+    port: gatewayPort,
+    dataDir,
+    providers: [
+      '  - name: nginx',
+      '    type: openai',
+      `    base_url: ${upstreamUrl}/v1`,
+      '    api_key: sk-upstream',
+      '  - name: streams',
+      '    type: openai',
+      `    base_url: ${streamUrl}/v1`,
+    ],
+    models: [
+      '  - name: mock',
+      '    provider: nginx',
+      '    pricing: { input: 0.15, output: 0.6 }',
+      '  - name: stream-32-5',
+      '    provider: streams',
+      '  - name: stream-64-100',
+      '    provider: streams',
+    ],
+    keyName: 'wrk',
+  });
   const tenantKeys = await createTenants(dataDir, tenantCount);
   const startSwitchboard = async (workers, pinned) => {
-    // As installed: the bin/switchboard launcher (glibc's malloc thresholds, then exec node, keeping the pid).
-    const launcher = path.join(root, 'bin/switchboard');
-    const args = ['serve', '--config', config, '--json', ...(workers > 1 ? ['--workers', String(workers)] : [])];
-    const child = pinned ? spawnTracked('taskset', ['-c', '0', launcher, ...args]) : spawnTracked(launcher, args);
-    await listeningPort(child);
-    return child;
+    const args = workers > 1 ? ['--workers', String(workers)] : [];
+    return (await startGateway({ root, file, cpu: pinned ? 0 : undefined, args, children })).child;
   };
   const switchboard = await startSwitchboard(1, true);
   // Idle: started, settled, not yet served anything.

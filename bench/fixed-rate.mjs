@@ -4,14 +4,14 @@
 // and measures them all at once at each rate, in consecutive windows, reporting the ratio to the floor per window.
 // CPU is read from /proc/<pid>/task/*/schedstat (nanoseconds, every thread), not from the 10 ms ticks of /proc/stat,
 // so that a few hundred requests are enough; the event loop (the main thread) is reported beside the total.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { fixture } from './fixture.mjs';
-import { median } from './process-tools.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { benchWorkspace, listening, median } from './process-tools.mjs';
 
 /** CPU nanoseconds used so far by every thread of a process, and by its main thread (the event loop). */
 export function cpuNanosOf(pid) {
@@ -130,40 +130,20 @@ async function main() {
   const rates = option('--rates', '300,30').split(',').map(Number);
   const seconds = Number(option('--seconds', 6));
   const rounds = Number(option('--rounds', 4));
-  const work = mkdtempSync(path.join(tmpdir(), 'switchboard-fixed-rate-'));
-  const children = [];
-  process.on('exit', () => {
-    for (const child of children) child.kill(child.stopSignal ?? 'SIGKILL');
-    rmSync(work, { recursive: true, force: true });
-  });
-  process.on('SIGINT', () => process.exit(130));
+  const { children, spawnTracked, work } = benchWorkspace('switchboard-fixed-rate-');
   const log = (message) => process.stderr.write(`[fixed-rate] ${message}\n`);
-  const listening = (child) =>
-    new Promise((resolve, reject) => {
-      let buffered = '';
-      child.stdout.on('data', (data) => {
-        buffered += data;
-        const line = buffered.split('\n').find((text) => text.includes('"event":"listening"'));
-        if (line) resolve(JSON.parse(line).port);
-      });
-      child.on('exit', (code) => reject(new Error(`a process exited with ${code}`)));
-    });
-
   const upstreamPort = 25_000 + Math.floor(Math.random() * 2000);
   mkdirSync(path.join(work, 'nginx'));
   writeFileSync(
     path.join(work, 'nginx/nginx.conf'),
     `daemon off;\nworker_processes 1;\nerror_log ${work}/nginx/error.log error;\npid ${work}/nginx/nginx.pid;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n  client_body_temp_path ${work}/nginx/body;\n  proxy_temp_path ${work}/nginx/proxy;\n  fastcgi_temp_path ${work}/nginx/fastcgi;\n  uwsgi_temp_path ${work}/nginx/uwsgi;\n  scgi_temp_path ${work}/nginx/scgi;\n  server {\n    listen 127.0.0.1:${upstreamPort};\n    location / {\n      default_type application/json;\n      return 200 '${fixture}';\n    }\n  }\n}\n`,
   );
-  const nginx = spawn(
+  const nginx = spawnTracked(
     'taskset',
     ['-c', '1', '/usr/sbin/nginx', '-c', `${work}/nginx/nginx.conf`, '-p', `${work}/nginx`],
-    {
-      stdio: 'ignore',
-    },
+    { stdio: 'ignore' },
   );
   nginx.stopSignal = 'SIGTERM';
-  children.push(nginx);
   const upstream = `http://127.0.0.1:${upstreamPort}`;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -175,40 +155,34 @@ async function main() {
     }
   }
   const body = JSON.stringify({ model: 'mock', messages: [{ role: 'user', content: 'Hello! '.repeat(120) }] });
-  const floor = spawn(
-    'taskset',
-    ['-c', '0', process.execPath, path.join(here, 'bench/floor/server.mjs'), '0', upstream],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  children.push(floor);
+  const floor = spawnTracked('taskset', [
+    '-c',
+    '0',
+    process.execPath,
+    path.join(here, 'bench/floor/server.mjs'),
+    '0',
+    upstream,
+  ]);
   const arms = [
-    { name: 'floor', url: `http://127.0.0.1:${await listening(floor)}/v1/chat/completions`, pid: floor.pid, body },
+    {
+      name: 'floor',
+      url: `http://127.0.0.1:${(await listening(floor)).port}/v1/chat/completions`,
+      pid: floor.pid,
+      body,
+    },
   ];
 
   for (const [index, root] of roots.entries()) {
-    const directory = path.join(work, `switchboard-${index}`);
-    const config = path.join(work, `switchboard-${index}.yaml`);
-    writeFileSync(
-      config,
-      `server:\n  port: 0\n  data_dir: ${directory}\nlogging:\n  level: warn\nproviders:\n  - name: nginx\n    type: openai\n    base_url: ${upstream}/v1\n    api_key: sk-upstream\nmodels:\n  - name: mock\n    provider: nginx\n    pricing: { input: 0.15, output: 0.6 }\n`,
-    );
-    const cli = (...args) =>
-      execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-        encoding: 'utf8',
-      });
-    cli('accounts', 'create', 'bench');
-    const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'rate', '--json')).key;
-    const gateway = spawn(
-      'taskset',
-      ['-c', '0', path.join(root, 'bin/switchboard'), 'serve', '--config', config, '--json'],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    children.push(gateway);
-    const port = await listening(gateway);
+    const file = path.join(work, `switchboard-${index}.yaml`);
+    const key = configureGateway({
+      root,
+      file,
+      dataDir: path.join(work, `switchboard-${index}`),
+      providers: ['  - name: nginx', '    type: openai', `    base_url: ${upstream}/v1`, '    api_key: sk-upstream'],
+      models: ['  - name: mock', '    provider: nginx', '    pricing: { input: 0.15, output: 0.6 }'],
+      keyName: 'rate',
+    });
+    const { child: gateway, port } = await startGateway({ root, file, cpu: 0, children });
     arms.push({
       name: roots.length === 1 ? 'switchboard' : `switchboard ${path.basename(root)}`,
       url: `http://127.0.0.1:${port}/v1/chat/completions`,

@@ -8,12 +8,13 @@
 // - Redis (--redis): the commands the gateway sent (a private redis-server, so nobody else's commands count).
 //   node bench/idle.mjs [--seconds 60] [--settle 30] [--postgres <admin url> [--log-statements]] [--redis] [--root <dir>]
 // --root measures another checkout's build (e.g. the previous commit in a worktree) with this script.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { benchWorkspace } from './process-tools.mjs';
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const option = (name, fallback) => {
@@ -27,14 +28,8 @@ const postgresAdminUrl = option('--postgres', undefined);
 const withRedis = process.argv.includes('--redis');
 const require = createRequire(path.join(here, 'package.json'));
 
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-idle-'));
-const children = [];
+const { children, spawnTracked, work } = benchWorkspace('switchboard-idle-');
 const cleanups = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[idle] ${message}\n`);
 
@@ -89,10 +84,7 @@ function fileState(file) {
 }
 
 async function main() {
-  const mock = spawn(process.execPath, [path.join(here, 'bench/mock-upstream.mjs'), '0'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(mock);
+  const mock = spawnTracked(process.execPath, [path.join(here, 'bench/mock-upstream.mjs'), '0']);
   const mockPort = Number((await listening(mock, /"port":(\d+)/))[1]);
 
   let databaseUrl;
@@ -118,14 +110,16 @@ async function main() {
   let redisPort;
   if (withRedis) {
     redisPort = 22_000 + Math.floor(Math.random() * 2000);
-    const redis = spawn(
-      'redis-server',
-      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    children.push(redis);
+    const redis = spawnTracked('redis-server', [
+      '--port',
+      String(redisPort),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ]);
     await listening(redis, /Ready to accept connections/);
   }
   const redisCommands = () =>
@@ -137,39 +131,19 @@ async function main() {
 
   const dataDir = path.join(work, 'data');
   const gatewayPort = 24_000 + Math.floor(Math.random() * 2000);
-  const config = path.join(work, 'switchboard.yaml');
-  writeFileSync(
-    config,
-    [
-      'server:',
-      `  port: ${gatewayPort}`,
-      `  data_dir: ${dataDir}`,
-      ...(databaseUrl ? ['database:', `  url: ${databaseUrl}`] : []),
-      ...(redisPort ? ['redis:', `  url: redis://127.0.0.1:${redisPort}`] : []),
-      'logging:',
-      '  level: warn',
-      'providers:',
-      '  - name: mock',
-      '    type: openai',
-      `    base_url: http://127.0.0.1:${mockPort}/v1`,
-      'models:',
-      '  - name: mock',
-      '    provider: mock',
-      '',
-    ].join('\n'),
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'idle');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'idle', '--name', 'idle', '--json')).key;
-
-  const gateway = spawn(path.join(root, 'bin/switchboard'), ['serve', '--config', config, '--json'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const file = path.join(work, 'switchboard.yaml');
+  const key = configureGateway({
+    root,
+    file,
+    port: gatewayPort,
+    dataDir,
+    databaseUrl,
+    redisUrl: redisPort ? `redis://127.0.0.1:${redisPort}` : undefined,
+    providers: ['  - name: mock', '    type: openai', `    base_url: http://127.0.0.1:${mockPort}/v1`],
+    models: ['  - name: mock', '    provider: mock'],
+    account: 'idle',
   });
-  children.push(gateway);
-  await listening(gateway, /"event":"listening"/);
+  const { child: gateway } = await startGateway({ root, file, children });
   const pid = gateway.pid;
 
   // A little traffic first (an idle gateway has usually served some), which also shows which thread writes the log.

@@ -5,13 +5,12 @@
 // CPU microseconds of the Switchboard process per request at a fixed open-loop rate (JSON), and per stream of 32
 // events (16 streams at a time). Prints each round and the medians, and the ratio messages / chat.
 //   node bench/messages-cpu.mjs [--rounds N] [--seconds S] [--rate R]
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { listening, median } from './process-tools.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { benchWorkspace, listening, median } from './process-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const option = (name, fallback) => {
@@ -22,13 +21,7 @@ const rounds = option('--rounds', 5);
 const seconds = option('--seconds', 6);
 const rate = option('--rate', 300);
 const streamsPerRun = 160;
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-messages-'));
-const children = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
+const { children, spawnTracked, work } = benchWorkspace('switchboard-bench-messages-');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const cpuMicrosOf = (pid) => {
@@ -36,12 +29,6 @@ const cpuMicrosOf = (pid) => {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 const log = (message) => process.stderr.write(`[bench:messages] ${message}\n`);
-
-function track(command, args) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return child;
-}
 
 const prompt = 'Hello! '.repeat(120);
 const arms = [
@@ -112,19 +99,14 @@ async function cpuPerStream(url, arm, pid) {
 }
 
 async function main() {
-  const mock = track('taskset', ['-c', '1', process.execPath, path.join(root, 'bench/mock-upstream.mjs'), '0']);
+  const mock = spawnTracked('taskset', ['-c', '1', process.execPath, path.join(root, 'bench/mock-upstream.mjs'), '0']);
   const upstream = `http://127.0.0.1:${(await listening(mock)).port}`;
-  const dataDir = path.join(work, 'data');
-  const config = path.join(work, 'switchboard.yaml');
-  writeFileSync(
-    config,
-    [
-      'server:',
-      '  port: 0',
-      `  data_dir: ${dataDir}`,
-      'logging:',
-      '  level: warn',
-      'providers:',
+  const file = path.join(work, 'switchboard.yaml');
+  const key = configureGateway({
+    root,
+    file,
+    dataDir: path.join(work, 'data'),
+    providers: [
       '  - name: openai',
       '    type: openai',
       `    base_url: ${upstream}/v1`,
@@ -133,23 +115,15 @@ async function main() {
       '    type: anthropic',
       `    base_url: ${upstream}/v1`,
       '    api_key: sk-ant-upstream',
-      'models:',
+    ],
+    models: [
       '  - { name: gpt-json, provider: openai, upstream_model: mock, pricing: { input: 0.15, output: 0.6 } }',
       '  - { name: gpt-stream, provider: openai, upstream_model: stream-32-5, pricing: { input: 0.15, output: 0.6 } }',
       '  - { name: claude-json, provider: anthropic, upstream_model: mock, pricing: { input: 3, output: 15 } }',
       '  - { name: claude-stream, provider: anthropic, upstream_model: stream-32-5, pricing: { input: 3, output: 15 } }',
-      '',
-    ].join('\n'),
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'bench');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'bench', '--json')).key;
-  const launcher = path.join(root, 'bin/switchboard');
-  const switchboard = track('taskset', ['-c', '0', launcher, 'serve', '--config', config, '--json']);
-  const { port } = await listening(switchboard);
+    ],
+  });
+  const { child: switchboard, port } = await startGateway({ root, file, cpu: 0, children });
   const url = `http://127.0.0.1:${port}`;
   for (const arm of arms) arm.auth = { authorization: `Bearer ${key}` };
   await sleep(2000);

@@ -59,6 +59,26 @@ function streamAnthropic(response, model, chunks, gapMs) {
       },
     }) + anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
   );
+  pace(
+    response,
+    chunks,
+    gapMs,
+    (index) =>
+      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `token${index} ` } }),
+    () =>
+      response.end(
+        anthropicEvent('content_block_stop', { index: 0 }) +
+          anthropicEvent('message_delta', {
+            delta: { stop_reason: 'end_turn', stop_sequence: null },
+            usage: { output_tokens: chunks },
+          }) +
+          anthropicEvent('message_stop', {}),
+      ),
+  );
+}
+
+/** Writes `chunkAt(0)` to `chunkAt(chunks - 1)` one every `gapMs`, then calls `finish`; stops if the client goes. */
+function pace(response, chunks, gapMs, chunkAt, finish) {
   let sent = 0;
   const timer = setInterval(() => {
     if (response.destroyed) {
@@ -66,21 +86,12 @@ function streamAnthropic(response, model, chunks, gapMs) {
       return;
     }
     if (sent < chunks) {
-      response.write(
-        anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `token${sent} ` } }),
-      );
+      response.write(chunkAt(sent));
       sent++;
       return;
     }
     clearInterval(timer);
-    response.end(
-      anthropicEvent('content_block_stop', { index: 0 }) +
-        anthropicEvent('message_delta', {
-          delta: { stop_reason: 'end_turn', stop_sequence: null },
-          usage: { output_tokens: chunks },
-        }) +
-        anthropicEvent('message_stop', {}),
-    );
+    finish();
   }, gapMs);
   response.on('close', () => clearInterval(timer));
 }
@@ -116,25 +127,19 @@ const server = createServer({ noDelay: true, keepAliveTimeout: 300_000 }, (reque
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     response.write(chunk(model, { role: 'assistant', content: '' }));
-    let sent = 0;
-    const timer = setInterval(() => {
-      if (response.destroyed) {
-        clearInterval(timer);
-        return;
-      }
-      if (sent < chunks) {
-        response.write(chunk(model, { content: `token${sent} ` }));
-        sent++;
-        return;
-      }
-      clearInterval(timer);
-      response.write(chunk(model, {}, 'stop'));
-      response.write(
-        `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage: { prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 + chunks } })}\n\n`,
-      );
-      response.end('data: [DONE]\n\n');
-    }, gapMs);
-    response.on('close', () => clearInterval(timer));
+    pace(
+      response,
+      chunks,
+      gapMs,
+      (index) => chunk(model, { content: `token${index} ` }),
+      () => {
+        response.write(chunk(model, {}, 'stop'));
+        response.write(
+          `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage: { prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 + chunks } })}\n\n`,
+        );
+        response.end('data: [DONE]\n\n');
+      },
+    );
   });
 });
 server.listen(port, '127.0.0.1', () => {

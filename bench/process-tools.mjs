@@ -1,6 +1,31 @@
-// Helpers the benchmark scripts share: the median of a sample, waiting for a started server's "listening" line, and
-// reading a process's resident memory.
-import { readFileSync } from 'node:fs';
+// Helpers the benchmark scripts share: a scratch directory and the processes a run starts, cleaned up however it ends;
+// the median of a sample; waiting for a started server's "listening" line; reading a process's resident memory.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/**
+ * A scratch directory (`work`, named from `prefix`) and the list of processes a run starts (`children`), both removed
+ * when this process exits, Ctrl-C included: a server left running would load the core the next run measures on. A
+ * child is sent its own `stopSignal` if it has one, else `stopSignal`. `spawnTracked` starts a process onto the list
+ * with its stdout piped to this one (for its listening line) and its stderr on the terminal.
+ */
+export function benchWorkspace(prefix, { stopSignal = 'SIGKILL' } = {}) {
+  const work = mkdtempSync(path.join(tmpdir(), prefix));
+  const children = [];
+  process.on('exit', () => {
+    for (const child of children) child.kill(child.stopSignal ?? stopSignal);
+    rmSync(work, { recursive: true, force: true });
+  });
+  process.on('SIGINT', () => process.exit(130));
+  const spawnTracked = (command, args, options = {}) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
+    children.push(child);
+    return child;
+  };
+  return { work, children, spawnTracked };
+}
 
 /** The median (the mean of the two middle values for an even count); 0 for no values. */
 export function median(values) {
@@ -10,14 +35,24 @@ export function median(values) {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-/** Resolves with the parsed JSON log line of a `switchboard serve --json` child once it says it is listening. */
+/**
+ * Resolves with the parsed JSON log line of a `switchboard serve --json` child (or a mock or floor) once it says it is
+ * listening. Its output is no longer kept after that: a server run with --trace-gc prints a line per collection.
+ */
 export function listening(child) {
   return new Promise((resolve, reject) => {
     let buffered = '';
-    child.stdout.on('data', (data) => {
+    const read = (data) => {
       buffered += data;
-      for (const line of buffered.split('\n')) if (line.includes('"event":"listening"')) resolve(JSON.parse(line));
-    });
+      const line = buffered
+        .split('\n')
+        .slice(0, -1)
+        .find((text) => text.includes('"event":"listening"'));
+      if (!line) return;
+      child.stdout.off('data', read);
+      resolve(JSON.parse(line));
+    };
+    child.stdout.on('data', read);
     child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
   });
 }

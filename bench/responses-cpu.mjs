@@ -11,15 +11,15 @@
 // instead of SQLite; the server's CPU is not counted, only the gateway's.
 //   node bench/responses-cpu.mjs [--rounds N] [--seconds S] [--rate R | --concurrency C] [--postgres <admin url>]
 //     [--root <dir> ...]
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { cpuAtRate, cpuNanosOf } from './fixed-rate.mjs';
-import { listening, median } from './process-tools.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { benchWorkspace, listening, median } from './process-tools.mjs';
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const option = (name, fallback) => {
@@ -39,24 +39,12 @@ const roots = process.argv.flatMap((value, index) =>
   process.argv[index - 1] === '--root' ? [path.resolve(value)] : [],
 );
 if (roots.length === 0) roots.push(here);
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-responses-'));
-const children = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
+const { children, spawnTracked, work } = benchWorkspace('switchboard-bench-responses-');
 /** Databases created for the builds (--postgres), dropped when the run ends. */
 const databases = [];
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench:responses] ${message}\n`);
-
-function track(command, args) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return child;
-}
 
 const input = 'Hello! '.repeat(120);
 const arms = [
@@ -132,48 +120,22 @@ async function dropDatabases(pg) {
 async function startBuild(root, index, upstream, databaseUrl) {
   const dataDir = path.join(work, `data-${index}`);
   mkdirSync(dataDir);
-  const config = path.join(work, `switchboard-${index}.yaml`);
-  writeFileSync(
-    config,
-    [
-      'server:',
-      '  port: 0',
-      `  data_dir: ${dataDir}`,
-      ...(databaseUrl ? ['database:', `  url: ${databaseUrl}`] : []),
-      'logging:',
-      '  level: warn',
-      'providers:',
-      '  - name: openai',
-      '    type: openai',
-      `    base_url: ${upstream}/v1`,
-      '    api_key: sk-upstream',
-      'models:',
-      '  - { name: mock, provider: openai, upstream_model: mock, pricing: { input: 0.15, output: 0.6 } }',
-      '',
-    ].join('\n'),
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'bench');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'bench', '--json')).key;
-  const child = track('taskset', [
-    '-c',
-    '0',
-    path.join(root, 'bin/switchboard'),
-    'serve',
-    '--config',
-    config,
-    '--json',
-  ]);
-  const { port } = await listening(child);
+  const file = path.join(work, `switchboard-${index}.yaml`);
+  const key = configureGateway({
+    root,
+    file,
+    dataDir,
+    databaseUrl,
+    providers: ['  - name: openai', '    type: openai', `    base_url: ${upstream}/v1`, '    api_key: sk-upstream'],
+    models: ['  - { name: mock, provider: openai, upstream_model: mock, pricing: { input: 0.15, output: 0.6 } }'],
+  });
+  const { child, port } = await startGateway({ root, file, cpu: 0, children });
   return { name: index === 0 && root === here ? 'this build' : root, pid: child.pid, port, key, storedSent: 0 };
 }
 
 async function main() {
   execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-  const mock = track('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
+  const mock = spawnTracked('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
   const upstream = `http://127.0.0.1:${(await listening(mock)).port}`;
   const pg = usePostgres ? createRequire(path.join(here, 'package.json'))('pg') : undefined;
   const builds = [];

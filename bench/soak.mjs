@@ -1,12 +1,12 @@
 // Soak test: sustained mixed load (streaming and non-streaming) against a real `switchboard serve` for several
 // minutes, sampling the gateway's RSS; then idle, to see memory come back down. Writes its section of
 // docs/benchmarks.md. Usage: node bench/soak.mjs [--minutes 5] [--concurrency 32] [--idle-seconds 30]
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { benchWorkspace, listening, rssOf } from './process-tools.mjs';
 import { writeSection } from './report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -17,49 +17,33 @@ const argument = (name, fallback) => {
 const minutes = argument('minutes', 5);
 const concurrency = argument('concurrency', 32);
 const idleSeconds = argument('idle-seconds', 30);
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-soak-'));
-const children = [];
+const { children, spawnTracked, work } = benchWorkspace('switchboard-soak-', { stopSignal: 'SIGTERM' });
 const log = (message) => process.stderr.write(`[soak] ${message}\n`);
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGTERM');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
 
-function startJsonProcess(args, command = process.execPath) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (data) => {
-      buffered += data;
-      for (const line of buffered.split('\n')) {
-        if (line.includes('"event":"listening"')) resolve({ child, info: JSON.parse(line) });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
-
-const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 async function main() {
-  const mock = await startJsonProcess([path.join(root, 'bench/mock-upstream.mjs'), '0']);
-  const config = path.join(work, 'switchboard.yaml');
-  writeFileSync(
-    config,
-    `server:\n  port: 0\n  data_dir: ${work}/data\nlogging:\n  level: warn\nproviders:\n  - name: mock\n    type: openai\n    base_url: http://127.0.0.1:${mock.info.port}/v1\nmodels:\n  - name: json\n    provider: mock\n    upstream_model: mock\n    pricing: { input: 0.15, output: 0.6 }\n  - name: stream\n    provider: mock\n    upstream_model: stream-16-5\n    pricing: { input: 0.15, output: 0.6 }\n`,
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'soak');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'soak', '--name', 'soak', '--json')).key;
-  // As installed: the bin/switchboard launcher (glibc's malloc thresholds, then exec node, keeping the pid).
-  const gateway = await startJsonProcess(['serve', '--config', config, '--json'], path.join(root, 'bin/switchboard'));
+  const mock = await listening(spawnTracked(process.execPath, [path.join(root, 'bench/mock-upstream.mjs'), '0']));
+  const file = path.join(work, 'switchboard.yaml');
+  const key = configureGateway({
+    root,
+    file,
+    dataDir: `${work}/data`,
+    providers: ['  - name: mock', '    type: openai', `    base_url: http://127.0.0.1:${mock.port}/v1`],
+    models: [
+      '  - name: json',
+      '    provider: mock',
+      '    upstream_model: mock',
+      '    pricing: { input: 0.15, output: 0.6 }',
+      '  - name: stream',
+      '    provider: mock',
+      '    upstream_model: stream-16-5',
+      '    pricing: { input: 0.15, output: 0.6 }',
+    ],
+    account: 'soak',
+  });
+  const gateway = await startGateway({ root, file, children });
   const pid = gateway.child.pid;
   const dispatcher = new Agent({ connections: concurrency * 2, keepAliveTimeout: 60_000 });
   await sleep(2000);
@@ -75,7 +59,7 @@ async function main() {
     while (Date.now() < end) {
       const streaming = (index + round++) % 2 === 0;
       try {
-        const response = await request(`${gateway.info.url}/v1/chat/completions`, {
+        const response = await request(`${gateway.url}/v1/chat/completions`, {
           method: 'POST',
           dispatcher,
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -5,13 +5,11 @@
 // the same time: --rate streams a second of 32 events 5 ms apart, chat to an OpenAI upstream and a Messages request
 // forwarded to an Anthropic one in turn. CPU is every thread's, from /proc/<pid>/task/*/schedstat, read once the
 // window's streams have ended; the ratio to the first build is taken per window and its median reported.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { cpuNanosOf } from './fixed-rate.mjs';
-import { listening, median } from './process-tools.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { benchWorkspace, listening, median } from './process-tools.mjs';
 
 const option = (name, fallback) => {
   const index = process.argv.indexOf(name);
@@ -23,21 +21,9 @@ const seconds = Number(option('--seconds', 5));
 const rounds = Number(option('--rounds', 6));
 if (roots.length === 0) throw new Error('name the builds to compare with --root');
 const here = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-stream-cpu-'));
-const children = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
+const { children, spawnTracked, work } = benchWorkspace('switchboard-stream-cpu-');
 const log = (message) => process.stderr.write(`[stream-cpu] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function track(command, args) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return child;
-}
 
 const prompt = 'Hello! '.repeat(120);
 const kinds = [
@@ -61,42 +47,21 @@ const kinds = [
 ];
 
 async function startBuild(root, index, upstream) {
-  const config = path.join(work, `switchboard-${index}.yaml`);
-  writeFileSync(
-    config,
-    [
-      'server:',
-      '  port: 0',
-      `  data_dir: ${path.join(work, `data-${index}`)}`,
-      'logging:',
-      '  level: warn',
-      'providers:',
-      '  - { name: openai, type: openai, base_url: UPSTREAM/v1, api_key: sk-upstream }',
-      '  - { name: anthropic, type: anthropic, base_url: UPSTREAM/v1, api_key: sk-ant-upstream }',
-      'models:',
+  const file = path.join(work, `switchboard-${index}.yaml`);
+  const key = configureGateway({
+    root,
+    file,
+    dataDir: path.join(work, `data-${index}`),
+    providers: [
+      `  - { name: openai, type: openai, base_url: ${upstream}/v1, api_key: sk-upstream }`,
+      `  - { name: anthropic, type: anthropic, base_url: ${upstream}/v1, api_key: sk-ant-upstream }`,
+    ],
+    models: [
       '  - { name: gpt-stream, provider: openai, upstream_model: stream-32-5, pricing: { input: 0.15, output: 0.6 } }',
       '  - { name: claude-stream, provider: anthropic, upstream_model: stream-32-5, pricing: { input: 3, output: 15 } }',
-      '',
-    ]
-      .join('\n')
-      .replaceAll('UPSTREAM', upstream),
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'bench');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'bench', '--json')).key;
-  const gateway = track('taskset', [
-    '-c',
-    '0',
-    path.join(root, 'bin/switchboard'),
-    'serve',
-    '--config',
-    config,
-    '--json',
-  ]);
-  const { port } = await listening(gateway);
+    ],
+  });
+  const { child: gateway, port } = await startGateway({ root, file, cpu: 0, children });
   return {
     name: path.basename(root),
     url: `http://127.0.0.1:${port}`,
@@ -137,7 +102,7 @@ async function window(builds, kind) {
 }
 
 async function main() {
-  const mock = track('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
+  const mock = spawnTracked('taskset', ['-c', '1', process.execPath, path.join(here, 'bench/mock-upstream.mjs'), '0']);
   const upstream = `http://127.0.0.1:${(await listening(mock)).port}`;
   const builds = [];
   for (const [index, root] of roots.entries()) builds.push(await startBuild(root, index, upstream));

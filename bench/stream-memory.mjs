@@ -9,12 +9,12 @@
 // the last one opened, with their lowest and highest), and --after-seconds after they end. Builds take turns within each
 // round; the quiet time after the streams overlaps between builds. One JSON line per build and round on stdout.
 // --server-output keeps each server's stdout (e.g. with NODE_OPTIONS=--trace-gc in an --arm) as <dir>/<arm>-<round>.log.
-import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rssOf, rssReadings } from './process-tools.mjs';
+import { configureGateway, startGateway } from './gateway.mjs';
+import { benchWorkspace, rssOf, rssReadings } from './process-tools.mjs';
 import { holdStreams } from './stream-client.mjs';
 
 const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -38,36 +38,13 @@ const builds = [
 ];
 if (builds.length === 0) builds.push({ name: here, root: here, env: {} });
 
-const work = mkdtempSync(path.join(tmpdir(), 'switchboard-stream-memory-'));
-const children = [];
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(work, { recursive: true, force: true });
-});
-process.on('SIGINT', () => process.exit(130));
+const { children, spawnTracked, work } = benchWorkspace('switchboard-stream-memory-');
 process.on('SIGTERM', () => process.exit(143));
 const started = Date.now();
 const log = (message) =>
   process.stderr.write(`[stream-memory ${Math.round((Date.now() - started) / 1000)}s] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let nextPort = 24_000 + Math.floor(Math.random() * 2000);
-
-function spawnTracked(command, args, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options });
-  children.push(child);
-  return child;
-}
-
-function listening(child) {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (data) => {
-      buffered += data;
-      if (buffered.includes('"event":"listening"') || /listening on|^\d+$/m.test(buffered)) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`a benchmark process exited with ${code}`)));
-  });
-}
 
 const upstreamPort = nextPort++;
 const upstream = spawnTracked('taskset', [
@@ -85,32 +62,25 @@ const body = JSON.stringify({ model: 'mock', messages: [{ role: 'user', content:
 
 /** A data directory, config and key for one build (set up by that build's own CLI). */
 function prepare(build, index) {
-  const dataDir = path.join(work, `data-${index}`);
-  const config = path.join(work, `switchboard-${index}.yaml`);
+  const file = path.join(work, `switchboard-${index}.yaml`);
   const port = nextPort++;
-  writeFileSync(
-    config,
-    `server:\n  port: ${port}\n  data_dir: ${dataDir}\nlogging:\n  level: warn\nproviders:\n  - name: streams\n    type: openai\n    base_url: http://127.0.0.1:${upstreamPort}/v1\nmodels:\n  - name: mock\n    provider: streams\n  - name: stream-64-100\n    provider: streams\n`,
-  );
-  const cli = (...args) =>
-    execFileSync(process.execPath, [path.join(build.root, 'bin/switchboard.js'), ...args, '--config', config], {
-      encoding: 'utf8',
-    });
-  cli('accounts', 'create', 'bench');
-  const key = JSON.parse(cli('keys', 'create', '--account', 'bench', '--name', 'memory', '--json')).key;
-  return { ...build, config, url: `http://127.0.0.1:${port}/v1/chat/completions`, key };
+  const key = configureGateway({
+    root: build.root,
+    file,
+    port,
+    dataDir: path.join(work, `data-${index}`),
+    providers: ['  - name: streams', '    type: openai', `    base_url: http://127.0.0.1:${upstreamPort}/v1`],
+    models: ['  - name: mock', '    provider: streams', '  - name: stream-64-100', '    provider: streams'],
+    keyName: 'memory',
+  });
+  return { ...build, file, url: `http://127.0.0.1:${port}/v1/chat/completions`, key };
 }
 
 const prepared = builds.map(prepare);
 for (const round of Array.from({ length: rounds }, (_, index) => index + 1)) {
   const order = round % 2 ? prepared : [...prepared].reverse();
   for (const build of order) {
-    build.child = spawnTracked(
-      'taskset',
-      ['-c', '0', path.join(build.root, 'bin/switchboard'), 'serve', '--config', build.config, '--json'],
-      { env: { ...process.env, ...build.env } },
-    );
-    await listening(build.child);
+    build.child = (await startGateway({ root: build.root, file: build.file, cpu: 0, env: build.env, children })).child;
     if (serverOutput) {
       const file = path.join(serverOutput, `${build.name.replaceAll('/', '_')}-${round}.log`);
       build.child.stdout.pipe(createWriteStream(file));
