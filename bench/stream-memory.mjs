@@ -8,7 +8,8 @@
 // 64 chunks 100 ms apart open (as the benchmark reads it: the median of 11 readings 200 ms apart over the 2 s after
 // the last one opened, with their lowest and highest), and --after-seconds after they end. Builds take turns within each
 // round; the quiet time after the streams overlaps between builds. One JSON line per build and round on stdout.
-// --server-output keeps each server's stdout (e.g. with NODE_OPTIONS=--trace-gc in an --arm) as <dir>/<arm>-<round>.log.
+// --server-output keeps each server's stdout (its log lines, and what an --arm's NODE_OPTIONS prints, e.g.
+// --trace-warnings; V8 tracing flags such as --trace-gc are refused there) as <dir>/<arm>-<round>.log.
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import path from 'node:path';
