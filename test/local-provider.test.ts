@@ -61,6 +61,15 @@ const setup = useGatewayWithMock(() => {
         threads: 1,
       },
       { name: 'absent', type: 'local', model_path: path.join(directory, 'absent.gguf') },
+      // Bounds no generation can meet: the prompt's evaluation alone takes longer than a millisecond.
+      {
+        name: 'tiny-impatient',
+        type: 'local',
+        model_path: long,
+        max_concurrent: 1,
+        threads: 1,
+        timeouts: { first_token: '1ms', idle: '1ms' },
+      },
     ],
     models: [
       { name: 'tiny-chat', provider: 'tiny' },
@@ -68,6 +77,7 @@ const setup = useGatewayWithMock(() => {
       { name: 'tiny-custom', provider: 'tiny-custom' },
       { name: 'tiny-single', provider: 'tiny-single' },
       { name: 'absent-model', provider: 'absent' },
+      { name: 'tiny-impatient', provider: 'tiny-impatient' },
     ],
   };
 });
@@ -474,6 +484,34 @@ describe('local provider: cancellation and the queue', () => {
     expect(served.status).toBe(200);
     expect((await jsonOf(served)).usage.completion_tokens).toBe(3);
   }, 60_000);
+});
+
+describe('local provider: a generation that produces nothing in time', () => {
+  it('is stopped and answered 504 upstream_timeout, logged as such, and its slot comes back', async () => {
+    const prompt = [{ role: 'user', content: 'a'.repeat(1500) }];
+    const requestIds: string[] = [];
+    for (const stream of [false, true]) {
+      const response = await postChat(setup.gateway, { model: 'tiny-impatient', messages: prompt, stream });
+      requestIds.push(response.headers.get('x-request-id') as string);
+      const body = await jsonOf(response);
+      expect(response.status, JSON.stringify(body)).toBe(504);
+      expect(body.error).toMatchObject({ type: 'server_error', code: 'upstream_timeout' });
+      expect(body.error.message).toMatch(/tiny-impatient produced no output within 1 ms/);
+    }
+    const rows = await waitForLogRows(setup.gateway, requestIds);
+    expect(rows.map((row) => [row.status, row.error_code])).toEqual([
+      [504, 'upstream_timeout'],
+      [504, 'upstream_timeout'],
+    ]);
+    // The generation stopped when told to: its slot is back in the pool, not retired.
+    await waitFor('the slot to come back', async () => {
+      const text = await (await fetch(`${setup.gateway.url}/metrics`)).text();
+      return (
+        text.includes('switchboard_provider_slots_busy{provider="tiny-impatient"} 0') &&
+        text.includes('switchboard_provider_slots_retired{provider="tiny-impatient"} 0')
+      );
+    });
+  });
 });
 
 describe('local provider: the slot always comes back', () => {

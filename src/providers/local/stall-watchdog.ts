@@ -105,16 +105,20 @@ export class StallWatchdog {
   }
 
   private stall(): void {
-    const seconds = Math.round((this.producing ? this.timeouts.idleMs : this.timeouts.firstTokenMs) / 1000);
+    const bound = spelledDuration(this.producing ? this.timeouts.idleMs : this.timeouts.firstTokenMs);
     const error = apiError(
       'upstream_timeout',
       this.producing
-        ? `The local model ${this.modelName} produced nothing for ${seconds} s and was stopped.`
-        : `The local model ${this.modelName} produced no output within ${seconds} s and was stopped.`,
+        ? `The local model ${this.modelName} produced nothing for ${bound} and was stopped.`
+        : `The local model ${this.modelName} produced no output within ${bound} and was stopped.`,
     );
     this.stalledWith = error;
     this.rejectWaiting?.(error);
     this.rejectWaiting = undefined;
     this.onStall?.(error);
   }
+}
+
+function spelledDuration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
