@@ -63,11 +63,6 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
   return { record, json };
 }
 
-/** The bytes the input alone will take, to refuse an oversized response before the upstream is called. */
-export function inputBytes(items: readonly InputItem[]): number {
-  return Buffer.byteLength(JSON.stringify(items));
-}
-
 /** Throws the 400 `stored_response_too_large` when a response of this size may not be stored. */
 export function checkStoredSize(bytes: number, limitBytes: number): void {
   if (bytes > limitBytes) throw storedResponseTooLarge(bytes, limitBytes);
