@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { parseDuration, parseSize } from './units.js';
+
+/** Values that settings of every section take: durations, sizes and names, each with the error an operator reads. */
+
+export const duration = z.union([z.string(), z.number()]).transform((value, context) => {
+  const milliseconds = parseDuration(value);
+  if (milliseconds === undefined) {
+    context.addIssue({ code: 'custom', message: `"${value}" is not a duration (use e.g. 500ms, 30s, 5m, 24h, 30d)` });
+    return z.NEVER;
+  }
+  return milliseconds;
+});
+
+export const size = z.union([z.string(), z.number()]).transform((value, context) => {
+  const bytes = parseSize(value);
+  if (bytes === undefined) {
+    context.addIssue({ code: 'custom', message: `"${value}" is not a size (use e.g. 512kb, 16mb)` });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
+export const name = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, 'use letters, digits and . _ : / @ - (starting with a letter or digit)');
