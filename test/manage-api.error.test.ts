@@ -249,3 +249,28 @@ describe('robustness', () => {
     expect(Array.isArray(rows)).toBe(true);
   });
 });
+
+describe('concurrent requests', () => {
+  /** Each distinct outcome (status and error code) and how many requests got it. */
+  function outcomes(responses: Array<{ status: number; body: { error?: { code?: string } } }>) {
+    const counts: Record<string, number> = {};
+    for (const response of responses) {
+      const outcome = `${response.status}${response.body.error ? ` ${response.body.error.code}` : ''}`;
+      counts[outcome] = (counts[outcome] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  it('creates a user or an account once when the same one is asked for many times at once, and 409s the others', async () => {
+    const users = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        admin.request('POST', '/api/users', { email: 'twice@operator.test', password: testPassword }),
+      ),
+    );
+    expect(outcomes(users)).toEqual({ 201: 1, '409 user_exists': 7 });
+    const accounts = await Promise.all(
+      Array.from({ length: 8 }, () => admin.request('POST', '/api/accounts', { name: 'raced' })),
+    );
+    expect(outcomes(accounts)).toEqual({ 201: 1, '409 account_exists': 7 });
+  });
+});

@@ -9,6 +9,7 @@ import {
   updateAccount,
 } from '../db/repositories/accounts.js';
 import type { Database } from '../db/schema.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
 import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
 import { parseStoredLimits, type StoredLimits, validateLimitChange } from '../limits/settings.js';
@@ -62,9 +63,8 @@ export async function createAccount(
       { param: 'name' },
     );
   }
-  if (await findAccountByName(db, input.name)) {
-    throw apiError('account_exists', `an account named "${input.name}" already exists`);
-  }
+  const exists = () => apiError('account_exists', `an account named "${input.name}" already exists`);
+  if (await findAccountByName(db, input.name)) throw exists();
   const row: AccountRow = {
     id: newId('acct'),
     name: input.name,
@@ -74,7 +74,13 @@ export async function createAccount(
     created_at: Date.now(),
     limits: null,
   };
-  await insertAccount(db, row);
+  try {
+    await insertAccount(db, row);
+  } catch (error) {
+    // Created by a concurrent request since the check above.
+    if (isUniqueViolation(error)) throw exists();
+    throw error;
+  }
   return toAccount(row);
 }
 

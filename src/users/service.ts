@@ -11,11 +11,14 @@ import {
   insertUser,
   listMembersOfAccount,
   listUsers,
+  lockAccountMembers,
+  lockActiveAdmins,
   type UserRow,
   updateUser,
   upsertMembership,
 } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
 import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
 import { checkPasswordStrength, hashPassword } from './password.js';
@@ -94,7 +97,8 @@ export async function createUser(
 ): Promise<User> {
   const email = normaliseEmail(input.email);
   if (input.password !== undefined) await checkPasswordStrength(input.password, { userInputs: [email] });
-  if (await findUserByEmail(db, email)) throw apiError('user_exists', `a user with e-mail ${email} already exists`);
+  const exists = () => apiError('user_exists', `a user with e-mail ${email} already exists`);
+  if (await findUserByEmail(db, email)) throw exists();
   const now = Date.now();
   const row: UserRow = {
     id: newId('user'),
@@ -108,7 +112,13 @@ export async function createUser(
     invitation_account_id: input.tiedTo?.accountId ?? null,
     invitation_inviter_id: input.tiedTo?.inviterId ?? null,
   };
-  await insertUser(db, row);
+  try {
+    await insertUser(db, row);
+  } catch (error) {
+    // Created by a concurrent request since the check above (hashing the password takes a while).
+    if (isUniqueViolation(error)) throw exists();
+    throw error;
+  }
   return toUser(row);
 }
 
@@ -181,12 +191,18 @@ export async function setUserFlags(
   const changes: Partial<Pick<UserRow, 'is_admin' | 'disabled'>> = {};
   if (flags.admin !== undefined) changes.is_admin = flags.admin ? 1 : 0;
   if (flags.disabled !== undefined) changes.disabled = flags.disabled ? 1 : 0;
-  const losesAdmin = row.is_admin === 1 && row.disabled === 0 && (changes.is_admin === 0 || changes.disabled === 1);
-  if (losesAdmin && (await countAdmins(db)) <= 1) {
-    throw apiError('last_admin', 'this is the last active admin; make another user admin first');
-  }
-  await updateUser(db, row.id, changes);
-  return toUser({ ...row, ...changes });
+  return db.transaction().execute(async (transaction) => {
+    // Two admins demoted at once must not each count the other and leave none: the admins' rows stay locked.
+    await lockActiveAdmins(transaction);
+    const current = (await findUserById(transaction, row.id)) ?? row;
+    const losesAdmin =
+      current.is_admin === 1 && current.disabled === 0 && (changes.is_admin === 0 || changes.disabled === 1);
+    if (losesAdmin && (await countAdmins(transaction)) <= 1) {
+      throw apiError('last_admin', 'this is the last active admin; make another user admin first');
+    }
+    await updateUser(transaction, row.id, changes);
+    return toUser({ ...current, ...changes });
+  });
 }
 
 export async function listMembers(db: Kysely<Database>, accountId: string): Promise<Member[]> {
@@ -234,6 +250,7 @@ async function guardLastOwner(
   userId: string,
   newRole: Role | undefined,
 ): Promise<void> {
+  await lockAccountMembers(db, accountId);
   const current = await findMembership(db, userId, accountId);
   if (current?.role !== 'owner' || newRole === 'owner') return;
   if ((await countOwners(db, accountId)) <= 1) {

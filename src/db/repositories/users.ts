@@ -116,6 +116,29 @@ export async function deleteMembership(db: Kysely<Database>, userId: string, acc
   await db.deleteFrom('memberships').where('user_id', '=', userId).where('account_id', '=', accountId).execute();
 }
 
+/**
+ * Holds the account's row locked until the transaction ends, so that changes to its members run one after the other:
+ * two owners demoted at once must not each count the other and leave none. An UPDATE that changes nothing takes the
+ * lock on PostgreSQL (as SELECT … FOR UPDATE would, which SQLite cannot parse); SQLite runs one transaction at a time.
+ */
+export async function lockAccountMembers(db: Kysely<Database>, accountId: string): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set((row) => ({ name: row.ref('name') }))
+    .where('id', '=', accountId)
+    .execute();
+}
+
+/** The same for the active admins' rows, before the last one may be demoted or disabled (see lockAccountMembers). */
+export async function lockActiveAdmins(db: Kysely<Database>): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((row) => ({ is_admin: row.ref('is_admin') }))
+    .where('is_admin', '=', 1)
+    .where('disabled', '=', 0)
+    .execute();
+}
+
 export async function countOwners(db: Kysely<Database>, accountId: string): Promise<number> {
   const row = await db
     .selectFrom('memberships')
