@@ -225,6 +225,17 @@ describe('not found', () => {
       { code: 'key_inactive' },
     );
   });
+
+  it('refuses to rotate a key that was already rotated, naming its successor', async () => {
+    const created = await owner.request('POST', `/api/accounts/${acme}/keys`, { name: 'twice' });
+    const rotate = () =>
+      owner.request('POST', `/api/accounts/${acme}/keys/${created.body.id}/rotate`, { gracePeriodSeconds: 60 });
+    const first = await rotate();
+    expect(first.status).toBe(200);
+    const second = await rotate();
+    expectError(second, 409, { code: 'key_already_rotated', param: 'key_id' });
+    expect(second.body.error.message).toContain(first.body.id);
+  });
 });
 
 describe('robustness', () => {
@@ -272,5 +283,25 @@ describe('concurrent requests', () => {
       Array.from({ length: 8 }, () => admin.request('POST', '/api/accounts', { name: 'raced' })),
     );
     expect(outcomes(accounts)).toEqual({ 201: 1, '409 account_exists': 7 });
+  });
+
+  it('rotates a key once when it is asked to many times at once: one successor, the others 409', async () => {
+    const created = await owner.request('POST', `/api/accounts/${acme}/keys`, { name: 'raced-rotation' });
+    const rotations = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        owner.request('POST', `/api/accounts/${acme}/keys/${created.body.id}/rotate`, { gracePeriodSeconds: 60 }),
+      ),
+    );
+    expect(outcomes(rotations)).toEqual({ 200: 1, '409 key_already_rotated': 7 });
+    const keys = (await owner.request('GET', `/api/accounts/${acme}/keys`)).body as unknown as Array<{
+      name: string;
+      status: string;
+    }>;
+    expect(
+      keys
+        .filter((key) => key.name === 'raced-rotation')
+        .map((key) => key.status)
+        .sort(),
+    ).toEqual(['active', 'expiring']);
   });
 });

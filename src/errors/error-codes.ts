@@ -141,6 +141,7 @@ export const errorCodes = {
   model_not_configured: invalid(),
   model_not_allowed: invalid(),
   key_inactive: invalid(),
+  key_already_rotated: invalid(409),
   invalid_key: invalid(),
   invalid_json: invalid(),
   password_too_weak: invalid(),

@@ -7,6 +7,7 @@ import {
   findKeyRowByHmac,
   insertApiKey,
   listKeysOfAccount,
+  markKeyReplaced,
   updateApiKey,
 } from '../db/repositories/api-keys.js';
 import type { Database } from '../db/schema.js';
@@ -224,6 +225,13 @@ export async function rotateKey(
       param: 'key_id',
     });
   }
+  const alreadyRotated = (successor: string | null) =>
+    apiError(
+      'key_already_rotated',
+      `key ${keyId} was already rotated${successor ? ` (its successor is ${successor})` : ''}; rotate the successor, or revoke this key to end its grace period now`,
+      { param: 'key_id' },
+    );
+  if (old.replaced_by !== null) throw alreadyRotated(old.replaced_by);
   const remainingLifetime = old.expires_at === null ? undefined : Number(old.expires_at) - now;
   const { key, row } = buildKeyRow(
     secret,
@@ -242,7 +250,10 @@ export async function rotateKey(
   const oldExpiry = old.expires_at === null ? graceEnd : Math.min(Number(old.expires_at), graceEnd);
   await db.transaction().execute(async (transaction) => {
     await insertApiKey(transaction, row);
-    await updateApiKey(transaction, old.id, { expires_at: oldExpiry, replaced_by: row.id });
+    // Rotated by a concurrent request since it was read: this successor is rolled back with the transaction.
+    if (!(await markKeyReplaced(transaction, old.id, { expires_at: oldExpiry, replaced_by: row.id }))) {
+      throw alreadyRotated((await findKeyById(transaction, old.id))?.replaced_by ?? null);
+    }
     await recordAccessChange(transaction, 'key_rotated', old.id);
   });
   return {

@@ -87,6 +87,25 @@ export async function listKeysWithNamesakes(db: Kysely<Database>, keyIds: readon
     .execute();
 }
 
+/**
+ * Marks a key as replaced by its successor, unless it already was: one UPDATE guarded by `replaced_by is null`, so
+ * that of two rotations at once only one applies (on PostgreSQL the second waits for the first's row lock, then finds
+ * the key replaced). Returns whether this one did.
+ */
+export async function markKeyReplaced(
+  db: Kysely<Database>,
+  id: string,
+  changes: { expires_at: number; replaced_by: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set(changes)
+    .where('id', '=', id)
+    .where('replaced_by', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export async function updateApiKey(
   db: Kysely<Database>,
   id: string,
