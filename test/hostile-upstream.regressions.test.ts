@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { exchangeWith, logRowsOf, useHostileGateway } from './support/hostile-gateway.js';
+import type { ScriptedResponse } from './support/scripted-upstream.js';
+import { parseStrictSse } from './support/sse.js';
+
+/**
+ * Misbehaving upstream answers that broke the gateway, each found by hostile-upstream.generated.test.ts and kept here
+ * as a fixed case (so it stays covered at any run count): the client's status, the error the request is logged with,
+ * and for streams how the stream ends.
+ */
+
+const hostile = useHostileGateway();
+
+interface Case {
+  name: string;
+  path: string;
+  body: Record<string, unknown>;
+  answer: ScriptedResponse;
+  /** The client's status. */
+  status: number;
+  /** The code the request is logged with (undefined: a success). */
+  logged?: string;
+  /** For a stream: the last event before [DONE] (or the last of a Messages stream), and what its data contains. */
+  lastEvent?: { name?: string; contains: string };
+  /** For a 2xx JSON answer: members it must have. */
+  answerHas?: Record<string, unknown>;
+}
+
+const ask = 'What is the weather in Paris?';
+const chat = (model: string, stream = false) => ({ model, messages: [{ role: 'user', content: ask }], stream });
+const responses = (model: string, stream = false) => ({ model, input: ask, stream, store: false });
+const messages = (model: string, stream = false) => ({
+  model,
+  max_tokens: 100,
+  messages: [{ role: 'user', content: ask }],
+  stream,
+});
+const sse = (events: Array<{ event?: string; data: unknown }>): ScriptedResponse => ({
+  status: 200,
+  headers: { 'content-type': 'text/event-stream' },
+  sse: events,
+});
+
+async function expectHandled(testCase: Case): Promise<void> {
+  const { response, text, requestId } = await exchangeWith(hostile, testCase.path, testCase.body, testCase.answer);
+  const context = `${response.status} ${text.slice(0, 800)}`;
+  expect(response.status, context).toBe(testCase.status);
+  const rows = await logRowsOf(hostile.gateway, requestId);
+  expect(rows.length).toBe(1);
+  expect(rows[0]?.error_code ?? undefined, context).toBe(testCase.logged);
+  if (testCase.lastEvent) {
+    const surface =
+      testCase.path === '/v1/messages' ? 'messages' : testCase.path === '/v1/responses' ? 'responses' : 'openai';
+    const frames = parseStrictSse(text, { surface }).frames.filter((frame) => frame.data !== '[DONE]');
+    const last = frames.at(-1);
+    if (testCase.lastEvent.name !== undefined) expect(last?.event, context).toBe(testCase.lastEvent.name);
+    expect(last?.data, context).toContain(testCase.lastEvent.contains);
+  }
+  if (testCase.answerHas) expect(JSON.parse(text), context).toMatchObject(testCase.answerHas);
+}
+
+describe('a Gemini upstream whose answer has the wrong shape: a 502 naming the field, never a 500', () => {
+  const cases: Case[] = [
+    {
+      name: 'candidates that is a string, on /v1/chat/completions',
+      path: '/v1/chat/completions',
+      body: chat('hostile-gemini'),
+      answer: { status: 200, json: { candidates: 'SAFETY', modelVersion: 'gemini-2.5-flash' } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a part that is null, on /v1/messages (Anthropic’s 500 api_error, logged as the 502 it is)',
+      path: '/v1/messages',
+      body: messages('hostile-gemini'),
+      answer: { status: 200, json: { candidates: [{ content: { parts: [null] }, finishReason: 'STOP' }] } },
+      status: 500,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a stream event whose candidates is a number, on /v1/responses',
+      path: '/v1/responses',
+      body: responses('hostile-gemini', true),
+      answer: sse([{ data: { candidates: 0, modelVersion: 'gemini-2.5-flash' } }]),
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
