@@ -88,3 +88,25 @@ describe('a Gemini upstream whose answer has the wrong shape: a 502 naming the f
   ];
   it.each(cases)('$name', expectHandled);
 });
+
+describe('a Gemini error body of the wrong shape: its status, never a 500', () => {
+  const cases: Case[] = [
+    {
+      name: 'a 429 whose details is an object instead of a list',
+      path: '/v1/chat/completions',
+      body: chat('hostile-gemini'),
+      answer: { status: 429, json: { error: { code: 429, message: 'Quota exceeded', details: {} } } },
+      status: 429,
+      logged: 'rate_limit_exceeded',
+    },
+    {
+      name: 'an error event whose code is no HTTP status',
+      path: '/v1/chat/completions',
+      body: chat('hostile-gemini', true),
+      answer: sse([{ data: { error: { code: 404.5, message: 'Not quite found' } } }]),
+      status: 502,
+      logged: 'upstream_error',
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
