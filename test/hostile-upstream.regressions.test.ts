@@ -110,3 +110,32 @@ describe('a Gemini error body of the wrong shape: its status, never a 500', () =
   ];
   it.each(cases)('$name', expectHandled);
 });
+
+describe('an Anthropic answer translated for another surface, of the wrong shape: a 502, never a 500', () => {
+  const message = {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    stop_reason: 'end_turn',
+  };
+  const cases: Case[] = [
+    {
+      name: 'a content block that is null, on /v1/responses',
+      path: '/v1/responses',
+      body: responses('hostile-anthropic'),
+      answer: { status: 200, json: { ...message, content: [null] } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'an id that is not a string, on /v1/chat/completions',
+      path: '/v1/chat/completions',
+      body: chat('hostile-anthropic'),
+      answer: { status: 200, json: { ...message, id: 42, content: [{ type: 'text', text: 'Hi' }] } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
