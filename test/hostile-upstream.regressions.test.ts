@@ -139,3 +139,115 @@ describe('an Anthropic answer translated for another surface, of the wrong shape
   ];
   it.each(cases)('$name', expectHandled);
 });
+
+describe('an OpenAI-compatible answer of the wrong shape or name', () => {
+  const completion = {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'gpt-4o-mini',
+    usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+  };
+  const toolCall = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } };
+  const withToolCalls = (calls: unknown[]) => ({
+    ...completion,
+    choices: [
+      { index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls' },
+    ],
+  });
+  const text = { id: 'cmpl-1', created: 1, model: 'gpt-3.5-instruct' };
+  const cases: Case[] = [
+    {
+      name: 'a tool call that is null, as the JSON answer to a stream (streamed by the gateway): a 502',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai', true),
+      answer: { status: 200, json: withToolCalls([null]) },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a tool call whose function is null, on a /v1/responses stream: a 502',
+      path: '/v1/responses',
+      body: responses('hostile-openai', true),
+      answer: { status: 200, json: withToolCalls([{ ...toolCall, function: null }]) },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a tool call that is null in a stream chunk: an in-band error',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai', true),
+      answer: sse([
+        { data: { ...completion, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] } },
+        {
+          data: {
+            ...completion,
+            object: 'chat.completion.chunk',
+            choices: [{ index: 0, delta: { tool_calls: [null] } }],
+          },
+        },
+      ]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { contains: '"code":"upstream_malformed_response"' },
+    },
+    {
+      name: 'a completion whose object is null: named chat.completion for the client',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai'),
+      answer: {
+        status: 200,
+        json: { ...completion, object: null, choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' } }] },
+      },
+      status: 200,
+      answerHas: { object: 'chat.completion', choices: [{ message: { content: 'Hi' } }] },
+    },
+    {
+      name: 'stream chunks whose object is a list: named chat.completion.chunk for the client',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai', true),
+      answer: sse([
+        {
+          data: { ...completion, object: [], choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: 'stop' }] },
+        },
+        { data: '[DONE]' },
+      ]),
+      status: 200,
+      lastEvent: { contains: '"object":"chat.completion.chunk"' },
+    },
+    {
+      name: 'a text completion whose object is false: named text_completion for the client',
+      path: '/v1/completions',
+      body: { model: 'hostile-openai', prompt: 'Say hi', max_tokens: 5 },
+      answer: {
+        status: 200,
+        json: { ...text, object: false, choices: [{ text: ' hi', index: 0, finish_reason: 'stop' }] },
+      },
+      status: 200,
+      answerHas: { object: 'text_completion', choices: [{ text: ' hi' }] },
+    },
+    {
+      name: 'text completion chunks whose object is missing: named text_completion for the client',
+      path: '/v1/completions',
+      body: { model: 'hostile-openai', prompt: 'Say hi', max_tokens: 5, stream: true },
+      answer: sse([
+        { data: { ...text, choices: [{ text: ' hi', index: 0, finish_reason: 'stop' }] } },
+        { data: '[DONE]' },
+      ]),
+      status: 200,
+      lastEvent: { contains: '"object":"text_completion"' },
+    },
+    {
+      name: 'an embeddings list whose object is an object: named list for the client',
+      path: '/v1/embeddings',
+      body: { model: 'hostile-openai-embed', input: 'a' },
+      answer: {
+        status: 200,
+        json: { object: {}, data: [{ object: 'embedding', index: 0, embedding: [0.5] }], model: 'e' },
+      },
+      status: 200,
+      answerHas: { object: 'list', data: [{ object: 'embedding', embedding: [0.5] }] },
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
