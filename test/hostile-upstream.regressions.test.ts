@@ -251,3 +251,86 @@ describe('an OpenAI-compatible answer of the wrong shape or name', () => {
   ];
   it.each(cases)('$name', expectHandled);
 });
+
+describe('an Anthropic answer passed through to /v1/messages that is not what it claims', () => {
+  const start = {
+    type: 'message_start',
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: {} },
+  };
+  const text = [
+    {
+      event: 'content_block_start',
+      data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    },
+    {
+      event: 'content_block_delta',
+      data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+    },
+  ];
+  const cases: Case[] = [
+    {
+      name: 'a 201 with an empty body: Anthropic’s 500 api_error, not an empty 200',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic'),
+      answer: { status: 201, text: '' },
+      status: 500,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'an event stream answering a JSON request: not relayed as a message',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic'),
+      answer: sse([
+        { event: 'message_start', data: start },
+        { event: 'message_stop', data: { type: 'message_stop' } },
+      ]),
+      status: 500,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'an error body with a 200: the error it is',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic'),
+      answer: { status: 200, json: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+      status: 529,
+      logged: 'upstream_overloaded',
+    },
+    {
+      name: 'a stream event whose type is not its name: an error event, not relayed',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic', true),
+      answer: sse([{ event: 'message_start', data: { ...start, type: null } }, ...text]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { name: 'error', contains: 'whose type is null' },
+    },
+    {
+      name: 'a stream event that is not JSON: an error event, not relayed',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic', true),
+      answer: sse([
+        { event: 'message_start', data: start },
+        ...text,
+        { event: 'content_block_delta', data: '{"type":' },
+      ]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { name: 'error', contains: 'not JSON' },
+    },
+    {
+      name: 'events after message_stop: not relayed, the stream ends with message_stop',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic', true),
+      answer: sse([
+        { event: 'message_start', data: start },
+        ...text,
+        { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+        { event: 'message_stop', data: { type: 'message_stop' } },
+        ...text,
+      ]),
+      status: 200,
+      lastEvent: { name: 'message_stop', contains: 'message_stop' },
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
