@@ -334,3 +334,75 @@ describe('an Anthropic answer passed through to /v1/messages that is not what it
   ];
   it.each(cases)('$name', expectHandled);
 });
+
+describe('a native Responses answer that is not what it claims', () => {
+  const created = {
+    type: 'response.created',
+    sequence_number: 0,
+    response: { id: 'resp_1', object: 'response', output: [] },
+  };
+  const delta = {
+    type: 'response.output_text.delta',
+    sequence_number: 1,
+    item_id: 'msg_1',
+    output_index: 0,
+    delta: 'Hi',
+  };
+  const completed = {
+    type: 'response.completed',
+    sequence_number: 2,
+    response: { id: 'resp_1', object: 'response', status: 'completed', output: [] },
+  };
+  const cases: Case[] = [
+    {
+      name: 'an error body with a 201: the error, not a 200',
+      path: '/v1/responses',
+      body: responses('hostile-native'),
+      answer: { status: 201, json: { error: { message: 'Boom', type: 'server_error', code: 'boom' } } },
+      status: 502,
+      logged: 'upstream_error',
+    },
+    {
+      name: 'a JSON body that is no response object: a 502',
+      path: '/v1/responses',
+      body: responses('hostile-native'),
+      answer: { status: 200, json: { object: 'list', data: [] } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a stream event that is not JSON: error and response.failed, not relayed',
+      path: '/v1/responses',
+      body: responses('hostile-native', true),
+      answer: sse([
+        { event: 'response.created', data: created },
+        { event: 'response.output_text.delta', data: '{"type": not json' },
+        { event: 'response.completed', data: completed },
+      ]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { name: 'response.failed', contains: 'not JSON' },
+    },
+    {
+      name: 'a stream event without an event line: relayed under its type',
+      path: '/v1/responses',
+      body: responses('hostile-native', true),
+      answer: sse([{ event: 'response.created', data: created }, { data: delta }, { data: completed }]),
+      status: 200,
+      lastEvent: { name: 'response.completed', contains: '"status":"completed"' },
+    },
+    {
+      name: 'events after the terminal event: not relayed',
+      path: '/v1/responses',
+      body: responses('hostile-native', true),
+      answer: sse([
+        { event: 'response.created', data: created },
+        { event: 'response.completed', data: completed },
+        { event: 'response.output_text.delta', data: delta },
+      ]),
+      status: 200,
+      lastEvent: { name: 'response.completed', contains: '"status":"completed"' },
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
