@@ -4,6 +4,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { type Mutation, mutate } from './support/json-mutation.js';
 import { writeTinyGguf } from './support/tiny-gguf.js';
 
 /**
@@ -259,47 +260,6 @@ const completionsRequest = fc.record(
   },
   { requiredKeys: [] },
 );
-
-/** Every path to a value in a JSON document (the root excluded). */
-function pathsOf(
-  value: unknown,
-  prefix: (string | number)[] = [],
-  into: (string | number)[][] = [],
-): (string | number)[][] {
-  if (Array.isArray(value)) {
-    value.forEach((element, index) => {
-      into.push([...prefix, index]);
-      pathsOf(element, [...prefix, index], into);
-    });
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, element] of Object.entries(value)) {
-      into.push([...prefix, key]);
-      pathsOf(element, [...prefix, key], into);
-    }
-  }
-  return into;
-}
-
-type Mutation = { kind: 'none' | 'replace' | 'delete' | 'add'; at: number; value: unknown };
-
-/** The document with one value replaced, deleted or given an unknown sibling: a request that is nearly right. */
-function mutate(document: Record<string, unknown>, mutation: Mutation): Record<string, unknown> {
-  const copy = structuredClone(document);
-  const paths = pathsOf(copy);
-  if (mutation.kind === 'none' || paths.length === 0) return copy;
-  const path = paths[mutation.at % paths.length] as (string | number)[];
-  // biome-ignore lint/suspicious/noExplicitAny: walking an arbitrary JSON document
-  let parent: any = copy;
-  for (const step of path.slice(0, -1)) parent = parent[step];
-  const last = path[path.length - 1] as string | number;
-  if (mutation.kind === 'replace') parent[last] = mutation.value;
-  else if (mutation.kind === 'delete') {
-    if (Array.isArray(parent)) parent.splice(last as number, 1);
-    else delete parent[last];
-  } else if (Array.isArray(parent)) parent.push(mutation.value);
-  else parent[`${String(last)}_extra`] = mutation.value;
-  return copy;
-}
 
 const mutation: fc.Arbitrary<Mutation> = fc.record({
   kind: fc.constantFrom('none', 'replace', 'replace', 'delete', 'add'),

@@ -4,7 +4,8 @@ import type { ChatCompletion } from './types.js';
  * Enforces, per stream, the delta rules the SDKs depend on (wire contract §3.2), whatever the upstream or a
  * translator produced: `role` only in a choice's first delta (the Python SDK concatenates repeated strings into
  * "assistantassistant"); a tool call's `id`, `type` and `function.name` only in its first delta, `type: "function"`
- * always there; and a `function` object in every tool-call delta (the AI SDK's schema requires it).
+ * always there; a `function` object in every tool-call delta (the AI SDK's schema requires it); and `object` always
+ * `chat.completion.chunk`.
  * Returns a function that fixes a chunk in place and reports whether it changed anything.
  */
 export function createChunkNormalizer(): (chunk: ChatCompletion) => boolean {
@@ -12,6 +13,11 @@ export function createChunkNormalizer(): (chunk: ChatCompletion) => boolean {
   const toolCallsStarted = new Set<string>();
   return (chunk) => {
     let changed = false;
+    // Clients tell chunks from other events by it (an upstream may send another, or none).
+    if (chunk.object !== 'chat.completion.chunk') {
+      chunk.object = 'chat.completion.chunk';
+      changed = true;
+    }
     for (const choice of chunk.choices) {
       const delta = choice?.delta as Record<string, unknown> | undefined;
       if (!delta) continue;

@@ -3,7 +3,8 @@ import type { Usage } from './types.js';
 
 /**
  * Reads, from the bytes of an OpenAI `chat.completion` body, only what the gateway needs when the body goes to the
- * client untouched: that it is a completion (an object whose `choices` is an array), and its `usage`. The rest is
+ * client untouched: that it is a completion (an object whose `object` is "chat.completion" and whose `choices` is an
+ * array), and its `usage`. The rest is
  * walked, not parsed (src/json/json-bytes.ts), so a truncated or garbled body is not passed off as a completion. It
  * returns undefined for anything but the plain shape: no `choices` array, no `usage` object, an `error` member, or one
  * of those named twice (let JSON.parse decide which counts). The caller then parses the body whole, and its errors are
@@ -14,6 +15,7 @@ export function outlineCompletion(body: Buffer): { usage: Usage } | undefined {
   if (!members) return undefined;
   let usage: { start: number; end: number } | undefined;
   let choices = false;
+  let object = false;
   for (const member of members) {
     if (member.name === 'usage') {
       if (usage) return undefined;
@@ -24,9 +26,13 @@ export function outlineCompletion(body: Buffer): { usage: Usage } | undefined {
       if (!choices) return undefined;
     } else if (member.name === 'error') {
       return undefined;
+    } else if (member.name === 'object') {
+      // Anything but exactly "chat.completion" is parsed (and corrected) by the caller.
+      if (body.toString('latin1', member.valueStart, member.valueEnd) !== '"chat.completion"') return undefined;
+      object = true;
     }
   }
-  if (!choices || !usage || body[usage.start] !== 0x7b) return undefined;
+  if (!choices || !object || !usage || body[usage.start] !== 0x7b) return undefined;
   try {
     return { usage: JSON.parse(body.toString('utf8', usage.start, usage.end)) as Usage };
   } catch {

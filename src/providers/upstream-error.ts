@@ -26,6 +26,14 @@ function retryAfterHeaders(seconds: number | undefined): Record<string, string> 
 export function mapUpstreamError(providerName: string, details: UpstreamErrorDetails): ApiError {
   const { status } = details;
   const upstreamMessage = details.message?.slice(0, 2000) ?? `HTTP ${status} with no error message`;
+  // A status read from an error body (Gemini's `code`, OpenAI's in-band `code`) may be anything: only an HTTP error
+  // status is passed on, anything else is the upstream failing.
+  if (!Number.isInteger(status) || status < 400 || status > 599) {
+    return apiError(
+      'upstream_error',
+      `The upstream provider "${providerName}" failed (status ${status}): ${upstreamMessage}`,
+    );
+  }
   if (status === 401 || status === 403 || status === 407) {
     return apiError(
       'upstream_auth_failed',

@@ -1,4 +1,5 @@
-import { type ApiError, apiError, requestCancelled, toApiError } from '../errors/api-error.js';
+import { ApiError, apiError, requestCancelled, toApiError } from '../errors/api-error.js';
+import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ChatCompletionRequest } from '../openai/types.js';
 import type { CompletionResult, StreamItem } from '../providers/provider.js';
@@ -25,6 +26,8 @@ export interface DispatcherOptions {
   router: Router;
   health: DeploymentHealth;
   metrics?: Metrics;
+  /** Where a provider's crash (anything but an ApiError) is logged in full before it is answered as a 500. */
+  logger?: Logger;
   random?: () => number;
   /** Waits (abortable); injectable so tests need not sleep. */
   sleep?: (milliseconds: number, signal: CancelSignal) => Promise<void>;
@@ -142,6 +145,7 @@ export class Dispatcher {
 
   /** A stream failed after its first content chunk: the attempt that served it, and its deployment's health. */
   private streamFailed(error: unknown, trace: DispatchTrace, accountId: string | undefined): void {
+    this.logUnexpected(error);
     const apiError = toApiError(error);
     const attempt = trace.attempts.at(-1);
     if (attempt && attempt.outcome === 'success') {
@@ -153,6 +157,11 @@ export class Dispatcher {
     if (served && apiError.status !== 499 && countsAgainstDeployment(classifyFailure(apiError))) {
       this.options.health.failed(served.deployment, { account: accountId, request: trace, error: apiError });
     }
+  }
+
+  /** A provider that throws anything but an ApiError has a bug: the 500 it becomes says nothing, the log says what. */
+  private logUnexpected(error: unknown): void {
+    if (!(error instanceof ApiError)) this.options.logger?.error({ err: error }, 'unexpected error from a provider');
   }
 
   /** Tries the deployments of one route until one serves, the route has nothing left, or a failure ends dispatch. */
@@ -209,6 +218,7 @@ export class Dispatcher {
         trace.droppedParameters = call.dropped;
         return { served: true, result };
       } catch (error) {
+        this.logUnexpected(error);
         const failure = toApiError(error);
         this.record(trace, route, deployment, 'error', failure, waitMs, performance.now() - startedAt);
         if (signal.aborted) {

@@ -122,7 +122,7 @@ export async function buildDataPlane(
       unavailable: entry.state !== 'closed' || entry.availableInMs > 0,
     }));
   metricsSources.providerLoad = () => registry.load();
-  const dispatcher = new Dispatcher({ router, health, metrics });
+  const dispatcher = new Dispatcher({ router, health, metrics, logger });
 
   const authenticator = new Authenticator({
     db: storage.database.db,

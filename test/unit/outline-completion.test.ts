@@ -12,6 +12,7 @@ function recordedBody(name: string): string {
 }
 
 describe('outline of a chat.completion body', () => {
+  // Only a body that says it is a chat.completion is relayed as it came; the caller names any other one.
   it('reads the usage of recorded completions, as JSON.parse does', () => {
     for (const name of ['text', 'tools', 'usage', 'json-schema', 'length']) {
       const text = recordedBody(name);
@@ -28,8 +29,8 @@ describe('outline of a chat.completion body', () => {
     });
     fc.assert(
       fc.property(completion, fc.boolean(), ({ before, choices, usage, after }, indent) => {
-        const { choices: _c, usage: _u, error: _e, ...others } = { ...before, ...after };
-        const object = { ...others, choices, usage };
+        const { choices: _c, usage: _u, error: _e, object: _o, ...others } = { ...before, ...after };
+        const object = { ...others, object: 'chat.completion', choices, usage };
         const text = JSON.stringify(object, null, indent ? 2 : undefined);
         const outline = outlineCompletion(bytes(text));
         // A top-level name written with an escape is left to JSON.parse (by design); every other body is read.
@@ -49,12 +50,15 @@ describe('outline of a chat.completion body', () => {
   });
 
   it('leaves anything but the plain shape to a full parse', () => {
-    const plain = '{"id":"c","choices":[],"usage":{"prompt_tokens":1}}';
+    const plain = '{"id":"c","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1}}';
     expect(outlineCompletion(bytes(plain))?.usage).toEqual({ prompt_tokens: 1 });
     const unusual = [
       '[]',
       'null',
-      '{"choices":[]}', // no usage
+      '{"choices":[],"usage":{}}', // no object: named by the caller
+      '{"object":"chat.completion.chunk","choices":[],"usage":{}}', // another object
+      '{"object":null,"choices":[],"usage":{}}',
+      '{"object":"chat.completion","choices":[]}', // no usage
       '{"choices":[],"usage":null}',
       '{"choices":{},"usage":{}}', // choices not an array
       '{"usage":{}}',
@@ -72,7 +76,7 @@ describe('outline of a chat.completion body', () => {
 
   it('skips strings whatever they hold: quotes, backslashes, brackets, other scripts', () => {
     const content = 'He said \\"{[usage]}\\" and left \\\\ a backslash 😀 ünïcödé';
-    const text = `{"choices":[{"message":{"content":"${content}"}}],"usage":{"total_tokens":7}}`;
+    const text = `{"object":"chat.completion","choices":[{"message":{"content":"${content}"}}],"usage":{"total_tokens":7}}`;
     expect(JSON.parse(text).choices[0].message.content).toContain('"{[usage]}"');
     expect(outlineCompletion(bytes(text))?.usage).toEqual({ total_tokens: 7 });
   });

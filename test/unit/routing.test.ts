@@ -3,6 +3,7 @@ import type { ModelConfig } from '../../src/config/schema.js';
 import { ApiError, apiError, upstreamRejectedRequest } from '../../src/errors/api-error.js';
 import type { ErrorCode } from '../../src/errors/error-codes.js';
 import { openAiErrorBody } from '../../src/errors/render-openai.js';
+import type { Logger } from '../../src/observability/logger.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../src/openai/types.js';
 import type { Provider, ProviderCall, StreamItem } from '../../src/providers/provider.js';
 import { contextWindowError } from '../../src/routing/context-window.js';
@@ -375,6 +376,40 @@ describe('dispatcher', () => {
       code: 'upstream_overloaded',
     });
     expect(calls).toEqual(['a', 'b', 'c']);
+  });
+
+  it('logs a provider that crashes (anything but an ApiError) before answering it as a 500', async () => {
+    const logged: Array<{ err: unknown; message: string }> = [];
+    const logger = { error: (fields: { err: unknown }, message: string) => logged.push({ err: fields.err, message }) };
+    const crash = new TypeError("Cannot read properties of null (reading 'type')");
+    const provider = fakeProvider('p', async () => {
+      throw crash;
+    });
+    const route = routeOf('m', [{ provider }], { retry: { ...model().retry, attempts: 0 } });
+    const dispatcher = new Dispatcher({
+      router: { chain: () => [route] } as unknown as Router,
+      health: new DeploymentHealth(breaker({ minimumRequests: 1000 })),
+      logger: logger as unknown as Logger,
+    });
+    await expect(dispatcher.complete(request(), new AbortController().signal, newTrace())).rejects.toMatchObject({
+      status: 500,
+      errorCode: 'internal_error',
+    });
+    expect(logged).toEqual([{ err: crash, message: 'unexpected error from a provider' }]);
+    // An upstream's failure is an ApiError: expected, and not logged as a crash.
+    const overloadedProvider = fakeProvider('q', async () => {
+      throw overloaded();
+    });
+    const other = routeOf('n', [{ provider: overloadedProvider }], { retry: { ...model().retry, attempts: 0 } });
+    const quiet = new Dispatcher({
+      router: { chain: () => [other] } as unknown as Router,
+      health: new DeploymentHealth(breaker({ minimumRequests: 1000 })),
+      logger: logger as unknown as Logger,
+    });
+    await expect(quiet.complete(request(), new AbortController().signal, newTrace())).rejects.toMatchObject({
+      status: 503,
+    });
+    expect(logged).toHaveLength(1);
   });
 
   it('hands a primed stream back with every chunk, first content included', async () => {

@@ -1,4 +1,5 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
+import { checkShape } from '../check-shape.js';
 import { malformed, parseJsonObject, translateEvents } from '../http.js';
 import { createHttpProvider } from '../http-provider.js';
 import type { Provider, ProviderDependencies } from '../provider.js';
@@ -7,6 +8,7 @@ import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
 import { forwardHeaders } from './forward-headers.js';
 import { anthropicStreamError, parseAnthropicError } from './parse-error.js';
+import { anthropicResponseShape } from './response-shape.js';
 import { type AnthropicStreamEvent, createAnthropicStreamTranslator } from './translate-stream.js';
 import type { AnthropicResponse } from './wire-types.js';
 
@@ -42,6 +44,7 @@ export function createAnthropicProvider(
         const body = parseJsonObject(config.name, bytes.toString('utf8'));
         if (body.type === 'error') throw anthropicStreamError(config.name, body);
         if (!Array.isArray(body.content)) throw malformed(config.name, 'a response without content');
+        checkShape(config.name, anthropicResponseShape, body, 'a response');
         return { completion: convertResponse(body as unknown as AnthropicResponse, nowSeconds()) };
       },
       readStream: (response, call) =>

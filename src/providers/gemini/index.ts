@@ -1,4 +1,5 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
+import { checkShape } from '../check-shape.js';
 import { parseJsonObject, translateEvents } from '../http.js';
 import { createHttpProvider, type HttpTransport } from '../http-provider.js';
 import type { EmbeddingCall, EmbeddingResult, Provider, ProviderDependencies } from '../provider.js';
@@ -13,6 +14,7 @@ import { convertRequest, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
 import { modelPath } from './model-path.js';
 import { geminiErrorInBody, parseGeminiError } from './parse-error.js';
+import { geminiResponseShape } from './response-shape.js';
 import { createGeminiStreamTranslator } from './translate-stream.js';
 import type { GeminiResponse } from './wire-types.js';
 
@@ -74,6 +76,7 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
       readCompletion(bytes, call) {
         const body = parseJsonObject(config.name, bytes.toString('utf8'));
         if (body.error !== undefined) throw geminiErrorInBody(config.name, body);
+        checkShape(config.name, geminiResponseShape, body, 'a response');
         return { completion: convertResponse(body as GeminiResponse, call.model.upstreamModel, nowSeconds()) };
       },
       readStream: (response, call) =>

@@ -14,7 +14,7 @@ interface GoogleError {
   code?: unknown;
   message?: unknown;
   status?: unknown;
-  details?: Array<{ '@type'?: unknown; reason?: unknown; retryDelay?: unknown }>;
+  details?: unknown;
 }
 
 function readError(body: unknown): GoogleError {
@@ -23,8 +23,13 @@ function readError(body: unknown): GoogleError {
   return error && typeof error === 'object' ? (error as GoogleError) : {};
 }
 
+/** `details` when it is the list Google sends; anything else in its place says nothing. */
+function detailsOf(error: GoogleError): Array<{ reason?: unknown; retryDelay?: unknown } | null> {
+  return Array.isArray(error.details) ? error.details : [];
+}
+
 function retryDelaySeconds(error: GoogleError): number | undefined {
-  for (const detail of error.details ?? []) {
+  for (const detail of detailsOf(error)) {
     if (typeof detail?.retryDelay === 'string') {
       const seconds = Number.parseFloat(detail.retryDelay);
       if (Number.isFinite(seconds)) return seconds;
@@ -34,7 +39,7 @@ function retryDelaySeconds(error: GoogleError): number | undefined {
 }
 
 function isInvalidKey(error: GoogleError): boolean {
-  return (error.details ?? []).some((detail) => detail?.reason === 'API_KEY_INVALID');
+  return detailsOf(error).some((detail) => detail?.reason === 'API_KEY_INVALID');
 }
 
 function errorFromGemini(providerName: string, status: number, error: GoogleError, headers: Headers): ApiError {

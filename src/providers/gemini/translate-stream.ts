@@ -1,10 +1,12 @@
 import type { ChatCompletion } from '../../openai/types.js';
+import { checkShape } from '../check-shape.js';
 import { malformed } from '../http.js';
 import { convertLogprobs } from './convert-logprobs.js';
 import { responseId, toolCallOf } from './convert-response.js';
 import { convertUsage } from './convert-usage.js';
 import { mapFinishReason } from './map-finish-reason.js';
 import { geminiErrorInBody } from './parse-error.js';
+import { geminiResponseShape } from './response-shape.js';
 import type { GeminiResponse, GeminiUsageMetadata } from './wire-types.js';
 
 /**
@@ -53,6 +55,7 @@ export function createGeminiStreamTranslator(
   return {
     push(event) {
       if ((event as { error?: unknown }).error !== undefined) throw geminiErrorInBody(providerName, event);
+      checkShape(providerName, geminiResponseShape, event, 'stream data');
       id ??= responseId(event);
       if (event.modelVersion) model = event.modelVersion;
       if (event.usageMetadata) usage = event.usageMetadata;

@@ -42,16 +42,19 @@ export function readEmbeddingList(providerName: string, bytes: Buffer, expected:
   if (data.length !== expected) {
     throw malformed(providerName, `${data.length} embeddings for ${expected} inputs`);
   }
-  let ordered = true;
+  // A list or vectors the upstream named otherwise (or not at all) reach the client as what they are, serialized again.
+  let untouched = object.object === 'list';
+  object.object = 'list';
   for (let position = 0; position < data.length; position++) {
     const item = data[position] as { index?: unknown; embedding?: unknown } | null;
     if (!item || typeof item !== 'object' || (typeof item.embedding !== 'string' && !Array.isArray(item.embedding))) {
       throw malformed(providerName, 'an embedding without a vector');
     }
-    if (item.index !== position) ordered = false;
+    if (item.index !== position || (item as { object?: unknown }).object !== 'embedding') untouched = false;
+    (item as { object?: unknown }).object = 'embedding';
   }
   const list = object as unknown as EmbeddingList;
-  if (ordered) return { list, raw: bytes };
+  if (untouched) return { list, raw: bytes };
   const indexes = new Set(list.data.map((item) => item.index));
   if (
     indexes.size !== expected ||

@@ -12,7 +12,7 @@ import { parseOpenAiError } from './parse-error.js';
 import { completeTextWithOpenAi, streamTextWithOpenAi } from './text-completions.js';
 
 function parseCompletion(providerName: string, text: string): ChatCompletion {
-  return parseChoicesObject<ChatCompletion>(providerName, text, 'response');
+  return parseChoicesObject<ChatCompletion>(providerName, text, 'response', 'message');
 }
 
 /**
@@ -21,8 +21,12 @@ function parseCompletion(providerName: string, text: string): ChatCompletion {
  */
 function completionResult(providerName: string, body: Buffer): CompletionResult {
   const outline = outlineCompletion(body);
-  if (!outline) return { completion: parseCompletion(providerName, body.toString('utf8')), raw: body };
-  return new OutlinedCompletion(providerName, body, outline.usage);
+  if (outline) return new OutlinedCompletion(providerName, body, outline.usage);
+  const completion = parseCompletion(providerName, body.toString('utf8'));
+  // A completion the upstream named otherwise (or not at all) reaches the client as what it is, serialized again.
+  if (completion.object === 'chat.completion') return { completion, raw: body };
+  completion.object = 'chat.completion';
+  return { completion };
 }
 
 /** A completion read only in outline; parsed on first use of `completion` (a class: no closure per request). */
@@ -57,7 +61,7 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
       }),
       readCompletion: (body) => completionResult(config.name, body),
       async readStream(response) {
-        if (isEventStream(response)) return readChoiceChunks<ChatCompletion>(config.name, response);
+        if (isEventStream(response)) return readChoiceChunks<ChatCompletion>(config.name, response, 'delta');
         // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
         const text = await response.text();
         return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));

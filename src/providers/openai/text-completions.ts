@@ -20,7 +20,13 @@ export function completeTextWithOpenAi(
   return transport.postForBody(
     { path: `${transport.basePath}/completions`, headers, body: textCompletionBody(call) },
     call,
-    (bytes) => ({ completion: parseTextCompletion(providerName, bytes.toString('utf8')), raw: bytes }),
+    (bytes) => {
+      const completion = parseTextCompletion(providerName, bytes.toString('utf8'));
+      // A completion the upstream named otherwise (or not at all) reaches the client as what it is, serialized again.
+      if (completion.object === 'text_completion') return { completion, raw: bytes };
+      completion.object = 'text_completion';
+      return { completion };
+    },
   );
 }
 
@@ -34,7 +40,7 @@ export async function streamTextWithOpenAi(
     { path: `${transport.basePath}/completions`, headers, body: textCompletionBody(call) },
     call,
   );
-  if (isEventStream(response)) return readChoiceChunks<TextCompletion>(providerName, response);
+  if (isEventStream(response)) return readChoiceChunks<TextCompletion>(providerName, response, 'text');
   // The upstream ignored stream: true and answered with one JSON completion: streamed by the gateway.
   const text = await response.text();
   return synthesizeTextChunks(parseTextCompletion(providerName, text)).map((chunk) => ({ chunk }));
@@ -53,5 +59,5 @@ export function textCompletionBody(call: TextCompletionCall): string | Buffer {
 }
 
 export function parseTextCompletion(providerName: string, text: string): TextCompletion {
-  return parseChoicesObject<TextCompletion>(providerName, text, 'completion');
+  return parseChoicesObject<TextCompletion>(providerName, text, 'completion', 'text');
 }

@@ -48,6 +48,11 @@ async function relay(
       const chunk = item.chunk;
       let raw = item.raw;
       lastChunk = chunk;
+      // An upstream's chunk named otherwise (or not at all) still reaches the client as what it is.
+      if (chunk.object !== 'text_completion') {
+        chunk.object = 'text_completion';
+        raw = undefined;
+      }
       if (firstTokenAt === undefined && textChunkHasContent(chunk)) firstTokenAt = performance.now();
       completionCharacters += textCharacters(chunk);
       if (chunk.usage) {

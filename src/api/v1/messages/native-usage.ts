@@ -3,20 +3,46 @@ import { topLevelMembers } from '../../../json/json-bytes.js';
 import { convertUsage } from '../../../providers/anthropic/convert-usage.js';
 import { anthropicStreamError } from '../../../providers/anthropic/parse-error.js';
 import type { AnthropicUsage } from '../../../providers/anthropic/wire-types.js';
-import { parseJsonObject } from '../../../providers/http.js';
+import { malformed, parseJsonObject } from '../../../providers/http.js';
 import { type SseEvent, sseEvent } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage } from '../../../usage/usage.js';
 
 /**
  * Usage of a passed-through Anthropic answer, for the log and the cost, while the answer itself goes to the client
- * untouched. A JSON answer's `usage` is found without parsing the rest; a stream is relayed event by event, parsing
- * only `message_start` (its usage: input and cache tokens) and `message_delta` (cumulative usage, output tokens) and
- * noting an `error` event or a missing `message_stop`, so the log says how the stream ended.
+ * untouched. A JSON answer's `usage` is found without parsing the rest; a stream is relayed event by event, each
+ * checked to be the JSON object its name says, reading `message_start` (its usage: input and cache tokens) and
+ * `message_delta` (cumulative usage, output tokens) and noting an `error` event or a missing `message_stop`, so the
+ * log says how the stream ended.
  */
 
 function usageOf(anthropic: AnthropicUsage): TokenUsage | undefined {
   if (typeof anthropic.input_tokens !== 'number' && typeof anthropic.output_tokens !== 'number') return undefined;
   return readUsage(convertUsage(anthropic));
+}
+
+/**
+ * A forwarded Messages JSON answer, checked in outline before it goes to the client untouched: one JSON object of
+ * `type` "message" with a `content` array. Anything else with a 2xx (an error body, an event stream, an empty or cut
+ * body) is the upstream's error or a malformed answer, never relayed as if it were a message.
+ */
+export function checkedNativeMessage(providerName: string, body: Buffer): Buffer {
+  const members = topLevelMembers(body);
+  if (!members) throw malformed(providerName, 'a message that is not a JSON object');
+  const type = members.find((member) => member.name === 'type');
+  const typeName = type ? jsonValueAt(body, type.valueStart, type.valueEnd) : undefined;
+  if (typeName === 'error') throw anthropicStreamError(providerName, parseJsonObject(providerName, body.toString()));
+  if (typeName !== 'message') throw malformed(providerName, 'a message whose type is not "message"');
+  const content = members.find((member) => member.name === 'content');
+  if (!content || body[content.valueStart] !== 0x5b) throw malformed(providerName, 'a message without content');
+  return body;
+}
+
+function jsonValueAt(body: Buffer, start: number, end: number): unknown {
+  try {
+    return JSON.parse(body.toString('utf8', start, end));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The usage of a Messages JSON answer; undefined when it has none (the caller estimates). */
@@ -54,21 +80,34 @@ export function createNativeStreamRelay(providerName: string): NativeStreamRelay
   let completed = false;
   return {
     relay(event) {
-      switch (event.event) {
+      // Clients parse every event and dispatch on its name, which Anthropic repeats as the data's `type`: an event
+      // that is not a JSON object, or is named otherwise, cannot go to them as it came.
+      const data = parseJsonObject(providerName, event.data, 'stream data');
+      const type = data.type;
+      if (typeof type !== 'string' || (event.event !== undefined && event.event !== type)) {
+        throw malformed(
+          providerName,
+          `a stream event named ${JSON.stringify(event.event ?? null)} whose type is ${JSON.stringify(type ?? null)}`.slice(
+            0,
+            300,
+          ),
+        );
+      }
+      switch (type) {
         case 'message_start':
-          merge((parseJsonObject(providerName, event.data, 'stream data').message as { usage?: unknown })?.usage);
+          merge((data.message as { usage?: unknown } | null)?.usage);
           break;
         case 'message_delta':
-          merge(parseJsonObject(providerName, event.data, 'stream data').usage);
+          merge(data.usage);
           break;
         case 'message_stop':
           completed = true;
           break;
         case 'error':
-          error = anthropicStreamError(providerName, parseJsonObject(providerName, event.data, 'stream data'));
+          error = anthropicStreamError(providerName, data);
           break;
       }
-      return sseEvent(event.event, event.data);
+      return sseEvent(type, event.data);
     },
     usage: () => usageOf(counts),
     get error() {

@@ -9,6 +9,7 @@ import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../r
 import { primeItems } from '../../../routing/prime-stream.js';
 import type { Deployment, Route } from '../../../routing/router.js';
 import type { SseEvent } from '../../../upstream/sse.js';
+import { checkedNativeMessage } from './native-usage.js';
 import { rewriteModel } from './rewrite-model.js';
 import { toChatRequest } from './to-chat-request.js';
 import type { TranslationTarget } from './translation-target.js';
@@ -132,7 +133,7 @@ export function messagesOperation(client: ClientMessage): DispatchOperation<Mess
     stream: false,
     forwarded: async (provider, call) => ({
       kind: 'forwarded',
-      body: await forwardForBody(provider, call),
+      body: checkedNativeMessage(provider.name, await forwardForBody(provider, call)),
     }),
     chatOperation: (chat) => chatCompletionOperation(chat, undefined),
     translated: (result) => ({ kind: 'translated', result }),

@@ -102,6 +102,8 @@ async function relayForwarded(
         progress.firstTokenAt = performance.now();
       }
       await sse.write(reader.relay(event));
+      // The stream ends there: whatever an upstream sends after it is not relayed.
+      if (reader.completed || reader.error) break;
     }
   } finally {
     progress.reported = reader.usage();

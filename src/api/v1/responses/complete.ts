@@ -5,7 +5,7 @@ import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { sendJson } from '../pipeline/json-answer.js';
 import { fromChatCompletion } from './from-chat-completion.js';
-import { nativeUsage } from './native.js';
+import { checkedNativeResponse, nativeUsage } from './native.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
 import { type Storing, saveResponse } from './state.js';
 import type { ResponseObject } from './types.js';
@@ -27,7 +27,7 @@ export async function completeResponse(
   if (result.kind === 'native') {
     const provider = trace.served?.provider ?? 'upstream';
     const text = await result.response.text();
-    const object = parseJsonObject(provider, text);
+    const object = checkedNativeResponse(provider, parseJsonObject(provider, text));
     const usage = readUsage(nativeUsage(object));
     if (storing && typeof object.id === 'string') saveResponse(storing, object as ResponseObject, exchange);
     announceDroppedParameters(exchange.response, trace);

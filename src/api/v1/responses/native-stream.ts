@@ -1,6 +1,7 @@
 import { type ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { malformed } from '../../../providers/http.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
-import { sseDone, sseEvent } from '../../../upstream/sse.js';
+import { type SseEvent, sseDone, sseEvent } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
@@ -31,12 +32,15 @@ export async function relayNativeStream(
   try {
     for await (const event of upstream.events()) {
       if (event.data === '[DONE]') continue;
+      const name = checkedEventName(provider, event);
       reader.push(event);
       const sequence = sequencePattern.exec(event.data);
       if (sequence) lastSequence = Number(sequence[1]);
       if (created === undefined && event.data.includes('"response.created"')) created = responseOf(event.data);
       if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
-      await sse.write(sseEvent(event.event, event.data));
+      await sse.write(sseEvent(name, event.data));
+      // The terminal event ends the response: whatever an upstream sends after it is not relayed.
+      if (reader.outcome() !== undefined) break;
     }
     if (reader.outcome() === undefined) {
       throw apiError('upstream_malformed_response', `The upstream provider "${provider}" ended the stream early.`);
@@ -65,6 +69,28 @@ export async function relayNativeStream(
     sse.end();
     return { error: failure, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
   }
+}
+
+/**
+ * The name an event goes to the client under: its `type`, which its data must carry as a JSON object (the Responses
+ * clients dispatch on it), and which its `event:` line, when there is one, must repeat. Anything else cannot be relayed
+ * as a Responses event: the stream fails as malformed.
+ */
+function checkedEventName(provider: string, event: SseEvent): string {
+  let type: unknown;
+  try {
+    type = (JSON.parse(event.data) as { type?: unknown } | null)?.type;
+  } catch {
+    throw malformed(provider, 'stream data that is not JSON');
+  }
+  if (typeof type !== 'string' || type === '') throw malformed(provider, 'a stream event without a type');
+  if (event.event !== undefined && event.event !== type) {
+    throw malformed(
+      provider,
+      `a stream event named "${event.event.slice(0, 100)}" whose type is "${type.slice(0, 100)}"`,
+    );
+  }
+  return type;
 }
 
 function upstreamFailed(response: Record<string, unknown> | undefined, provider: string): ApiError {

@@ -1,4 +1,6 @@
 import type { Usage } from '../../../openai/types.js';
+import { malformed } from '../../../providers/http.js';
+import { errorInsideSuccess } from '../../../providers/openai/parse-error.js';
 import type { SseEvent } from '../../../upstream/sse.js';
 import type { ResponsesRequest } from './types.js';
 import { fromResponseUsage } from './usage.js';
@@ -18,6 +20,17 @@ import { fromResponseUsage } from './usage.js';
 export function nativeRequestBody(request: ResponsesRequest, upstreamModel: string, body?: Buffer): string | Buffer {
   if (body && request.model === upstreamModel) return body;
   return JSON.stringify({ ...request, model: upstreamModel });
+}
+
+/**
+ * A native JSON answer, checked before it goes to the client untouched: a response object (`object: "response"` and
+ * an `output` list). An `error` body with a 2xx is the upstream's error; anything else is malformed, never relayed as
+ * if it were a response.
+ */
+export function checkedNativeResponse(providerName: string, object: Record<string, unknown>): Record<string, unknown> {
+  if (object.object === 'response' && Array.isArray(object.output)) return object;
+  if (object.error !== null && typeof object.error === 'object') throw errorInsideSuccess(providerName, object);
+  throw malformed(providerName, 'a response that is not a response object (no "object": "response" with an output)');
 }
 
 /** The usage of a native JSON answer (a response object); undefined when it reports none. */

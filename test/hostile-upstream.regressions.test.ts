@@ -1,0 +1,408 @@
+import { describe, expect, it } from 'vitest';
+import { exchangeWith, logRowsOf, useHostileGateway } from './support/hostile-gateway.js';
+import type { ScriptedResponse } from './support/scripted-upstream.js';
+import { parseStrictSse } from './support/sse.js';
+
+/**
+ * Misbehaving upstream answers that broke the gateway, each found by hostile-upstream.generated.test.ts and kept here
+ * as a fixed case (so it stays covered at any run count): the client's status, the error the request is logged with,
+ * and for streams how the stream ends.
+ */
+
+const hostile = useHostileGateway();
+
+interface Case {
+  name: string;
+  path: string;
+  body: Record<string, unknown>;
+  answer: ScriptedResponse;
+  /** The client's status. */
+  status: number;
+  /** The code the request is logged with (undefined: a success). */
+  logged?: string;
+  /** For a stream: the last event before [DONE] (or the last of a Messages stream), and what its data contains. */
+  lastEvent?: { name?: string; contains: string };
+  /** For a 2xx JSON answer: members it must have. */
+  answerHas?: Record<string, unknown>;
+}
+
+const ask = 'What is the weather in Paris?';
+const chat = (model: string, stream = false) => ({ model, messages: [{ role: 'user', content: ask }], stream });
+const responses = (model: string, stream = false) => ({ model, input: ask, stream, store: false });
+const messages = (model: string, stream = false) => ({
+  model,
+  max_tokens: 100,
+  messages: [{ role: 'user', content: ask }],
+  stream,
+});
+const sse = (events: Array<{ event?: string; data: unknown }>): ScriptedResponse => ({
+  status: 200,
+  headers: { 'content-type': 'text/event-stream' },
+  sse: events,
+});
+
+async function expectHandled(testCase: Case): Promise<void> {
+  const { response, text, requestId } = await exchangeWith(hostile, testCase.path, testCase.body, testCase.answer);
+  const context = `${response.status} ${text.slice(0, 800)}`;
+  expect(response.status, context).toBe(testCase.status);
+  const rows = await logRowsOf(hostile.gateway, requestId);
+  expect(rows.length).toBe(1);
+  expect(rows[0]?.error_code ?? undefined, context).toBe(testCase.logged);
+  if (testCase.lastEvent) {
+    const surface =
+      testCase.path === '/v1/messages' ? 'messages' : testCase.path === '/v1/responses' ? 'responses' : 'openai';
+    const frames = parseStrictSse(text, { surface }).frames.filter((frame) => frame.data !== '[DONE]');
+    const last = frames.at(-1);
+    if (testCase.lastEvent.name !== undefined) expect(last?.event, context).toBe(testCase.lastEvent.name);
+    expect(last?.data, context).toContain(testCase.lastEvent.contains);
+  }
+  if (testCase.answerHas) expect(JSON.parse(text), context).toMatchObject(testCase.answerHas);
+}
+
+describe('a Gemini upstream whose answer has the wrong shape: a 502 naming the field, never a 500', () => {
+  const cases: Case[] = [
+    {
+      name: 'candidates that is a string, on /v1/chat/completions',
+      path: '/v1/chat/completions',
+      body: chat('hostile-gemini'),
+      answer: { status: 200, json: { candidates: 'SAFETY', modelVersion: 'gemini-2.5-flash' } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a part that is null, on /v1/messages (Anthropic’s 500 api_error, logged as the 502 it is)',
+      path: '/v1/messages',
+      body: messages('hostile-gemini'),
+      answer: { status: 200, json: { candidates: [{ content: { parts: [null] }, finishReason: 'STOP' }] } },
+      status: 500,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a stream event whose candidates is a number, on /v1/responses',
+      path: '/v1/responses',
+      body: responses('hostile-gemini', true),
+      answer: sse([{ data: { candidates: 0, modelVersion: 'gemini-2.5-flash' } }]),
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
+
+describe('a Gemini error body of the wrong shape: its status, never a 500', () => {
+  const cases: Case[] = [
+    {
+      name: 'a 429 whose details is an object instead of a list',
+      path: '/v1/chat/completions',
+      body: chat('hostile-gemini'),
+      answer: { status: 429, json: { error: { code: 429, message: 'Quota exceeded', details: {} } } },
+      status: 429,
+      logged: 'rate_limit_exceeded',
+    },
+    {
+      name: 'an error event whose code is no HTTP status',
+      path: '/v1/chat/completions',
+      body: chat('hostile-gemini', true),
+      answer: sse([{ data: { error: { code: 404.5, message: 'Not quite found' } } }]),
+      status: 502,
+      logged: 'upstream_error',
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
+
+describe('an Anthropic answer translated for another surface, of the wrong shape: a 502, never a 500', () => {
+  const message = {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    stop_reason: 'end_turn',
+  };
+  const cases: Case[] = [
+    {
+      name: 'a content block that is null, on /v1/responses',
+      path: '/v1/responses',
+      body: responses('hostile-anthropic'),
+      answer: { status: 200, json: { ...message, content: [null] } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'an id that is not a string, on /v1/chat/completions',
+      path: '/v1/chat/completions',
+      body: chat('hostile-anthropic'),
+      answer: { status: 200, json: { ...message, id: 42, content: [{ type: 'text', text: 'Hi' }] } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
+
+describe('an OpenAI-compatible answer of the wrong shape or name', () => {
+  const completion = {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'gpt-4o-mini',
+    usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+  };
+  const toolCall = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } };
+  const withToolCalls = (calls: unknown[]) => ({
+    ...completion,
+    choices: [
+      { index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls' },
+    ],
+  });
+  const text = { id: 'cmpl-1', created: 1, model: 'gpt-3.5-instruct' };
+  const cases: Case[] = [
+    {
+      name: 'a tool call that is null, as the JSON answer to a stream (streamed by the gateway): a 502',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai', true),
+      answer: { status: 200, json: withToolCalls([null]) },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a tool call whose function is null, on a /v1/responses stream: a 502',
+      path: '/v1/responses',
+      body: responses('hostile-openai', true),
+      answer: { status: 200, json: withToolCalls([{ ...toolCall, function: null }]) },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a tool call that is null in a stream chunk: an in-band error',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai', true),
+      answer: sse([
+        { data: { ...completion, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] } },
+        {
+          data: {
+            ...completion,
+            object: 'chat.completion.chunk',
+            choices: [{ index: 0, delta: { tool_calls: [null] } }],
+          },
+        },
+      ]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { contains: '"code":"upstream_malformed_response"' },
+    },
+    {
+      name: 'a completion whose object is null: named chat.completion for the client',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai'),
+      answer: {
+        status: 200,
+        json: { ...completion, object: null, choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' } }] },
+      },
+      status: 200,
+      answerHas: { object: 'chat.completion', choices: [{ message: { content: 'Hi' } }] },
+    },
+    {
+      name: 'stream chunks whose object is a list: named chat.completion.chunk for the client',
+      path: '/v1/chat/completions',
+      body: chat('hostile-openai', true),
+      answer: sse([
+        {
+          data: { ...completion, object: [], choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: 'stop' }] },
+        },
+        { data: '[DONE]' },
+      ]),
+      status: 200,
+      lastEvent: { contains: '"object":"chat.completion.chunk"' },
+    },
+    {
+      name: 'a text completion whose object is false: named text_completion for the client',
+      path: '/v1/completions',
+      body: { model: 'hostile-openai', prompt: 'Say hi', max_tokens: 5 },
+      answer: {
+        status: 200,
+        json: { ...text, object: false, choices: [{ text: ' hi', index: 0, finish_reason: 'stop' }] },
+      },
+      status: 200,
+      answerHas: { object: 'text_completion', choices: [{ text: ' hi' }] },
+    },
+    {
+      name: 'text completion chunks whose object is missing: named text_completion for the client',
+      path: '/v1/completions',
+      body: { model: 'hostile-openai', prompt: 'Say hi', max_tokens: 5, stream: true },
+      answer: sse([
+        { data: { ...text, choices: [{ text: ' hi', index: 0, finish_reason: 'stop' }] } },
+        { data: '[DONE]' },
+      ]),
+      status: 200,
+      lastEvent: { contains: '"object":"text_completion"' },
+    },
+    {
+      name: 'an embeddings list whose object is an object: named list for the client',
+      path: '/v1/embeddings',
+      body: { model: 'hostile-openai-embed', input: 'a' },
+      answer: {
+        status: 200,
+        json: { object: {}, data: [{ object: 'embedding', index: 0, embedding: [0.5] }], model: 'e' },
+      },
+      status: 200,
+      answerHas: { object: 'list', data: [{ object: 'embedding', embedding: [0.5] }] },
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
+
+describe('an Anthropic answer passed through to /v1/messages that is not what it claims', () => {
+  const start = {
+    type: 'message_start',
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: {} },
+  };
+  const text = [
+    {
+      event: 'content_block_start',
+      data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    },
+    {
+      event: 'content_block_delta',
+      data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+    },
+  ];
+  const cases: Case[] = [
+    {
+      name: 'a 201 with an empty body: Anthropic’s 500 api_error, not an empty 200',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic'),
+      answer: { status: 201, text: '' },
+      status: 500,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'an event stream answering a JSON request: not relayed as a message',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic'),
+      answer: sse([
+        { event: 'message_start', data: start },
+        { event: 'message_stop', data: { type: 'message_stop' } },
+      ]),
+      status: 500,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'an error body with a 200: the error it is',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic'),
+      answer: { status: 200, json: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+      status: 529,
+      logged: 'upstream_overloaded',
+    },
+    {
+      name: 'a stream event whose type is not its name: an error event, not relayed',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic', true),
+      answer: sse([{ event: 'message_start', data: { ...start, type: null } }, ...text]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { name: 'error', contains: 'whose type is null' },
+    },
+    {
+      name: 'a stream event that is not JSON: an error event, not relayed',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic', true),
+      answer: sse([
+        { event: 'message_start', data: start },
+        ...text,
+        { event: 'content_block_delta', data: '{"type":' },
+      ]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { name: 'error', contains: 'not JSON' },
+    },
+    {
+      name: 'events after message_stop: not relayed, the stream ends with message_stop',
+      path: '/v1/messages',
+      body: messages('hostile-anthropic', true),
+      answer: sse([
+        { event: 'message_start', data: start },
+        ...text,
+        { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+        { event: 'message_stop', data: { type: 'message_stop' } },
+        ...text,
+      ]),
+      status: 200,
+      lastEvent: { name: 'message_stop', contains: 'message_stop' },
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
+
+describe('a native Responses answer that is not what it claims', () => {
+  const created = {
+    type: 'response.created',
+    sequence_number: 0,
+    response: { id: 'resp_1', object: 'response', output: [] },
+  };
+  const delta = {
+    type: 'response.output_text.delta',
+    sequence_number: 1,
+    item_id: 'msg_1',
+    output_index: 0,
+    delta: 'Hi',
+  };
+  const completed = {
+    type: 'response.completed',
+    sequence_number: 2,
+    response: { id: 'resp_1', object: 'response', status: 'completed', output: [] },
+  };
+  const cases: Case[] = [
+    {
+      name: 'an error body with a 201: the error, not a 200',
+      path: '/v1/responses',
+      body: responses('hostile-native'),
+      answer: { status: 201, json: { error: { message: 'Boom', type: 'server_error', code: 'boom' } } },
+      status: 502,
+      logged: 'upstream_error',
+    },
+    {
+      name: 'a JSON body that is no response object: a 502',
+      path: '/v1/responses',
+      body: responses('hostile-native'),
+      answer: { status: 200, json: { object: 'list', data: [] } },
+      status: 502,
+      logged: 'upstream_malformed_response',
+    },
+    {
+      name: 'a stream event that is not JSON: error and response.failed, not relayed',
+      path: '/v1/responses',
+      body: responses('hostile-native', true),
+      answer: sse([
+        { event: 'response.created', data: created },
+        { event: 'response.output_text.delta', data: '{"type": not json' },
+        { event: 'response.completed', data: completed },
+      ]),
+      status: 200,
+      logged: 'upstream_malformed_response',
+      lastEvent: { name: 'response.failed', contains: 'not JSON' },
+    },
+    {
+      name: 'a stream event without an event line: relayed under its type',
+      path: '/v1/responses',
+      body: responses('hostile-native', true),
+      answer: sse([{ event: 'response.created', data: created }, { data: delta }, { data: completed }]),
+      status: 200,
+      lastEvent: { name: 'response.completed', contains: '"status":"completed"' },
+    },
+    {
+      name: 'events after the terminal event: not relayed',
+      path: '/v1/responses',
+      body: responses('hostile-native', true),
+      answer: sse([
+        { event: 'response.created', data: created },
+        { event: 'response.completed', data: completed },
+        { event: 'response.output_text.delta', data: delta },
+      ]),
+      status: 200,
+      lastEvent: { name: 'response.completed', contains: '"status":"completed"' },
+    },
+  ];
+  it.each(cases)('$name', expectHandled);
+});
