@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { chatBody, postChat, startTestGateway, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { holdRequests } from './support/held-requests.js';
 import { startMockUpstream } from './support/mock-openai-upstream.js';
 import { expectOpenAiError } from './support/openai-error.js';
 import { readSse } from './support/sse.js';
@@ -273,5 +274,34 @@ describe('client disconnects', () => {
     await waitFor('the upstream request to be aborted', () => upstream?.aborted);
     const [row] = await waitForLogRows(setup.gateway, [requestId]);
     expect(row).toMatchObject({ outcome: 'cancelled', status: 499 });
+  });
+  it('cancels pipelined requests too, whose answers were still waiting for the connection', async () => {
+    // Both are served at once; the second's answer waits for the first's, and Node never tells it the client left.
+    const held = holdRequests(setup.mock, 'held');
+    const { key, id } = await setup.gateway.newKey({ name: 'pipelining' });
+    const body = JSON.stringify(chatBody('held'));
+    const request = `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const before = setup.mock.requests.length;
+    const socket = connect(Number(new URL(setup.gateway.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(request + request);
+    await held.arrived(2);
+    socket.destroy();
+    await waitFor('both upstream requests to be aborted', () =>
+      setup.mock.requests.slice(before).every((upstream) => upstream.aborted),
+    );
+    const rows = await waitFor('both log rows', async () => {
+      const found = await setup.gateway.gateway.database.db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('key_id', '=', id)
+        .execute();
+      return found.length === 2 && found;
+    });
+    expect(rows.map((row) => [row.status, row.outcome])).toEqual([
+      [499, 'cancelled'],
+      [499, 'cancelled'],
+    ]);
+    held.releaseAll();
   });
 });

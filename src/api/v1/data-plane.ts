@@ -3,6 +3,7 @@ import { type ApiError, methodNotAllowed, routeNotFound } from '../../errors/api
 import { renderOpenAiError } from '../../errors/render-openai.js';
 import { Cancellation } from '../../server/cancellation.js';
 import { InFlightRequests } from '../../server/in-flight.js';
+import { QueuedResponses } from '../../server/queued-responses.js';
 import { RequestIds } from '../../server/request-id.js';
 import { createRouteTable } from './endpoints.js';
 import type { Method } from './pipeline/route-table.js';
@@ -32,6 +33,7 @@ const corsAllowedHeaders =
 
 export function createDataPlane(services: DataPlaneServices): DataPlane {
   const active = new InFlightRequests();
+  const queuedResponses = new QueuedResponses();
   const requestIds = new RequestIds();
   const routes = createRouteTable(services.catalog, Math.floor(Date.now() / 1000));
   const pipeline = new RequestPipeline(services);
@@ -80,6 +82,8 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       // The client went away before we finished: stop the upstream work at once.
       if (!response.writableFinished) cancellation.abort('client_closed');
     });
+    // A pipelined request whose response waits for the connection hears of the client's leaving only from it.
+    if (response.socket === null) queuedResponses.watch(request, response, cancellation);
     try {
       const wait = services.logWriter.waitForCapacity();
       if (wait) await wait;
