@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
+import { findUserById } from '../src/db/repositories/users.js';
+import { acceptInvitation, createInvitation } from '../src/users/invitations.js';
+import { verifyPassword } from '../src/users/password.js';
 import { addMember, createUser, removeMember, setMemberRole, setUserFlags } from '../src/users/service.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 
@@ -57,6 +60,30 @@ describe('changes that race', () => {
       const refused = results.find((result) => result.status === 'rejected');
       expect((refused as PromiseRejectedResult).reason).toMatchObject({ code: 'last_admin' });
       expect(await activeAdmins(), `round ${round}`).toHaveLength(1);
+    }
+  });
+
+  it('give an invited login the password of the acceptance that used the invitation', async () => {
+    const db = setup.gateway.gateway.database.db;
+    const account = await createAccount(db, { name: 'inviting' });
+    for (let round = 0; round < 4; round++) {
+      // A login without a password yet (made by the operator), invited; two people open the link at once.
+      const invited = await createUser(db, { email: `invited-${round}@inviting.test` });
+      const { token } = await createInvitation(db, {
+        accountId: account.id,
+        email: invited.email,
+        role: 'member',
+        createdBy: null,
+        ttlMs: 3_600_000,
+      });
+      const passwords = [`first passphrase of round ${round} here`, `second passphrase of round ${round} here`];
+      const results = await Promise.allSettled(passwords.map((password) => acceptInvitation(db, token, { password })));
+      expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+      const winner = passwords[results.findIndex((result) => result.status === 'fulfilled')] as string;
+      const loser = passwords.find((password) => password !== winner) as string;
+      const hash = (await findUserById(db, invited.id))?.password_hash as string;
+      expect(await verifyPassword(winner, hash), `round ${round}`).toBe(true);
+      expect(await verifyPassword(loser, hash), `round ${round}`).toBe(false);
     }
   });
 });

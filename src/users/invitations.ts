@@ -19,9 +19,9 @@ import {
 import type { Database } from '../db/schema.js';
 import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
-import { verifyPassword } from './password.js';
+import { checkPasswordStrength, hashPassword, verifyPassword } from './password.js';
 import { generateSecretToken, hashSecretToken, looksLikeSecretToken } from './secret-token.js';
-import { createUser, normaliseEmail, type Role, setUserPassword } from './service.js';
+import { createUser, normaliseEmail, type Role } from './service.js';
 
 /**
  * Invitations to an account. The inviter (an account owner or an admin) gets a link holding a random token, shown
@@ -151,6 +151,7 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, acce
   // An invitation from the CLI (no inviter) or an admin is the operator's.
   const byOperator = invitation.created_by === null || inviter?.is_admin === 1;
   let user = await findUserByEmail(db, invitation.email);
+  let passwordChange: Parameters<typeof updateUser>[2] | undefined;
   if ('signedInUserId' in acceptance) {
     if (!user || user.id !== acceptance.signedInUserId) {
       throw apiError(
@@ -167,18 +168,22 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, acce
     // An operator's invitation vouches for the address; an account owner's only for their own account.
     const tiedTo = !byOperator && inviter ? { accountId: invitation.account_id, inviterId: inviter.id } : undefined;
     if (user) {
-      await setUserPassword(db, user, acceptance.password);
-      if (tiedTo) {
-        await updateUser(db, user.id, {
-          invitation_account_id: tiedTo.accountId,
-          invitation_inviter_id: tiedTo.inviterId,
-        });
-      }
-    } else await createUser(db, { email: invitation.email, password: acceptance.password, tiedTo });
-    user = await findUserByEmail(db, invitation.email);
+      // Written with the acceptance itself (below): of two acceptances at once, the one that uses the invitation is
+      // the one whose password the login gets.
+      await checkPasswordStrength(acceptance.password, { userInputs: [user.email] });
+      passwordChange = {
+        password_hash: await hashPassword(acceptance.password),
+        password_changed_at: Date.now(),
+        ...(tiedTo ? { invitation_account_id: tiedTo.accountId, invitation_inviter_id: tiedTo.inviterId } : {}),
+      };
+    } else {
+      // Of two acceptances at once, the second finds the login created (409 user_exists).
+      await createUser(db, { email: invitation.email, password: acceptance.password, tiedTo });
+      user = await findUserByEmail(db, invitation.email);
+    }
   }
   if (!user) throw apiError('internal_error', 'the invited user vanished');
-  const accepted = user;
+  const accepted = passwordChange ? { ...user, ...passwordChange } : user;
   const vouchedByAnother =
     byOperator ||
     (inviter !== undefined && inviter.id !== accepted.invitation_inviter_id && inviter.invitation_account_id === null);
@@ -188,6 +193,7 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, acce
     vouchedByAnother;
   await db.transaction().execute(async (transaction) => {
     if (!(await markInvitationAccepted(transaction, invitation.id, Date.now()))) throw unusable();
+    if (passwordChange) await updateUser(transaction, accepted.id, passwordChange);
     const current = await findMembership(transaction, accepted.id, invitation.account_id);
     const role = current?.role === 'owner' ? 'owner' : invitation.role;
     await upsertMembership(transaction, {

@@ -135,12 +135,6 @@ export async function listAllUsers(db: Kysely<Database>): Promise<User[]> {
   return (await listUsers(db)).map(toUser);
 }
 
-/** Sets the password of a user who has none yet (an invited user accepting); see password-change.ts otherwise. */
-export async function setUserPassword(db: Kysely<Database>, user: Pick<UserRow, 'id' | 'email'>, password: string) {
-  await checkPasswordStrength(password, { userInputs: [user.email] });
-  await updateUser(db, user.id, { password_hash: await hashPassword(password), password_changed_at: Date.now() });
-}
-
 /**
  * Refuses to trust a login tied to the account whose owner's invitation created it (see User.createdByInvitation)
  * with anything beyond that account, unless the operator confirms; a confirmed login is no longer tied.
