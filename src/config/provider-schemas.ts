@@ -34,6 +34,11 @@ const providerCommon = {
   // An HTTP/1.1 connection carries one call at a time and a stream holds it to the end, so a small pool queues streams
   // in the gateway (with 256, the 257th concurrent stream waited for another to finish).
   max_connections: z.number().int().min(1).max(10_000).default(4096),
+  /**
+   * The most of those one account may hold at once, so that one account's burst of streams cannot queue everyone
+   * else's calls (upstream/connection-shares.ts). Default: three quarters of max_connections.
+   */
+  max_connections_per_account: z.number().int().min(1).max(10_000).optional(),
 };
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -45,6 +50,7 @@ const commonProviderFields = (provider: {
   headers: Record<string, string>;
   timeouts: z.output<typeof timeoutsSchema>;
   max_connections: number;
+  max_connections_per_account?: number | undefined;
 }) => ({
   name: provider.name,
   baseUrl: provider.base_url.replace(/\/+$/, ''),
@@ -52,6 +58,10 @@ const commonProviderFields = (provider: {
   headers: provider.headers,
   timeouts: provider.timeouts,
   maxConnections: provider.max_connections,
+  maxConnectionsPerAccount: Math.min(
+    provider.max_connections,
+    provider.max_connections_per_account ?? Math.max(1, Math.floor((provider.max_connections * 3) / 4)),
+  ),
 });
 
 /** Any OpenAI-compatible server. */

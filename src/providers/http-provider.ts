@@ -29,6 +29,7 @@ export interface HttpProviderSettings {
   type: ProviderType;
   baseUrl: string;
   maxConnections: number;
+  maxConnectionsPerAccount: number;
 }
 
 /** What one call sends: a path under the base URL's path, headers and body. */
@@ -89,6 +90,8 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
       signal: call.signal,
       timeouts: call.timeouts,
       maxConnections: settings.maxConnections,
+      maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
+      account: call.accountId,
     };
   }
 
@@ -121,6 +124,8 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
           signal: call.signal,
           timeouts: call.timeouts,
           maxConnections: settings.maxConnections,
+          maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
+          account: call.accountId,
         },
         parseError,
         read,
@@ -129,7 +134,15 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
       postUpstream(
         dependencies.upstream,
         settings.name,
-        { origin, ...request, signal: call.signal, timeouts: call.timeouts, maxConnections: settings.maxConnections },
+        {
+          origin,
+          ...request,
+          signal: call.signal,
+          timeouts: call.timeouts,
+          maxConnections: settings.maxConnections,
+          maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
+          account: call.accountId,
+        },
         parseError,
       ),
   };
@@ -148,6 +161,8 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
       signal: call.signal,
       timeouts: call.timeouts,
       maxConnections: settings.maxConnections,
+      maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
+      account: call.accountId,
     });
     Object.assign(provider, {
       forwards: forwarding.apis,

@@ -21,6 +21,8 @@ export interface UpstreamPost {
   signal: CancelSignal;
   timeouts: UpstreamTimeouts;
   maxConnections: number;
+  maxConnectionsPerAccount: number;
+  account: string | undefined;
 }
 
 /** Bodies of error responses are read up to this size; the rest is not worth holding in memory. */

@@ -70,6 +70,8 @@ export interface ForwardCall {
   model: ModelConfig;
   timeouts: UpstreamTimeouts;
   signal: CancelSignal;
+  /** The calling account: a provider's connections are shared out by account. */
+  accountId?: string | undefined;
 }
 
 /** What every call to one deployment carries besides its request: the model served, timeouts, cancellation. */

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../server/cancellation.js';
+import { ConnectionShares } from './connection-shares.js';
 import { classifyUpstreamError, UpstreamFailure } from './failure.js';
 import { StreamingHandler, type UpstreamHeaders, type UpstreamResponse } from './streamed-response.js';
 import { Pool, parseHeaders, undiciErrorClasses as undiciErrors } from './undici-parts.js';
@@ -34,6 +35,10 @@ export interface UpstreamRequest {
   signal?: CancelSignal;
   timeouts: UpstreamTimeouts;
   maxConnections: number;
+  /** The most of `maxConnections` one account may hold at once (upstream/connection-shares.ts); all by default. */
+  maxConnectionsPerAccount?: number;
+  /** Whose call this is: connections are shared out by account. */
+  account?: string;
 }
 
 /** A whole response, read by `exchange`. */
@@ -51,10 +56,21 @@ export const maxResponseBytes = 64 * 1024 * 1024;
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
+  private readonly shares = new Map<string, ConnectionShares>();
   private readonly maxResponseBytes: number;
 
   constructor(options: { maxResponseBytes?: number } = {}) {
     this.maxResponseBytes = options.maxResponseBytes ?? maxResponseBytes;
+  }
+
+  private sharesFor(request: UpstreamRequest): ConnectionShares {
+    const key = `${request.origin}|${request.maxConnections}|${request.timeouts.connectMs}`;
+    let shares = this.shares.get(key);
+    if (!shares) {
+      shares = new ConnectionShares(request.maxConnections, request.maxConnectionsPerAccount ?? request.maxConnections);
+      this.shares.set(key, shares);
+    }
+    return shares;
   }
 
   private poolFor(request: UpstreamRequest): Pool {
@@ -84,22 +100,28 @@ export class UpstreamClient {
     fail: (failure: UpstreamFailure) => unknown = (failure) => failure,
   ): Promise<Result> {
     const options = dispatchOptions(request);
+    const pool = this.poolFor(request);
+    const shares = this.sharesFor(request);
+    const account = request.account ?? '';
     return new Promise((resolve, reject) => {
-      this.poolFor(request).dispatch(
-        options,
-        new CollectingHandler(
-          request.signal,
-          this.maxResponseBytes,
-          (reply) => {
-            try {
-              resolve(read(reply));
-            } catch (error) {
-              reject(error);
-            }
-          },
-          (failure) => reject(fail(failure)),
-        ),
+      const handler = new CollectingHandler(
+        request.signal,
+        this.maxResponseBytes,
+        (reply) => {
+          shares.release(account);
+          try {
+            resolve(read(reply));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        (failure) => {
+          shares.release(account);
+          reject(fail(failure));
+        },
       );
+      if (shares.tryTake(account)) pool.dispatch(options, handler);
+      else waitForConnection(shares, account, request.signal, () => pool.dispatch(options, handler), reject, fail);
     });
   }
 
@@ -113,8 +135,20 @@ export class UpstreamClient {
     // that captures the body would keep the body alive with it for the whole stream.
     const options = dispatchOptions(request);
     const pool = this.poolFor(request);
+    const shares = this.sharesFor(request);
+    const account = request.account ?? '';
+    const connectionFreed = releaserOf(shares, account);
     return new Promise((resolve, reject) => {
-      pool.dispatch(options, new StreamingHandler(request.signal, this.maxResponseBytes, fail, resolve, reject));
+      const handler = new StreamingHandler(
+        request.signal,
+        this.maxResponseBytes,
+        fail,
+        resolve,
+        reject,
+        connectionFreed,
+      );
+      if (shares.tryTake(account)) pool.dispatch(options, handler);
+      else waitForConnection(shares, account, request.signal, () => pool.dispatch(options, handler), reject, fail);
     });
   }
 
@@ -125,6 +159,36 @@ export class UpstreamClient {
 }
 
 const itself = (failure: UpstreamFailure): unknown => failure;
+
+/** Made apart from `stream`'s scope: the stream's handler keeps it for the stream's life, and must not keep the body. */
+function releaserOf(shares: ConnectionShares, account: string): () => void {
+  return () => shares.release(account);
+}
+
+/**
+ * Dispatches once the account may have a connection (ConnectionShares); a client that leaves first is failed as a
+ * cancelled upstream call, as undici would have failed it.
+ */
+function waitForConnection(
+  shares: ConnectionShares,
+  account: string,
+  signal: CancelSignal | undefined,
+  dispatch: () => void,
+  reject: (error: unknown) => void,
+  fail: (failure: UpstreamFailure) => unknown,
+): void {
+  const onAbort = () => {
+    leave();
+    reject(fail(classifyUpstreamError(new undiciErrors.RequestAbortedError(), signal)));
+  };
+  const leave = shares.wait(account, () => {
+    signal?.removeEventListener('abort', onAbort);
+    dispatch();
+  });
+  if (!signal) return;
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+}
 
 function dispatchOptions(request: UpstreamRequest): Dispatcher.DispatchOptions {
   const { headers, body } = bodyForUndici(request);

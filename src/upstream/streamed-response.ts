@@ -78,6 +78,8 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
     private readonly fail: (failure: UpstreamFailure) => unknown,
     resolve: (response: UpstreamResponse) => void,
     reject: (error: unknown) => void,
+    /** Called once, when undici is done with the connection (the body ended or failed, however). */
+    private connectionFreed?: () => void,
   ) {
     this.signal = signal;
     this.onResponse = resolve;
@@ -122,6 +124,7 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
   }
 
   onComplete(): void {
+    this.freeConnection();
     this.complete = true;
     this.paused = false;
     this.stopListening();
@@ -130,6 +133,7 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
   }
 
   onError(error: Error): void {
+    this.freeConnection();
     if (this.released || this.complete) return;
     const failure = this.fail(classifyUpstreamError(error, this.signal));
     this.stopListening();
@@ -301,6 +305,12 @@ export class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamRes
     const abort = this.complete || this.failed ? undefined : this.abortUpstream;
     this.release();
     abort?.(new undiciErrors.RequestAbortedError());
+  }
+
+  private freeConnection(): void {
+    const connectionFreed = this.connectionFreed;
+    this.connectionFreed = undefined;
+    connectionFreed?.();
   }
 
   private stopListening(): void {

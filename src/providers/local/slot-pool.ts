@@ -1,6 +1,6 @@
 import { type ApiError, apiError } from '../../errors/api-error.js';
+import { FairQueue } from '../../limits/fair-queue.js';
 import type { CancelSignal } from '../../server/cancellation.js';
-import { FairQueue } from './fair-queue.js';
 
 /**
  * A fixed set of generation slots (one per context sequence) and a bounded queue of requests waiting for one.

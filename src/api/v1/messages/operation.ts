@@ -63,6 +63,7 @@ export function forwardCall(
     model: deployment.model,
     timeouts: deployment.timeouts,
     signal: context.signal,
+    accountId: context.accountId,
   };
   if (client.query !== undefined) call.query = client.query;
   return call;

@@ -94,6 +94,7 @@ export function responsesOperation(
           model: deployment.model,
           timeouts: deployment.timeouts,
           signal: context.signal,
+          accountId: context.accountId,
         };
         return {
           dropped: [],

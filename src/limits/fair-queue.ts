@@ -1,9 +1,10 @@
 /**
  * Waiting requests in one lane per account, served in turn (round robin over the lanes that have someone waiting),
- * so a flood from one account lengthens that account's wait, not the others'. Round robin by request rather than
- * deficit round robin by requested tokens: a slot runs one generation at a time, and `max_tokens` says little about
- * how long it holds the slot (often absent, usually far above what is generated), so counting turns is both fairer
- * in practice and impossible to game by asking for many tokens and stopping early.
+ * so a flood from one account lengthens that account's wait, not the others'. Used for a local model's slots and an
+ * upstream provider's connections. Round robin by request rather than deficit round robin by requested tokens: a slot
+ * or a connection serves one request at a time, and `max_tokens` says little about how long it is held (often absent,
+ * usually far above what is generated), so counting turns is both fairer in practice and impossible to game by asking
+ * for many tokens and stopping early.
  */
 
 export class FairQueue<Item> {
@@ -46,6 +47,25 @@ export class FairQueue<Item> {
     if (lane.length > 0) this.rotation.push(owner);
     else this.lanes.delete(owner);
     return item;
+  }
+
+  /**
+   * The next item in turn among the lanes `eligible` accepts (an owner at its share waits for its turn to come
+   * again); the lanes passed over keep their places.
+   */
+  shiftEligible(eligible: (owner: string) => boolean): Item | undefined {
+    for (let position = 0; position < this.rotation.length; position++) {
+      const owner = this.rotation[position] as string;
+      if (!eligible(owner)) continue;
+      this.rotation.splice(position, 1);
+      const lane = this.lanes.get(owner) as Item[];
+      const item = lane.shift() as Item;
+      this.count--;
+      if (lane.length > 0) this.rotation.push(owner);
+      else this.lanes.delete(owner);
+      return item;
+    }
+    return undefined;
   }
 
   /** Takes an item out wherever it waits (its client left, or it waited too long). */

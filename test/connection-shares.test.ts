@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { createAccount } from '../src/accounts/service.js';
+import { jsonOf, postChat, upstreamSecret } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { holdRequests } from './support/held-requests.js';
+
+/**
+ * A provider's connections are shared out by account (upstream/connection-shares.ts): one account's burst of calls
+ * that hold their connections cannot queue another account's call behind it.
+ */
+
+const setup = useGatewayWithMock((mock) => ({
+  providers: [
+    { name: 'small-pool', type: 'openai', base_url: mock.baseUrl, api_key: upstreamSecret, max_connections: 4 },
+  ],
+  models: [
+    { name: 'held-small', provider: 'small-pool', upstream_model: 'held' },
+    { name: 'quick-small', provider: 'small-pool', upstream_model: 'mock' },
+  ],
+}));
+
+describe("a provider's connections", () => {
+  it("leave room for another account while one account's calls hold all it may have", async () => {
+    const held = holdRequests(setup.mock, 'held');
+    const before = setup.mock.requests.length;
+    const heldArrived = () =>
+      setup.mock.requests
+        .slice(before)
+        .filter(
+          (request) => JSON.stringify(request.body.messages) === JSON.stringify([{ role: 'user', content: 'hold' }]),
+        ).length;
+    // Five calls of one account that the upstream holds: three reach it (its share of four), two wait in the gateway.
+    const flooding = Array.from({ length: 5 }, () =>
+      postChat(setup.gateway, { model: 'held-small', messages: [{ role: 'user', content: 'hold' }] }),
+    );
+    await held.arrived(3);
+    await createAccount(setup.gateway.gateway.database.db, { name: 'other' });
+    const other = await setup.gateway.newKey({ account: 'other', name: 'other' });
+    const answer = await postChat(
+      setup.gateway,
+      { model: 'quick-small', messages: [{ role: 'user', content: 'hi' }] },
+      { authorization: `Bearer ${other.key}` },
+    );
+    expect(answer.status).toBe(200);
+    expect((await jsonOf(answer)).object).toBe('chat.completion');
+    // Answered while the flood still held its three connections, and before its other two reached the upstream.
+    expect(heldArrived()).toBe(3);
+    held.releaseAll();
+    const statuses = await Promise.all(flooding.map(async (response) => (await response).status));
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(heldArrived()).toBe(5);
+  });
+});
