@@ -647,7 +647,18 @@ async function runCase(testCase: Case, options: RunOptions): Promise<void> {
       else if (raced && row.status === 200) {
         // The gateway may have written the whole answer before the client left: a success, never anything else.
         expect(row, context).toMatchObject({ status: 200, outcome: 'success' });
-      } else expect(row, context).toMatchObject({ status: 499, outcome: 'cancelled' });
+      } else {
+        expect(row, context).toMatchObject({ status: 499, outcome: 'cancelled' });
+        // The client's leaving is nobody's failure: no attempt blamed on the upstream (its health, its breaker), but
+        // the 503 the gate really answered before the backoff.
+        const attempts: Array<{ status: number }> = JSON.parse(row.attempts ?? '[]');
+        const blamed = attempts.filter((attempt) => attempt.status !== 499);
+        expect(
+          blamed.map((attempt) => attempt.status),
+          context,
+        ).toEqual(moment.kind === 'during-backoff' ? [503] : []);
+        if (moment.kind !== 'during-body') expect(row.error_code, context).toBe('client_closed_request');
+      }
     }
 
     // A following request of the same key is served: its concurrency lease came back, the local slot too.
