@@ -8,7 +8,11 @@ import { expectOpenAiError } from './support/openai-error.js';
 import { readSse } from './support/sse.js';
 import { waitFor } from './support/wait.js';
 
-const setup = useGatewayWithMock({ config: { limits: { max_body_size: '2mb' } } });
+// A client that takes nothing for a second is given up (the 'stops taking the stream' test).
+const setup = useGatewayWithMock({
+  config: { limits: { max_body_size: '2mb' }, server: { send_timeout: '1s' } },
+  models: [{ name: 'flood', provider: 'mock-patient', upstream_model: 'flood' }],
+});
 
 /** The body of a raw HTTP/1.1 answer, with chunked transfer encoding undone. */
 function httpBodyOf(raw: string): string {
@@ -303,5 +307,43 @@ describe('client disconnects', () => {
       [499, 'cancelled'],
     ]);
     held.releaseAll();
+  });
+  it('gives up on a client that stops taking the stream (a vanished peer): upstream aborted, logged as cancelled', async () => {
+    // An upstream that never ends, in events large enough to fill every buffer between it and the client.
+    const filler = 'x'.repeat(64 * 1024);
+    setup.mock.on('flood', async (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = { id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'flood' };
+      while (!response.destroyed) {
+        const event = `data: ${JSON.stringify({ ...chunk, choices: [{ index: 0, delta: { content: filler } }] })}\n\n`;
+        if (!response.write(event))
+          await new Promise((resolve) => response.once('drain', resolve).once('close', resolve));
+      }
+    });
+    const { key, id } = await setup.gateway.newKey({ name: 'stops-reading' });
+    const body = JSON.stringify(chatBody('flood', { stream: true }));
+    const before = setup.mock.requests.length;
+    // The client sends its request and never reads a byte, nor closes: its buffers fill and stay full.
+    const socket = connect(Number(new URL(setup.gateway.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.pause();
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    try {
+      const upstream = await waitFor('the request to reach the upstream', () => setup.mock.requests[before]);
+      await waitFor('the upstream request to be aborted', () => upstream.aborted);
+      const [row] = await waitFor('the log row', async () => {
+        const rows = await setup.gateway.gateway.database.db
+          .selectFrom('request_log')
+          .selectAll()
+          .where('key_id', '=', id)
+          .execute();
+        return rows.length > 0 && rows;
+      });
+      expect(row).toMatchObject({ status: 499, outcome: 'cancelled' });
+    } finally {
+      socket.destroy();
+    }
   });
 });

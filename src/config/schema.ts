@@ -19,6 +19,11 @@ const serverSchema = z
     cors_allowed_origins: z.array(z.string().min(1)).default([]),
     /** How often an SSE comment is sent while a stream waits for its first upstream event. */
     stream_keepalive: duration.default(15_000),
+    /**
+     * A streaming client that takes no data for this long (it stopped reading, or vanished without closing its
+     * connection) is given up as if it had disconnected: its upstream call or local generation is stopped.
+     */
+    send_timeout: duration.default(60_000),
     /** How long SIGTERM waits for in-flight requests before aborting them. */
     shutdown_timeout: duration.default(30_000),
     /** A request to /api (console, management API) must have arrived whole this long after it started, or 408. */
@@ -32,7 +37,7 @@ const serverSchema = z
     max_connections: z.number().int().min(1).max(1_000_000).default(10_000),
   })
   .superRefine((server, context) => {
-    for (const field of ['api_body_timeout', 'v1_body_timeout'] as const) {
+    for (const field of ['api_body_timeout', 'v1_body_timeout', 'send_timeout'] as const) {
       if (server[field] < 100) context.addIssue({ code: 'custom', path: [field], message: 'must be at least 100ms' });
     }
   })
@@ -42,6 +47,7 @@ const serverSchema = z
     dataDir: server.data_dir,
     corsAllowedOrigins: server.cors_allowed_origins,
     streamKeepaliveMs: server.stream_keepalive,
+    sendTimeoutMs: server.send_timeout,
     shutdownTimeoutMs: server.shutdown_timeout,
     apiBodyTimeoutMs: server.api_body_timeout,
     v1BodyTimeoutMs: server.v1_body_timeout,

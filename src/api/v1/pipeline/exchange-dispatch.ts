@@ -12,8 +12,11 @@ export function streamFailureReporter(exchange: Exchange): (error: unknown) => v
   return exchange.services.dispatcher.streamFailureReporter(exchange.trace, exchange.principal.accountId);
 }
 
-/** The SSE answer of this exchange: keepalive as configured, the body kept for the log when the account logs bodies. */
+/**
+ * The SSE answer of this exchange: keepalive and send timeout as configured, the body kept for the log when the
+ * account logs bodies.
+ */
 export function openSse(exchange: Exchange): SseResponse {
-  const keepaliveMs = exchange.services.config.server.streamKeepaliveMs;
-  return new SseResponse(exchange.response, exchange.requestId, keepaliveMs, exchange.logBodies);
+  const { streamKeepaliveMs, sendTimeoutMs } = exchange.services.config.server;
+  return new SseResponse(exchange.response, exchange.requestId, streamKeepaliveMs, exchange.logBodies, sendTimeoutMs);
 }

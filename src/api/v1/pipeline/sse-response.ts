@@ -4,7 +4,9 @@ import { sseHeaders, sseKeepalive } from '../../../upstream/sse.js';
 /**
  * An SSE answer as every streaming endpoint writes it: committed to 200 on the first event (or keepalive), each event
  * written whole, backpressure honoured, comments sent while the upstream is silent so proxies and clients do not time
- * out, and the events kept for the log when the account logs bodies. The event format is the endpoint's.
+ * out, and the events kept for the log when the account logs bodies. The event format is the endpoint's. A client
+ * that takes nothing for `sendTimeoutMs` while the stream waits on it is given up (its connection closed): a peer that
+ * vanished without closing would otherwise hold the upstream call, or a local model's slot, until TCP gives up.
  */
 export class SseResponse {
   private committed = false;
@@ -16,6 +18,7 @@ export class SseResponse {
     private readonly requestId: string,
     keepaliveMs: number,
     captureBody: boolean,
+    private readonly sendTimeoutMs: number,
   ) {
     this.captured = captureBody ? [] : undefined;
     // The first comment commits the response to 200: failures after it are reported in-band.
@@ -49,7 +52,7 @@ export class SseResponse {
     if (this.response.destroyed) return;
     this.start();
     this.captured?.push(text);
-    if (!this.response.write(text)) await drained(this.response);
+    if (!this.response.write(text)) await drained(this.response, this.sendTimeoutMs);
     this.keepalive.refresh();
   }
 
@@ -79,10 +82,15 @@ export class SseResponse {
   }
 }
 
-/** Resolves when the response can take more data, or when the client is gone. */
-function drained(response: ServerResponse): Promise<void> {
+/**
+ * Resolves when the response can take more data, or when the client is gone; a client that takes nothing for
+ * `timeoutMs` is treated as gone (its connection destroyed, which cancels the request).
+ */
+function drained(response: ServerResponse, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
+    const giveUp = setTimeout(() => response.destroy(), timeoutMs);
     const done = () => {
+      clearTimeout(giveUp);
       response.off('drain', done);
       response.off('close', done);
       resolve();

@@ -39,6 +39,7 @@ export function streamResponse(
     exchange.requestId,
     services.config.server.streamKeepaliveMs,
     exchange.logBodies,
+    services.config.server.sendTimeoutMs,
   );
   const onFailure = services.dispatcher.streamFailureReporter(exchange.trace, exchange.principal.accountId);
   const primed = services.dispatcher.run(
