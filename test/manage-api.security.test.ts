@@ -466,6 +466,17 @@ describe('sign-in limits and session lifetime', () => {
     expect((await attempt('bystander@acme.test', testPassword, '203.0.113.7')).status).toBe(200);
   });
 
+  it('checks no more passwords than the free failures when the guesses are sent all at once', async () => {
+    const guesses = await Promise.all(
+      Array.from({ length: 30 }, (_, index) =>
+        attempt('bystander@acme.test', `parallel guess ${index}`, '203.0.113.99'),
+      ),
+    );
+    const statuses = guesses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(27);
+  });
+
   it("answers a disabled user's right password exactly like a wrong one", async () => {
     const user = await limited.gateway.database.db
       .selectFrom('users')

@@ -62,4 +62,20 @@ describe('sign-in throttle shared through Redis', () => {
     const logs = [...first.logLines, ...second.logLines].join('\n');
     expect(logs).not.toContain('throttled by this node alone');
   });
+
+  it('checks no more passwords than the free failures when guesses are sent at once to both nodes', async () => {
+    const guesses = await Promise.all(
+      Array.from({ length: 30 }, (_, index) =>
+        attempt(index % 2 === 0 ? first : second, `parallel guess ${index}`, '203.0.113.77'),
+      ),
+    );
+    const statuses = guesses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(2);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(28);
+    // A right password from the guessing client is refused too; from elsewhere it is not, and it gives back what it
+    // counted (the next right one from there is not slowed).
+    expect((await attempt(first, testPassword, '203.0.113.77')).status).toBe(429);
+    for (let index = 0; index < 4; index++)
+      expect((await attempt(second, testPassword, '198.51.100.9')).status).toBe(200);
+  });
 });

@@ -2,9 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import {
-  type FailureRecord,
   type MemorySignInThrottle,
-  remainingWaitMs,
   type SignInThrottle,
   type SignInThrottlePolicy,
   subjectsOf,
@@ -35,51 +33,53 @@ export class RedisSignInThrottle implements SignInThrottle {
     this.options.logger.warn({ err: error }, 'Redis unreachable: sign-in attempts are throttled by this node alone');
   }
 
-  async retryAfterSeconds(email: string, clientAddress: string): Promise<number> {
-    const subjects = subjectsOf(email, clientAddress, this.options.policy);
+  async beginAttempt(email: string, clientAddress: string): Promise<number> {
+    // A failure this node recorded while Redis was away still counts.
+    const localWait = this.options.local.waitMs(email, clientAddress);
+    if (localWait > 0) return Math.ceil(localWait / 1000);
+    const { policy } = this.options;
+    const [pair, client] = subjectsOf(email, clientAddress, policy);
+    if (!pair || !client) return 0;
     try {
-      const pipeline = this.options.redis.pipeline();
-      for (const subject of subjects) pipeline.hmget(this.redisKey(subject.key), 'failures', 'last');
-      const results = (await pipeline.exec()) ?? [];
-      const now = Date.now();
-      let wait = 0;
-      subjects.forEach((subject, index) => {
-        const [error, values] = results[index] ?? [new Error('no reply'), null];
-        if (error) throw error;
-        const [failures, last] = (values as Array<string | null>) ?? [];
-        const record: FailureRecord | undefined =
-          failures && last ? { failures: Number(failures), lastFailureAt: Number(last) } : undefined;
-        wait = Math.max(wait, remainingWaitMs(record, subject.free, this.options.policy, now));
-      });
-      // A failure this node recorded while Redis was away still counts.
-      return Math.ceil(Math.max(wait, this.options.local.waitMs(email, clientAddress)) / 1000);
+      const waitMs = Number(
+        await this.options.redis.eval(
+          beginAttemptScript,
+          2,
+          this.redisKey(pair.key),
+          this.redisKey(client.key),
+          Date.now(),
+          pair.free,
+          client.free,
+          policy.maxDelayMs,
+          policy.forgetAfterMs,
+        ),
+      );
+      if (waitMs > 0) return Math.ceil(waitMs / 1000);
+      this.options.local.countFailure(email, clientAddress);
+      return 0;
     } catch (error) {
       this.unavailable(error);
-      return this.options.local.retryAfterSeconds(email, clientAddress);
+      return this.options.local.beginAttempt(email, clientAddress);
     }
   }
 
-  async recordFailure(email: string, clientAddress: string): Promise<void> {
-    await this.options.local.recordFailure(email, clientAddress);
+  async attemptSucceeded(email: string, clientAddress: string): Promise<void> {
+    await this.options.local.attemptSucceeded(email, clientAddress);
+    const [pair, client] = subjectsOf(email, clientAddress, this.options.policy);
+    if (!pair || !client) return;
     try {
-      const transaction = this.options.redis.multi();
-      const now = Date.now();
-      for (const subject of subjectsOf(email, clientAddress, this.options.policy)) {
-        const key = this.redisKey(subject.key);
-        transaction.hincrby(key, 'failures', 1).hset(key, 'last', now).pexpire(key, this.options.policy.forgetAfterMs);
-      }
-      await transaction.exec();
+      await this.options.redis.eval(attemptSucceededScript, 2, this.redisKey(pair.key), this.redisKey(client.key));
     } catch (error) {
       this.unavailable(error);
     }
   }
 
-  async recordSuccess(email: string, clientAddress: string): Promise<void> {
-    await this.options.local.recordSuccess(email, clientAddress);
-    const [pair] = subjectsOf(email, clientAddress, this.options.policy);
-    if (!pair) return;
+  async withdrawAttempt(email: string, clientAddress: string): Promise<void> {
+    await this.options.local.withdrawAttempt(email, clientAddress);
+    const [pair, client] = subjectsOf(email, clientAddress, this.options.policy);
+    if (!pair || !client) return;
     try {
-      await this.options.redis.del(this.redisKey(pair.key));
+      await this.options.redis.eval(withdrawAttemptScript, 2, this.redisKey(pair.key), this.redisKey(client.key));
     } catch (error) {
       this.unavailable(error);
     }
@@ -89,3 +89,49 @@ export class RedisSignInThrottle implements SignInThrottle {
     this.options.local.close();
   }
 }
+
+/**
+ * KEYS: the (client, user) and the client subject; ARGV: now, their free failures, the longest delay, the window.
+ * The wait still due (remainingWaitMs, in Lua), or 0 after counting the attempt against both: one script, so attempts
+ * sent at once to any node are counted one after the other.
+ */
+const beginAttemptScript = `
+local now = tonumber(ARGV[1])
+local maxDelay = tonumber(ARGV[4])
+local forget = tonumber(ARGV[5])
+local wait = 0
+for i = 1, 2 do
+  local free = tonumber(ARGV[i + 1])
+  local values = redis.call('HMGET', KEYS[i], 'failures', 'last')
+  local failures = tonumber(values[1])
+  local last = tonumber(values[2])
+  if failures and last and failures >= free and now - last < forget then
+    local delay = math.min(1000 * 2 ^ math.min(failures - free, 30), maxDelay)
+    wait = math.max(wait, last + delay - now)
+  end
+end
+if wait > 0 then return math.ceil(wait) end
+for i = 1, 2 do
+  redis.call('HINCRBY', KEYS[i], 'failures', 1)
+  redis.call('HSET', KEYS[i], 'last', now)
+  redis.call('PEXPIRE', KEYS[i], forget)
+end
+return 0
+`;
+
+/** KEYS: the (client, user) and the client subject. Clears the first; uncounts the attempt from the second. */
+const attemptSucceededScript = `
+redis.call('DEL', KEYS[1])
+local failures = tonumber(redis.call('HGET', KEYS[2], 'failures'))
+if failures and failures > 0 then redis.call('HINCRBY', KEYS[2], 'failures', -1) end
+return 0
+`;
+
+/** KEYS: the (client, user) and the client subject. Uncounts the attempt from both. */
+const withdrawAttemptScript = `
+for i = 1, 2 do
+  local failures = tonumber(redis.call('HGET', KEYS[i], 'failures'))
+  if failures and failures > 0 then redis.call('HINCRBY', KEYS[i], 'failures', -1) end
+end
+return 0
+`;

@@ -6,6 +6,10 @@
  * as well (three times the free failures, then the same growing delays). Nothing is counted per user alone: the right
  * password from another address is never refused because someone else guessed wrong. A correct password clears its
  * (client, user) count, not the client's (one good sign-in must not reset a spray).
+ *
+ * An attempt is counted as a failure when it begins, before its password is checked, and uncounted if the password
+ * was right: counted only once it had failed, forty guesses sent at once were all checked (checking takes a while,
+ * and none had failed yet when the others asked).
  */
 
 export interface SignInThrottlePolicy {
@@ -24,10 +28,15 @@ export interface FailureRecord {
 }
 
 export interface SignInThrottle {
-  /** Seconds until this client may try this user again; 0 when it may now. */
-  retryAfterSeconds(email: string, clientAddress: string): Promise<number>;
-  recordFailure(email: string, clientAddress: string): Promise<void>;
-  recordSuccess(email: string, clientAddress: string): Promise<void>;
+  /**
+   * Before a password is checked: 0 when this client may try this user now (the attempt is then counted as a failure
+   * until attemptSucceeded says otherwise), else the seconds to wait (nothing is counted).
+   */
+  beginAttempt(email: string, clientAddress: string): Promise<number>;
+  /** The attempt's password was right: its (client, user) count is cleared, and the attempt uncounted for the client. */
+  attemptSucceeded(email: string, clientAddress: string): Promise<void>;
+  /** The attempt ended on another error before its password was judged: uncounted for both subjects. */
+  withdrawAttempt(email: string, clientAddress: string): Promise<void>;
   close(): void;
 }
 
@@ -83,11 +92,16 @@ export class MemorySignInThrottle implements SignInThrottle {
     return wait;
   }
 
-  async retryAfterSeconds(email: string, clientAddress: string): Promise<number> {
-    return Math.ceil(this.waitMs(email, clientAddress) / 1000);
+  async beginAttempt(email: string, clientAddress: string): Promise<number> {
+    // No await between the check and the count: attempts arriving together are counted one after the other.
+    const wait = this.waitMs(email, clientAddress);
+    if (wait > 0) return Math.ceil(wait / 1000);
+    this.countFailure(email, clientAddress);
+    return 0;
   }
 
-  async recordFailure(email: string, clientAddress: string): Promise<void> {
+  /** Counts a failed attempt of this client for this user (the Redis throttle mirrors its counts here). */
+  countFailure(email: string, clientAddress: string): void {
     const now = this.now();
     for (const subject of subjectsOf(email, clientAddress, this.policy)) {
       const record = this.records.get(subject.key);
@@ -106,9 +120,18 @@ export class MemorySignInThrottle implements SignInThrottle {
     }
   }
 
-  async recordSuccess(email: string, clientAddress: string): Promise<void> {
-    const [pair] = subjectsOf(email, clientAddress, this.policy);
+  async attemptSucceeded(email: string, clientAddress: string): Promise<void> {
+    const [pair, client] = subjectsOf(email, clientAddress, this.policy);
     if (pair) this.records.delete(pair.key);
+    const record = client && this.records.get(client.key);
+    if (record) record.failures = Math.max(0, record.failures - 1);
+  }
+
+  async withdrawAttempt(email: string, clientAddress: string): Promise<void> {
+    for (const subject of subjectsOf(email, clientAddress, this.policy)) {
+      const record = this.records.get(subject.key);
+      if (record) record.failures = Math.max(0, record.failures - 1);
+    }
   }
 
   private sweep(): void {

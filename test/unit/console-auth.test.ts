@@ -73,16 +73,16 @@ describe('sign-in throttle', () => {
     const { clock, throttle } = throttleAt(1_000_000);
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
-        expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBe(0);
-        await throttle.recordFailure('a@x.test', '10.0.0.1');
+        expect(await throttle.beginAttempt('a@x.test', '10.0.0.1')).toBe(0);
       }
       const waits: number[] = [];
       for (let attempt = 0; attempt < 8; attempt++) {
-        const wait = await throttle.retryAfterSeconds('a@x.test', '10.0.0.1');
+        // Too soon: refused with the wait, and nothing counted.
+        const wait = await throttle.beginAttempt('a@x.test', '10.0.0.1');
+        expect(await throttle.beginAttempt('a@x.test', '10.0.0.1')).toBe(wait);
         waits.push(wait);
         clock.now += wait * 1000;
-        expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBe(0);
-        await throttle.recordFailure('a@x.test', '10.0.0.1');
+        expect(await throttle.beginAttempt('a@x.test', '10.0.0.1')).toBe(0);
       }
       expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60]);
     } finally {
@@ -93,9 +93,9 @@ describe('sign-in throttle', () => {
   it('never makes another address wait for the failures of one (no lockout of the user)', async () => {
     const { throttle } = throttleAt(0);
     try {
-      for (let attempt = 0; attempt < 50; attempt++) await throttle.recordFailure('a@x.test', '10.0.0.1');
-      expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBeGreaterThan(0);
-      expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.2')).toBe(0);
+      for (let attempt = 0; attempt < 50; attempt++) throttle.countFailure('a@x.test', '10.0.0.1');
+      expect(throttle.waitMs('a@x.test', '10.0.0.1')).toBeGreaterThan(0);
+      expect(throttle.waitMs('a@x.test', '10.0.0.2')).toBe(0);
     } finally {
       throttle.close();
     }
@@ -104,13 +104,30 @@ describe('sign-in throttle', () => {
   it('slows a client spraying many users, and a success clears only its (client, user) count', async () => {
     const { throttle } = throttleAt(0);
     try {
-      for (let index = 0; index < 9; index++) await throttle.recordFailure(`user${index}@x.test`, '10.0.0.9');
-      expect(await throttle.retryAfterSeconds('fresh@x.test', '10.0.0.9')).toBeGreaterThan(0);
-      expect(await throttle.retryAfterSeconds('fresh@x.test', '10.0.0.8')).toBe(0);
-      for (let attempt = 0; attempt < 3; attempt++) await throttle.recordFailure('c@x.test', '10.0.0.3');
-      expect(await throttle.retryAfterSeconds('c@x.test', '10.0.0.3')).toBeGreaterThan(0);
-      await throttle.recordSuccess('c@x.test', '10.0.0.3');
-      expect(await throttle.retryAfterSeconds('c@x.test', '10.0.0.3')).toBe(0);
+      for (let index = 0; index < 9; index++) throttle.countFailure(`user${index}@x.test`, '10.0.0.9');
+      expect(throttle.waitMs('fresh@x.test', '10.0.0.9')).toBeGreaterThan(0);
+      expect(throttle.waitMs('fresh@x.test', '10.0.0.8')).toBe(0);
+      for (let attempt = 0; attempt < 3; attempt++) throttle.countFailure('c@x.test', '10.0.0.3');
+      expect(throttle.waitMs('c@x.test', '10.0.0.3')).toBeGreaterThan(0);
+      await throttle.attemptSucceeded('c@x.test', '10.0.0.3');
+      expect(throttle.waitMs('c@x.test', '10.0.0.3')).toBe(0);
+    } finally {
+      throttle.close();
+    }
+  });
+
+  it('counts attempts made at once one after the other: only the free ones have their password checked', async () => {
+    const { throttle } = throttleAt(0);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () => throttle.beginAttempt('a@x.test', '10.0.0.1')),
+      );
+      expect(answers.filter((wait) => wait === 0)).toHaveLength(policy.freeFailures);
+      // A right password among them clears the pair and gives the client its attempt back.
+      await throttle.attemptSucceeded('a@x.test', '10.0.0.1');
+      expect(throttle.waitMs('a@x.test', '10.0.0.1')).toBe(0);
+      await throttle.withdrawAttempt('b@x.test', '10.0.0.1');
+      expect(throttle.waitMs('b@x.test', '10.0.0.1')).toBe(0);
     } finally {
       throttle.close();
     }
@@ -119,9 +136,9 @@ describe('sign-in throttle', () => {
   it('forgets a count after the window', async () => {
     const { clock, throttle } = throttleAt(0);
     try {
-      for (let attempt = 0; attempt < 10; attempt++) await throttle.recordFailure('a@x.test', '10.0.0.1');
+      for (let attempt = 0; attempt < 10; attempt++) throttle.countFailure('a@x.test', '10.0.0.1');
       clock.now += policy.forgetAfterMs;
-      expect(await throttle.retryAfterSeconds('a@x.test', '10.0.0.1')).toBe(0);
+      expect(throttle.waitMs('a@x.test', '10.0.0.1')).toBe(0);
     } finally {
       throttle.close();
     }
@@ -131,7 +148,7 @@ describe('sign-in throttle', () => {
     const { throttle } = throttleAt(0, 100);
     try {
       for (let index = 0; index < 1000; index++) {
-        await throttle.recordFailure(`u${index}@x.test`, `10.1.${index >> 8}.${index & 255}`);
+        throttle.countFailure(`u${index}@x.test`, `10.1.${index >> 8}.${index & 255}`);
       }
       expect((throttle as unknown as { records: Map<string, unknown> }).records.size).toBeLessThanOrEqual(100);
     } finally {

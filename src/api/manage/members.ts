@@ -191,17 +191,20 @@ export const memberRoutes = [
       }
       const preview = await previewInvitation(db, body.token, undefined);
       const address = clientAddress(request, services);
-      const wait = await services.signInThrottle.retryAfterSeconds(preview.email, address);
+      // Counted as a failure until the acceptance goes through (sign-in-throttle.ts): it may check a password.
+      const wait = await services.signInThrottle.beginAttempt(preview.email, address);
       if (wait > 0) throw tooManyAttempts(wait);
       let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
       try {
         accepted = await acceptInvitation(db, body.token, { password: body.password });
       } catch (error) {
-        if ((error as { code?: string }).code === 'invalid_credentials') {
-          await services.signInThrottle.recordFailure(preview.email, address);
+        // A wrong password stays counted; any other refusal (a weak new password, a used link) is no guess.
+        if ((error as { code?: string }).code !== 'invalid_credentials') {
+          await services.signInThrottle.withdrawAttempt(preview.email, address);
         }
         throw error;
       }
+      await services.signInThrottle.attemptSucceeded(preview.email, address);
       const user = await findUserById(db, accepted.id);
       if (!user) throw apiError('user_not_found', 'the invited user no longer exists');
       return startSession(services, request, reply, user);

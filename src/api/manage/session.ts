@@ -115,18 +115,18 @@ export const sessionRoutes = [
       const email = normaliseEmail(body.email);
       const address = clientAddress(request, services);
       const throttle = services.signInThrottle;
-      const wait = await throttle.retryAfterSeconds(email, address);
+      // Counted as a failure from here until the password proves right (sign-in-throttle.ts).
+      const wait = await throttle.beginAttempt(email, address);
       if (wait > 0) throw tooManyAttempts(wait);
       const user = await findUserByEmail(services.database.db, email);
       const hash = user?.password_hash ?? (await services.decoyPasswordHash);
       const matches = await verifyPassword(body.password, hash);
       // A disabled user is told nothing more than a wrong password would tell: the password is checked all the same.
       if (!user || user.password_hash === null || !matches || user.disabled === 1) {
-        await throttle.recordFailure(email, address);
         services.logger.info({ email, address, disabled: user?.disabled === 1 }, 'console sign-in failed');
         throw invalidCredentials();
       }
-      await throttle.recordSuccess(email, address);
+      await throttle.attemptSucceeded(email, address);
       if (needsRehash(user.password_hash)) await rehashPassword(services.database.db, user.id, body.password);
       return startSession(services, request, reply, user);
     },
@@ -162,13 +162,13 @@ export const sessionRoutes = [
     handle: async ({ caller, body, services, request }) => {
       const db = services.database.db;
       const address = clientAddress(request, services);
-      const wait = await services.signInThrottle.retryAfterSeconds(caller.email, address);
+      const wait = await services.signInThrottle.beginAttempt(caller.email, address);
       if (wait > 0) throw tooManyAttempts(wait);
       const user = await findUserByEmail(db, caller.email);
       if (!user?.password_hash || !(await verifyPassword(body.currentPassword, user.password_hash))) {
-        await services.signInThrottle.recordFailure(caller.email, address);
         throw apiError('invalid_credentials', 'The current password is not correct.');
       }
+      await services.signInThrottle.attemptSucceeded(caller.email, address);
       const changed = await changePassword(db, user, body.newPassword, { keepSessionId: sessionIdOf(caller) });
       return {
         ...changed,
