@@ -422,8 +422,7 @@ const sseSurfaces: Record<Case['endpoint'], SseSurface> = {
   messages: 'messages',
 };
 
-const terminalEvents: Record<SseSurface, RegExp> = {
-  openai: /^\[DONE\]$/,
+const terminalEvents: Record<Exclude<SseSurface, 'openai'>, RegExp> = {
   responses: /^response\.(completed|incomplete|failed)$/,
   messages: /^(message_stop|error)$/,
 };
@@ -532,17 +531,33 @@ async function exchange(testCase: Case, answer: ScriptedResponse, stream: boolea
   const { frames } = parseStrictSse(text, { surface: sseSurface });
   if (sseSurface !== 'openai') {
     // Responses and Messages end with their terminal event (Responses' [DONE] after it), a failure's included.
-    const last = frames.filter((frame) => frame.data !== '[DONE]').at(-1);
-    expect(last?.event ?? '', context).toMatch(terminalEvents[sseSurface]);
+    const events = frames.filter((frame) => frame.data !== '[DONE]');
+    expect(events.at(-1)?.event ?? '', context).toMatch(terminalEvents[sseSurface]);
+    // One end only: no terminal event before the last one.
+    const ends = events.filter((frame) => terminalEvents[sseSurface].test(frame.event ?? ''));
+    expect(ends.length, context).toBe(1);
     return;
   }
   // Chunks of the endpoint's kind, or a failure after the start as one in-band error; [DONE] last (strictly parsed).
   const chunkObject = testCase.endpoint === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+  const finished = new Set<unknown>();
+  let usageChunks = 0;
   for (const frame of frames.slice(0, -1)) {
     const chunk = parsed(frame.data, context);
-    if (chunk.error !== undefined) expectErrorBody('openai', frame.data, context);
-    else expect(chunk.object, context).toBe(chunkObject);
+    if (chunk.error !== undefined) {
+      expectErrorBody('openai', frame.data, context);
+      continue;
+    }
+    expect(chunk.object, context).toBe(chunkObject);
+    if (chunk.usage) usageChunks++;
+    // A choice finishes once: a client that sees two finish reasons reads two answers.
+    for (const choice of chunk.choices) {
+      if (!choice.finish_reason) continue;
+      expect(finished.has(choice.index), `${context}\ntwo finish reasons for choice ${choice.index}`).toBe(false);
+      finished.add(choice.index);
+    }
   }
+  expect(usageChunks, `${context}\nmore than one usage chunk`).toBeLessThanOrEqual(1);
 }
 
 describe.each(cases)('a misbehaving upstream: $name', (testCase) => {

@@ -406,3 +406,58 @@ describe('a native Responses answer that is not what it claims', () => {
   ];
   it.each(cases)('$name', expectHandled);
 });
+
+interface Chunk {
+  choices: Array<{ finish_reason: unknown }>;
+  usage?: { completion_tokens: number };
+}
+
+describe('an OpenAI-compatible stream that repeats its end', () => {
+  const base = { id: 'cmpl-1', object: 'text_completion', created: 1, model: 'gpt-3.5-instruct' };
+  const finish = { data: { ...base, choices: [{ text: '', index: 0, finish_reason: 'length' }] } };
+
+  async function framesOf(path: string, body: Record<string, unknown>, answer: ScriptedResponse) {
+    const { response, text } = await exchangeWith(hostile, path, body, answer);
+    expect(response.status, text).toBe(200);
+    return parseStrictSse(text).frames.flatMap((frame) =>
+      frame.data === '[DONE]' ? [] : [JSON.parse(frame.data) as Chunk],
+    );
+  }
+
+  it('a finish chunk sent twice: the client sees one finish reason', async () => {
+    const chunks = await framesOf(
+      '/v1/completions',
+      { model: 'hostile-openai', prompt: 'Say hi', max_tokens: 5, stream: true },
+      sse([
+        { data: { ...base, choices: [{ text: ' hi', index: 0, finish_reason: null }] } },
+        finish,
+        finish,
+        { data: '[DONE]' },
+      ]),
+    );
+    expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason))).toEqual([
+      null,
+      'length',
+      null,
+    ]);
+  });
+
+  it('an empty usage ({}) in a JSON answer streamed by the gateway: one usage chunk, the estimate', async () => {
+    const completion = {
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
+      usage: {},
+    };
+    const chunks = await framesOf(
+      '/v1/chat/completions',
+      { ...chat('hostile-openai', true), stream_options: { include_usage: true } },
+      { status: 200, json: completion },
+    );
+    const usages = chunks.filter((chunk) => chunk.usage);
+    expect(usages).toHaveLength(1);
+    expect(usages[0]?.usage?.completion_tokens).toBeGreaterThan(0);
+  });
+});

@@ -1,4 +1,5 @@
 import { chunkHasContent, createChunkNormalizer, generatedCharacters } from '../../../openai/normalize-chunk.js';
+import { createFinishKeeper } from '../../../openai/single-finish.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../../../openai/types.js';
 import type { StreamItem } from '../../../providers/provider.js';
 import { sseData } from '../../../upstream/sse.js';
@@ -59,17 +60,23 @@ async function relay(
     announceDroppedParameters(exchange.response, exchange.trace);
     sse.start();
     const normalize = createChunkNormalizer();
+    const finishOnce = createFinishKeeper();
+    let usageSent = false;
     for await (const item of items) {
       const chunk = item.chunk;
       let raw = item.raw;
       lastChunk = chunk;
       if (normalize(chunk)) raw = undefined;
+      if (finishOnce(chunk)) raw = undefined;
       if (firstTokenAt === undefined && chunkHasContent(chunk)) firstTokenAt = performance.now();
       completionCharacters += generatedCharacters(chunk);
       if (chunk.usage) {
-        reported = readUsage(chunk.usage) ?? reported;
-        // Usage is always requested upstream (for the log and limits); the client sees it only if it asked.
-        if (!plan.includeUsage) {
+        const usage = readUsage(chunk.usage);
+        reported = usage ?? reported;
+        // Usage is always requested upstream (for the log and limits); the client sees it only if it asked, once, and
+        // only as counts (an empty or unreadable one is left out: the gateway's estimate goes at the end instead).
+        if (plan.includeUsage && usage && !usageSent) usageSent = true;
+        else {
           if (chunk.choices.length === 0) continue;
           chunk.usage = undefined;
           raw = undefined;

@@ -1,3 +1,4 @@
+import { createFinishKeeper } from '../../../openai/single-finish.js';
 import { textCharacters, textChunkHasContent } from '../../../openai/synthesize-text-stream.js';
 import type { TextCompletion, TextCompletionRequest } from '../../../openai/text-completion-types.js';
 import type { TextStreamItem } from '../../../providers/provider.js';
@@ -44,6 +45,8 @@ async function relay(
   try {
     const items = await primed;
     sse.start();
+    const finishOnce = createFinishKeeper();
+    let usageSent = false;
     for await (const item of items) {
       const chunk = item.chunk;
       let raw = item.raw;
@@ -53,11 +56,15 @@ async function relay(
         chunk.object = 'text_completion';
         raw = undefined;
       }
+      if (finishOnce(chunk)) raw = undefined;
       if (firstTokenAt === undefined && textChunkHasContent(chunk)) firstTokenAt = performance.now();
       completionCharacters += textCharacters(chunk);
       if (chunk.usage) {
-        reported = readUsage(chunk.usage) ?? reported;
-        if (!includeUsage) {
+        const usage = readUsage(chunk.usage);
+        reported = usage ?? reported;
+        // As on chat: usage only for a client that asked, once, and only as counts (else the estimate goes at the end).
+        if (includeUsage && usage && !usageSent) usageSent = true;
+        else {
           if (chunk.choices.length === 0) continue;
           chunk.usage = undefined;
           raw = undefined;
