@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
-import { apiError, payloadTooLarge } from '../errors/api-error.js';
+import { apiError, payloadTooLarge, requestCancelled } from '../errors/api-error.js';
 import { countTopLevelNames } from '../json/json-bytes.js';
 import type { CancelSignal } from './cancellation.js';
 
@@ -39,7 +39,7 @@ export function readJsonBody(
 ): Promise<ParsedBody> {
   const declared = request.headers['content-length'];
   if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
-  if (cancellation.aborted) return Promise.reject(incompleteBody());
+  if (cancellation.aborted) return Promise.reject(leftEarly(request));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -76,7 +76,7 @@ export function readJsonBody(
     const onAbort = () => {
       if (settled) return;
       settle();
-      reject(incompleteBody());
+      reject(leftEarly(request));
     };
     request.on('data', onData);
     request.on('end', onEnd);
@@ -84,7 +84,12 @@ export function readJsonBody(
   });
 }
 
-const incompleteBody = () => apiError('incomplete_body', 'The request body was incomplete.');
+/**
+ * Why the body cannot be read once the request is cancelled: it never arrived whole, or it did and the client left
+ * before it was read (while the key was looked up): then the request is cancelled, its body not at fault.
+ */
+const leftEarly = (request: IncomingMessage) =>
+  request.complete ? requestCancelled() : apiError('incomplete_body', 'The request body was incomplete.');
 
 /** Deeper JSON than any real request needs; beyond it, serialising the body again would exhaust the stack. */
 export const maxJsonDepth = 128;

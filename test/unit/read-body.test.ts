@@ -14,4 +14,26 @@ describe('reading a request body', () => {
     expect(request.listenerCount('data')).toBe(0);
     expect(request.listenerCount('end')).toBe(0);
   });
+
+  it('tells a body cut short from a whole one whose client left before it was read', async () => {
+    const fakeRequest = (complete: boolean) =>
+      Object.assign(new PassThrough(), { headers: {}, complete }) as unknown as IncomingMessage & PassThrough;
+    const cancellation = new Cancellation();
+    cancellation.abort('client_closed');
+    await expect(readJsonBody(fakeRequest(false), 1024, cancellation)).rejects.toMatchObject({
+      errorCode: 'incomplete_body',
+    });
+    // The whole body arrived, then the client left while its key was looked up: a cancelled request.
+    await expect(readJsonBody(fakeRequest(true), 1024, cancellation)).rejects.toMatchObject({
+      code: 'client_closed_request',
+      status: 499,
+    });
+    const reading = fakeRequest(false);
+    const leaving = new Cancellation();
+    const read = readJsonBody(reading, 1024, leaving);
+    reading.write('{"model":');
+    Object.assign(reading, { complete: true });
+    leaving.abort('client_closed');
+    await expect(read).rejects.toMatchObject({ code: 'client_closed_request' });
+  });
 });
