@@ -140,3 +140,55 @@ describe('a local generation that never settles', () => {
     });
   });
 });
+
+describe('a local generation whose reader stops early', () => {
+  it('keeps its slot until the generation has really stopped, then hands it back', async () => {
+    let finishGeneration: () => void = () => undefined;
+    let chunk: ((text: string) => void) | undefined;
+    const slot = {
+      sequence: {
+        contextTokens: [],
+        tokenMeter: { getState: () => ({}), diff: () => ({ usedOutputTokens: 1 }) },
+        compareContextTokens: () => ({ firstDifferentIndex: 0 }),
+        clearHistory: async () => undefined,
+      },
+      chat: {
+        // Produces one chunk, then winds down only when the test says (it ignores its abort signal until then).
+        generateResponse: (_history: unknown, options: { onResponseChunk(chunk: { text: string }): void }) => {
+          chunk = (text) => options.onResponseChunk({ text });
+          return new Promise((resolve) => {
+            finishGeneration = () => resolve({ metadata: { stopReason: 'abort' } });
+          });
+        },
+      },
+    } as unknown as LocalSlot;
+    const slots = new SlotPool([slot], {
+      queueSize: 1,
+      queuePerAccount: 1,
+      queueTimeoutMs: 600_000,
+      modelName: 'tiny',
+    });
+    const runtime = { name: 'tiny', timeouts, slots } as unknown as LocalRuntime;
+    const signal = new AbortController().signal;
+    const lease = await slots.acquire(signal, 'account-a');
+    const prepared = {
+      options: { logitBias: [], frequencyPenalty: 0, presencePenalty: 0, stop: [] },
+      promptTokens: [1, 2, 3],
+      history: [],
+      maxTokens: 16,
+    } as unknown as PreparedGeneration;
+    const events = generate(runtime, lease, prepared, { signal, accountId: 'account-a' } as unknown as ProviderCall);
+    const first = events.next();
+    await vi.waitFor(() => expect(chunk).toBeDefined());
+    chunk?.('Hello');
+    expect((await first).value).toMatchObject({ type: 'content', text: 'Hello' });
+    // The reader stops: the generation is told to stop but has not yet.
+    const stopped = events.return(undefined);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(slots.busy).toBe(1);
+    finishGeneration();
+    await stopped;
+    expect(slots.busy).toBe(0);
+    expect(slots.retired).toBe(0);
+  });
+});

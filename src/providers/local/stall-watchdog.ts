@@ -74,12 +74,13 @@ export class StallWatchdog {
   }
 
   /**
-   * Whether the slot may be used again: true unless the generation stalled and `work` (by default the last guarded
-   * step) has still not settled `stopGraceMs` after the stall.
+   * Whether the slot may be used again, once `work` (by default the last guarded step) has settled: a generation told
+   * to stop (it stalled, or its reader left) winds down first, so the next request never shares its sequence. False
+   * when it has not settled `stopGraceMs` after.
    */
   async slotReusable(work: Promise<unknown> | undefined = this.pending): Promise<boolean> {
     this.stop();
-    if (!this.stalledWith || work === undefined) return true;
+    if (work === undefined) return true;
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), stopGraceMs);
