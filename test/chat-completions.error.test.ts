@@ -281,32 +281,85 @@ describe('client disconnects', () => {
   });
   it('cancels pipelined requests too, whose answers were still waiting for the connection', async () => {
     // Both are served at once; the second's answer waits for the first's, and Node never tells it the client left.
-    const held = holdRequests(setup.mock, 'held');
-    const { key, id } = await setup.gateway.newKey({ name: 'pipelining' });
-    const body = JSON.stringify(chatBody('held'));
-    const request = `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    const before = setup.mock.requests.length;
-    const socket = connect(Number(new URL(setup.gateway.url).port), '127.0.0.1');
-    socket.on('error', () => undefined);
-    socket.write(request + request);
-    await held.arrived(2);
-    socket.destroy();
-    await waitFor('both upstream requests to be aborted', () =>
-      setup.mock.requests.slice(before).every((upstream) => upstream.aborted),
-    );
-    const rows = await waitFor('both log rows', async () => {
-      const found = await setup.gateway.gateway.database.db
-        .selectFrom('request_log')
-        .selectAll()
-        .where('key_id', '=', id)
-        .execute();
-      return found.length === 2 && found;
-    });
-    expect(rows.map((row) => [row.status, row.outcome])).toEqual([
-      [499, 'cancelled'],
-      [499, 'cancelled'],
-    ]);
-    held.releaseAll();
+    const messagesBody = { model: 'held', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hi' }] };
+    const cases = [
+      { path: '/v1/chat/completions', body: chatBody('held') },
+      { path: '/v1/chat/completions', body: chatBody('held', { stream: true }) },
+      // A stream of another surface whose answer waits for the connection.
+      { path: '/v1/messages', body: messagesBody },
+    ];
+    for (const [index, { path, body: payload }] of cases.entries()) {
+      const held = holdRequests(setup.mock, 'held');
+      const { key, id } = await setup.gateway.newKey({ name: `pipelining-${index}` });
+      const body = JSON.stringify(payload);
+      const request = `POST ${path} HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      const before = setup.mock.requests.length;
+      const socket = connect(Number(new URL(setup.gateway.url).port), '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(request + request);
+      await held.arrived(2);
+      socket.destroy();
+      await waitFor('both upstream requests to be aborted', () =>
+        setup.mock.requests.slice(before).every((upstream) => upstream.aborted),
+      );
+      const rows = await waitFor('both log rows', async () => {
+        const found = await setup.gateway.gateway.database.db
+          .selectFrom('request_log')
+          .selectAll()
+          .where('key_id', '=', id)
+          .execute();
+        return found.length === 2 && found;
+      });
+      // The client's leaving, for both: not an interruption of the server's own (a stream's waiting answer).
+      expect(
+        rows.map((row) => [row.status, row.outcome, row.error_code]),
+        path,
+      ).toEqual([
+        [499, 'cancelled', 'client_closed_request'],
+        [499, 'cancelled', 'client_closed_request'],
+      ]);
+      held.releaseAll();
+    }
+  });
+  it('logs pipelined streams that had started as the client leaving, not as an interruption of the server', async () => {
+    for (const [path, payload] of [
+      ['/v1/chat/completions', chatBody('slow-stream', { stream: true })],
+      [
+        '/v1/messages',
+        { model: 'slow-stream', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      ],
+    ] as const) {
+      const { key, id } = await setup.gateway.newKey({ name: `pipelined-streams${path}` });
+      const body = JSON.stringify(payload);
+      const request = `POST ${path} HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      const before = setup.mock.requests.length;
+      const socket = connect(Number(new URL(setup.gateway.url).port), '127.0.0.1');
+      socket.on('error', () => undefined);
+      let received = '';
+      socket.on('data', (data) => {
+        received += data;
+      });
+      socket.write(request + request);
+      // Both streams run at once: the first's events reach the client, the second's wait for the connection.
+      await waitFor('both upstream streams', () => setup.mock.requests.length >= before + 2);
+      await waitFor('a few events of the first stream', () => received.split('data:').length > 3);
+      socket.destroy();
+      const rows = await waitFor('both log rows', async () => {
+        const found = await setup.gateway.gateway.database.db
+          .selectFrom('request_log')
+          .selectAll()
+          .where('key_id', '=', id)
+          .execute();
+        return found.length === 2 && found;
+      });
+      expect(
+        rows.map((row) => [row.status, row.error_code]),
+        path,
+      ).toEqual([
+        [499, 'client_closed_request'],
+        [499, 'client_closed_request'],
+      ]);
+    }
   });
   it('gives up on a client that stops taking the stream (a vanished peer): upstream aborted, logged as cancelled', async () => {
     // An upstream that never ends, in events large enough to fill every buffer between it and the client.

@@ -1,9 +1,10 @@
-import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { type ApiError, apiError, toApiError } from '../../../errors/api-error.js';
 import { anthropicStreamError } from '../../../errors/render-anthropic.js';
 import { chunkHasContent, generatedCharacters } from '../../../openai/normalize-chunk.js';
 import type { StreamItem } from '../../../providers/provider.js';
 import type { SseEvent } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
+import { abortedError } from '../pipeline/aborted-error.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { openSse, runOperation, streamFailureReporter } from '../pipeline/exchange-dispatch.js';
@@ -135,10 +136,4 @@ async function relayTranslated(
   }
   const fallback = progress.reported ? undefined : toWireUsage(estimate(progress.completionCharacters));
   await sse.write(translator.finish(fallback).join(''));
-}
-
-/** Why the gateway itself cut a stream short (the reason given to the request's cancellation). */
-function abortedError(reason: unknown): ApiError {
-  if (reason instanceof ApiError) return reason;
-  return apiError('service_unavailable', 'The request was interrupted.');
 }

@@ -1,8 +1,9 @@
-import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { type ApiError, toApiError } from '../../../errors/api-error.js';
 import { openAiStreamError } from '../../../errors/render-openai.js';
 import type { CancelSignal } from '../../../server/cancellation.js';
 import { sseData, sseDone } from '../../../upstream/sse.js';
 import { type TokenUsage, toWireUsage } from '../../../usage/usage.js';
+import { abortedError } from './aborted-error.js';
 import type { SseResponse } from './sse-response.js';
 
 /**
@@ -37,10 +38,4 @@ export async function endFailedStream(sse: SseResponse, signal: CancelSignal, er
   }
   sse.end();
   return failure;
-}
-
-/** Why the gateway itself cut a stream short (the reason given to the request's cancellation). */
-function abortedError(reason: unknown): ApiError {
-  if (reason instanceof ApiError) return reason;
-  return apiError('service_unavailable', 'The request was interrupted.');
 }

@@ -1,4 +1,4 @@
-import { ApiError, apiError, toApiError } from '../../../errors/api-error.js';
+import { toApiError } from '../../../errors/api-error.js';
 import { chunkHasContent, generatedCharacters } from '../../../openai/normalize-chunk.js';
 import type { StreamItem } from '../../../providers/provider.js';
 import {
@@ -8,6 +8,7 @@ import {
   type TokenUsage,
   toWireUsage,
 } from '../../../usage/usage.js';
+import { abortedError } from '../pipeline/aborted-error.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
@@ -120,10 +121,4 @@ async function relayChat(
     if (storing) saveResponse(storing, translator.response(), exchange);
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
   }
-}
-
-/** Why the gateway itself cut a stream short (the reason given to the request's cancellation). */
-export function abortedError(reason: unknown): ApiError {
-  if (reason instanceof ApiError) return reason;
-  return apiError('service_unavailable', 'The request was interrupted.');
 }
