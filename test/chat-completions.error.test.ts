@@ -11,7 +11,10 @@ import { waitFor } from './support/wait.js';
 // A client that takes nothing for a second is given up (the 'stops taking the stream' test).
 const setup = useGatewayWithMock({
   config: { limits: { max_body_size: '2mb' }, server: { send_timeout: '1s' } },
-  models: [{ name: 'flood', provider: 'mock-patient', upstream_model: 'flood' }],
+  models: [
+    { name: 'flood', provider: 'mock-patient', upstream_model: 'flood' },
+    { name: 'redirecting', provider: 'mock', upstream_model: 'redirecting' },
+  ],
 });
 
 /** The body of a raw HTTP/1.1 answer, with chunked transfer encoding undone. */
@@ -186,6 +189,23 @@ describe('upstream failures', () => {
     const error = await expectOpenAiError(await postChat(setup.gateway, chatBody('error-400')), 400);
     expect(error).toMatchObject({ code: 'context_length_exceeded', message: 'mock upstream error 400' });
     await expectOpenAiError(await postChat(setup.gateway, chatBody('error-422')), 422);
+  });
+
+  it('does not follow an upstream redirect: 502 naming it and the base_url, JSON or stream', async () => {
+    setup.mock.on('redirecting', (_request, response) => {
+      const body = JSON.stringify({ id: 'looks-like', object: 'chat.completion', choices: [] });
+      response.writeHead(301, {
+        location: 'https://elsewhere.example/v1/chat/completions',
+        'content-type': 'application/json',
+      });
+      response.end(body);
+    });
+    for (const stream of [false, true]) {
+      const error = await expectOpenAiError(await postChat(setup.gateway, chatBody('redirecting', { stream })), 502);
+      expect(error.code).toBe('upstream_error');
+      expect(error.message).toContain('301, a redirect to https://elsewhere.example/v1/chat/completions');
+      expect(error.message).toContain('base_url');
+    }
   });
 
   it('passes upstream 429 through with retry-after and retry-after-ms', async () => {

@@ -42,7 +42,8 @@ export function postForBody<Result>(
   return upstream.exchange(
     request,
     (reply) => {
-      if (reply.statusCode >= 400 || reply.statusCode < 200) {
+      if (reply.statusCode >= 300 || reply.statusCode < 200) {
+        if (reply.statusCode < 400) throw redirected(providerName, reply.statusCode, reply.headers);
         const text = reply.body.subarray(0, maxErrorBodyBytes).toString('utf8');
         throw parseError(reply.statusCode, reply.headers, text);
       }
@@ -63,11 +64,28 @@ export async function postUpstream(
   parseError: ErrorParser,
 ): Promise<UpstreamResponse> {
   const response = await upstream.stream(request, (failure) => toProviderError(providerName, failure));
+  if (response.statusCode >= 300 && response.statusCode < 400) {
+    // Its body is not wanted: reading a byte of it lets the connection go.
+    await response.text(1).catch(() => '');
+    throw redirected(providerName, response.statusCode, response.headers);
+  }
   if (response.statusCode >= 400 || response.statusCode < 200) {
     const text = await response.text(maxErrorBodyBytes).catch(() => '');
     throw parseError(response.statusCode, response.headers, text);
   }
   return response;
+}
+
+/**
+ * A redirect is not followed (a POST's body would not go with it, and the answer could come from anywhere): a 3xx
+ * is a misconfigured `base_url` more often than not, and its body is no answer.
+ */
+function redirected(providerName: string, status: number, headers: UpstreamHeaders): ApiError {
+  const location = typeof headers.location === 'string' ? ` to ${headers.location.slice(0, 200)}` : '';
+  return apiError(
+    'upstream_error',
+    `The upstream provider "${providerName}" answered ${status}, a redirect${location}, which the gateway does not follow; check the provider's base_url.`,
+  );
 }
 
 export function malformed(providerName: string, what: string): ApiError {
