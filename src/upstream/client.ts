@@ -63,6 +63,7 @@ export class UpstreamClient {
     this.maxResponseBytes = options.maxResponseBytes ?? maxResponseBytes;
   }
 
+  /** One per pool: its connections are what is shared out (keyed like the pool). */
   private sharesFor(request: UpstreamRequest): ConnectionShares {
     const key = `${request.origin}|${request.maxConnections}|${request.timeouts.connectMs}`;
     let shares = this.shares.get(key);
@@ -155,6 +156,7 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((pool) => pool.close().catch(() => pool.destroy())));
     this.pools.clear();
+    this.shares.clear();
   }
 }
 
