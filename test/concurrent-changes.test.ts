@@ -8,8 +8,8 @@ import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /**
  * Guards that count before they write ("not the last owner", "not the last admin") hold when two changes race, on
- * both engines: without a lock, two owners demoted at once each counted the other and left the account with none
- * (PostgreSQL, 23 rounds of 30), and two admins demoted at once left no admin (both engines, every round).
+ * both engines: without a lock, two owners demoted at once each count the other and leave the account with none, and
+ * two admins demoted at once leave no admin.
  */
 
 const setup = useGatewayWithMock();

@@ -3,10 +3,10 @@ import { FairQueue } from '../limits/fair-queue.js';
 /**
  * Hands out a provider's connections among accounts. An HTTP/1.1 connection carries one call at a time and a stream
  * holds it to its end, so a pool handed out first come, first served lets one account's burst of long streams take
- * every connection and queue everyone else's calls behind it (measured: another account's one-second call waited 8 s
- * behind 8 streams on a pool of 4). Here an account holds at most `perAccount` of the `capacity` connections at once,
- * and calls waiting for a connection wait in a lane per account, the lanes served in turn (limits/fair-queue.ts).
- * Calls without an account (none today) share one lane.
+ * every connection and queue everyone else's calls behind it (docs/operations.md, "Upstream connections shared out by
+ * account"). Here an account holds at most `perAccount` of the `capacity` connections at once, and calls waiting for
+ * a connection wait in a lane per account, the lanes served in turn (limits/fair-queue.ts). Calls without an account
+ * (none today) share one lane.
  */
 
 interface Waiter {

@@ -8,8 +8,8 @@
  * (client, user) count, not the client's (one good sign-in must not reset a spray).
  *
  * An attempt is counted as a failure when it begins, before its password is checked, and uncounted if the password
- * was right: counted only once it had failed, forty guesses sent at once were all checked (checking takes a while,
- * and none had failed yet when the others asked).
+ * was right: counted only once it had failed, guesses sent all at once would all be checked (checking takes a while,
+ * and none would have failed yet when the others asked).
  */
 
 export interface SignInThrottlePolicy {
