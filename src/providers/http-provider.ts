@@ -1,7 +1,7 @@
 import type { ProviderType } from '../config/schema.js';
 import type { ApiError } from '../errors/api-error.js';
 import type { UpstreamHeaders, UpstreamResponse } from '../upstream/client.js';
-import { type ErrorParser, postForBody, postUpstream } from './http.js';
+import { type ErrorParser, postForBody, postUpstream, type UpstreamPost } from './http.js';
 import type {
   CompletionResult,
   DeploymentCall,
@@ -80,8 +80,11 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
   const basePath = url.pathname.replace(/\/+$/, '');
   const parseError: ErrorParser = (status, headers, text) => spec.parseError(settings.name, status, headers, text);
 
-  function post(call: ProviderCall, stream: boolean) {
-    const request = spec.request(call, stream, basePath);
+  /** A call's request as the UpstreamClient takes it: with the pool's settings and whose call it is. */
+  function upstreamPost(
+    request: UpstreamRequest,
+    call: Pick<ProviderCall, 'signal' | 'timeouts' | 'accountId'>,
+  ): UpstreamPost {
     return {
       origin,
       path: request.path,
@@ -93,6 +96,10 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
       maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
       account: call.accountId,
     };
+  }
+
+  function post(call: ProviderCall, stream: boolean): UpstreamPost {
+    return upstreamPost(spec.request(call, stream, basePath), call);
   }
 
   const provider: Provider = {
@@ -115,36 +122,9 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
   const transport: HttpTransport = {
     basePath,
     postForBody: (request, call, read) =>
-      postForBody(
-        dependencies.upstream,
-        settings.name,
-        {
-          origin,
-          ...request,
-          signal: call.signal,
-          timeouts: call.timeouts,
-          maxConnections: settings.maxConnections,
-          maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
-          account: call.accountId,
-        },
-        parseError,
-        read,
-      ),
+      postForBody(dependencies.upstream, settings.name, upstreamPost(request, call), parseError, read),
     postForStream: (request, call) =>
-      postUpstream(
-        dependencies.upstream,
-        settings.name,
-        {
-          origin,
-          ...request,
-          signal: call.signal,
-          timeouts: call.timeouts,
-          maxConnections: settings.maxConnections,
-          maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
-          account: call.accountId,
-        },
-        parseError,
-      ),
+      postUpstream(dependencies.upstream, settings.name, upstreamPost(request, call), parseError),
   };
   const { embed, completeText, streamText } = spec;
   if (embed) provider.embed = (call) => embed(call, transport);
@@ -153,17 +133,15 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
   if (streamText) provider.streamText = (call) => streamText(call, transport);
   const forwarding = spec.forwarding;
   if (forwarding) {
-    const forwardPost = (call: ForwardCall) => ({
-      origin,
-      path: call.query ? `${basePath}/${call.api}?${call.query}` : `${basePath}/${call.api}`,
-      headers: forwarding.headers(call),
-      body: call.body,
-      signal: call.signal,
-      timeouts: call.timeouts,
-      maxConnections: settings.maxConnections,
-      maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
-      account: call.accountId,
-    });
+    const forwardPost = (call: ForwardCall) =>
+      upstreamPost(
+        {
+          path: call.query ? `${basePath}/${call.api}?${call.query}` : `${basePath}/${call.api}`,
+          headers: forwarding.headers(call),
+          body: call.body,
+        },
+        call,
+      );
     Object.assign(provider, {
       forwards: forwarding.apis,
       forward: (call: ForwardCall) => postUpstream(dependencies.upstream, settings.name, forwardPost(call), parseError),
