@@ -195,7 +195,7 @@ describe('upstream failures', () => {
     setup.mock.on('redirecting', (_request, response) => {
       const body = JSON.stringify({ id: 'looks-like', object: 'chat.completion', choices: [] });
       response.writeHead(301, {
-        location: 'https://elsewhere.example/v1/chat/completions',
+        location: 'https://elsewhere.example/v1/chat/completions?key=sk-upstream-query-secret',
         'content-type': 'application/json',
       });
       response.end(body);
@@ -205,6 +205,7 @@ describe('upstream failures', () => {
       expect(error.code).toBe('upstream_error');
       expect(error.message).toContain('301, a redirect to https://elsewhere.example/v1/chat/completions');
       expect(error.message).toContain('base_url');
+      expect(error.message).not.toContain('sk-upstream-query-secret');
     }
   });
 
@@ -285,6 +286,25 @@ describe('upstream failures', () => {
   });
 });
 
+/** Two copies of one request, pipelined on one HTTP/1.1 connection. */
+function twice(path: string, payload: unknown, key: string): string {
+  const body = JSON.stringify(payload);
+  const request = `POST ${path} HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return request + request;
+}
+
+/** The two log rows of a key's pipelined requests, once both are written. */
+function bothRows(keyId: string) {
+  return waitFor('both log rows', async () => {
+    const found = await setup.gateway.gateway.database.db
+      .selectFrom('request_log')
+      .selectAll()
+      .where('key_id', '=', keyId)
+      .execute();
+    return found.length === 2 && found;
+  });
+}
+
 describe('client disconnects', () => {
   it('aborts the upstream request at once and logs the request as cancelled', async () => {
     const controller = new AbortController();
@@ -311,25 +331,16 @@ describe('client disconnects', () => {
     for (const [index, { path, body: payload }] of cases.entries()) {
       const held = holdRequests(setup.mock, 'held');
       const { key, id } = await setup.gateway.newKey({ name: `pipelining-${index}` });
-      const body = JSON.stringify(payload);
-      const request = `POST ${path} HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
       const before = setup.mock.requests.length;
       const socket = connect(Number(new URL(setup.gateway.url).port), '127.0.0.1');
       socket.on('error', () => undefined);
-      socket.write(request + request);
+      socket.write(twice(path, payload, key));
       await held.arrived(2);
       socket.destroy();
       await waitFor('both upstream requests to be aborted', () =>
         setup.mock.requests.slice(before).every((upstream) => upstream.aborted),
       );
-      const rows = await waitFor('both log rows', async () => {
-        const found = await setup.gateway.gateway.database.db
-          .selectFrom('request_log')
-          .selectAll()
-          .where('key_id', '=', id)
-          .execute();
-        return found.length === 2 && found;
-      });
+      const rows = await bothRows(id);
       // The client's leaving, for both: not an interruption of the server's own (a stream's waiting answer).
       expect(
         rows.map((row) => [row.status, row.outcome, row.error_code]),
@@ -350,8 +361,6 @@ describe('client disconnects', () => {
       ],
     ] as const) {
       const { key, id } = await setup.gateway.newKey({ name: `pipelined-streams${path}` });
-      const body = JSON.stringify(payload);
-      const request = `POST ${path} HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
       const before = setup.mock.requests.length;
       const socket = connect(Number(new URL(setup.gateway.url).port), '127.0.0.1');
       socket.on('error', () => undefined);
@@ -359,19 +368,12 @@ describe('client disconnects', () => {
       socket.on('data', (data) => {
         received += data;
       });
-      socket.write(request + request);
+      socket.write(twice(path, payload, key));
       // Both streams run at once: the first's events reach the client, the second's wait for the connection.
       await waitFor('both upstream streams', () => setup.mock.requests.length >= before + 2);
       await waitFor('a few events of the first stream', () => received.split('data:').length > 3);
       socket.destroy();
-      const rows = await waitFor('both log rows', async () => {
-        const found = await setup.gateway.gateway.database.db
-          .selectFrom('request_log')
-          .selectAll()
-          .where('key_id', '=', id)
-          .execute();
-        return found.length === 2 && found;
-      });
+      const rows = await bothRows(id);
       expect(
         rows.map((row) => [row.status, row.error_code]),
         path,

@@ -39,14 +39,7 @@ export class FairQueue<Item> {
 
   /** The next item in turn: the first of the next lane, which then goes to the back of the rotation. */
   shift(): Item | undefined {
-    const owner = this.rotation.shift();
-    if (owner === undefined) return undefined;
-    const lane = this.lanes.get(owner) as Item[];
-    const item = lane.shift() as Item;
-    this.count--;
-    if (lane.length > 0) this.rotation.push(owner);
-    else this.lanes.delete(owner);
-    return item;
+    return this.rotation.length === 0 ? undefined : this.takeFrom(0);
   }
 
   /**
@@ -55,17 +48,20 @@ export class FairQueue<Item> {
    */
   shiftEligible(eligible: (owner: string) => boolean): Item | undefined {
     for (let position = 0; position < this.rotation.length; position++) {
-      const owner = this.rotation[position] as string;
-      if (!eligible(owner)) continue;
-      this.rotation.splice(position, 1);
-      const lane = this.lanes.get(owner) as Item[];
-      const item = lane.shift() as Item;
-      this.count--;
-      if (lane.length > 0) this.rotation.push(owner);
-      else this.lanes.delete(owner);
-      return item;
+      if (eligible(this.rotation[position] as string)) return this.takeFrom(position);
     }
     return undefined;
+  }
+
+  /** The first item of the lane at `position` in the rotation; the lane goes to the back if it has more. */
+  private takeFrom(position: number): Item {
+    const [owner] = this.rotation.splice(position, 1) as [string];
+    const lane = this.lanes.get(owner) as Item[];
+    const item = lane.shift() as Item;
+    this.count--;
+    if (lane.length > 0) this.rotation.push(owner);
+    else this.lanes.delete(owner);
+    return item;
   }
 
   /** Takes an item out wherever it waits (its client left, or it waited too long). */

@@ -81,7 +81,8 @@ export async function postUpstream(
  * is a misconfigured `base_url` more often than not, and its body is no answer.
  */
 function redirected(providerName: string, status: number, headers: UpstreamHeaders): ApiError {
-  const location = typeof headers.location === 'string' ? ` to ${headers.location.slice(0, 200)}` : '';
+  // Without its query: an upstream may echo the request's own (a base_url holding a key, as Gemini's ?key= does).
+  const location = typeof headers.location === 'string' ? ` to ${headers.location.split('?')[0]?.slice(0, 200)}` : '';
   return apiError(
     'upstream_error',
     `The upstream provider "${providerName}" answered ${status}, a redirect${location}, which the gateway does not follow; check the provider's base_url.`,

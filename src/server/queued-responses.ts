@@ -5,8 +5,8 @@ import type { Cancellation } from './cancellation.js';
 /**
  * Requests pipelined on one connection (HTTP/1.1) are all served at once, but each response gets the connection only
  * when the ones before it are done. Until then Node emits nothing on that response when the client goes away (no
- * 'close', ever): without this, such a request kept its upstream call (or local generation) running to the end and
- * was logged as a success nobody received. Here the connection's own 'close' cancels the requests still waiting for
+ * 'close', ever): without this, such a request would keep its upstream call (or local generation) running to the end
+ * and be logged as a success nobody received. Here the connection's own 'close' cancels the requests still waiting for
  * it: one listener per connection, only for connections with a response in that queue.
  */
 export class QueuedResponses {

@@ -75,41 +75,53 @@ describe('StallWatchdog', () => {
   });
 });
 
-/** A slot whose generation node-llama-cpp never finishes and which ignores its abort signal. */
-function stuckRuntime(onRetired: (retired: number) => void): { runtime: LocalRuntime; slots: SlotPool<LocalSlot> } {
+/** A runtime of one slot whose node-llama-cpp chat is `generateResponse`, and its pool. */
+function fakeRuntime(
+  generateResponse: (history: unknown, options: { onResponseChunk(chunk: { text: string }): void }) => Promise<unknown>,
+  onRetired?: (retired: number) => void,
+): { runtime: LocalRuntime; slots: SlotPool<LocalSlot> } {
   const slot = {
     sequence: {
       contextTokens: [],
-      tokenMeter: { getState: () => ({}), diff: () => ({ usedOutputTokens: 0 }) },
+      tokenMeter: { getState: () => ({}), diff: () => ({ usedOutputTokens: 1 }) },
       compareContextTokens: () => ({ firstDifferentIndex: 0 }),
       clearHistory: async () => undefined,
     },
-    chat: { generateResponse: () => new Promise(() => undefined) },
+    chat: { generateResponse },
   } as unknown as LocalSlot;
   const slots = new SlotPool([slot], {
     queueSize: 4,
     queuePerAccount: 4,
     queueTimeoutMs: 600_000,
     modelName: 'tiny',
-    onRetired,
+    ...(onRetired ? { onRetired } : {}),
   });
-  const runtime = { name: 'tiny', timeouts, slots } as unknown as LocalRuntime;
-  return { runtime, slots };
+  return { runtime: { name: 'tiny', timeouts, slots } as unknown as LocalRuntime, slots };
+}
+
+const prepared = {
+  options: { logitBias: [], frequencyPenalty: 0, presencePenalty: 0, stop: [] },
+  promptTokens: [1, 2, 3],
+  history: [],
+  maxTokens: 16,
+} as unknown as PreparedGeneration;
+
+/** Account a's generation on the runtime's one slot. */
+async function generationOf(runtime: LocalRuntime, slots: SlotPool<LocalSlot>, signal: AbortSignal) {
+  const lease = await slots.acquire(signal, 'account-a');
+  return generate(runtime, lease, prepared, { signal, accountId: 'account-a' } as unknown as ProviderCall);
 }
 
 describe('a local generation that never settles', () => {
   it('answers 504 at the first-token bound, retires its slot after the grace period, and fails the waiters', async () => {
     const retired: number[] = [];
-    const { runtime, slots } = stuckRuntime((count) => retired.push(count));
+    // A generation node-llama-cpp never finishes, which ignores its abort signal.
+    const { runtime, slots } = fakeRuntime(
+      () => new Promise(() => undefined),
+      (count) => retired.push(count),
+    );
     const signal = new AbortController().signal;
-    const lease = await slots.acquire(signal, 'account-a');
-    const prepared = {
-      options: { logitBias: [], frequencyPenalty: 0, presencePenalty: 0, stop: [] },
-      promptTokens: [1, 2, 3],
-      history: [],
-      maxTokens: 16,
-    } as unknown as PreparedGeneration;
-    const events = generate(runtime, lease, prepared, { signal, accountId: 'account-a' } as unknown as ProviderCall);
+    const events = await generationOf(runtime, slots, signal);
     const waiting = slots.acquire(signal, 'account-b').catch((error: unknown) => error);
 
     const outcome = (async () => {
@@ -145,39 +157,14 @@ describe('a local generation whose reader stops early', () => {
   it('keeps its slot until the generation has really stopped, then hands it back', async () => {
     let finishGeneration: () => void = () => undefined;
     let chunk: ((text: string) => void) | undefined;
-    const slot = {
-      sequence: {
-        contextTokens: [],
-        tokenMeter: { getState: () => ({}), diff: () => ({ usedOutputTokens: 1 }) },
-        compareContextTokens: () => ({ firstDifferentIndex: 0 }),
-        clearHistory: async () => undefined,
-      },
-      chat: {
-        // Produces one chunk, then winds down only when the test says (it ignores its abort signal until then).
-        generateResponse: (_history: unknown, options: { onResponseChunk(chunk: { text: string }): void }) => {
-          chunk = (text) => options.onResponseChunk({ text });
-          return new Promise((resolve) => {
-            finishGeneration = () => resolve({ metadata: { stopReason: 'abort' } });
-          });
-        },
-      },
-    } as unknown as LocalSlot;
-    const slots = new SlotPool([slot], {
-      queueSize: 1,
-      queuePerAccount: 1,
-      queueTimeoutMs: 600_000,
-      modelName: 'tiny',
+    // Produces one chunk, then winds down only when the test says (it ignores its abort signal until then).
+    const { runtime, slots } = fakeRuntime((_history, options) => {
+      chunk = (text) => options.onResponseChunk({ text });
+      return new Promise((resolve) => {
+        finishGeneration = () => resolve({ metadata: { stopReason: 'abort' } });
+      });
     });
-    const runtime = { name: 'tiny', timeouts, slots } as unknown as LocalRuntime;
-    const signal = new AbortController().signal;
-    const lease = await slots.acquire(signal, 'account-a');
-    const prepared = {
-      options: { logitBias: [], frequencyPenalty: 0, presencePenalty: 0, stop: [] },
-      promptTokens: [1, 2, 3],
-      history: [],
-      maxTokens: 16,
-    } as unknown as PreparedGeneration;
-    const events = generate(runtime, lease, prepared, { signal, accountId: 'account-a' } as unknown as ProviderCall);
+    const events = await generationOf(runtime, slots, new AbortController().signal);
     const first = events.next();
     await vi.waitFor(() => expect(chunk).toBeDefined());
     chunk?.('Hello');

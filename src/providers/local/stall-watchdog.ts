@@ -3,8 +3,8 @@ import type { SlotLease } from './slot-pool.js';
 
 /**
  * Bounds how long a local generation may go without producing anything, as `timeouts.first_byte` and `timeouts.idle`
- * bound an upstream's. node-llama-cpp has left a generation that never settles (a sampler error killed its decode
- * loop): without a bound its client waited forever and its slot was gone for good, silently. On a stall the client
+ * bound an upstream's. node-llama-cpp can leave a generation that never settles (a sampler error that kills its decode
+ * loop): unbounded, its client would wait forever and its slot be lost without a word. On a stall the client
  * gets `504 upstream_timeout` and the generation is told to stop; a slot whose generation still does not settle is
  * taken out of service (`SlotLease.retire`), never handed to the next request.
  */
