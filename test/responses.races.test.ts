@@ -1,11 +1,10 @@
-import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { responseCreatedAt } from '../src/api/v1/responses/response-store.js';
 import { jsonOf } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';
-import type { RecordedRequest } from './support/mock-openai-upstream.js';
-import { getStored, parseEvents, postResponses } from './support/responses.js';
+import { createHeldStreams, openHeldStream } from './support/held-stream.js';
+import { getStored, postResponses } from './support/responses.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -14,29 +13,11 @@ import { waitFor } from './support/wait.js';
  * deleted while it streams stays deleted).
  */
 
-/** Streams for model `gate-stream` send their first words, then wait for the test to let them finish. */
-const gates = new Map<string, () => void>();
-let streamArrivals = 0;
-
-function heldStream(request: RecordedRequest, response: ServerResponse): void {
-  streamArrivals++;
-  const messages = request.body.messages as Array<{ content: string }>;
-  const marker = String(messages.at(-1)?.content ?? '');
-  response.writeHead(200, { 'content-type': 'text/event-stream' });
-  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-    `data: ${JSON.stringify({ id: 'chatcmpl-gate', object: 'chat.completion.chunk', created: 1, model: 'gate-stream', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-  response.write(chunk({ role: 'assistant', content: 'first ' }, null));
-  gates.set(marker, () => {
-    if (response.destroyed) return;
-    response.write(chunk({ content: 'last' }, null));
-    response.write(chunk({}, 'stop'));
-    response.end('data: [DONE]\n\n');
-  });
-}
+const streams = createHeldStreams();
 
 const setup = useGatewayWithMock({
   models: [{ name: 'gate-stream', provider: 'mock-patient', upstream_model: 'gate-stream' }],
-  upstreamHandlers: { 'gate-stream': heldStream },
+  upstreamHandlers: { 'gate-stream': streams.handler },
 });
 
 async function create(body: Record<string, unknown>) {
@@ -48,34 +29,6 @@ async function create(body: Record<string, unknown>) {
 async function inputItems(id: string, query = '') {
   const response = await getStored(setup.gateway, `${id}/input_items${query}`);
   return { status: response.status, body: await jsonOf(response) };
-}
-
-/** A stream of model `gate-stream` read up to its `response.created`; `rest` releases nothing, it reads to the end. */
-async function openHeldStream(marker: string) {
-  const before = streamArrivals;
-  const response = await postResponses(setup.gateway, { model: 'gate-stream', stream: true, input: marker });
-  expect(response.status).toBe(200);
-  const reader = response.body?.getReader();
-  if (!reader) throw new Error('no body');
-  const decoder = new TextDecoder();
-  let text = '';
-  await waitFor('the stream to reach the upstream', () => streamArrivals > before);
-  while (!text.includes('event: response.in_progress')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream ended early: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  const created = parseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2)).find(
-    (event) => event.event === 'response.created',
-  );
-  const rest = async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return text;
-      text += decoder.decode(value, { stream: true });
-    }
-  };
-  return { id: created?.data.response.id as string, rest };
 }
 
 const textOf = (item: { content: Array<{ text: string }> }) => item.content.map((part) => part.text).join('');
@@ -172,7 +125,7 @@ describe('stored responses under concurrent use', () => {
   });
 
   it('gives a streaming response as far as it got, and holds a continuation sent before its end until then', async () => {
-    const stream = await openHeldStream('stream-to-continue');
+    const stream = await openHeldStream(setup.gateway, streams, 'stream-to-continue');
     // Older than a flush interval and its margin: the store no longer waits for the id on its own account.
     const createdAt = responseCreatedAt(stream.id) ?? 0;
     await waitFor(
@@ -190,7 +143,7 @@ describe('stored responses under concurrent use', () => {
       input: 'and then?',
     });
     await waitFor('the continuation to be in flight', () => setup.gateway.gateway.dataPlane.inFlight > inFlight);
-    gates.get('stream-to-continue')?.();
+    streams.release('stream-to-continue');
     await stream.rest();
     const answer = await continuation;
     expect(answer.status).toBe(200);
@@ -202,12 +155,12 @@ describe('stored responses under concurrent use', () => {
   });
 
   it('keeps a response deleted while it was still streaming deleted once its stream ends', async () => {
-    const stream = await openHeldStream('stream-to-delete');
+    const stream = await openHeldStream(setup.gateway, streams, 'stream-to-delete');
     const id = stream.id;
     const deleted = await getStored(setup.gateway, id, setup.gateway.key, 'DELETE');
     expect(deleted.status).toBe(200);
     expect(await jsonOf(deleted)).toEqual({ id, object: 'response.deleted', deleted: true });
-    gates.get('stream-to-delete')?.();
+    streams.release('stream-to-delete');
     expect(await stream.rest()).toContain('response.completed');
     // The stream's end must not bring it back, on a retrieval, a listing or a continuation (each writes what is queued).
     expect((await getStored(setup.gateway, id)).status).toBe(404);

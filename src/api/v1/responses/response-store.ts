@@ -18,15 +18,18 @@ import type { ResponseObject } from './types.js';
 
 /**
  * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
- * interval, and on close), never on a request's path, like the request log. A stream's response is known here from its
- * first event until it is queued (its id is the client's from then on): retrieving it meanwhile gives it as far as it
- * got (`in_progress`), deleting it keeps it from being stored when its stream ends, and continuing it waits for its end. A read that may need something still
+ * interval, and on close), never on a request's path, like the request log. A read that may need something still
  * queued (a client continuing a conversation the moment its answer arrived) writes the queue first, so this node
  * never answers "not found" for a response it has just given; a request without `previous_response_id` or item
- * references reads nothing. Another node may still hold a response it has just given in its own queue: a response id
- * not found whose creation time (the first digits of the gateway's ids) is younger than a flush interval and a margin
- * is looked for again until that has passed, so a conversation continues on any node; an older id is answered at
- * once.
+ * references reads nothing. A stream's response is known here from its first event until it is queued (the client
+ * has its id from then on): retrieving it meanwhile gives it as far as it got (`in_progress`), deleting it keeps it
+ * from being stored, and continuing it waits for its end.
+ *
+ * Another node may still hold a response it has just given in its own queue: a response id not found whose time (the
+ * first digits of the gateway's ids) is younger than a flush interval and a margin is looked for again until that has
+ * passed, so a conversation continues on any node; an older id is answered at once. So an id is dated when it is
+ * queued (a JSON answer's is named when it is complete); a stream's, named when it began, is written before its last
+ * event when it has outlasted half the margin (writeBeforeAnswering).
  */
 
 export interface ResponseStoreOptions {
@@ -150,6 +153,22 @@ export class ResponseStore {
     }
     if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
     else this.armTimer();
+  }
+
+  /**
+   * Writes a queued response before its stream ends, waiting at most a margin, when its id is already too old for
+   * another node to wait for the next batch: a stream's id is dated when it began, and a client may continue it on
+   * another node the moment its last event arrives. Concurrent callers share one write (a batch, as ever).
+   */
+  async writeBeforeAnswering(id: string): Promise<void> {
+    const createdAt = responseCreatedAt(id);
+    if (!this.pending.has(id) || createdAt === undefined || Date.now() - createdAt < otherNodeMarginMs / 2) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, otherNodeMarginMs);
+    });
+    await Promise.race([this.flush(), bound]);
+    clearTimeout(timer);
   }
 
   /** A write after the current callbacks, not inside the request that filled the batch (it would wait for it). */
