@@ -108,4 +108,24 @@ describe('stored responses across nodes', () => {
       { role: 'user', content: 'Go on.' },
     ]);
   });
+
+  it('answers on another node at once an item reference to a response the first has not written yet', async () => {
+    const begun = await jsonOf(await postResponses(first, { model: 'gpt-4o-mini', input: 'Remember 42.' }));
+    const referenced = await postResponses(
+      second,
+      {
+        model: 'gpt-4o-mini',
+        input: [
+          { type: 'item_reference', id: begun.output[0].id },
+          { role: 'user', content: 'Which number?' },
+        ],
+      },
+      first.key,
+    );
+    expect(referenced.status).toBe(200);
+    expect(mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'assistant', content: 'Echo: Remember 42.' },
+      { role: 'user', content: 'Which number?' },
+    ]);
+  });
 });

@@ -55,11 +55,17 @@ const defaultMaxQueueBytes = 256 * 1024 * 1024;
 const otherNodeMarginMs = 1000;
 const retryEveryMs = 100;
 
+const gatewayIdPattern = /^([a-z]+)_([0-9a-f]{12})/;
+
+/** When the gateway named an id (`resp_`, `msg_`, `fc_`, … + 12 hex digits of milliseconds); undefined otherwise. */
+export function idCreatedAt(id: string): number | undefined {
+  const match = gatewayIdPattern.exec(id);
+  return match ? Number.parseInt(match[2] as string, 16) : undefined;
+}
+
 /** When the gateway created a response, from its id (`resp_` + 12 hex digits of milliseconds); undefined otherwise. */
 export function responseCreatedAt(id: string): number | undefined {
-  if (!id.startsWith('resp_') || id.length < 17) return undefined;
-  const time = Number.parseInt(id.slice(5, 17), 16);
-  return Number.isFinite(time) ? time : undefined;
+  return id.startsWith('resp_') ? idCreatedAt(id) : undefined;
 }
 
 /** A stored response still being streamed on this node. */
@@ -228,24 +234,49 @@ export class ResponseStore {
     return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now()));
   }
 
-  /** Runs a lookup of a response id, again while the id is young enough to be in another node's queue. */
-  private async lookRecent<Found>(id: string, lookup: () => Promise<Found | undefined>): Promise<Found | undefined> {
-    let found = await lookup();
-    const createdAt = responseCreatedAt(id);
-    if (found !== undefined || createdAt === undefined || this.closed) return found;
-    // An id from the future is not one of ours: answered at once, like an old one.
-    if (createdAt > Date.now() + otherNodeMarginMs) return found;
+  /**
+   * Until when an id not found may still be in another node's queue: a flush interval and a margin after the gateway
+   * named it. Undefined for an id too old for that, one from the future (not the gateway's) or not shaped like the
+   * gateway's.
+   */
+  private waitUntil(createdAt: number | undefined): number | undefined {
+    if (createdAt === undefined || this.closed || createdAt > Date.now() + otherNodeMarginMs) return undefined;
     const until = createdAt + this.options.flushIntervalMs + otherNodeMarginMs;
-    while (found === undefined && Date.now() < until) {
+    return until > Date.now() ? until : undefined;
+  }
+
+  /** Runs a lookup again, until it finds what it looks for or `until` has passed. */
+  private async retryUntil<Found>(
+    until: number | undefined,
+    lookup: () => Promise<Found>,
+    isFound: (found: Found) => boolean,
+  ): Promise<Found> {
+    let found = await lookup();
+    while (until !== undefined && !isFound(found) && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(retryEveryMs, until - Date.now())));
       found = await lookup();
     }
     return found;
   }
 
+  /** Runs a lookup of a response id, again while the id is young enough to be in another node's queue. */
+  private lookRecent<Found>(id: string, lookup: () => Promise<Found | undefined>): Promise<Found | undefined> {
+    return this.retryUntil(this.waitUntil(responseCreatedAt(id)), lookup, (found) => found !== undefined);
+  }
+
+  /** Items by id (item references); those not found while young enough to be in another node's queue looked for again. */
   async items(accountId: string, ids: readonly string[]): Promise<Map<string, unknown>> {
     if (this.pending.size > 0) await this.flush();
-    return findItems(this.options.db, accountId, ids, Date.now());
+    const lookup = () => findItems(this.options.db, accountId, ids, Date.now());
+    const first = await lookup();
+    const missing = ids.filter((id) => !first.has(id));
+    let until: number | undefined;
+    for (const id of missing) {
+      const idUntil = this.waitUntil(idCreatedAt(id));
+      if (idUntil !== undefined && (until === undefined || idUntil > until)) until = idUntil;
+    }
+    if (until === undefined) return first;
+    return this.retryUntil(until, lookup, (found) => missing.every((id) => found.has(id)));
   }
 
   async find(accountId: string, id: string): Promise<ResponseObject | undefined> {
