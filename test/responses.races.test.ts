@@ -172,4 +172,21 @@ describe('stored responses under concurrent use', () => {
     });
     expect(continued.status).toBe(404);
   });
+
+  it('stores a stream its client left as failed, with the output it had, never as completed', async () => {
+    const stream = await openHeldStream(setup.gateway, streams, 'stream-left');
+    await stream.cancel();
+    const stored = await waitFor('the stream to end and be stored', async () => {
+      const response = await getStored(setup.gateway, stream.id);
+      const body = await jsonOf(response);
+      return response.status === 200 && body.status !== 'in_progress' ? body : undefined;
+    });
+    expect(stored).toMatchObject({
+      id: stream.id,
+      status: 'failed',
+      completed_at: null,
+      error: { code: 'client_closed_request' },
+      output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'first ' }] }],
+    });
+  });
 });
