@@ -189,4 +189,18 @@ describe('stored responses under concurrent use', () => {
       output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'first ' }] }],
     });
   });
+
+  it('refuses a cursor whose item was deleted between two pages, rather than starting the list again', async () => {
+    const root = await create({ input: 'page root' });
+    const next = await create({ previous_response_id: root.id, input: 'page next' });
+    const first = await inputItems(next.id, '?order=asc&limit=1');
+    expect(first.body.data.map(textOf)).toEqual(['page root']);
+    expect(first.body.has_more).toBe(true);
+    expect((await getStored(setup.gateway, root.id, setup.gateway.key, 'DELETE')).status).toBe(200);
+    const second = await inputItems(next.id, `?order=asc&limit=1&after=${first.body.last_id}`);
+    expect(second.status).toBe(400);
+    expect(second.body.error).toMatchObject({ code: 'invalid_value', param: 'after' });
+    // What is left of the conversation still lists.
+    expect((await inputItems(next.id, '?order=asc')).body.data.map(textOf)).toEqual(['page next']);
+  });
 });
