@@ -48,6 +48,8 @@ export interface ResponseStoreOptions {
   maxQueue: number;
   /** Bytes of records held at most (a record may be megabytes); a quarter of it starts a write. */
   maxQueueBytes?: number;
+  /** Bytes of stored responses a conversation may hold (loadConversation); a longer one is read as `tooLarge`. */
+  maxConversationBytes?: number;
 }
 
 const defaultMaxQueueBytes = 256 * 1024 * 1024;
@@ -226,12 +228,17 @@ export class ResponseStore {
     if (ids.some((id) => this.pending.has(id))) await this.flush();
   }
 
+  get maxConversationBytes(): number {
+    return this.options.maxConversationBytes ?? Number.MAX_SAFE_INTEGER;
+  }
+
   async conversation(accountId: string, id: string): Promise<Conversation | undefined> {
     // A client may continue a stream the moment its last event arrives, before the stream's end has queued it.
     await this.generatingFor(accountId, id)?.ended;
     // Any queued response may be part of the chain, not only the one named: write them all.
     if (this.pending.size > 0) await this.flush();
-    return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now()));
+    const maxBytes = this.options.maxConversationBytes;
+    return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now(), maxBytes));
   }
 
   /**

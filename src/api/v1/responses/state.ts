@@ -1,7 +1,7 @@
 import type { ParsedBody } from '../../../server/read-body.js';
 import type { Exchange } from '../pipeline/endpoint.js';
 import type { AncestorExpiry } from './conversation-expiry.js';
-import { previousResponseNotFound } from './errors.js';
+import { conversationTooLarge, previousResponseNotFound } from './errors.js';
 import type { ResponseStore } from './response-store.js';
 import { itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
 import { checkStoredSize, type RecordContext, toResponseRecord } from './stored-response.js';
@@ -34,6 +34,9 @@ export async function loadState(
     const conversation = await store.conversation(accountId, previous);
     // Another account's, deleted, expired and never stored (store: false) all read the same.
     if (!conversation) throw previousResponseNotFound(previous);
+    if (conversation.tooLarge) {
+      throw conversationTooLarge(conversation.tooLarge.bytes, store.maxConversationBytes, 'previous_response_id');
+    }
     history = replayItems(conversation);
     // Only the ids and expiries are kept for the save: the rows' JSON is not held through the upstream call.
     ancestors = conversation.turns.map((turn) => ({ responseId: turn.responseId, expiresAt: turn.expiresAt }));
