@@ -203,4 +203,51 @@ describe('stored responses under concurrent use', () => {
     // What is left of the conversation still lists.
     expect((await inputItems(next.id, '?order=asc')).body.data.map(textOf)).toEqual(['page next']);
   });
+
+  it('lists every item once when the input repeats an id of the conversation or of itself, page by page', async () => {
+    const root = await create({ input: 'dup root' });
+    const repeated = await create({
+      previous_response_id: root.id,
+      input: [
+        { type: 'item_reference', id: root.output[0].id },
+        { id: 'msg_client_1', type: 'message', role: 'user', content: 'one' },
+        { id: 'msg_client_1', type: 'message', role: 'user', content: 'two' },
+        { role: 'user', content: 'dup last' },
+      ],
+    });
+    const all = await inputItems(repeated.id, '?order=asc&limit=100');
+    expect(all.body.data.map(textOf)).toEqual([
+      'dup root',
+      'Echo: dup root',
+      'Echo: dup root',
+      'one',
+      'two',
+      'dup last',
+    ]);
+    // Paged one by one as an SDK's auto-pagination does: each item once, then the end.
+    for (const order of ['asc', 'desc']) {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let page = 0; page <= all.body.data.length; page++) {
+        const listed = await inputItems(repeated.id, `?order=${order}&limit=1${after ? `&after=${after}` : ''}`);
+        expect(listed.status).toBe(200);
+        seen.push(...listed.body.data.map((item: { id: string }) => item.id));
+        if (!listed.body.has_more) break;
+        after = listed.body.last_id;
+      }
+      expect(seen).toHaveLength(all.body.data.length);
+      expect(new Set(seen).size).toBe(seen.length);
+    }
+    // The replayed conversation still carries the repeated items as they were sent (one assistant turn: one message).
+    await create({ previous_response_id: repeated.id, input: 'after dup' });
+    expect(setup.mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'dup root' },
+      { role: 'assistant', content: 'Echo: dup rootEcho: dup root' },
+      { role: 'user', content: 'one' },
+      { role: 'user', content: 'two' },
+      { role: 'user', content: 'dup last' },
+      { role: 'assistant', content: 'Echo: dup last' },
+      { role: 'user', content: 'after dup' },
+    ]);
+  });
 });

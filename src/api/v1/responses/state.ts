@@ -3,7 +3,7 @@ import type { Exchange } from '../pipeline/endpoint.js';
 import type { AncestorExpiry } from './conversation-expiry.js';
 import { conversationTooLarge, previousResponseNotFound } from './errors.js';
 import type { ResponseStore } from './response-store.js';
-import { itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
+import { itemIdsOf, itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
 import { checkStoredSize, type RecordContext, toResponseRecord } from './stored-response.js';
 import type { InputItem, ResponseObject, ResponsesRequest } from './types.js';
 
@@ -63,6 +63,8 @@ export interface Storing {
   maxStoredBytes: number;
   /** The input as given (normalized here: ids and content parts, as input_items lists them). */
   input: ResponsesRequest['input'];
+  /** The ids of the items of the conversation it continues: an input item reusing one is stored under a new id. */
+  historyItemIds: ReadonlySet<string> | undefined;
   ancestors: readonly AncestorExpiry[];
 }
 
@@ -77,6 +79,7 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
     retentionMs: settings.retentionMs,
     maxStoredBytes: settings.maxStoredBytes,
     input: state.request.input,
+    historyItemIds: state.history.length > 0 ? itemIdsOf(state.history) : undefined,
     ancestors: state.ancestors,
   };
 }
@@ -90,7 +93,7 @@ export function saveResponse(storing: Storing, response: ResponseObject, exchang
   const context: RecordContext = {
     accountId: storing.accountId,
     keyId: storing.keyId,
-    inputItems: normalizeInput(storing.input),
+    inputItems: normalizeInput(storing.input, storing.historyItemIds),
     now: Date.now(),
     retentionMs: storing.retentionMs,
     ancestors: storing.ancestors,
