@@ -1,10 +1,15 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { responseCreatedAt } from '../src/api/v1/responses/response-store.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { createHeldStreams, openHeldStream } from './support/held-stream.js';
+import type { RecordedRequest } from './support/mock-openai-upstream.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { getStored, postResponses } from './support/responses.js';
+import { getStored, parseEvents, postResponses } from './support/responses.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -18,14 +23,37 @@ let first: TestGateway;
 let second: TestGateway;
 const streams = createHeldStreams();
 const heldStreamModel = { name: 'gate-stream', provider: 'mock-patient', upstream_model: 'gate-stream' };
+const nativeModel = {
+  name: 'native-model',
+  provider: 'mock',
+  upstream_model: 'native-upstream',
+  responses_api: 'native',
+};
+const fixtures = path.resolve(import.meta.dirname, 'fixtures/responses');
+const nativeJson = readFileSync(path.join(fixtures, 'native-response.json'), 'utf8');
+const nativeSse = readFileSync(path.join(fixtures, 'native-stream.sse'), 'utf8');
+
+/** A native upstream's answer under an id shaped like OpenAI's (its digits are no time the gateway can read). */
+function answerNatively(request: RecordedRequest, response: ServerResponse): void {
+  const id = `resp_68af4030592c${randomBytes(16).toString('hex')}`;
+  if (request.body.stream === true) {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.end(nativeSse.replaceAll('resp_68f0native', id));
+    return;
+  }
+  const text = nativeJson.replace('resp_68f0native', id);
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
 
 beforeAll(async () => {
   mock = await startMockUpstream();
   mock.on('gate-stream', streams.handler);
+  mock.on('native-upstream', answerNatively);
   // Writes every 3 s: long after the second node is asked.
   first = await startTestGateway({
     mock,
-    models: [heldStreamModel],
+    models: [heldStreamModel, nativeModel],
     config: { request_log: { flush_interval: '3s' } },
   });
   // Nodes share their configuration: the second knows how long the first may hold a response.
@@ -33,7 +61,7 @@ beforeAll(async () => {
     mock,
     dataDir: first.dataDir,
     database: first.database,
-    models: [heldStreamModel],
+    models: [heldStreamModel, nativeModel],
     config: { request_log: { flush_interval: '3s' } },
   });
 });
@@ -128,4 +156,23 @@ describe('stored responses across nodes', () => {
       { role: 'user', content: 'Which number?' },
     ]);
   });
+
+  it.each([false, true])(
+    'continues on another node at once a natively answered response (stream: %s)',
+    async (stream) => {
+      const answer = await postResponses(first, { model: 'native-model', input: 'Native question.', stream });
+      expect(answer.status).toBe(200);
+      const id = stream
+        ? parseEvents(await answer.text()).find((event) => event.event === 'response.completed')?.data.response.id
+        : (await jsonOf(answer)).id;
+      expect(id).toMatch(/^resp_68af4030592c/);
+      const continued = await postResponses(
+        second,
+        { model: 'gpt-4o-mini', previous_response_id: id, input: 'Next question.' },
+        first.key,
+      );
+      expect(continued.status).toBe(200);
+      expect(mock.requests.at(-1)?.body.messages).toContainEqual({ role: 'user', content: 'Native question.' });
+    },
+  );
 });

@@ -33,6 +33,21 @@ const setup = useGatewayWithMock({
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       response.end(text);
     },
+    // A native upstream whose stream breaks after response.created: the connection is cut.
+    'native-broken': (_request, response) => {
+      const created = {
+        id: 'resp_nativebroken',
+        object: 'response',
+        model: 'native-broken',
+        status: 'in_progress',
+        output: [],
+      };
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(
+        `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: created })}\n\n`,
+        () => response.socket?.destroy(),
+      );
+    },
     // A native upstream whose response fails, reported in its own stream.
     'native-failing': (_request, response) => {
       const created = { id: 'resp_nativefail', object: 'response', status: 'in_progress', output: [] };
@@ -47,6 +62,7 @@ const setup = useGatewayWithMock({
   models: [
     { name: 'native-model', provider: 'mock', upstream_model: 'native-upstream', responses_api: 'native' },
     { name: 'native-failing', provider: 'mock', upstream_model: 'native-failing', responses_api: 'native' },
+    { name: 'native-broken', provider: 'mock', upstream_model: 'native-broken', responses_api: 'native' },
   ],
 });
 
@@ -156,5 +172,16 @@ describe('/v1/responses forwarded natively', () => {
     expect(events.map(({ event }) => event)).toEqual(['response.created', 'response.failed', undefined]);
     const [row] = await waitForLogRows(setup.gateway, [response.headers.get('x-request-id') as string]);
     expect(row).toMatchObject({ endpoint: 'responses', outcome: 'error', error_code: 'upstream_error' });
+  });
+
+  it('stores a native stream that broke as failed, as a translated one is', async () => {
+    const response = await postResponses(setup.gateway, { model: 'native-broken', input: 'Hi', stream: true });
+    const events = parseEvents(await response.text());
+    expect(events.map(({ event }) => event)).toEqual(['response.created', 'error', 'response.failed', undefined]);
+    const stored = await getStored(setup.gateway, 'resp_nativebroken');
+    expect(stored.status).toBe(200);
+    const body = await jsonOf(stored);
+    expect(body).toMatchObject({ id: 'resp_nativebroken', status: 'failed' });
+    expect(body.error.code).toBeTypeOf('string');
   });
 });

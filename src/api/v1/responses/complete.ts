@@ -30,7 +30,11 @@ export async function completeResponse(
     const text = await result.response.text();
     const object = checkedNativeResponse(provider, parseJsonObject(provider, text));
     const usage = readUsage(nativeUsage(object));
-    if (storing && typeof object.id === 'string') saveResponse(storing, object as ResponseObject, exchange);
+    if (storing && typeof object.id === 'string') {
+      saveResponse(storing, object as ResponseObject, exchange);
+      // The upstream's id tells another node no time to wait for this node's batch: it is written first.
+      await storing.store.writeBeforeAnswering(object.id);
+    }
     announceDroppedParameters(exchange.response, trace);
     return { usage, responseBody: sendJson(exchange, text) };
   }

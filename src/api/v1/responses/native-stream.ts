@@ -29,6 +29,8 @@ export async function relayNativeStream(
   let lastSequence = -1;
   let firstTokenAt: number | undefined;
   let created: Record<string, unknown> | undefined;
+  let createdId: string | undefined;
+  let saved = false;
   try {
     for await (const event of upstream.events()) {
       if (event.data === '[DONE]') continue;
@@ -36,8 +38,20 @@ export async function relayNativeStream(
       reader.push(event);
       const sequence = sequencePattern.exec(event.data);
       if (sequence) lastSequence = Number(sequence[1]);
-      if (created === undefined && event.data.includes('"response.created"')) created = responseOf(event.data);
+      if (created === undefined && event.data.includes('"response.created"')) {
+        created = responseOf(event.data);
+        createdId = typeof created?.id === 'string' ? created.id : undefined;
+        // From here the client knows the id: retrieval and deletion find the response while it streams.
+        if (storing && createdId) storing.store.begin(storing.accountId, createdId, () => inProgress(created));
+      }
       if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
+      const final = reader.outcome() !== undefined ? reader.response() : undefined;
+      if (storing && final && typeof final.id === 'string') {
+        // Stored before the client has it: its id (the upstream's) tells another node no time to wait for a batch.
+        saveResponse(storing, final as ResponseObject, exchange);
+        saved = true;
+        await storing.store.writeBeforeAnswering(final.id);
+      }
       await sse.write(sseEvent(name, event.data));
       // The terminal event ends the response: whatever an upstream sends after it is not relayed.
       if (reader.outcome() !== undefined) break;
@@ -48,7 +62,6 @@ export async function relayNativeStream(
     await sse.write(sseDone);
     sse.end();
     const final = reader.response();
-    if (storing && final && typeof final.id === 'string') saveResponse(storing, final as ResponseObject, exchange);
     // The upstream's own response.failed ends the stream properly, but the request failed: the log says so.
     const error = reader.outcome() === 'failed' ? upstreamFailed(final, provider) : undefined;
     return { error, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
@@ -57,7 +70,7 @@ export async function relayNativeStream(
     onFailure(failure);
     if (!sse.closed) {
       const code = failure.code ?? 'server_error';
-      const failed = { ...(created ?? {}), status: 'failed', error: { code, message: failure.message } };
+      const failed = failedResponse(created, code, failure.message);
       const errorEvent = { type: 'error', sequence_number: lastSequence + 1, code, message: failure.message };
       const failedEvent = { type: 'response.failed', sequence_number: lastSequence + 2, response: failed };
       await sse.write(
@@ -67,8 +80,23 @@ export async function relayNativeStream(
       );
     }
     sse.end();
+    // A broken stream is stored as failed, like a translated one (what it had generated is not kept: only the
+    // terminal event is read).
+    if (storing && !saved && createdId) {
+      saveResponse(storing, failedResponse(created, failure.code ?? 'server_error', failure.message), exchange);
+    }
     return { error: failure, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+  } finally {
+    if (storing && createdId) storing.store.end(createdId);
   }
+}
+
+function inProgress(created: Record<string, unknown> | undefined): ResponseObject {
+  return { ...(created ?? {}), status: 'in_progress' } as unknown as ResponseObject;
+}
+
+function failedResponse(created: Record<string, unknown> | undefined, code: string, message: string): ResponseObject {
+  return { ...(created ?? {}), status: 'failed', error: { code, message } } as unknown as ResponseObject;
 }
 
 /**

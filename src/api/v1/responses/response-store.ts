@@ -164,13 +164,17 @@ export class ResponseStore {
   }
 
   /**
-   * Writes a queued response before its stream ends, waiting at most a margin, when its id is already too old for
-   * another node to wait for the next batch: a stream's id is dated when it began, and a client may continue it on
-   * another node the moment its last event arrives. Concurrent callers share one write (a batch, as ever).
+   * Writes a queued response before it is answered, waiting at most a margin, when another node would not wait for
+   * the next batch: a stream's id, dated when it began, may already be too old for that, and a native upstream's id
+   * (not the gateway's) tells no time at all. A client may continue it on another node the moment it has it.
+   * Concurrent callers share one write (a batch, as ever).
    */
   async writeBeforeAnswering(id: string): Promise<void> {
+    if (!this.pending.has(id)) return;
     const createdAt = responseCreatedAt(id);
-    if (!this.pending.has(id) || createdAt === undefined || Date.now() - createdAt < otherNodeMarginMs / 2) return;
+    const now = Date.now();
+    const datable = createdAt !== undefined && createdAt <= now + otherNodeMarginMs;
+    if (datable && now - createdAt < otherNodeMarginMs / 2) return;
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, otherNodeMarginMs);
