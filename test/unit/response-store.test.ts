@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newItemId, newResponseId } from '../../src/api/v1/responses/ids.js';
 import {
@@ -95,6 +96,43 @@ describe('ResponseStore', () => {
     await store.flush();
     expect(await store.find('acct_a', 'resp_b1')).toBeDefined();
     expect(await store.find('acct_a', 'resp_b2')).toBeDefined();
+    await store.close();
+  });
+
+  it('keeps what the database could not take while it is away, and writes it once it is back', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const store = storeOf({ batchSize: 100, logger: createLogger('warn', sink) });
+    const sqlite = database.sqlite as NonNullable<typeof database.sqlite>;
+    const before = await rowCount();
+    // The table gone stands for a database that answers nothing: every insert fails without refusing a record.
+    sqlite.exec('alter table responses rename to responses_away');
+    try {
+      store.save(record('resp_away_1'));
+      store.save(record('resp_away_2', 'resp_away_1'));
+      await store.flush();
+      await store.flush();
+    } finally {
+      sqlite.exec('alter table responses_away rename to responses');
+    }
+    expect(await rowCount()).toBe(before);
+    // Still queued: the next read writes them, in order.
+    const conversation = await store.conversation('acct_a', 'resp_away_2');
+    expect(conversation?.responseIds).toEqual(['resp_away_1', 'resp_away_2']);
+    expect(lines.filter((line) => line.includes('kept and retried'))).toHaveLength(2);
+    // A record the database refuses (its id is taken) is given up, not retried forever.
+    store.save(record('resp_away_1'));
+    await store.flush();
+    expect(lines.filter((line) => line.includes('kept and retried'))).toHaveLength(2);
+    expect(lines.at(-1)).toContain('storing a response failed');
+    store.save(record('resp_away_3'));
+    await store.flush();
+    expect(await rowCount()).toBe(before + 3);
     await store.close();
   });
 

@@ -57,6 +57,17 @@ const defaultMaxQueueBytes = 256 * 1024 * 1024;
 const otherNodeMarginMs = 1000;
 const retryEveryMs = 100;
 
+/**
+ * Whether the database refused a record (a constraint or a value it cannot hold: retrying cannot help), rather than
+ * failing to take it (unreachable, shutting down, busy).
+ */
+function isRefusal(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  // SQLite's extended codes name the kind; PostgreSQL's SQLSTATE classes 22 (data) and 23 (integrity constraints).
+  return code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_TOOBIG' || /^2[23]/.test(code);
+}
+
 const gatewayIdPattern = /^([a-z]+)_([0-9a-f]{12})/;
 
 /** When the gateway named an id (`resp_`, `msg_`, `fc_`, … + 12 hex digits of milliseconds); undefined otherwise. */
@@ -152,6 +163,14 @@ export class ResponseStore {
     this.queue.push(record);
     this.queuedBytes += record.storedBytes;
     this.pending.add(record.id);
+    this.trim();
+    const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
+    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
+    else this.armTimer();
+  }
+
+  /** Past max_queue (or its bytes) the oldest unwritten records are given up, and logged: memory stays bounded. */
+  private trim(): void {
     const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
     while (this.queue.length > 1 && (this.queue.length > this.options.maxQueue || this.queuedBytes > maxBytes)) {
       const lost = this.queue.shift() as ResponseRecord;
@@ -159,8 +178,6 @@ export class ResponseStore {
       this.pending.delete(lost.id);
       this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
     }
-    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
-    else this.armTimer();
   }
 
   /**
@@ -210,6 +227,7 @@ export class ResponseStore {
   }
 
   private async write(batch: ResponseRecord[]): Promise<void> {
+    const kept: ResponseRecord[] = [];
     try {
       await this.insert(batch);
     } catch (error) {
@@ -218,12 +236,28 @@ export class ResponseStore {
         try {
           await this.insert([record]);
         } catch (recordError) {
-          this.options.logger.error({ err: recordError, responseId: record.id }, 'storing a response failed');
+          // A record the database refuses is given up; one it could not take (down, locked) waits for the next write.
+          if (isRefusal(recordError)) {
+            this.options.logger.error({ err: recordError, responseId: record.id }, 'storing a response failed');
+          } else {
+            kept.push(record);
+          }
         }
       }
-      if (batch.length > 1) this.options.logger.warn({ err: error }, 'stored-responses batch retried one by one');
+      if (kept.length > 0) {
+        this.options.logger.warn({ err: error, kept: kept.length }, 'stored-responses write failed; kept and retried');
+      } else if (batch.length > 1) {
+        this.options.logger.warn({ err: error }, 'stored-responses batch retried one by one');
+      }
     } finally {
-      for (const record of batch) this.pending.delete(record.id);
+      const keptIds = new Set(kept.map((record) => record.id));
+      for (const record of batch) if (!keptIds.has(record.id)) this.pending.delete(record.id);
+      if (kept.length > 0) {
+        // Ahead of what came meanwhile (their order is the conversations' order), within the queue's bounds.
+        this.queue = [...kept, ...this.queue];
+        for (const record of kept) this.queuedBytes += record.storedBytes;
+        this.trim();
+      }
     }
   }
 
