@@ -233,6 +233,11 @@ export class ResponseStore {
     } catch (error) {
       // A batch fails as a whole; each record is tried alone so one bad record does not lose the others.
       for (const record of batch) {
+        // Once the database could not take one, the others are not tried: they wait with it for the next write.
+        if (kept.length > 0) {
+          kept.push(record);
+          continue;
+        }
         try {
           await this.insert([record]);
         } catch (recordError) {
