@@ -136,6 +136,27 @@ describe('ResponseStore', () => {
     await store.close();
   });
 
+  it('deletes a streamed response for good once it is queued, while its stream still sends its end', async () => {
+    const store = storeOf({ batchSize: 100 });
+    const snapshot = () => ({ id: 'resp_streamed' }) as never;
+    store.begin('acct_a', 'resp_streamed', snapshot);
+    store.save(record('resp_streamed'));
+    // The stream has not ended (its last events are on their way): the deletion must reach the stored row.
+    expect(await store.delete('acct_a', 'resp_streamed')).toBe(true);
+    store.end('resp_streamed');
+    await store.flush();
+    expect(await store.find('acct_a', 'resp_streamed')).toBeUndefined();
+    // Deleted while it streamed, before it was queued: never stored.
+    store.begin('acct_a', 'resp_streamed_2', snapshot);
+    expect(await store.delete('acct_a', 'resp_streamed_2')).toBe(true);
+    expect(await store.delete('acct_a', 'resp_streamed_2')).toBe(false);
+    store.save(record('resp_streamed_2'));
+    store.end('resp_streamed_2');
+    await store.flush();
+    expect(await store.find('acct_a', 'resp_streamed_2')).toBeUndefined();
+    await store.close();
+  });
+
   it('writes a full batch by itself, after the callbacks of the request that filled it', async () => {
     const store = storeOf({ batchSize: 2 });
     const before = await rowCount();

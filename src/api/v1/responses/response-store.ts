@@ -135,7 +135,7 @@ export class ResponseStore {
     this.timer.unref();
   }
 
-  /** A stream of a response to be stored has shown the client its id; `end` once it is saved or given up. */
+  /** A stream of a response to be stored has shown the client its id; `end` once it is given up (save ends it too). */
   begin(accountId: string, id: string, snapshot: () => ResponseObject): void {
     let end = () => {};
     const ended = new Promise<void>((resolve) => {
@@ -159,7 +159,10 @@ export class ResponseStore {
 
   /** Queues a finished response for storage; returns at once. */
   save(record: ResponseRecord): void {
-    if (this.closed || this.generating.get(record.id)?.deleted === true) return;
+    // Queued, a stream's response is found (and deleted) where any other is: its stream may still be sending its end.
+    const generating = this.generating.get(record.id);
+    if (generating) this.end(record.id);
+    if (this.closed || generating?.deleted === true) return;
     this.queue.push(record);
     this.queuedBytes += record.storedBytes;
     this.pending.add(record.id);
