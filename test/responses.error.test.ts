@@ -117,6 +117,30 @@ describe('POST /v1/responses refuses bad input', () => {
     expect((await getStored(setup.gateway, previous as string)).status).toBe(200);
   });
 
+  it('bounds what item references bring in: a small body naming one large item many times is refused', async () => {
+    const stored = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'z'.repeat(1000) }));
+    const reference = { type: 'item_reference', id: stored.output[0].id };
+    const sentBefore = setup.mock.requests.length;
+    // About 1 KB each once resolved: 10 are more than a 4 KB stored response...
+    await expectError(
+      { model: 'gpt-4o-mini', input: Array(10).fill(reference) },
+      400,
+      'store',
+      'stored_response_too_large',
+    );
+    // ...and 20 more than a 12 KB conversation, stored or not.
+    await expectError(
+      { model: 'gpt-4o-mini', input: Array(20).fill(reference), store: false },
+      400,
+      'input',
+      'conversation_too_large',
+    );
+    expect(setup.mock.requests.length).toBe(sentBefore);
+    // A few are fine.
+    const few = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: [reference, reference] });
+    expect(few.status).toBe(200);
+  });
+
   it('refuses an unknown model with 404 model_not_found', async () => {
     await expectError({ model: 'nope', input: 'hi' }, 404, 'model', 'model_not_found');
   });

@@ -21,8 +21,12 @@ export async function createResponse(
   exchange: Exchange,
   body: ParsedBody | undefined,
 ): Promise<Outcome> {
-  checkStorable(request, body, exchange.services.config.responses.maxStoredBytes);
-  const state = await loadState(store, request, exchange.principal.accountId);
+  const maxStoredBytes = exchange.services.config.responses.maxStoredBytes;
+  checkStorable(request, body, maxStoredBytes);
+  const state = await loadState(store, request, exchange.principal.accountId, {
+    bodyBytes: body?.bytes.length ?? 0,
+    maxStoredBytes,
+  });
   const route = exchange.route;
   if (!route) throw new Error('a /v1/responses request reached its handler without a route');
   const translated = state.request;

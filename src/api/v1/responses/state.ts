@@ -22,10 +22,19 @@ export interface RequestState {
   ancestors: readonly AncestorExpiry[];
 }
 
+/** What a request may bring in from the stored state, besides its own body. */
+export interface StateLimits {
+  /** The request body's size (what checkStorable measured). */
+  bodyBytes: number;
+  /** responses.max_stored_bytes. */
+  maxStoredBytes: number;
+}
+
 export async function loadState(
   store: ResponseStore,
   request: ResponsesRequest,
   accountId: string,
+  limits: StateLimits,
 ): Promise<RequestState> {
   let history: InputItem[] = [];
   let ancestors: readonly AncestorExpiry[] = [];
@@ -45,7 +54,34 @@ export async function loadState(
   if (references.length === 0) return { request, history, ancestors };
   const found = await store.items(accountId, references);
   const input = resolveItemReferences(request.input, found);
+  checkReferencedSize(request, references, found, store.maxConversationBytes, limits);
   return { request: { ...request, input }, history, ancestors };
+}
+
+/**
+ * A reference is a few bytes in the body but its whole item once resolved (sent upstream, and stored as input): a body
+ * of kilobytes referencing one large item many times would be gigabytes. The resolved input is bounded like a
+ * conversation, and, when it is to be stored, like a stored response.
+ */
+function checkReferencedSize(
+  request: ResponsesRequest,
+  references: readonly string[],
+  found: ReadonlyMap<string, unknown>,
+  maxConversationBytes: number,
+  limits: StateLimits,
+): void {
+  const sizes = new Map<string, number>();
+  let bytes = 0;
+  for (const id of references) {
+    let size = sizes.get(id);
+    if (size === undefined) {
+      size = Buffer.byteLength(JSON.stringify(found.get(id)));
+      sizes.set(id, size);
+    }
+    bytes += size;
+  }
+  if (request.store !== false) checkStoredSize(limits.bodyBytes + bytes, limits.maxStoredBytes);
+  if (bytes > maxConversationBytes) throw conversationTooLarge(bytes, maxConversationBytes, 'input');
 }
 
 /** Refuses, before the upstream is called, a request too large to store when it asks to be stored. */
