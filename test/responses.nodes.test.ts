@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { responseCreatedAt } from '../src/api/v1/responses/response-store.js';
+import { responseCreatedAt } from '../src/api/v1/responses/ids.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { createHeldStreams, openHeldStream } from './support/held-stream.js';

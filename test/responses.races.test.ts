@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { responseCreatedAt } from '../src/api/v1/responses/response-store.js';
+import { responseCreatedAt } from '../src/api/v1/responses/ids.js';
 import { jsonOf } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';

@@ -1,12 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newItemId, newResponseId } from '../../src/api/v1/responses/ids.js';
-import {
-  idCreatedAt,
-  ResponseStore,
-  type ResponseStoreOptions,
-  responseCreatedAt,
-} from '../../src/api/v1/responses/response-store.js';
+import { idCreatedAt, newItemId, newResponseId, responseCreatedAt } from '../../src/api/v1/responses/ids.js';
+import { ResponseStore, type ResponseStoreOptions } from '../../src/api/v1/responses/response-store.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { ResponseRecord } from '../../src/db/repositories/responses.js';
 import { createLogger } from '../../src/observability/logger.js';

@@ -24,3 +24,16 @@ export function newResponseId(now: number = Date.now()): string {
 export function newItemId(prefix: ItemIdPrefix, now: number = Date.now()): string {
   return `${prefix}_${timeOrdered(now)}`;
 }
+
+const gatewayIdPattern = /^([a-z]+)_([0-9a-f]{12})/;
+
+/** When the gateway named an id (`resp_`, `msg_`, `fc_`, … + 12 hex digits of milliseconds); undefined otherwise. */
+export function idCreatedAt(id: string): number | undefined {
+  const match = gatewayIdPattern.exec(id);
+  return match ? Number.parseInt(match[2] as string, 16) : undefined;
+}
+
+/** When the gateway created a response, from its id (`resp_` + 12 hex digits of milliseconds); undefined otherwise. */
+export function responseCreatedAt(id: string): number | undefined {
+  return id.startsWith('resp_') ? idCreatedAt(id) : undefined;
+}

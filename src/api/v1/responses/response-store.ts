@@ -13,7 +13,9 @@ import { createSqliteResponseWriter } from '../../../db/repositories/responses-s
 import type { Database } from '../../../db/schema.js';
 import type { Logger } from '../../../observability/logger.js';
 import type { SqliteWorker } from '../../../request-log/sqlite-worker.js';
+import { idCreatedAt, responseCreatedAt } from './ids.js';
 import { storedResponseObject } from './stored-response.js';
+import { StreamingResponses } from './streaming-responses.js';
 import type { ResponseObject } from './types.js';
 
 /**
@@ -68,36 +70,12 @@ function isRefusal(error: unknown): boolean {
   return code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_TOOBIG' || /^2[23]/.test(code);
 }
 
-const gatewayIdPattern = /^([a-z]+)_([0-9a-f]{12})/;
-
-/** When the gateway named an id (`resp_`, `msg_`, `fc_`, … + 12 hex digits of milliseconds); undefined otherwise. */
-export function idCreatedAt(id: string): number | undefined {
-  const match = gatewayIdPattern.exec(id);
-  return match ? Number.parseInt(match[2] as string, 16) : undefined;
-}
-
-/** When the gateway created a response, from its id (`resp_` + 12 hex digits of milliseconds); undefined otherwise. */
-export function responseCreatedAt(id: string): number | undefined {
-  return id.startsWith('resp_') ? idCreatedAt(id) : undefined;
-}
-
-/** A stored response still being streamed on this node. */
-interface Generating {
-  accountId: string;
-  /** The response as far as it got. */
-  snapshot: () => ResponseObject;
-  /** Deleted while it streamed: not stored when it ends. */
-  deleted: boolean;
-  ended: Promise<void>;
-  end: () => void;
-}
-
 export class ResponseStore {
   private queue: ResponseRecord[] = [];
   private queuedBytes = 0;
   /** Ids in `queue` and in the batch being written, for reads that must see them. */
   private readonly pending = new Set<string>();
-  private readonly generating = new Map<string, Generating>();
+  private readonly streaming = new StreamingResponses();
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -137,32 +115,18 @@ export class ResponseStore {
 
   /** A stream of a response to be stored has shown the client its id; `end` once it is given up (save ends it too). */
   begin(accountId: string, id: string, snapshot: () => ResponseObject): void {
-    let end = () => {};
-    const ended = new Promise<void>((resolve) => {
-      end = resolve;
-    });
-    this.generating.set(id, { accountId, snapshot, deleted: false, ended, end });
+    this.streaming.begin(accountId, id, snapshot);
   }
 
   end(id: string): void {
-    const generating = this.generating.get(id);
-    if (!generating) return;
-    this.generating.delete(id);
-    generating.end();
-  }
-
-  /** The account's response streaming on this node (deleted or not); undefined for another account's. */
-  private generatingFor(accountId: string, id: string): Generating | undefined {
-    const generating = this.generating.get(id);
-    return generating?.accountId === accountId ? generating : undefined;
+    this.streaming.end(id);
   }
 
   /** Queues a finished response for storage; returns at once. */
   save(record: ResponseRecord): void {
     // Queued, a stream's response is found (and deleted) where any other is: its stream may still be sending its end.
-    const generating = this.generating.get(record.id);
-    if (generating) this.end(record.id);
-    if (this.closed || generating?.deleted === true) return;
+    const streamed = this.streaming.end(record.id);
+    if (this.closed || streamed?.deleted === true) return;
     this.queue.push(record);
     this.queuedBytes += record.storedBytes;
     this.pending.add(record.id);
@@ -279,8 +243,8 @@ export class ResponseStore {
   }
 
   async conversation(accountId: string, id: string): Promise<Conversation | undefined> {
-    // A client may continue a stream the moment its last event arrives, before the stream's end has queued it.
-    await this.generatingFor(accountId, id)?.ended;
+    // A response still streaming here (its id is in its first event) is waited for until it is queued.
+    await this.streaming.of(accountId, id)?.ended;
     // Any queued response may be part of the chain, not only the one named: write them all.
     if (this.pending.size > 0) await this.flush();
     const maxBytes = this.options.maxConversationBytes;
@@ -333,18 +297,18 @@ export class ResponseStore {
   }
 
   async find(accountId: string, id: string): Promise<ResponseObject | undefined> {
-    const generating = this.generatingFor(accountId, id);
-    if (generating) return generating.deleted ? undefined : generating.snapshot();
+    const streaming = this.streaming.of(accountId, id);
+    if (streaming) return streaming.deleted ? undefined : streaming.snapshot();
     await this.settled([id]);
     const found = await this.lookRecent(id, () => findResponse(this.options.db, accountId, id, Date.now()));
     return found && storedResponseObject(found);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    const generating = this.generatingFor(accountId, id);
-    if (generating) {
-      if (generating.deleted) return false;
-      generating.deleted = true;
+    const streaming = this.streaming.of(accountId, id);
+    if (streaming) {
+      if (streaming.deleted) return false;
+      streaming.deleted = true;
       return true;
     }
     await this.settled([id]);

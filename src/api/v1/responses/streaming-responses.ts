@@ -1,0 +1,48 @@
+import type { ResponseObject } from './types.js';
+
+/**
+ * The responses to be stored that are still streaming on this node, from the event that gave the client the id until
+ * they are queued (response-store.ts): retrieving one meanwhile gives it as far as it got, deleting one keeps it from
+ * being stored, and continuing one waits until it is queued.
+ */
+
+export interface StreamingResponse {
+  accountId: string;
+  /** The response as far as it got. */
+  snapshot: () => ResponseObject;
+  /** Deleted while it streamed: not stored when it ends. */
+  deleted: boolean;
+  /** Settles once it is queued or given up. */
+  ended: Promise<void>;
+}
+
+interface Entry extends StreamingResponse {
+  end: () => void;
+}
+
+export class StreamingResponses {
+  private readonly entries = new Map<string, Entry>();
+
+  begin(accountId: string, id: string, snapshot: () => ResponseObject): void {
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    this.entries.set(id, { accountId, snapshot, deleted: false, ended, end });
+  }
+
+  /** Forgets the response (queued or given up), releasing whoever waits for it; what it was, if it was streaming. */
+  end(id: string): StreamingResponse | undefined {
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    this.entries.delete(id);
+    entry.end();
+    return entry;
+  }
+
+  /** The account's response streaming here (deleted or not); undefined for another account's, as for none. */
+  of(accountId: string, id: string): StreamingResponse | undefined {
+    const entry = this.entries.get(id);
+    return entry?.accountId === accountId ? entry : undefined;
+  }
+}
