@@ -235,6 +235,11 @@ describe('stored responses', () => {
     expect(cut?.turns).toEqual([]);
     expect(cut?.tooLarge?.bytes).toBe(total);
     // The walk stops soon after the limit: the last turns alone are over a small one.
+    // More turns than the turn limit: refused as a whole, never cut short (the walk stops past the limit).
+    const long = await loadConversation(database.db, 'acct_a', last.id, start, total, 300);
+    expect(long?.turns).toEqual([]);
+    expect(long?.tooLarge).toBeDefined();
+    expect((await loadConversation(database.db, 'acct_a', last.id, start, total, 400))?.turns).toHaveLength(400);
     const small = await loadConversation(database.db, 'acct_a', last.id, start, last.storedBytes * 2);
     expect(small?.responseIds.length).toBe(3);
     expect(small?.tooLarge?.bytes).toBe(turns.slice(-3).reduce((sum, turn) => sum + turn.storedBytes, 0));

@@ -50,14 +50,14 @@ export interface Conversation {
   /** Their items, in the same order: each response's input, then its output. */
   turns: ConversationTurn[];
   /**
-   * Set when the conversation holds more than `maxBytes` of stored responses: the walk stopped there and no items
-   * were read (`turns` is empty); `bytes` is what it had counted, past the limit.
+   * Set when the conversation holds more than `maxBytes` of stored responses, or more than `maxTurns` responses: the
+   * walk stopped there and no items were read (`turns` is empty); `bytes` is what it had counted.
    */
   tooLarge?: { bytes: number };
 }
 
-/** How far back a conversation is followed; far beyond any real one, it only bounds a malformed chain. */
-const maxConversationLength = 100_000;
+/** How far back a conversation is followed; far beyond any real one (a longer one is `tooLarge`, never cut short). */
+const maxConversationTurns = 100_000;
 /** Ids per `in (…)` list, well under SQLite's and PostgreSQL's bound-parameter limits. */
 export const idsPerStatement = 500;
 
@@ -135,6 +135,7 @@ interface ConversationRow {
   id: string;
   expires_at: number;
   total: number | string;
+  previous_response_id: string | null;
   input_items: string | null;
   output_items: string | null;
 }
@@ -151,6 +152,7 @@ export async function loadConversation(
   id: string,
   now: number,
   maxBytes: number = Number.MAX_SAFE_INTEGER,
+  maxTurns: number = maxConversationTurns,
 ): Promise<Conversation | undefined> {
   const result = await sql<ConversationRow>`
     with recursive chain(id, previous_response_id, depth, total) as (
@@ -161,9 +163,9 @@ export async function loadConversation(
         chain.total + cast(responses.stored_bytes as bigint)
       from responses join chain on responses.id = chain.previous_response_id
       where responses.account_id = ${accountId} and responses.expires_at > ${now}
-        and chain.depth < ${maxConversationLength} and chain.total <= ${maxBytes}
+        and chain.depth < ${maxTurns} and chain.total <= ${maxBytes}
     )
-    select chain.id, responses.expires_at, chain.total,
+    select chain.id, responses.expires_at, chain.total, responses.previous_response_id,
       case when chain.total <= ${maxBytes} then responses.input_items end as input_items,
       case when chain.total <= ${maxBytes} then responses.output_items end as output_items
     from chain join responses on responses.id = chain.id
@@ -174,6 +176,10 @@ export async function loadConversation(
   // Oldest first: the first row is where the walk stopped, with the largest total.
   const total = Number(rows[0]?.total);
   if (total > maxBytes) return { responseIds, turns: [], tooLarge: { bytes: total } };
+  // Stopped by the turn limit with more before it (rows past it would be maxTurns + 1).
+  if (rows.length > maxTurns && rows[0]?.previous_response_id) {
+    return { responseIds, turns: [], tooLarge: { bytes: total } };
+  }
   return {
     responseIds,
     turns: rows.map((row) => ({

@@ -49,7 +49,7 @@ export function unknownCallId(callId: string, param: string): ApiError {
 export function conversationTooLarge(bytes: number, limitBytes: number, param: string): ApiError {
   return apiError(
     'conversation_too_large',
-    `This conversation holds more than ${bytes} bytes of stored responses, more than the limit of ${limitBytes} bytes (responses.max_conversation_bytes). Begin a new conversation, or send the part that matters as input with "store": false.`,
+    `This conversation is longer than this gateway replays: over ${bytes} bytes of stored items, against a limit of ${limitBytes} bytes (responses.max_conversation_bytes) and 100,000 responses. Begin a new conversation, or send the part that matters as input with "store": false.`,
     { param },
   );
 }
