@@ -15,6 +15,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { enforceBodyDeadline } from './body-deadline.js';
 import { type ConsoleAssets, registerConsole } from './console-assets.js';
 import { isAuthorizedScrape, scrapeRefused } from './metrics-endpoint.js';
+import { limitPipelinedRequests } from './pipelined-requests.js';
 import { RequestIds } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
 
@@ -37,6 +38,8 @@ export interface AppDependencies {
     apiBodyTimeoutMs: number;
     v1BodyTimeoutMs: number;
     maxConnections: number;
+    /** Requests of one connection served at once (HTTP/1.1 pipelining). */
+    maxPipelinedRequests: number;
     /** Believe X-Forwarded-Proto (console.trust_proxy), for HSTS. */
     trustProxy: boolean;
   };
@@ -110,7 +113,7 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
           headersTimeout: Math.min(60_000, requestTimeout),
           connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(requestTimeout / 8))),
         },
-        (request: IncomingMessage, response: ServerResponse) => {
+        limitPipelinedRequests(http.maxPipelinedRequests, (request: IncomingMessage, response: ServerResponse) => {
           if (!isProbe(request.url)) metrics.eventLoopLag.noteActivity();
           if (isDataPlane(request.url)) {
             if (http.v1BodyTimeoutMs < requestTimeout) {
@@ -123,7 +126,7 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
             }
             fastifyHandler(request, response);
           }
-        },
+        }),
       );
       // Each connection holds memory and a file descriptor; past the cap, new ones are closed at once.
       server.maxConnections = http.maxConnections;
