@@ -177,6 +177,7 @@ async function abandon(endpoint: Endpoint, model: string, gate: GatedUpstream, p
 const cases: Array<{ endpoint: Endpoint; model: string; gate: 'openai' | 'anthropic'; pieces: number }> = [
   { endpoint: 'chat', model: 'via-openai', gate: 'openai', pieces: 30 },
   { endpoint: 'chat', model: 'via-claude', gate: 'anthropic', pieces: 30 },
+  { endpoint: 'messages', model: 'via-claude', gate: 'anthropic', pieces: 30 },
   { endpoint: 'messages', model: 'via-openai', gate: 'openai', pieces: 30 },
   { endpoint: 'responses', model: 'via-openai', gate: 'openai', pieces: 30 },
   { endpoint: 'responses', model: 'via-claude', gate: 'anthropic', pieces: 30 },
