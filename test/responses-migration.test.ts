@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageItems } from '../src/api/v1/responses/list-items.js';
 import { ResponseStore } from '../src/api/v1/responses/response-store.js';
 import { inputItemsOf, replayItems } from '../src/api/v1/responses/stored-items.js';
-import { storedResponseObject } from '../src/api/v1/responses/stored-response.js';
 import { type DatabaseHandle, migrateToLatest, migratorFor } from '../src/db/connect.js';
 import { createLogger } from '../src/observability/logger.js';
 import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from './support/database.js';
@@ -134,7 +133,7 @@ describe('migration 0014: one row per stored response', () => {
       maxQueue: 100,
     });
     const found = await store.find('acct_a', 'resp_old_2');
-    expect(JSON.stringify(storedResponseObject(found as NonNullable<typeof found>))).toBe(
+    expect(JSON.stringify(found)).toBe(
       JSON.stringify({ ...settings('resp_old_2', 'resp_old_1'), output: old[1]?.output }),
     );
     expect(await store.find('acct_b', 'resp_old_2')).toBeUndefined();

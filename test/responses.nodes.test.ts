@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
+import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { getStored, postResponses } from './support/responses.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Two gateways on one database, as two nodes behind a load balancer: a conversation begun on one continues on the
@@ -54,5 +56,27 @@ describe('stored responses across nodes', () => {
       { role: 'user', content: 'What is my name?' },
     ]);
     expect((await getStored(second, begun.id, first.key)).status).toBe(200);
+  });
+
+  it('continues on another node at once a response that took longer than a flush interval to generate', async () => {
+    const held = holdRequests(mock);
+    const answer = postResponses(first, { model: 'held', input: 'A slow answer.' });
+    await held.arrived(1);
+    // Generation outlasts a flush interval and its margin: the first node queues the answer only then.
+    const arrivedAt = Date.now();
+    await waitFor('the generation to outlast a flush interval and a second', () => Date.now() > arrivedAt + 1500);
+    held.releaseAll();
+    const begun = await jsonOf(await answer);
+    const continued = await postResponses(
+      second,
+      { model: 'gpt-4o-mini', previous_response_id: begun.id, input: 'And now?' },
+      first.key,
+    );
+    expect(continued.status).toBe(200);
+    expect(mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'A slow answer.' },
+      { role: 'assistant', content: 'Echo: A slow answer.' },
+      { role: 'user', content: 'And now?' },
+    ]);
   });
 });

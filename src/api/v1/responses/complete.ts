@@ -5,6 +5,7 @@ import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { sendJson } from '../pipeline/json-answer.js';
 import { fromChatCompletion } from './from-chat-completion.js';
+import { newResponseId } from './ids.js';
 import { checkedNativeResponse, nativeUsage } from './native.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
 import { type Storing, saveResponse } from './state.js';
@@ -41,7 +42,9 @@ export async function completeResponse(
   const usage =
     reported ?? estimateUsage(estimatePromptCharacters(translation.request), generatedCharacters(completion));
   const response = fromChatCompletion(completion, {
-    response: base,
+    // Named when it is queued, not when it was asked for: another node waits for a young id until this node's batch
+    // must have been written (response-store.ts), and a generation may outlast that wait.
+    response: { ...base, id: newResponseId() },
     toolNames: translation.toolNames,
     usage: reported ? undefined : toWireUsage(usage),
   });

@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import {
   type Conversation,
   deleteResponse,
-  type FoundResponse,
   findItems,
   findResponse,
   loadConversation,
@@ -14,10 +13,14 @@ import { createSqliteResponseWriter } from '../../../db/repositories/responses-s
 import type { Database } from '../../../db/schema.js';
 import type { Logger } from '../../../observability/logger.js';
 import type { SqliteWorker } from '../../../request-log/sqlite-worker.js';
+import { storedResponseObject } from './stored-response.js';
+import type { ResponseObject } from './types.js';
 
 /**
  * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
- * interval, and on close), never on a request's path, like the request log. A read that may need something still
+ * interval, and on close), never on a request's path, like the request log. A stream's response is known here from its
+ * first event until it is queued (its id is the client's from then on): retrieving it meanwhile gives it as far as it
+ * got (`in_progress`), deleting it keeps it from being stored when its stream ends, and continuing it waits for its end. A read that may need something still
  * queued (a client continuing a conversation the moment its answer arrived) writes the queue first, so this node
  * never answers "not found" for a response it has just given; a request without `previous_response_id` or item
  * references reads nothing. Another node may still hold a response it has just given in its own queue: a response id
@@ -56,11 +59,23 @@ export function responseCreatedAt(id: string): number | undefined {
   return Number.isFinite(time) ? time : undefined;
 }
 
+/** A stored response still being streamed on this node. */
+interface Generating {
+  accountId: string;
+  /** The response as far as it got. */
+  snapshot: () => ResponseObject;
+  /** Deleted while it streamed: not stored when it ends. */
+  deleted: boolean;
+  ended: Promise<void>;
+  end: () => void;
+}
+
 export class ResponseStore {
   private queue: ResponseRecord[] = [];
   private queuedBytes = 0;
   /** Ids in `queue` and in the batch being written, for reads that must see them. */
   private readonly pending = new Set<string>();
+  private readonly generating = new Map<string, Generating>();
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -98,9 +113,31 @@ export class ResponseStore {
     this.timer.unref();
   }
 
+  /** A stream of a response to be stored has shown the client its id; `end` once it is saved or given up. */
+  begin(accountId: string, id: string, snapshot: () => ResponseObject): void {
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    this.generating.set(id, { accountId, snapshot, deleted: false, ended, end });
+  }
+
+  end(id: string): void {
+    const generating = this.generating.get(id);
+    if (!generating) return;
+    this.generating.delete(id);
+    generating.end();
+  }
+
+  /** The account's response streaming on this node (deleted or not); undefined for another account's. */
+  private generatingFor(accountId: string, id: string): Generating | undefined {
+    const generating = this.generating.get(id);
+    return generating?.accountId === accountId ? generating : undefined;
+  }
+
   /** Queues a finished response for storage; returns at once. */
   save(record: ResponseRecord): void {
-    if (this.closed) return;
+    if (this.closed || this.generating.get(record.id)?.deleted === true) return;
     this.queue.push(record);
     this.queuedBytes += record.storedBytes;
     this.pending.add(record.id);
@@ -165,6 +202,8 @@ export class ResponseStore {
   }
 
   async conversation(accountId: string, id: string): Promise<Conversation | undefined> {
+    // A client may continue a stream the moment its last event arrives, before the stream's end has queued it.
+    await this.generatingFor(accountId, id)?.ended;
     // Any queued response may be part of the chain, not only the one named: write them all.
     if (this.pending.size > 0) await this.flush();
     return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now()));
@@ -190,12 +229,21 @@ export class ResponseStore {
     return findItems(this.options.db, accountId, ids, Date.now());
   }
 
-  async find(accountId: string, id: string): Promise<FoundResponse | undefined> {
+  async find(accountId: string, id: string): Promise<ResponseObject | undefined> {
+    const generating = this.generatingFor(accountId, id);
+    if (generating) return generating.deleted ? undefined : generating.snapshot();
     await this.settled([id]);
-    return this.lookRecent(id, () => findResponse(this.options.db, accountId, id, Date.now()));
+    const found = await this.lookRecent(id, () => findResponse(this.options.db, accountId, id, Date.now()));
+    return found && storedResponseObject(found);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
+    const generating = this.generatingFor(accountId, id);
+    if (generating) {
+      if (generating.deleted) return false;
+      generating.deleted = true;
+      return true;
+    }
     await this.settled([id]);
     const deleted = await this.lookRecent(id, async () =>
       (await deleteResponse(this.options.db, accountId, id, Date.now())) ? true : undefined,

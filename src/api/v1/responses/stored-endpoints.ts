@@ -3,7 +3,6 @@ import { lookupEndpoint } from '../pipeline/lookup-endpoint.js';
 import { responseNotFound } from './errors.js';
 import { type ListQuery, pageItems, parseListQuery } from './list-items.js';
 import { inputItemsOf } from './stored-items.js';
-import { storedResponseObject } from './stored-response.js';
 
 /**
  * GET /v1/responses/{id}, DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items: the account's stored
@@ -24,7 +23,7 @@ export const retrieveResponseEndpoint = lookupEndpoint<StoredRequest>(
   async (request, exchange) => {
     const found = await exchange.services.responses.find(exchange.principal.accountId, request.id);
     if (!found) throw responseNotFound(request.id);
-    return storedResponseObject(found);
+    return found;
   },
 );
 

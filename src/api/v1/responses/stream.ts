@@ -97,6 +97,8 @@ async function relayChat(
   let completionCharacters = 0;
   let reported: TokenUsage | undefined;
   let firstTokenAt: number | undefined;
+  // From response.created on, the client knows the id: retrieval and deletion find the response while it streams.
+  storing?.store.begin(storing.accountId, base.id, translator.response);
   try {
     await sse.write(formatEvents(translator.start()));
     for await (const item of items) {
@@ -123,5 +125,7 @@ async function relayChat(
     sse.end();
     if (storing) saveResponse(storing, translator.response(), exchange);
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
+  } finally {
+    storing?.store.end(base.id);
   }
 }
