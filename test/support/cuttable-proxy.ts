@@ -3,7 +3,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 /**
  * A TCP proxy in front of a server (Redis, say) whose link a test can cut and mend: `cut()` drops every connection
  * through it and refuses new ones, as a network partition would, while the server itself keeps its data; `mend()` lets
- * connections through again.
+ * connections through again. With `delayMs`, every byte takes that long each way (a far link), in order.
  */
 export interface CuttableProxy {
   url: string;
@@ -15,6 +15,7 @@ export interface CuttableProxy {
 export async function startCuttableProxy(
   target: { host: string; port: number },
   scheme: string,
+  delayMs = 0,
 ): Promise<CuttableProxy> {
   const sockets = new Set<Socket>();
   let open = true;
@@ -31,8 +32,13 @@ export async function startCuttableProxy(
     }
     const upstream = connect(target.port, target.host);
     track(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    const relay = (from: Socket, to: Socket) =>
+      from.on('data', (chunk: Buffer) => {
+        if (delayMs === 0) to.write(chunk);
+        else setTimeout(() => to.destroyed || to.write(chunk), delayMs);
+      });
+    relay(client, upstream);
+    relay(upstream, client);
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
