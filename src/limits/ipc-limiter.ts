@@ -11,7 +11,7 @@ import { admittedWithoutLimits } from './limiter.js';
 export interface LimiterMessage {
   channel: 'switchboard-limiter';
   id: number;
-  kind: 'admit' | 'settle' | 'admitted' | 'refused';
+  kind: 'admit' | 'settle' | 'admitted' | 'refused' | 'release' | 'released';
   request?: AdmissionRequest;
   actual?: Usage;
   headers?: Record<string, string>;
@@ -27,10 +27,21 @@ export class IpcLimiter implements Limiter {
   private nextId = 1;
   private readonly pending = new Map<
     number,
-    { resolve: (admission: Admission) => void; reject: (error: unknown) => void }
+    {
+      resolve: (admission: Admission) => void;
+      reject: (error: unknown) => void;
+      /** Whether the request holds a concurrency slot (its admission then offers releaseSlot). */
+      holdsSlot: boolean;
+    }
   >();
+  /** Slot releases waiting for the primary's word that the slot is free. */
+  private readonly releasing = new Map<number, () => void>();
   private readonly onMessage = (message: unknown) => {
     if (!isLimiterMessage(message)) return;
+    if (message.kind === 'released') {
+      this.releasing.get(message.id)?.();
+      return;
+    }
     const waiter = this.pending.get(message.id);
     if (!waiter) return;
     this.pending.delete(message.id);
@@ -42,6 +53,7 @@ export class IpcLimiter implements Limiter {
     let settled = false;
     waiter.resolve({
       headers: message.headers ?? {},
+      ...(waiter.holdsSlot ? { releaseSlot: () => this.releaseSlot(id) } : {}),
       settle: (actual) => {
         if (settled) return;
         settled = true;
@@ -58,11 +70,30 @@ export class IpcLimiter implements Limiter {
     this.channel.send?.(message);
   }
 
+  /**
+   * Asks the primary to free the slot now and waits for its answer: messages of different workers reach the primary in
+   * no set order, so without the wait a client's next request, served by another worker, could find the slot taken.
+   * A primary that does not answer within a second is not waited for longer (settle frees the slot all the same).
+   */
+  private releaseSlot(id: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.releasing.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, 1000);
+      this.releasing.set(id, done);
+      this.send({ channel: 'switchboard-limiter', id, kind: 'release' });
+    });
+  }
+
   admit(request: AdmissionRequest): Promise<Admission> {
     if (request.subjects.length === 0) return Promise.resolve(admittedWithoutLimits);
     const id = this.nextId++;
+    const holdsSlot = request.subjects.some((subject) => subject.limits.concurrentRequests !== null);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, holdsSlot });
       this.send({ channel: 'switchboard-limiter', id, kind: 'admit', request });
     });
   }
@@ -71,6 +102,7 @@ export class IpcLimiter implements Limiter {
     this.channel.off('message', this.onMessage);
     for (const waiter of this.pending.values()) waiter.reject(new Error('the limiter was closed'));
     this.pending.clear();
+    for (const done of [...this.releasing.values()]) done();
   }
 }
 
@@ -92,6 +124,12 @@ export function serveLimiter(
     if (message.kind === 'settle') {
       admissions.get(message.id)?.settle(message.actual ?? { tokens: 0, costUsd: 0 });
       admissions.delete(message.id);
+      return;
+    }
+    if (message.kind === 'release') {
+      const id = message.id;
+      const released = admissions.get(id)?.releaseSlot?.() ?? Promise.resolve();
+      void released.then(() => send({ channel: 'switchboard-limiter', id, kind: 'released' }));
       return;
     }
     if (message.kind !== 'admit' || !message.request) return;

@@ -33,6 +33,12 @@ export interface Admission {
   headers: Readonly<Record<string, string>>;
   /** Records actual use and releases the concurrency slot. Safe to call once; never throws. */
   settle(actual: Usage): void;
+  /**
+   * Present when the request holds a concurrency slot: frees it ahead of `settle` (which then leaves it) and resolves
+   * once the counters that every worker or node reads say so; never rejects. The pipeline holds the answer's last
+   * byte until then, so that a client's next request, on whichever worker or node, finds the slot free.
+   */
+  releaseSlot?(): Promise<void>;
 }
 
 export interface Limiter {

@@ -11,6 +11,7 @@ import { type ParsedBody, readJsonBody } from '../../../server/read-body.js';
 import { costOf } from '../../../usage/usage.js';
 import type { DataPlaneServices } from '../services.js';
 import { admit } from './admission.js';
+import { endAfter } from './end-after.js';
 import type { Endpoint, EndpointRequest, Exchange, Outcome } from './endpoint.js';
 
 /**
@@ -131,6 +132,8 @@ export class RequestPipeline {
         progress.route?.model.pricing,
       );
       progress.admission = admission instanceof Promise ? await admission : admission;
+      const releaseSlot = progress.admission.releaseSlot;
+      if (releaseSlot) endAfter(response, releaseSlot);
       const headers = progress.admission.headers;
       for (const name in headers) response.setHeader(name, headers[name] as string);
     }
