@@ -580,8 +580,9 @@ describe('request log', () => {
     expect(table.status).toBe(200);
     expect(table.headers.get('content-disposition')).toMatch(/filename="switchboard-usage-logs-co-.*\.csv"/);
     const tableLines = String(table.body).trim().split('\n');
+    // Every text field in double quotes (a spreadsheet splitting at ';' must not start a cell inside one).
     expect(tableLines[0]).toBe(
-      'start,group_id,group,requests,errors,cancelled,prompt_tokens,completion_tokens,total_tokens,cost_usd,latency_p50_ms,latency_p95_ms',
+      '"start","group_id","group","requests","errors","cancelled","prompt_tokens","completion_tokens","total_tokens","cost_usd","latency_p50_ms","latency_p95_ms"',
     );
     // Two keys, 31 days each (30 days back from now, widened to whole days).
     expect(tableLines).toHaveLength(1 + 2 * 31);
