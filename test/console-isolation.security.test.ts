@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
-import { type ApiClient, accountId, createTestUser, signIn } from './support/console.js';
+import { type ApiClient, accountId, apiRequest, createTestUser, signIn } from './support/console.js';
 import { chatBody, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 
@@ -115,5 +115,91 @@ describe("another account's ids", () => {
     expect((await ownerA.request('GET', `/api/accounts/${acme}/members`)).body).toContainEqual(
       expect.objectContaining({ userId: memberOfA.id, role: 'member' }),
     );
+  });
+});
+
+describe('cross-site forms', () => {
+  it('change nothing on any state-changing route: text/plain, urlencoded and multipart bodies, with the cookie', async () => {
+    await createTestUser(setup.gateway, { email: 'victim@acme.test', account: 'acme', role: 'owner' });
+    const victim = await signIn(setup.gateway, 'victim@acme.test');
+    const keysBefore = (await admin.request('GET', `/api/accounts/${acme}/keys`)).body;
+    const bodies = {
+      'text/plain': '{"name":"planted","email":"victim@acme.test","password":"correct horse battery staple"}',
+      'application/x-www-form-urlencoded': 'name=planted&email=victim%40acme.test',
+      'multipart/form-data; boundary=x':
+        '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nplanted\r\n--x--\r\n',
+    };
+    for (const route of managementRoutes.filter((candidate) => candidate.method !== 'GET')) {
+      const path = route.path.replace(':accountId', acme).replace(/:\w+/g, 'x');
+      for (const [contentType, body] of Object.entries(bodies)) {
+        // What a browser without Fetch Metadata sends for a cross-site form: the cookie (were it not SameSite), no
+        // CSRF token, a form's content type.
+        const response = await apiRequest(setup.gateway.url, route.method, path, {
+          body,
+          headers: { cookie: `switchboard_session=${victim.cookie}`, 'content-type': contentType },
+        });
+        const label = `${route.method} ${route.path} ${contentType}`;
+        expect([403, 415], label).toContain(response.status);
+        expect(response.headers.get('set-cookie'), label).toBeNull();
+      }
+    }
+    expect((await admin.request('GET', `/api/accounts/${acme}/keys`)).body).toEqual(keysBefore);
+    expect((await victim.request('GET', '/api/session')).status).toBe(200);
+  });
+});
+
+describe('response headers', () => {
+  it('forbid framing, sniffing, referrers and cross-origin reads on every /api answer, errors included', async () => {
+    const answers = [
+      await fetch(`${setup.gateway.url}/api/session`),
+      await fetch(`${setup.gateway.url}/api/openapi.json`),
+      await fetch(`${setup.gateway.url}/api/no-such-route?<b>x</b>`),
+      await fetch(`${setup.gateway.url}/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'email=a',
+      }),
+      await fetch(`${setup.gateway.url}/api/accounts/${acme}/keys`, {
+        headers: { cookie: `switchboard_session=${admin.cookie}` },
+      }),
+      await fetch(`${setup.gateway.url}/console/assets/missing.js`),
+      await fetch(`${setup.gateway.url}/healthz`),
+    ];
+    for (const answer of answers) {
+      const label = `${answer.url} ${answer.status}`;
+      // An answer that echoes its input is never a page, whatever a browser makes of it: it may load nothing.
+      expect(answer.headers.get('content-security-policy'), label).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(answer.headers.get('x-frame-options'), label).toBe('DENY');
+      expect(answer.headers.get('x-content-type-options'), label).toBe('nosniff');
+      expect(answer.headers.get('referrer-policy'), label).toBe('no-referrer');
+      expect(answer.headers.get('cross-origin-resource-policy'), label).toBe('same-origin');
+    }
+  });
+
+  it('give console pages a CSP without inline script or style, with Trusted Types, and the same framing rules', async () => {
+    for (const path of ['/console/', '/console/accounts/x/keys', '/console/favicon.svg']) {
+      const page = await fetch(`${setup.gateway.url}${path}`);
+      expect(page.status, path).toBe(200);
+      const policy = page.headers.get('content-security-policy') ?? '';
+      const directives = new Map(
+        policy.split(';').map((directive) => {
+          const [name = '', ...values] = directive.trim().split(/\s+/);
+          return [name, values.join(' ')] as const;
+        }),
+      );
+      expect(directives.get('script-src'), path).toBe("'self'");
+      expect(directives.get('style-src'), path).toBe("'self'");
+      expect(directives.get('object-src'), path).toBe("'none'");
+      expect(directives.get('base-uri'), path).toBe("'none'");
+      expect(directives.get('frame-ancestors'), path).toBe("'none'");
+      expect(directives.get('require-trusted-types-for'), path).toBe("'script'");
+      expect(directives.get('trusted-types'), path).toBe("'none'");
+      expect(policy, path).not.toContain('unsafe');
+      expect(page.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(page.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(page.headers.get('referrer-policy'), path).toBe('no-referrer');
+      expect(page.headers.get('cross-origin-opener-policy'), path).toBe('same-origin');
+      expect(page.headers.get('cross-origin-resource-policy'), path).toBe('same-origin');
+    }
   });
 });
