@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
-import { type ApiClient, accountId, apiRequest, createTestUser, signIn } from './support/console.js';
+import { type ApiClient, accountId, apiRequest, createTestUser, signIn, testPassword } from './support/console.js';
 import { chatBody, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 
@@ -44,6 +44,45 @@ describe('sessions', () => {
       .where('user_id', '=', user.id)
       .execute();
     expect(rows).toHaveLength(1);
+  });
+});
+
+describe('a password change', () => {
+  it('replaces the session that made it: a copy of its cookie stops working, this browser goes on with a new one', async () => {
+    await createTestUser(setup.gateway, { email: 'changer@acme.test', account: 'acme' });
+    const here = await signIn(setup.gateway, 'changer@acme.test');
+    const elsewhere = await signIn(setup.gateway, 'changer@acme.test');
+    // The copy someone took of this browser's cookie and CSRF token (the reason to change the password, often).
+    const copy = { cookie: `switchboard_session=${here.cookie}`, 'x-csrf-token': here.csrfToken ?? '' };
+    const changed = await here.request('POST', '/api/session/password', {
+      currentPassword: testPassword,
+      newPassword: 'a brand new passphrase',
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ sessionsEnded: 1, managementTokensRevoked: 0 });
+    const fresh = /switchboard_session=([^;]+)/.exec(changed.headers.get('set-cookie') ?? '')?.[1];
+    expect(fresh).toBeDefined();
+    expect(fresh).not.toBe(here.cookie);
+    expect(changed.body.csrfToken).not.toBe(here.csrfToken);
+    for (const stale of [copy, { cookie: `switchboard_session=${elsewhere.cookie}` }]) {
+      const refused = await apiRequest(setup.gateway.url, 'POST', `/api/accounts/${acme}/keys`, {
+        body: { name: 'by the thief' },
+        headers: stale,
+      });
+      expect(refused.status).toBe(401);
+    }
+    const newSession = { cookie: `switchboard_session=${fresh}`, 'x-csrf-token': changed.body.csrfToken };
+    const created = await apiRequest(setup.gateway.url, 'POST', `/api/accounts/${acme}/keys`, {
+      body: { name: 'by the holder' },
+      headers: newSession,
+    });
+    expect(created.status).toBe(201);
+    // The old CSRF token does not go with the new cookie.
+    const oldToken = await apiRequest(setup.gateway.url, 'POST', `/api/accounts/${acme}/keys`, {
+      body: { name: 'x' },
+      headers: { ...newSession, 'x-csrf-token': here.csrfToken ?? '' },
+    });
+    expect(oldToken.status).toBe(403);
   });
 });
 
