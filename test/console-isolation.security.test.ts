@@ -47,6 +47,27 @@ describe('sessions', () => {
   });
 });
 
+describe('two session cookies in one request', () => {
+  it('are refused, never read as whichever comes first (a cookie another site under the domain set)', async () => {
+    await createTestUser(setup.gateway, { email: 'victim2@acme.test', account: 'acme', role: 'owner' });
+    await createTestUser(setup.gateway, { email: 'mallory@evil.test' });
+    const victim = await signIn(setup.gateway, 'victim2@acme.test');
+    const mallory = await signIn(setup.gateway, 'mallory@evil.test');
+    // A sibling subdomain can set a cookie of the same name for a longer path, which browsers send first.
+    for (const cookie of [
+      `switchboard_session=${mallory.cookie}; switchboard_session=${victim.cookie}`,
+      `switchboard_session=${victim.cookie}; switchboard_session=${mallory.cookie}`,
+    ]) {
+      const session = await apiRequest(setup.gateway.url, 'GET', '/api/session', { headers: { cookie } });
+      expect(session.status).toBe(400);
+      expect(session.body.error.code).toBe('ambiguous_session_cookie');
+      expect(JSON.stringify(session.body)).not.toContain('mallory');
+    }
+    // One cookie works as before.
+    expect((await victim.request('GET', '/api/session')).body.user.email).toBe('victim2@acme.test');
+  });
+});
+
 describe('a password change', () => {
   it('replaces the session that made it: a copy of its cookie stops working, this browser goes on with a new one', async () => {
     await createTestUser(setup.gateway, { email: 'changer@acme.test', account: 'acme' });
