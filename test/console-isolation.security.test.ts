@@ -84,6 +84,7 @@ describe('a password change', () => {
     const fresh = /switchboard_session=([^;]+)/.exec(changed.headers.get('set-cookie') ?? '')?.[1];
     expect(fresh).toBeDefined();
     expect(fresh).not.toBe(here.cookie);
+    expect(changed.headers.get('set-cookie')).toMatch(/; Path=\/api; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
     expect(changed.body.csrfToken).not.toBe(here.csrfToken);
     for (const stale of [copy, { cookie: `switchboard_session=${elsewhere.cookie}` }]) {
       const refused = await apiRequest(setup.gateway.url, 'POST', `/api/accounts/${acme}/keys`, {
