@@ -155,3 +155,23 @@ describe('another site the signed-in owner visits', () => {
     await signIn(setup.gateway, 'owner@acme.test', testPassword);
   });
 });
+
+describe('a session cookie another site under the domain planted', () => {
+  it('is never used: the pages it would reach say to clear the cookies, and nothing runs as its session', async () => {
+    const { page, context } = await openConsolePage(browser, { origin: setup.gateway.url, errors: [], ignored: [/./] });
+    await signInToConsole(page, setup.gateway.url, 'owner@acme.test');
+    const mallory = await signIn(setup.gateway, 'mallory@evil.test');
+    // What a sibling subdomain can do: a cookie of the same name for a longer path, which the browser sends first.
+    await context.addCookies([
+      { name: 'switchboard_session', value: mallory.cookie ?? '', domain: '127.0.0.1', path: '/api/accounts' },
+    ]);
+    await page.goto(`${setup.gateway.url}/console/accounts/${acme}/keys`);
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('Clear this site');
+    const answer = await page.evaluate(async (account) => {
+      const response = await fetch(`/api/accounts/${account}/keys`);
+      return { status: response.status, body: await response.json() };
+    }, acme);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('ambiguous_session_cookie');
+  });
+});
