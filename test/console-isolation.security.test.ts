@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../src/api/manage/index.js';
-import { type ApiClient, accountId, createTestUser, signIn } from './support/console.js';
+import { type ApiClient, accountId, apiRequest, createTestUser, signIn, testPassword } from './support/console.js';
 import { chatBody, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 
@@ -44,6 +44,67 @@ describe('sessions', () => {
       .where('user_id', '=', user.id)
       .execute();
     expect(rows).toHaveLength(1);
+  });
+});
+
+describe('two session cookies in one request', () => {
+  it('are refused, never read as whichever comes first (a cookie another site under the domain set)', async () => {
+    await createTestUser(setup.gateway, { email: 'victim2@acme.test', account: 'acme', role: 'owner' });
+    await createTestUser(setup.gateway, { email: 'mallory@evil.test' });
+    const victim = await signIn(setup.gateway, 'victim2@acme.test');
+    const mallory = await signIn(setup.gateway, 'mallory@evil.test');
+    // A sibling subdomain can set a cookie of the same name for a longer path, which browsers send first.
+    for (const cookie of [
+      `switchboard_session=${mallory.cookie}; switchboard_session=${victim.cookie}`,
+      `switchboard_session=${victim.cookie}; switchboard_session=${mallory.cookie}`,
+    ]) {
+      const session = await apiRequest(setup.gateway.url, 'GET', '/api/session', { headers: { cookie } });
+      expect(session.status).toBe(400);
+      expect(session.body.error.code).toBe('ambiguous_session_cookie');
+      expect(JSON.stringify(session.body)).not.toContain('mallory');
+    }
+    // One cookie works as before.
+    expect((await victim.request('GET', '/api/session')).body.user.email).toBe('victim2@acme.test');
+  });
+});
+
+describe('a password change', () => {
+  it('replaces the session that made it: a copy of its cookie stops working, this browser goes on with a new one', async () => {
+    await createTestUser(setup.gateway, { email: 'changer@acme.test', account: 'acme' });
+    const here = await signIn(setup.gateway, 'changer@acme.test');
+    const elsewhere = await signIn(setup.gateway, 'changer@acme.test');
+    // The copy someone took of this browser's cookie and CSRF token (the reason to change the password, often).
+    const copy = { cookie: `switchboard_session=${here.cookie}`, 'x-csrf-token': here.csrfToken ?? '' };
+    const changed = await here.request('POST', '/api/session/password', {
+      currentPassword: testPassword,
+      newPassword: 'a brand new passphrase',
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ sessionsEnded: 1, managementTokensRevoked: 0 });
+    const fresh = /switchboard_session=([^;]+)/.exec(changed.headers.get('set-cookie') ?? '')?.[1];
+    expect(fresh).toBeDefined();
+    expect(fresh).not.toBe(here.cookie);
+    expect(changed.headers.get('set-cookie')).toMatch(/; Path=\/api; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
+    expect(changed.body.csrfToken).not.toBe(here.csrfToken);
+    for (const stale of [copy, { cookie: `switchboard_session=${elsewhere.cookie}` }]) {
+      const refused = await apiRequest(setup.gateway.url, 'POST', `/api/accounts/${acme}/keys`, {
+        body: { name: 'by the thief' },
+        headers: stale,
+      });
+      expect(refused.status).toBe(401);
+    }
+    const newSession = { cookie: `switchboard_session=${fresh}`, 'x-csrf-token': changed.body.csrfToken };
+    const created = await apiRequest(setup.gateway.url, 'POST', `/api/accounts/${acme}/keys`, {
+      body: { name: 'by the holder' },
+      headers: newSession,
+    });
+    expect(created.status).toBe(201);
+    // The old CSRF token does not go with the new cookie.
+    const oldToken = await apiRequest(setup.gateway.url, 'POST', `/api/accounts/${acme}/keys`, {
+      body: { name: 'x' },
+      headers: { ...newSession, 'x-csrf-token': here.csrfToken ?? '' },
+    });
+    expect(oldToken.status).toBe(403);
   });
 });
 
@@ -115,5 +176,91 @@ describe("another account's ids", () => {
     expect((await ownerA.request('GET', `/api/accounts/${acme}/members`)).body).toContainEqual(
       expect.objectContaining({ userId: memberOfA.id, role: 'member' }),
     );
+  });
+});
+
+describe('cross-site forms', () => {
+  it('change nothing on any state-changing route: text/plain, urlencoded and multipart bodies, with the cookie', async () => {
+    await createTestUser(setup.gateway, { email: 'victim@acme.test', account: 'acme', role: 'owner' });
+    const victim = await signIn(setup.gateway, 'victim@acme.test');
+    const keysBefore = (await admin.request('GET', `/api/accounts/${acme}/keys`)).body;
+    const bodies = {
+      'text/plain': '{"name":"planted","email":"victim@acme.test","password":"correct horse battery staple"}',
+      'application/x-www-form-urlencoded': 'name=planted&email=victim%40acme.test',
+      'multipart/form-data; boundary=x':
+        '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nplanted\r\n--x--\r\n',
+    };
+    for (const route of managementRoutes.filter((candidate) => candidate.method !== 'GET')) {
+      const path = route.path.replace(':accountId', acme).replace(/:\w+/g, 'x');
+      for (const [contentType, body] of Object.entries(bodies)) {
+        // What a browser without Fetch Metadata sends for a cross-site form: the cookie (were it not SameSite), no
+        // CSRF token, a form's content type.
+        const response = await apiRequest(setup.gateway.url, route.method, path, {
+          body,
+          headers: { cookie: `switchboard_session=${victim.cookie}`, 'content-type': contentType },
+        });
+        const label = `${route.method} ${route.path} ${contentType}`;
+        expect([403, 415], label).toContain(response.status);
+        expect(response.headers.get('set-cookie'), label).toBeNull();
+      }
+    }
+    expect((await admin.request('GET', `/api/accounts/${acme}/keys`)).body).toEqual(keysBefore);
+    expect((await victim.request('GET', '/api/session')).status).toBe(200);
+  });
+});
+
+describe('response headers', () => {
+  it('forbid framing, sniffing, referrers and cross-origin reads on every /api answer, errors included', async () => {
+    const answers = [
+      await fetch(`${setup.gateway.url}/api/session`),
+      await fetch(`${setup.gateway.url}/api/openapi.json`),
+      await fetch(`${setup.gateway.url}/api/no-such-route?<b>x</b>`),
+      await fetch(`${setup.gateway.url}/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'email=a',
+      }),
+      await fetch(`${setup.gateway.url}/api/accounts/${acme}/keys`, {
+        headers: { cookie: `switchboard_session=${admin.cookie}` },
+      }),
+      await fetch(`${setup.gateway.url}/console/assets/missing.js`),
+      await fetch(`${setup.gateway.url}/healthz`),
+    ];
+    for (const answer of answers) {
+      const label = `${answer.url} ${answer.status}`;
+      // An answer that echoes its input is never a page, whatever a browser makes of it: it may load nothing.
+      expect(answer.headers.get('content-security-policy'), label).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(answer.headers.get('x-frame-options'), label).toBe('DENY');
+      expect(answer.headers.get('x-content-type-options'), label).toBe('nosniff');
+      expect(answer.headers.get('referrer-policy'), label).toBe('no-referrer');
+      expect(answer.headers.get('cross-origin-resource-policy'), label).toBe('same-origin');
+    }
+  });
+
+  it('give console pages a CSP without inline script or style, with Trusted Types, and the same framing rules', async () => {
+    for (const path of ['/console/', '/console/accounts/x/keys', '/console/favicon.svg']) {
+      const page = await fetch(`${setup.gateway.url}${path}`);
+      expect(page.status, path).toBe(200);
+      const policy = page.headers.get('content-security-policy') ?? '';
+      const directives = new Map(
+        policy.split(';').map((directive) => {
+          const [name = '', ...values] = directive.trim().split(/\s+/);
+          return [name, values.join(' ')] as const;
+        }),
+      );
+      expect(directives.get('script-src'), path).toBe("'self'");
+      expect(directives.get('style-src'), path).toBe("'self'");
+      expect(directives.get('object-src'), path).toBe("'none'");
+      expect(directives.get('base-uri'), path).toBe("'none'");
+      expect(directives.get('frame-ancestors'), path).toBe("'none'");
+      expect(directives.get('require-trusted-types-for'), path).toBe("'script'");
+      expect(directives.get('trusted-types'), path).toBe("'none'");
+      expect(policy, path).not.toContain('unsafe');
+      expect(page.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(page.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(page.headers.get('referrer-policy'), path).toBe('no-referrer');
+      expect(page.headers.get('cross-origin-opener-policy'), path).toBe('same-origin');
+      expect(page.headers.get('cross-origin-resource-policy'), path).toBe('same-origin');
+    }
   });
 });
