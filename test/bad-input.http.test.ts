@@ -1,6 +1,7 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postRaw, readAnswer } from './support/bad-input-oracle.js';
-import { badInputGateway, endpointCases, bodyLimit as limit } from './support/bad-input-requests.js';
+import { badInputGateway, type EndpointCase, endpointCases, bodyLimit as limit } from './support/bad-input-requests.js';
 import { waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { parseRaw, rawExchange } from './support/raw-http.js';
@@ -25,6 +26,63 @@ function upstreamCalls(): number {
     0,
   );
 }
+
+describe('content encodings', () => {
+  it('decodes a gzip, deflate or br body and sends the upstream the document, not the coding', async () => {
+    const messages = endpointCases[2] as EndpointCase;
+    const plain = Buffer.from(JSON.stringify(messages.body));
+    for (const [encoding, body] of [
+      ['gzip', gzipSync(plain)],
+      ['deflate', deflateSync(plain)],
+      ['br', brotliCompressSync(plain)],
+    ] as const) {
+      const answer = await readAnswer(
+        await postRaw(setup.gateway, messages.path, body, { 'content-encoding': encoding }),
+        'anthropic',
+        encoding,
+      );
+      expect(answer.status, answer.text).toBe(200);
+      const sent = setup.providerMocks.anthropic.requests.at(-1);
+      expect(sent?.headers['content-encoding']).toBeUndefined();
+      expect(sent?.body.messages).toEqual(messages.body.messages);
+    }
+  });
+
+  it('refuses a body whose content is not what its coding says, and a coding that grows past the size limit', async () => {
+    const chat = endpointCases[0] as EndpointCase;
+    const plain = Buffer.from(JSON.stringify(chat.body));
+    const send = (body: Buffer, encoding: string) =>
+      postRaw(setup.gateway, chat.path, body, { 'content-encoding': encoding });
+    for (const [body, encoding] of [
+      [plain, 'gzip'],
+      [gzipSync(plain).subarray(0, 20), 'gzip'],
+      [plain, 'br'],
+      [deflateSync(plain), 'gzip'],
+    ] as const) {
+      const answer = await readAnswer(await send(body, encoding), 'openai', `${encoding} ${body.length}`);
+      expect([answer.status, answer.error.code, answer.error.message]).toEqual([
+        400,
+        'invalid_encoding',
+        `The request body is not valid ${encoding} data (Content-Encoding: ${encoding}).`,
+      ]);
+    }
+    // A small upload that would inflate past the limit is stopped there, not inflated whole.
+    const bomb = gzipSync(Buffer.from(`{"model":"gpt-4o-mini","messages":[],"pad":"${' '.repeat(limit * 64)}"}`));
+    expect(bomb.length).toBeLessThan(limit);
+    const tooLarge = await readAnswer(await send(bomb, 'gzip'), 'openai', 'gzip bomb');
+    expect([tooLarge.status, tooLarge.error.code]).toEqual([413, 'request_too_large']);
+    // The anthropic surface says the same in its shape.
+    const messages = endpointCases[2] as EndpointCase;
+    const refused = await readAnswer(
+      await postRaw(setup.gateway, messages.path, Buffer.from(JSON.stringify(messages.body)), {
+        'content-encoding': 'snappy',
+      }),
+      'anthropic',
+      'snappy on /v1/messages',
+    );
+    expect([refused.status, refused.error.type]).toEqual([415, 'invalid_request_error']);
+  });
+});
 
 describe('bodies cut short and at the size limit', () => {
   const auth = () => `Authorization: Bearer ${setup.gateway.key}\r\nanthropic-version: 2023-06-01\r\n`;

@@ -3,11 +3,13 @@ import type { IncomingMessage } from 'node:http';
 import { apiError, payloadTooLarge, requestCancelled } from '../errors/api-error.js';
 import { countTopLevelNames } from '../json/json-bytes.js';
 import type { CancelSignal } from './cancellation.js';
+import { contentCodings, decodeBody } from './decode-body.js';
 
 /**
  * Reads a request body under a size limit and parses it as JSON. A declared Content-Length over the limit is refused
- * before reading; a body that grows past it is cut off. Bytes that are not UTF-8 are refused rather than silently
- * replaced, so what reaches the upstream is exactly what the client meant.
+ * before reading; a body that grows past it is cut off. A compressed body (Content-Encoding) is decoded under the same
+ * limit. Bytes that are not UTF-8 are refused rather than silently replaced, so what reaches the upstream is exactly
+ * what the client meant.
  */
 
 export interface ParsedBody {
@@ -40,6 +42,12 @@ export function readJsonBody(
   const declared = request.headers['content-length'];
   if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
   if (cancellation.aborted) return Promise.reject(leftEarly(request));
+  let codings: string[] | undefined;
+  try {
+    codings = contentCodings(request.headers['content-encoding']);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -67,8 +75,15 @@ export function readJsonBody(
     const onEnd = () => {
       if (settled) return;
       settle();
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      if (codings) {
+        decodeBody(bytes, codings, limitBytes)
+          .then((decoded) => parseJsonBody(decoded))
+          .then(resolve, reject);
+        return;
+      }
       try {
-        resolve(parseJsonBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+        resolve(parseJsonBody(bytes));
       } catch (error) {
         reject(error);
       }
