@@ -84,6 +84,42 @@ describe('content encodings', () => {
   });
 });
 
+describe('content types', () => {
+  it('takes JSON sent with another or no content type (curl -d sends form encoding), and refuses other charsets', async () => {
+    const chat = endpointCases[0] as EndpointCase;
+    const plain = JSON.stringify(chat.body);
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=us-ascii']) {
+      const answer = await readAnswer(
+        await postRaw(setup.gateway, chat.path, plain, { 'content-type': type }),
+        'openai',
+        type,
+      );
+      expect(answer.status, type).toBe(200);
+    }
+    const utf16 = Buffer.from(`\ufeff${plain}`, 'utf16le');
+    const refused = await readAnswer(
+      await postRaw(setup.gateway, chat.path, utf16, { 'content-type': 'application/json; charset=utf-16' }),
+      'openai',
+      'utf-16',
+    );
+    expect([refused.status, refused.error.code]).toEqual([415, 'unsupported_media_type']);
+    expect(refused.error.message).toContain('utf-16');
+  });
+
+  it('says what the body was sent as when it is not JSON', async () => {
+    const chat = endpointCases[0] as EndpointCase;
+    const form = await readAnswer(
+      await postRaw(setup.gateway, chat.path, 'model=gpt-4o-mini&messages=hi', {
+        'content-type': 'application/x-www-form-urlencoded',
+      }),
+      'openai',
+      'form',
+    );
+    expect(form.status).toBe(400);
+    expect(form.error.message).toContain('application/x-www-form-urlencoded');
+  });
+});
+
 describe('bodies cut short and at the size limit', () => {
   const auth = () => `Authorization: Bearer ${setup.gateway.key}\r\nanthropic-version: 2023-06-01\r\n`;
 
