@@ -12,7 +12,7 @@ import type { ErrorCode } from '../errors/error-codes.js';
 import { renderOpenAiError } from '../errors/render-openai.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { enforceBodyDeadline } from './body-deadline.js';
+import { answerBodyTimeout, bodyTimeoutError, enforceBodyDeadline } from './body-deadline.js';
 import { type ConsoleAssets, registerConsole } from './console-assets.js';
 import { isAuthorizedScrape, scrapeRefused } from './metrics-endpoint.js';
 import { limitPipelinedRequests } from './pipelined-requests.js';
@@ -83,6 +83,17 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex, re
   );
 }
 
+/**
+ * Why a request's body could not be read, from the HTTP parser's error. A connection that ends in the middle of the
+ * body is the client leaving (whether it closed or only half-closed its side cannot be told apart): its endpoint still
+ * answers that the body was incomplete, and the request is logged as cancelled.
+ */
+function bodyFailure(error: NodeJS.ErrnoException): ApiError | 'client_closed' {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return bodyTimeoutError();
+  if (error.code === 'HPE_INVALID_EOF_STATE') return 'client_closed';
+  return apiError('malformed_request', `The HTTP request is malformed (${error.code ?? 'parse error'}).`);
+}
+
 /** The codes of the client errors Fastify raises itself (a bad JSON body, a body too large, …). */
 const frameworkErrorCodes: Readonly<Record<number, ErrorCode>> = {
   404: 'unknown_url',
@@ -117,12 +128,17 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
           if (!isProbe(request.url)) metrics.eventLoopLag.noteActivity();
           if (isDataPlane(request.url)) {
             if (http.v1BodyTimeoutMs < requestTimeout) {
-              enforceBodyDeadline(request, response, http.v1BodyTimeoutMs, () => requestIds.next());
+              // The endpoint answers in its own shape, under the request's own id, and logs what it answered.
+              enforceBodyDeadline(request, http.v1BodyTimeoutMs, () => {
+                if (!dataPlane.failBody(request.socket, bodyTimeoutError())) request.socket.destroy();
+              });
             }
             dataPlane.handle(request, response);
           } else {
             if (http.apiBodyTimeoutMs < requestTimeout) {
-              enforceBodyDeadline(request, response, http.apiBodyTimeoutMs, () => requestIds.next());
+              enforceBodyDeadline(request, http.apiBodyTimeoutMs, () =>
+                answerBodyTimeout(request, response, requestIds.next()),
+              );
             }
             fastifyHandler(request, response);
           }
@@ -133,10 +149,13 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
       server.on('drop', () => metrics.connectionsDropped.inc());
       // Longer than the idle timeout of common load balancers (60 s), so they never reuse a connection we just closed.
       server.keepAliveTimeout = 65_000;
-      server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-        answerMalformedRequest(error, socket, requestIds),
-      );
       return server;
+    },
+    // The one handler of the server's clientError (Fastify registers it; a second listener would answer twice).
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket: Duplex) => {
+      // A data-plane request whose body broke (cut short, malformed chunks, too slow) is answered by its endpoint.
+      if (error.code !== 'ECONNRESET' && socket.writable && dataPlane.failBody(socket, bodyFailure(error))) return;
+      answerMalformedRequest(error, socket, requestIds);
     },
     genReqId: () => requestIds.next(),
     // An id longer than any real one reaches its route and is not found there; only past this is the path refused.

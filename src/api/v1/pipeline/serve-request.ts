@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, modelNotFound, toApiError } from '../../../errors/api-error.js';
+import type { ErrorCode } from '../../../errors/error-codes.js';
 import { KeyRefusedError, type Principal } from '../../../keys/authenticate.js';
 import { type Admission, admittedWithoutLimits } from '../../../limits/limiter.js';
 import { type FinishedRequest, toLogRow } from '../../../request-log/record.js';
@@ -20,6 +21,14 @@ import type { Endpoint, EndpointRequest, Exchange, Outcome } from './endpoint.js
  * hand over to the endpoint's handler, then settle usage and cost, render an error in the endpoint's shape, count the
  * metrics and enqueue the log row, built once from what the handler returned and what the pipeline observed.
  */
+
+/** Errors about the body itself, after which the connection is closed. */
+const endsConnection: ReadonlySet<ErrorCode> = new Set([
+  'request_too_large',
+  'request_timeout',
+  'incomplete_body',
+  'malformed_request',
+]);
 
 /** One request on its way through the pipeline: what it has learned so far (only this module writes it). */
 interface Progress {
@@ -78,8 +87,11 @@ export class RequestPipeline {
       failure = this.failure(error, cancellation, arrival.requestId);
       if (!response.headersSent && !response.destroyed) {
         const rendered = endpoint.renderError(failure.error, arrival.requestId);
-        // A body we refused to read would otherwise be read to the end before the next request on this connection.
-        if (failure.error.status === 413) rendered.headers.connection = 'close';
+        // A body we refused to read would otherwise be read to the end before the next request on this connection;
+        // one that broke leaves nothing on it to read the next request from.
+        if (endsConnection.has(failure.error.errorCode)) rendered.headers.connection = 'close';
+        // Whole, with its length: a client that broke its upload may read no further than the body it expects.
+        rendered.headers['content-length'] = String(Buffer.byteLength(rendered.body));
         response.writeHead(rendered.status, rendered.headers);
         response.end(rendered.body);
       } else if (!response.writableEnded) {
