@@ -211,6 +211,35 @@ describe('stored responses', () => {
     expect(replayItems(after ?? { turns: [] }).map((item) => item.id)).toEqual([third.itemIds[0], 'msg_3']);
   });
 
+  it('walks a chain of hundreds of turns in order, and stops at max bytes without reading any items', async () => {
+    const turns: ResponseRecord[] = [];
+    let previous: string | undefined;
+    for (let turn = 0; turn < 400; turn++) {
+      const stored = record(
+        validateResponsesRequest({ model: 'm', input: `t${turn}`, previous_response_id: previous }),
+        [message(`msg_chain_${turn}`, `a${turn}`)],
+      );
+      turns.push(stored);
+      previous = stored.id;
+    }
+    await insert(turns);
+    const last = turns.at(-1) as ResponseRecord;
+    const total = turns.reduce((sum, turn) => sum + turn.storedBytes, 0);
+    const whole = await loadConversation(database.db, 'acct_a', last.id, start, total);
+    expect(whole?.tooLarge).toBeUndefined();
+    expect(whole?.responseIds).toEqual(turns.map((turn) => turn.id));
+    expect(replayItems(whole as NonNullable<typeof whole>).map((item) => (item as { id: string }).id)).toEqual(
+      turns.flatMap((turn) => turn.itemIds),
+    );
+    const cut = await loadConversation(database.db, 'acct_a', last.id, start, total - 1);
+    expect(cut?.turns).toEqual([]);
+    expect(cut?.tooLarge?.bytes).toBe(total);
+    // The walk stops soon after the limit: the last turns alone are over a small one.
+    const small = await loadConversation(database.db, 'acct_a', last.id, start, last.storedBytes * 2);
+    expect(small?.responseIds.length).toBe(3);
+    expect(small?.tooLarge?.bytes).toBe(turns.slice(-3).reduce((sum, turn) => sum + turn.storedBytes, 0));
+  });
+
   it('finds items by id within the account for item references', async () => {
     const stored = record(validateResponsesRequest({ model: 'm', input: [{ role: 'user', content: 'Q' }] }), [
       message('msg_ref_1', 'A'),

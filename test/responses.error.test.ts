@@ -7,7 +7,7 @@ import { waitFor } from './support/wait.js';
 /** Bad input to /v1/responses: a 400 (or 404, 413) with the OpenAI error body and `param` naming the field. */
 
 const setup = useGatewayWithMock({
-  config: { responses: { max_stored_bytes: '4kb' } },
+  config: { responses: { max_stored_bytes: '4kb', max_conversation_bytes: '12kb' } },
   models: [
     { name: 'failing-with-fallback', provider: 'mock', upstream_model: 'error-503', fallbacks: ['gpt-4o-mini'] },
     {
@@ -91,6 +91,30 @@ describe('POST /v1/responses refuses bad input', () => {
     await expectError({ model: 'gpt-4o-mini', input }, 400, 'store', 'stored_response_too_large');
     const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input, store: false });
     expect(response.status).toBe(200);
+  });
+
+  it('refuses to continue a conversation longer than responses.max_conversation_bytes, naming the field', async () => {
+    let previous: string | undefined;
+    let refused: Response | undefined;
+    for (let turn = 0; turn < 10 && !refused; turn++) {
+      const response = await postResponses(setup.gateway, {
+        model: 'gpt-4o-mini',
+        input: `${turn} ${'y'.repeat(1000)}`,
+        ...(previous ? { previous_response_id: previous } : {}),
+      });
+      if (response.status === 200) previous = (await jsonOf(response)).id;
+      else refused = response;
+    }
+    // About 3 KB a turn: the fifth turn would replay more than 12 KB.
+    expect(refused?.status).toBe(400);
+    const error = (await jsonOf(refused as Response)).error;
+    expect(error).toMatchObject({ code: 'conversation_too_large', param: 'previous_response_id' });
+    expect(error.message).toContain('responses.max_conversation_bytes');
+    const listed = await getStored(setup.gateway, `${previous}/input_items`);
+    expect(listed.status).toBe(400);
+    expect((await jsonOf(listed)).error).toMatchObject({ code: 'conversation_too_large', param: 'response_id' });
+    // The conversation's last response itself is still there.
+    expect((await getStored(setup.gateway, previous as string)).status).toBe(200);
   });
 
   it('refuses an unknown model with 404 model_not_found', async () => {

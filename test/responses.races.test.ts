@@ -1,11 +1,10 @@
-import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { responseCreatedAt } from '../src/api/v1/responses/response-store.js';
 import { jsonOf } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';
-import type { RecordedRequest } from './support/mock-openai-upstream.js';
-import { getStored, parseEvents, postResponses } from './support/responses.js';
+import { createHeldStreams, openHeldStream } from './support/held-stream.js';
+import { getStored, postResponses } from './support/responses.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -14,29 +13,11 @@ import { waitFor } from './support/wait.js';
  * deleted while it streams stays deleted).
  */
 
-/** Streams for model `gate-stream` send their first words, then wait for the test to let them finish. */
-const gates = new Map<string, () => void>();
-let streamArrivals = 0;
-
-function heldStream(request: RecordedRequest, response: ServerResponse): void {
-  streamArrivals++;
-  const messages = request.body.messages as Array<{ content: string }>;
-  const marker = String(messages.at(-1)?.content ?? '');
-  response.writeHead(200, { 'content-type': 'text/event-stream' });
-  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-    `data: ${JSON.stringify({ id: 'chatcmpl-gate', object: 'chat.completion.chunk', created: 1, model: 'gate-stream', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-  response.write(chunk({ role: 'assistant', content: 'first ' }, null));
-  gates.set(marker, () => {
-    if (response.destroyed) return;
-    response.write(chunk({ content: 'last' }, null));
-    response.write(chunk({}, 'stop'));
-    response.end('data: [DONE]\n\n');
-  });
-}
+const streams = createHeldStreams();
 
 const setup = useGatewayWithMock({
   models: [{ name: 'gate-stream', provider: 'mock-patient', upstream_model: 'gate-stream' }],
-  upstreamHandlers: { 'gate-stream': heldStream },
+  upstreamHandlers: { 'gate-stream': streams.handler },
 });
 
 async function create(body: Record<string, unknown>) {
@@ -48,34 +29,6 @@ async function create(body: Record<string, unknown>) {
 async function inputItems(id: string, query = '') {
   const response = await getStored(setup.gateway, `${id}/input_items${query}`);
   return { status: response.status, body: await jsonOf(response) };
-}
-
-/** A stream of model `gate-stream` read up to its `response.created`; `rest` releases nothing, it reads to the end. */
-async function openHeldStream(marker: string) {
-  const before = streamArrivals;
-  const response = await postResponses(setup.gateway, { model: 'gate-stream', stream: true, input: marker });
-  expect(response.status).toBe(200);
-  const reader = response.body?.getReader();
-  if (!reader) throw new Error('no body');
-  const decoder = new TextDecoder();
-  let text = '';
-  await waitFor('the stream to reach the upstream', () => streamArrivals > before);
-  while (!text.includes('event: response.in_progress')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream ended early: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  const created = parseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2)).find(
-    (event) => event.event === 'response.created',
-  );
-  const rest = async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return text;
-      text += decoder.decode(value, { stream: true });
-    }
-  };
-  return { id: created?.data.response.id as string, rest };
 }
 
 const textOf = (item: { content: Array<{ text: string }> }) => item.content.map((part) => part.text).join('');
@@ -172,7 +125,7 @@ describe('stored responses under concurrent use', () => {
   });
 
   it('gives a streaming response as far as it got, and holds a continuation sent before its end until then', async () => {
-    const stream = await openHeldStream('stream-to-continue');
+    const stream = await openHeldStream(setup.gateway, streams, 'stream-to-continue');
     // Older than a flush interval and its margin: the store no longer waits for the id on its own account.
     const createdAt = responseCreatedAt(stream.id) ?? 0;
     await waitFor(
@@ -190,7 +143,7 @@ describe('stored responses under concurrent use', () => {
       input: 'and then?',
     });
     await waitFor('the continuation to be in flight', () => setup.gateway.gateway.dataPlane.inFlight > inFlight);
-    gates.get('stream-to-continue')?.();
+    streams.release('stream-to-continue');
     await stream.rest();
     const answer = await continuation;
     expect(answer.status).toBe(200);
@@ -202,12 +155,12 @@ describe('stored responses under concurrent use', () => {
   });
 
   it('keeps a response deleted while it was still streaming deleted once its stream ends', async () => {
-    const stream = await openHeldStream('stream-to-delete');
+    const stream = await openHeldStream(setup.gateway, streams, 'stream-to-delete');
     const id = stream.id;
     const deleted = await getStored(setup.gateway, id, setup.gateway.key, 'DELETE');
     expect(deleted.status).toBe(200);
     expect(await jsonOf(deleted)).toEqual({ id, object: 'response.deleted', deleted: true });
-    gates.get('stream-to-delete')?.();
+    streams.release('stream-to-delete');
     expect(await stream.rest()).toContain('response.completed');
     // The stream's end must not bring it back, on a retrieval, a listing or a continuation (each writes what is queued).
     expect((await getStored(setup.gateway, id)).status).toBe(404);
@@ -218,5 +171,83 @@ describe('stored responses under concurrent use', () => {
       input: 'more',
     });
     expect(continued.status).toBe(404);
+  });
+
+  it('stores a stream its client left as failed, with the output it had, never as completed', async () => {
+    const stream = await openHeldStream(setup.gateway, streams, 'stream-left');
+    await stream.cancel();
+    const stored = await waitFor('the stream to end and be stored', async () => {
+      const response = await getStored(setup.gateway, stream.id);
+      const body = await jsonOf(response);
+      return response.status === 200 && body.status !== 'in_progress' ? body : undefined;
+    });
+    expect(stored).toMatchObject({
+      id: stream.id,
+      status: 'failed',
+      completed_at: null,
+      error: { code: 'client_closed_request' },
+      output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'first ' }] }],
+    });
+  });
+
+  it('refuses a cursor whose item was deleted between two pages, rather than starting the list again', async () => {
+    const root = await create({ input: 'page root' });
+    const next = await create({ previous_response_id: root.id, input: 'page next' });
+    const first = await inputItems(next.id, '?order=asc&limit=1');
+    expect(first.body.data.map(textOf)).toEqual(['page root']);
+    expect(first.body.has_more).toBe(true);
+    expect((await getStored(setup.gateway, root.id, setup.gateway.key, 'DELETE')).status).toBe(200);
+    const second = await inputItems(next.id, `?order=asc&limit=1&after=${first.body.last_id}`);
+    expect(second.status).toBe(400);
+    expect(second.body.error).toMatchObject({ code: 'invalid_value', param: 'after' });
+    // What is left of the conversation still lists.
+    expect((await inputItems(next.id, '?order=asc')).body.data.map(textOf)).toEqual(['page next']);
+  });
+
+  it('lists every item once when the input repeats an id of the conversation or of itself, page by page', async () => {
+    const root = await create({ input: 'dup root' });
+    const repeated = await create({
+      previous_response_id: root.id,
+      input: [
+        { type: 'item_reference', id: root.output[0].id },
+        { id: 'msg_client_1', type: 'message', role: 'user', content: 'one' },
+        { id: 'msg_client_1', type: 'message', role: 'user', content: 'two' },
+        { role: 'user', content: 'dup last' },
+      ],
+    });
+    const all = await inputItems(repeated.id, '?order=asc&limit=100');
+    expect(all.body.data.map(textOf)).toEqual([
+      'dup root',
+      'Echo: dup root',
+      'Echo: dup root',
+      'one',
+      'two',
+      'dup last',
+    ]);
+    // Paged one by one as an SDK's auto-pagination does: each item once, then the end.
+    for (const order of ['asc', 'desc']) {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let page = 0; page <= all.body.data.length; page++) {
+        const listed = await inputItems(repeated.id, `?order=${order}&limit=1${after ? `&after=${after}` : ''}`);
+        expect(listed.status).toBe(200);
+        seen.push(...listed.body.data.map((item: { id: string }) => item.id));
+        if (!listed.body.has_more) break;
+        after = listed.body.last_id;
+      }
+      expect(seen).toHaveLength(all.body.data.length);
+      expect(new Set(seen).size).toBe(seen.length);
+    }
+    // The replayed conversation still carries the repeated items as they were sent (one assistant turn: one message).
+    await create({ previous_response_id: repeated.id, input: 'after dup' });
+    expect(setup.mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'dup root' },
+      { role: 'assistant', content: 'Echo: dup rootEcho: dup root' },
+      { role: 'user', content: 'one' },
+      { role: 'user', content: 'two' },
+      { role: 'user', content: 'dup last' },
+      { role: 'assistant', content: 'Echo: dup last' },
+      { role: 'user', content: 'after dup' },
+    ]);
   });
 });

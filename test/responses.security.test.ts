@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
+import { newResponseId } from '../src/api/v1/responses/ids.js';
 import { jsonOf } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { getStored, postResponses } from './support/responses.js';
@@ -79,6 +80,40 @@ describe('stored responses between accounts', () => {
       { role: 'assistant', content: 'Echo: private' },
       { role: 'user', content: 'go on' },
     ]);
+  });
+
+  it('answers another account’s, a deleted, a store:false and a never-stored id alike, headers included', async () => {
+    // Asked by account acme: `theirs` is globex's, the others were acme's or never were.
+    const theirs = (await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'x' }, otherKey)))
+      .id;
+    const deleted = (await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'gone' }))).id;
+    expect((await getStored(setup.gateway, deleted, setup.gateway.key, 'DELETE')).status).toBe(200);
+    const unstored = (
+      await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'unstored', store: false }))
+    ).id;
+    const cases = [theirs, deleted, unstored, newResponseId()];
+    const asker = setup.gateway.key;
+    const answer = async (id: string, route: string) => {
+      const response =
+        route === 'continue'
+          ? await postResponses(setup.gateway, { model: 'gpt-4o-mini', previous_response_id: id, input: 'x' }, asker)
+          : await getStored(
+              setup.gateway,
+              route === 'input_items' ? `${id}/input_items` : id,
+              asker,
+              route === 'delete' ? 'DELETE' : 'GET',
+            );
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => {
+        if (name !== 'x-request-id' && name !== 'date') headers[name] = value;
+      });
+      return { ...(await shapeOf(response, id)), headers };
+    };
+    for (const route of ['get', 'delete', 'input_items', 'continue']) {
+      const answers = await Promise.all(cases.map((id) => answer(id, route)));
+      expect(answers[0]?.status).toBe(404);
+      for (const other of answers.slice(1)) expect(other).toEqual(answers[0]);
+    }
   });
 
   it('needs a valid key for every stored-response route', async () => {

@@ -173,12 +173,18 @@ const responsesSchema = z
     retention: duration.default(30 * 86_400_000),
     /** Largest stored response (its input items, output and settings as JSON); larger ones get a 400 unless `store: false`. */
     max_stored_bytes: size.default(16 * 1024 * 1024),
+    /**
+     * Largest conversation `previous_response_id` replays (its stored responses together): reading it is bounded in
+     * memory, and a longer one gets a 400 (four responses of the largest size).
+     */
+    max_conversation_bytes: size.default(64 * 1024 * 1024),
     /** Expired responses deleted per statement by the retention job. */
     retention_batch_size: z.number().int().min(10).max(100_000).default(500),
   })
   .transform((responses) => ({
     retentionMs: responses.retention,
     maxStoredBytes: responses.max_stored_bytes,
+    maxConversationBytes: responses.max_conversation_bytes,
     retentionBatchSize: responses.retention_batch_size,
   }));
 

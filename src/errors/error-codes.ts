@@ -68,6 +68,7 @@ export const errorCodes = {
   response_not_found: invalid(404),
   item_not_found: invalid(404),
   stored_response_too_large: invalid(),
+  conversation_too_large: invalid(),
 
   // Who is calling.
   invalid_api_key: { status: 401, type: 'invalid_request_error' },

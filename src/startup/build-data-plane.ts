@@ -170,6 +170,7 @@ export async function buildDataPlane(
     batchSize: Math.min(config.requestLog.batchSize, responsesBatchSize),
     flushIntervalMs: config.requestLog.flushIntervalMs,
     maxQueue: config.requestLog.maxQueue,
+    maxConversationBytes: config.responses.maxConversationBytes,
   });
   responses.start();
   lifetime.add('stored responses', responses, (store) => store.close());

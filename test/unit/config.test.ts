@@ -158,6 +158,7 @@ describe('providers and routing configuration', () => {
     expect(config.responses).toEqual({
       retentionMs: 7 * 86_400_000,
       maxStoredBytes: 2 * 1024 * 1024,
+      maxConversationBytes: 64 * 1024 * 1024,
       retentionBatchSize: 500,
     });
     expect(config.providers.map((entry) => (entry.type === 'openai' ? entry.responsesApi : undefined))).toEqual([
@@ -168,6 +169,7 @@ describe('providers and routing configuration', () => {
     expect(parseConfig({}, 'test').responses).toEqual({
       retentionMs: 30 * 86_400_000,
       maxStoredBytes: 16 * 1024 * 1024,
+      maxConversationBytes: 64 * 1024 * 1024,
       retentionBatchSize: 500,
     });
     expect(problemsOf({ providers: [{ ...provider, api_key: 'k', responses_api: 'both' }] })[0]).toMatch(

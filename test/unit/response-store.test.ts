@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newResponseId } from '../../src/api/v1/responses/ids.js';
+import { newItemId, newResponseId } from '../../src/api/v1/responses/ids.js';
 import {
+  idCreatedAt,
   ResponseStore,
   type ResponseStoreOptions,
   responseCreatedAt,
@@ -155,5 +156,9 @@ describe('responseCreatedAt', () => {
     expect(responseCreatedAt(newResponseId(time))).toBe(time);
     expect(responseCreatedAt('resp_zz')).toBeUndefined();
     expect(responseCreatedAt('msg_0123456789abcdef')).toBeUndefined();
+    expect(idCreatedAt(newItemId('msg', time))).toBe(time);
+    expect(idCreatedAt(newItemId('fc', time))).toBe(time);
+    expect(idCreatedAt('msg_client-chosen')).toBeUndefined();
+    expect(idCreatedAt('call_123')).toBeUndefined();
   });
 });

@@ -117,6 +117,11 @@ describe('listing items', () => {
     expect(pageItems([], {})).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
   });
 
+  it('refuses a cursor that names no item of the list, naming the parameter', () => {
+    expect(thrown(() => pageItems(items, { after: 'zz' }))).toMatchObject({ status: 400, param: 'after' });
+    expect(thrown(() => pageItems(items, { before: 'zz' }))).toMatchObject({ status: 400, param: 'before' });
+  });
+
   it('reads the query, refusing bad values with the parameter named', () => {
     expect(parseListQuery(new URLSearchParams('limit=5&order=asc&after=msg_1'))).toEqual({
       limit: 5,

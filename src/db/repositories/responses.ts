@@ -49,6 +49,11 @@ export interface Conversation {
   responseIds: string[];
   /** Their items, in the same order: each response's input, then its output. */
   turns: ConversationTurn[];
+  /**
+   * Set when the conversation holds more than `maxBytes` of stored responses: the walk stopped there and no items
+   * were read (`turns` is empty); `bytes` is what it had counted, past the limit.
+   */
+  tooLarge?: { bytes: number };
 }
 
 /** How far back a conversation is followed; far beyond any real one, it only bounds a malformed chain. */
@@ -129,41 +134,53 @@ export async function deleteResponse(
 interface ConversationRow {
   id: string;
   expires_at: number;
-  input_items: string;
-  output_items: string;
+  total: number | string;
+  input_items: string | null;
+  output_items: string | null;
 }
 
 /**
  * The conversation a response ends: it and the responses it continues, with their items in order. Undefined when the
  * response is not the account's, or is deleted or expired. A response deleted or expired in the middle ends the walk
- * there: what came before it is gone with it.
+ * there: what came before it is gone with it. The walk counts the stored bytes as it goes back and stops past
+ * `maxBytes`, reading no items then (`tooLarge`): memory stays bounded however long the chain.
  */
 export async function loadConversation(
   db: Kysely<Database>,
   accountId: string,
   id: string,
   now: number,
+  maxBytes: number = Number.MAX_SAFE_INTEGER,
 ): Promise<Conversation | undefined> {
   const result = await sql<ConversationRow>`
-    with recursive chain(id, previous_response_id, depth) as (
-      select id, previous_response_id, 0 from responses
+    with recursive chain(id, previous_response_id, depth, total) as (
+      select id, previous_response_id, 0, cast(stored_bytes as bigint) from responses
       where id = ${id} and account_id = ${accountId} and expires_at > ${now}
       union all
-      select responses.id, responses.previous_response_id, chain.depth + 1
+      select responses.id, responses.previous_response_id, chain.depth + 1,
+        chain.total + cast(responses.stored_bytes as bigint)
       from responses join chain on responses.id = chain.previous_response_id
-      where responses.account_id = ${accountId} and responses.expires_at > ${now} and chain.depth < ${maxConversationLength}
+      where responses.account_id = ${accountId} and responses.expires_at > ${now}
+        and chain.depth < ${maxConversationLength} and chain.total <= ${maxBytes}
     )
-    select responses.id, responses.expires_at, responses.input_items, responses.output_items
+    select chain.id, responses.expires_at, chain.total,
+      case when chain.total <= ${maxBytes} then responses.input_items end as input_items,
+      case when chain.total <= ${maxBytes} then responses.output_items end as output_items
     from chain join responses on responses.id = chain.id
     order by chain.depth desc`.execute(db);
-  if (result.rows.length === 0) return undefined;
+  const rows = result.rows;
+  if (rows.length === 0) return undefined;
+  const responseIds = rows.map((row) => row.id);
+  // Oldest first: the first row is where the walk stopped, with the largest total.
+  const total = Number(rows[0]?.total);
+  if (total > maxBytes) return { responseIds, turns: [], tooLarge: { bytes: total } };
   return {
-    responseIds: result.rows.map((row) => row.id),
-    turns: result.rows.map((row) => ({
+    responseIds,
+    turns: rows.map((row) => ({
       responseId: row.id,
-      expiresAt: row.expires_at,
-      inputItems: row.input_items,
-      outputItems: row.output_items,
+      expiresAt: Number(row.expires_at),
+      inputItems: row.input_items as string,
+      outputItems: row.output_items as string,
     })),
   };
 }

@@ -46,6 +46,14 @@ export function unknownCallId(callId: string, param: string): ApiError {
   );
 }
 
+export function conversationTooLarge(bytes: number, limitBytes: number, param: string): ApiError {
+  return apiError(
+    'conversation_too_large',
+    `This conversation holds more than ${bytes} bytes of stored responses, more than the limit of ${limitBytes} bytes (responses.max_conversation_bytes). Begin a new conversation, or send the part that matters as input with "store": false.`,
+    { param },
+  );
+}
+
 export function storedResponseTooLarge(bytes: number, limitBytes: number): ApiError {
   return apiError(
     'stored_response_too_large',

@@ -55,20 +55,28 @@ export function parseListQuery(query: URLSearchParams): ListQuery {
   return parsed;
 }
 
-/** One page of `items` (given oldest first); a cursor that names no item starts from the end it would be on. */
+/**
+ * Where a cursor stands; a 400 naming it when it names no item of the list (a typo, or an item of a response deleted
+ * since the last page): paging on from the start instead would hand the client items it already has.
+ */
+function cursorIndex<Item extends { id?: unknown }>(ordered: readonly Item[], cursor: string, param: string): number {
+  const at = ordered.findIndex((item) => item.id === cursor);
+  if (at === -1) {
+    throw apiError('invalid_value', `Invalid '${param}': no item with id '${cursor.slice(0, 128)}' in this list.`, {
+      param,
+    });
+  }
+  return at;
+}
+
+/** One page of `items` (given oldest first). */
 export function pageItems<Item extends { id?: unknown }>(items: readonly Item[], query: ListQuery): ItemPage<Item> {
   const ordered = query.order === 'asc' ? [...items] : [...items].reverse();
   const limit = query.limit ?? 20;
   let start = 0;
   let end = ordered.length;
-  if (query.after !== undefined) {
-    const at = ordered.findIndex((item) => item.id === query.after);
-    if (at !== -1) start = at + 1;
-  }
-  if (query.before !== undefined) {
-    const at = ordered.findIndex((item) => item.id === query.before);
-    if (at !== -1) end = at;
-  }
+  if (query.after !== undefined) start = cursorIndex(ordered, query.after, 'after') + 1;
+  if (query.before !== undefined) end = cursorIndex(ordered, query.before, 'before');
   // With only `before`, the page is the items just before the cursor.
   const window = ordered.slice(start, Math.max(start, end));
   const data = query.before !== undefined && query.after === undefined ? window.slice(-limit) : window.slice(0, limit);

@@ -18,15 +18,18 @@ import type { ResponseObject } from './types.js';
 
 /**
  * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
- * interval, and on close), never on a request's path, like the request log. A stream's response is known here from its
- * first event until it is queued (its id is the client's from then on): retrieving it meanwhile gives it as far as it
- * got (`in_progress`), deleting it keeps it from being stored when its stream ends, and continuing it waits for its end. A read that may need something still
+ * interval, and on close), never on a request's path, like the request log. A read that may need something still
  * queued (a client continuing a conversation the moment its answer arrived) writes the queue first, so this node
  * never answers "not found" for a response it has just given; a request without `previous_response_id` or item
- * references reads nothing. Another node may still hold a response it has just given in its own queue: a response id
- * not found whose creation time (the first digits of the gateway's ids) is younger than a flush interval and a margin
- * is looked for again until that has passed, so a conversation continues on any node; an older id is answered at
- * once.
+ * references reads nothing. A stream's response is known here from its first event until it is queued (the client
+ * has its id from then on): retrieving it meanwhile gives it as far as it got (`in_progress`), deleting it keeps it
+ * from being stored, and continuing it waits for its end.
+ *
+ * Another node may still hold a response it has just given in its own queue: a response id not found whose time (the
+ * first digits of the gateway's ids) is younger than a flush interval and a margin is looked for again until that has
+ * passed, so a conversation continues on any node; an older id is answered at once. So an id is dated when it is
+ * queued (a JSON answer's is named when it is complete); a stream's, named when it began, is written before its last
+ * event when it has outlasted half the margin (writeBeforeAnswering).
  */
 
 export interface ResponseStoreOptions {
@@ -45,6 +48,8 @@ export interface ResponseStoreOptions {
   maxQueue: number;
   /** Bytes of records held at most (a record may be megabytes); a quarter of it starts a write. */
   maxQueueBytes?: number;
+  /** Bytes of stored responses a conversation may hold (loadConversation); a longer one is read as `tooLarge`. */
+  maxConversationBytes?: number;
 }
 
 const defaultMaxQueueBytes = 256 * 1024 * 1024;
@@ -52,11 +57,17 @@ const defaultMaxQueueBytes = 256 * 1024 * 1024;
 const otherNodeMarginMs = 1000;
 const retryEveryMs = 100;
 
+const gatewayIdPattern = /^([a-z]+)_([0-9a-f]{12})/;
+
+/** When the gateway named an id (`resp_`, `msg_`, `fc_`, … + 12 hex digits of milliseconds); undefined otherwise. */
+export function idCreatedAt(id: string): number | undefined {
+  const match = gatewayIdPattern.exec(id);
+  return match ? Number.parseInt(match[2] as string, 16) : undefined;
+}
+
 /** When the gateway created a response, from its id (`resp_` + 12 hex digits of milliseconds); undefined otherwise. */
 export function responseCreatedAt(id: string): number | undefined {
-  if (!id.startsWith('resp_') || id.length < 17) return undefined;
-  const time = Number.parseInt(id.slice(5, 17), 16);
-  return Number.isFinite(time) ? time : undefined;
+  return id.startsWith('resp_') ? idCreatedAt(id) : undefined;
 }
 
 /** A stored response still being streamed on this node. */
@@ -152,6 +163,22 @@ export class ResponseStore {
     else this.armTimer();
   }
 
+  /**
+   * Writes a queued response before its stream ends, waiting at most a margin, when its id is already too old for
+   * another node to wait for the next batch: a stream's id is dated when it began, and a client may continue it on
+   * another node the moment its last event arrives. Concurrent callers share one write (a batch, as ever).
+   */
+  async writeBeforeAnswering(id: string): Promise<void> {
+    const createdAt = responseCreatedAt(id);
+    if (!this.pending.has(id) || createdAt === undefined || Date.now() - createdAt < otherNodeMarginMs / 2) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, otherNodeMarginMs);
+    });
+    await Promise.race([this.flush(), bound]);
+    clearTimeout(timer);
+  }
+
   /** A write after the current callbacks, not inside the request that filled the batch (it would wait for it). */
   private flushSoon(): void {
     if (this.flushScheduled) return;
@@ -201,32 +228,62 @@ export class ResponseStore {
     if (ids.some((id) => this.pending.has(id))) await this.flush();
   }
 
+  get maxConversationBytes(): number {
+    return this.options.maxConversationBytes ?? Number.MAX_SAFE_INTEGER;
+  }
+
   async conversation(accountId: string, id: string): Promise<Conversation | undefined> {
     // A client may continue a stream the moment its last event arrives, before the stream's end has queued it.
     await this.generatingFor(accountId, id)?.ended;
     // Any queued response may be part of the chain, not only the one named: write them all.
     if (this.pending.size > 0) await this.flush();
-    return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now()));
+    const maxBytes = this.options.maxConversationBytes;
+    return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now(), maxBytes));
   }
 
-  /** Runs a lookup of a response id, again while the id is young enough to be in another node's queue. */
-  private async lookRecent<Found>(id: string, lookup: () => Promise<Found | undefined>): Promise<Found | undefined> {
-    let found = await lookup();
-    const createdAt = responseCreatedAt(id);
-    if (found !== undefined || createdAt === undefined || this.closed) return found;
-    // An id from the future is not one of ours: answered at once, like an old one.
-    if (createdAt > Date.now() + otherNodeMarginMs) return found;
+  /**
+   * Until when an id not found may still be in another node's queue: a flush interval and a margin after the gateway
+   * named it. Undefined for an id too old for that, one from the future (not the gateway's) or not shaped like the
+   * gateway's.
+   */
+  private waitUntil(createdAt: number | undefined): number | undefined {
+    if (createdAt === undefined || this.closed || createdAt > Date.now() + otherNodeMarginMs) return undefined;
     const until = createdAt + this.options.flushIntervalMs + otherNodeMarginMs;
-    while (found === undefined && Date.now() < until) {
+    return until > Date.now() ? until : undefined;
+  }
+
+  /** Runs a lookup again, until it finds what it looks for or `until` has passed. */
+  private async retryUntil<Found>(
+    until: number | undefined,
+    lookup: () => Promise<Found>,
+    isFound: (found: Found) => boolean,
+  ): Promise<Found> {
+    let found = await lookup();
+    while (until !== undefined && !isFound(found) && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(retryEveryMs, until - Date.now())));
       found = await lookup();
     }
     return found;
   }
 
+  /** Runs a lookup of a response id, again while the id is young enough to be in another node's queue. */
+  private lookRecent<Found>(id: string, lookup: () => Promise<Found | undefined>): Promise<Found | undefined> {
+    return this.retryUntil(this.waitUntil(responseCreatedAt(id)), lookup, (found) => found !== undefined);
+  }
+
+  /** Items by id (item references); those not found while young enough to be in another node's queue looked for again. */
   async items(accountId: string, ids: readonly string[]): Promise<Map<string, unknown>> {
     if (this.pending.size > 0) await this.flush();
-    return findItems(this.options.db, accountId, ids, Date.now());
+    const lookup = () => findItems(this.options.db, accountId, ids, Date.now());
+    const first = await lookup();
+    const missing = ids.filter((id) => !first.has(id));
+    let until: number | undefined;
+    for (const id of missing) {
+      const idUntil = this.waitUntil(idCreatedAt(id));
+      if (idUntil !== undefined && (until === undefined || idUntil > until)) until = idUntil;
+    }
+    if (until === undefined) return first;
+    return this.retryUntil(until, lookup, (found) => missing.every((id) => found.has(id)));
   }
 
   async find(accountId: string, id: string): Promise<ResponseObject | undefined> {

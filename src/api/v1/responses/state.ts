@@ -1,9 +1,9 @@
 import type { ParsedBody } from '../../../server/read-body.js';
 import type { Exchange } from '../pipeline/endpoint.js';
 import type { AncestorExpiry } from './conversation-expiry.js';
-import { previousResponseNotFound } from './errors.js';
+import { conversationTooLarge, previousResponseNotFound } from './errors.js';
 import type { ResponseStore } from './response-store.js';
-import { itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
+import { itemIdsOf, itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
 import { checkStoredSize, type RecordContext, toResponseRecord } from './stored-response.js';
 import type { InputItem, ResponseObject, ResponsesRequest } from './types.js';
 
@@ -34,6 +34,9 @@ export async function loadState(
     const conversation = await store.conversation(accountId, previous);
     // Another account's, deleted, expired and never stored (store: false) all read the same.
     if (!conversation) throw previousResponseNotFound(previous);
+    if (conversation.tooLarge) {
+      throw conversationTooLarge(conversation.tooLarge.bytes, store.maxConversationBytes, 'previous_response_id');
+    }
     history = replayItems(conversation);
     // Only the ids and expiries are kept for the save: the rows' JSON is not held through the upstream call.
     ancestors = conversation.turns.map((turn) => ({ responseId: turn.responseId, expiresAt: turn.expiresAt }));
@@ -60,6 +63,8 @@ export interface Storing {
   maxStoredBytes: number;
   /** The input as given (normalized here: ids and content parts, as input_items lists them). */
   input: ResponsesRequest['input'];
+  /** The ids of the items of the conversation it continues: an input item reusing one is stored under a new id. */
+  historyItemIds: ReadonlySet<string> | undefined;
   ancestors: readonly AncestorExpiry[];
 }
 
@@ -74,6 +79,7 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
     retentionMs: settings.retentionMs,
     maxStoredBytes: settings.maxStoredBytes,
     input: state.request.input,
+    historyItemIds: state.history.length > 0 ? itemIdsOf(state.history) : undefined,
     ancestors: state.ancestors,
   };
 }
@@ -87,7 +93,7 @@ export function saveResponse(storing: Storing, response: ResponseObject, exchang
   const context: RecordContext = {
     accountId: storing.accountId,
     keyId: storing.keyId,
-    inputItems: normalizeInput(storing.input),
+    inputItems: normalizeInput(storing.input, storing.historyItemIds),
     now: Date.now(),
     retentionMs: storing.retentionMs,
     ancestors: storing.ancestors,

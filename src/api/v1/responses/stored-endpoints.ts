@@ -1,6 +1,6 @@
 import type { EndpointRequest } from '../pipeline/endpoint.js';
 import { lookupEndpoint } from '../pipeline/lookup-endpoint.js';
-import { responseNotFound } from './errors.js';
+import { conversationTooLarge, responseNotFound } from './errors.js';
 import { type ListQuery, pageItems, parseListQuery } from './list-items.js';
 import { inputItemsOf } from './stored-items.js';
 
@@ -44,6 +44,9 @@ export const responseInputItemsEndpoint = lookupEndpoint<ListRequest>(
     const conversation = await exchange.services.responses.conversation(exchange.principal.accountId, request.id);
     // The walk starts from the response asked for: absent means not the account's, deleted, expired or never stored.
     if (!conversation || conversation.responseIds.at(-1) !== request.id) throw responseNotFound(request.id);
+    const { tooLarge } = conversation;
+    if (tooLarge)
+      throw conversationTooLarge(tooLarge.bytes, exchange.services.responses.maxConversationBytes, 'response_id');
     return pageItems(inputItemsOf(conversation), request.list);
   },
 );

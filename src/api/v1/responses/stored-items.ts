@@ -29,17 +29,33 @@ function normalizeMessage(item: MessageItem): MessageItem {
   return { ...item, type: 'message', content };
 }
 
-/** The request's input as stored items: typed, with content parts and an id each. */
-export function normalizeInput(input: ResponsesRequest['input']): InputItem[] {
+/**
+ * The request's input as stored items: typed, with content parts and an id each. An item whose id is already taken,
+ * by an item of the conversation it continues (`takenIds`: e.g. an item_reference to the previous response's output)
+ * or earlier in the same input (a client reusing an id), is stored under a new id: input_items pages by item id, and a
+ * cursor naming two items could page the same item forever.
+ */
+export function normalizeInput(input: ResponsesRequest['input'], takenIds?: ReadonlySet<string>): InputItem[] {
   if (input === undefined || input === null) return [];
   if (typeof input === 'string') {
     return [{ id: newItemId('msg'), type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
   }
+  const used = new Set<string>();
   return input.map((item) => {
     const typed = item.type === undefined || item.type === 'message' ? normalizeMessage(item as MessageItem) : item;
-    if (typeof typed.id === 'string' && typed.id !== '') return typed;
-    return { id: newItemId(idPrefixes[typed.type ?? 'message'] ?? 'item'), ...typed };
+    const prefix = idPrefixes[typed.type ?? 'message'] ?? 'item';
+    if (typeof typed.id !== 'string' || typed.id === '') return { id: newItemId(prefix), ...typed };
+    if (used.has(typed.id) || takenIds?.has(typed.id)) return { ...typed, id: newItemId(prefix) };
+    used.add(typed.id);
+    return typed;
   });
+}
+
+/** The ids of items (a replayed conversation's), for normalizeInput. */
+export function itemIdsOf(items: readonly InputItem[]): Set<string> {
+  const ids = new Set<string>();
+  for (const item of items) if (typeof item.id === 'string' && item.id !== '') ids.add(item.id);
+  return ids;
 }
 
 /** The ids of the input's `item_reference`s, to look up before translating. */
