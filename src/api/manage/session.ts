@@ -151,7 +151,7 @@ export const sessionRoutes = [
     method: 'POST',
     path: '/api/session/password',
     tag: 'Session',
-    summary: "Change one's own password; every other session ends and every management token is revoked",
+    summary: "Change one's own password; all sessions end (this one is renewed), all tokens are revoked",
     description:
       'Whoever knew the old password may have made a management token with it: all of your tokens stop working, ' +
       'so scripts need new ones. The session making the change is replaced too (a copy of its cookie stops ' +
