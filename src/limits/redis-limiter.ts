@@ -260,26 +260,16 @@ export class RedisLimiter implements Limiter {
       .map((subject) => this.keysFor(request.partition, subject, periods.day, periods.month)[2] as string);
     if (leaseKeys.length > 0) this.liveLeases.set(lease, leaseKeys);
     let settled = false;
-    let slotHeld = leaseKeys.length > 0;
-    const releaseSlot = async () => {
-      if (!slotHeld) return;
-      slotHeld = false;
-      this.liveLeases.delete(lease);
-      // Settle removes the lease too (and the lease expires by itself): a failure here only logs.
-      await Promise.all(leaseKeys.map((key) => this.redis.zrem(key, lease))).catch((error: unknown) =>
-        this.options.logger.debug({ err: error }, 'could not free a concurrency slot ahead of settling'),
-      );
-    };
     return {
       headers: rateLimitHeaders(requestsState, tokensState),
-      ...(leaseKeys.length > 0 ? { releaseSlot } : {}),
+      shared: true,
       settle: (actual) => {
         if (settled) return;
         settled = true;
         this.liveLeases.delete(lease);
         const tokenDelta = Math.max(0, Math.round(actual.tokens)) - tokens;
         const costDelta = toMicroDollars(actual.costUsd) - cost;
-        this.settlements.send(lease, this.settlement(request, periods, lease, tokenDelta, costDelta, false));
+        return this.settlements.send(lease, this.settlement(request, periods, lease, tokenDelta, costDelta, false));
       },
     };
   }
