@@ -149,12 +149,14 @@ export class RedisLimiter implements Limiter {
     // A budget counter missing in Redis (new period, or Redis restarted) is seeded from the request log once.
     for (let attempt = 0; attempt < 4; attempt++) {
       let result: Array<string | number>;
+      // Without a connection the command is refused at once, unsent (no offline queue): nothing to take back then.
+      const sent = this.redis.status === 'ready';
       try {
         result = await this.redis.switchboardAdmit(keys.length, ...keys, ...args);
       } catch (error) {
         // The script may have run although its answer did not come in time (a frozen or slow Redis): the admission is
         // taken back, since this request is refused or admitted without Redis now (a no-op when it never ran).
-        this.settlements.send(lease, this.settlement(request, periods, lease, -tokens, -cost, true));
+        if (sent) void this.settlements.send(lease, this.settlement(request, periods, lease, -tokens, -cost, true));
         throw error;
       }
       const outcome = result[0];
