@@ -11,7 +11,7 @@ import { admittedWithoutLimits } from './limiter.js';
 export interface LimiterMessage {
   channel: 'switchboard-limiter';
   id: number;
-  kind: 'admit' | 'settle' | 'admitted' | 'refused' | 'release' | 'released';
+  kind: 'admit' | 'settle' | 'admitted' | 'refused' | 'settled';
   request?: AdmissionRequest;
   actual?: Usage;
   headers?: Record<string, string>;
@@ -27,19 +27,14 @@ export class IpcLimiter implements Limiter {
   private nextId = 1;
   private readonly pending = new Map<
     number,
-    {
-      resolve: (admission: Admission) => void;
-      reject: (error: unknown) => void;
-      /** Whether the request holds a concurrency slot (its admission then offers releaseSlot). */
-      holdsSlot: boolean;
-    }
+    { resolve: (admission: Admission) => void; reject: (error: unknown) => void }
   >();
-  /** Slot releases waiting for the primary's word that the slot is free. */
-  private readonly releasing = new Map<number, () => void>();
+  /** Settlements waiting for the primary's word that its counters have them. */
+  private readonly settling = new Map<number, () => void>();
   private readonly onMessage = (message: unknown) => {
     if (!isLimiterMessage(message)) return;
-    if (message.kind === 'released') {
-      this.releasing.get(message.id)?.();
+    if (message.kind === 'settled') {
+      this.settling.get(message.id)?.();
       return;
     }
     const waiter = this.pending.get(message.id);
@@ -53,11 +48,11 @@ export class IpcLimiter implements Limiter {
     let settled = false;
     waiter.resolve({
       headers: message.headers ?? {},
-      ...(waiter.holdsSlot ? { releaseSlot: () => this.releaseSlot(id) } : {}),
+      shared: true,
       settle: (actual) => {
         if (settled) return;
         settled = true;
-        this.send({ channel: 'switchboard-limiter', id, kind: 'settle', actual });
+        return this.settle(id, actual);
       },
     });
   };
@@ -71,29 +66,28 @@ export class IpcLimiter implements Limiter {
   }
 
   /**
-   * Asks the primary to free the slot now and waits for its answer: messages of different workers reach the primary in
-   * no set order, so without the wait a client's next request, served by another worker, could find the slot taken.
-   * A primary that does not answer within a second is not waited for longer (settle frees the slot all the same).
+   * Sends the settlement and waits for the primary's answer: messages of different workers reach the primary in no set
+   * order, so without the wait a client's next request, served by another worker, could find the last one's slot and
+   * reservation still counted. A primary that does not answer within a second is not waited for longer.
    */
-  private releaseSlot(id: number): Promise<void> {
+  private settle(id: number, actual: Usage): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.releasing.delete(id);
+        this.settling.delete(id);
         resolve();
       };
       const timer = setTimeout(done, 1000);
-      this.releasing.set(id, done);
-      this.send({ channel: 'switchboard-limiter', id, kind: 'release' });
+      this.settling.set(id, done);
+      this.send({ channel: 'switchboard-limiter', id, kind: 'settle', actual });
     });
   }
 
   admit(request: AdmissionRequest): Promise<Admission> {
     if (request.subjects.length === 0) return Promise.resolve(admittedWithoutLimits);
     const id = this.nextId++;
-    const holdsSlot = request.subjects.some((subject) => subject.limits.concurrentRequests !== null);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, holdsSlot });
+      this.pending.set(id, { resolve, reject });
       this.send({ channel: 'switchboard-limiter', id, kind: 'admit', request });
     });
   }
@@ -102,7 +96,7 @@ export class IpcLimiter implements Limiter {
     this.channel.off('message', this.onMessage);
     for (const waiter of this.pending.values()) waiter.reject(new Error('the limiter was closed'));
     this.pending.clear();
-    for (const done of [...this.releasing.values()]) done();
+    for (const done of [...this.settling.values()]) done();
   }
 }
 
@@ -122,14 +116,10 @@ export function serveLimiter(
   const onMessage = (message: unknown) => {
     if (!isLimiterMessage(message)) return;
     if (message.kind === 'settle') {
-      admissions.get(message.id)?.settle(message.actual ?? { tokens: 0, costUsd: 0 });
-      admissions.delete(message.id);
-      return;
-    }
-    if (message.kind === 'release') {
       const id = message.id;
-      const released = admissions.get(id)?.releaseSlot?.() ?? Promise.resolve();
-      void released.then(() => send({ channel: 'switchboard-limiter', id, kind: 'released' }));
+      const settled = admissions.get(id)?.settle(message.actual ?? { tokens: 0, costUsd: 0 });
+      admissions.delete(id);
+      void Promise.resolve(settled).then(() => send({ channel: 'switchboard-limiter', id, kind: 'settled' }));
       return;
     }
     if (message.kind !== 'admit' || !message.request) return;

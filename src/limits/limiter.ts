@@ -31,14 +31,17 @@ export interface Usage {
 export interface Admission {
   /** x-ratelimit-* headers for the response (empty when no rate limit applies). */
   headers: Readonly<Record<string, string>>;
-  /** Records actual use and releases the concurrency slot. Safe to call once; never throws. */
-  settle(actual: Usage): void;
   /**
-   * Present when the request holds a concurrency slot: frees it ahead of `settle` (which then leaves it) and resolves
-   * once the counters that every worker or node reads say so; never rejects. The pipeline holds the answer's last
-   * byte until then, so that a client's next request, on whichever worker or node, finds the slot free.
+   * Records actual use and releases the concurrency slot. Safe to call once; never throws. Where the counters are
+   * shared (`shared`), the promise resolves once the settlement has reached them, or has failed to (never rejects).
    */
-  releaseSlot?(): Promise<void>;
+  settle(actual: Usage): void | Promise<void>;
+  /**
+   * Whether the counters live where other workers or nodes read them (the primary of --workers, Redis). The pipeline
+   * then holds the answer's last byte until `settle`'s promise resolves, so that a client's next request, on whichever
+   * worker or node, finds the slot free and the tokens and spend of its last request already settled.
+   */
+  readonly shared?: boolean;
 }
 
 export interface Limiter {

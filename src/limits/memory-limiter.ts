@@ -180,23 +180,11 @@ export class MemoryLimiter implements Limiter {
     }
 
     let settled = false;
-    let slotHeld = limited.some((subject) => subject.limits.concurrentRequests !== null);
-    const releaseSlot = () => {
-      if (!slotHeld) return;
-      slotHeld = false;
-      for (const subject of limited) {
-        if (subject.limits.concurrentRequests === null) continue;
-        const state = this.state(subject.id, Date.now());
-        state.active = Math.max(0, state.active - 1);
-      }
-    };
     return {
       headers: rateLimitHeaders(requestsState, tokensState),
-      ...(slotHeld ? { releaseSlot: async () => releaseSlot() } : {}),
       settle: (actual) => {
         if (settled) return;
         settled = true;
-        releaseSlot();
         const tokenDelta = Math.max(0, Math.round(actual.tokens)) - tokens;
         const costDelta = toMicroDollars(actual.costUsd) - cost;
         for (const subject of limited) {
@@ -204,6 +192,7 @@ export class MemoryLimiter implements Limiter {
           const limits = subject.limits;
           if (limits.tokensPerMinute !== null && tokenDelta !== 0) state.tokens.adjust(nowSecond, tokenDelta);
           state.running = Math.max(0, state.running - 1);
+          if (limits.concurrentRequests !== null) state.active = Math.max(0, state.active - 1);
           for (const [enabled, key] of [
             [limits.dailyBudgetUsd !== null, `day:${periods.day}`],
             [limits.monthlyBudgetUsd !== null, `month:${periods.month}`],

@@ -149,12 +149,14 @@ export class RedisLimiter implements Limiter {
     // A budget counter missing in Redis (new period, or Redis restarted) is seeded from the request log once.
     for (let attempt = 0; attempt < 4; attempt++) {
       let result: Array<string | number>;
+      // Without a connection the command is refused at once, unsent (no offline queue): nothing to take back then.
+      const sent = this.redis.status === 'ready';
       try {
         result = await this.redis.switchboardAdmit(keys.length, ...keys, ...args);
       } catch (error) {
         // The script may have run although its answer did not come in time (a frozen or slow Redis): the admission is
         // taken back, since this request is refused or admitted without Redis now (a no-op when it never ran).
-        this.settlements.send(lease, this.settlement(request, periods, lease, -tokens, -cost, true));
+        if (sent) void this.settlements.send(lease, this.settlement(request, periods, lease, -tokens, -cost, true));
         throw error;
       }
       const outcome = result[0];
@@ -260,26 +262,16 @@ export class RedisLimiter implements Limiter {
       .map((subject) => this.keysFor(request.partition, subject, periods.day, periods.month)[2] as string);
     if (leaseKeys.length > 0) this.liveLeases.set(lease, leaseKeys);
     let settled = false;
-    let slotHeld = leaseKeys.length > 0;
-    const releaseSlot = async () => {
-      if (!slotHeld) return;
-      slotHeld = false;
-      this.liveLeases.delete(lease);
-      // Settle removes the lease too (and the lease expires by itself): a failure here only logs.
-      await Promise.all(leaseKeys.map((key) => this.redis.zrem(key, lease))).catch((error: unknown) =>
-        this.options.logger.debug({ err: error }, 'could not free a concurrency slot ahead of settling'),
-      );
-    };
     return {
       headers: rateLimitHeaders(requestsState, tokensState),
-      ...(leaseKeys.length > 0 ? { releaseSlot } : {}),
+      shared: true,
       settle: (actual) => {
         if (settled) return;
         settled = true;
         this.liveLeases.delete(lease);
         const tokenDelta = Math.max(0, Math.round(actual.tokens)) - tokens;
         const costDelta = toMicroDollars(actual.costUsd) - cost;
-        this.settlements.send(lease, this.settlement(request, periods, lease, tokenDelta, costDelta, false));
+        return this.settlements.send(lease, this.settlement(request, periods, lease, tokenDelta, costDelta, false));
       },
     };
   }

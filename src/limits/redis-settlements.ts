@@ -32,9 +32,9 @@ export class SettlementQueue {
     redis.on('ready', this.onReady);
   }
 
-  /** Sends a settlement now; keeps it for a retry if Redis does not confirm it. */
-  send(lease: string, settlement: Settlement): void {
-    this.attempt(lease, settlement);
+  /** Sends a settlement now (resolves when Redis answered it, or failed to); keeps it for a retry if it failed. */
+  send(lease: string, settlement: Settlement): Promise<void> {
+    return this.attempt(lease, settlement);
   }
 
   /** How many settlements wait for Redis. */
@@ -44,12 +44,14 @@ export class SettlementQueue {
 
   /** Sends every waiting settlement again. */
   retry(): void {
-    for (const [lease, settlement] of this.pending) this.attempt(lease, settlement);
+    for (const [lease, settlement] of this.pending) void this.attempt(lease, settlement);
   }
 
-  private attempt(lease: string, settlement: Settlement): void {
-    this.redis.switchboardSettle(settlement.keys.length, ...settlement.keys, ...settlement.args).then(
-      () => this.pending.delete(lease),
+  private attempt(lease: string, settlement: Settlement): Promise<void> {
+    return this.redis.switchboardSettle(settlement.keys.length, ...settlement.keys, ...settlement.args).then(
+      () => {
+        this.pending.delete(lease);
+      },
       (error: unknown) => {
         if (!this.pending.has(lease)) {
           this.logger.warn({ err: error }, 'could not settle a request with Redis; retrying when it is back');

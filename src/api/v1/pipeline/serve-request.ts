@@ -38,6 +38,8 @@ interface Progress {
   route: Route | undefined;
   trace: DispatchTrace | undefined;
   admission: Admission;
+  /** Lets the response end, when its end waits for the settlement (shared counters, see Admission.shared). */
+  settledToEnd: (() => void) | undefined;
   requestBody: string | undefined;
 }
 
@@ -70,6 +72,7 @@ export class RequestPipeline {
       route: undefined,
       trace: undefined,
       admission: admittedWithoutLimits,
+      settledToEnd: undefined,
       requestBody: undefined,
     };
     let outcome: Outcome | undefined;
@@ -144,8 +147,10 @@ export class RequestPipeline {
         progress.route?.model.pricing,
       );
       progress.admission = admission instanceof Promise ? await admission : admission;
-      const releaseSlot = progress.admission.releaseSlot;
-      if (releaseSlot) endAfter(response, releaseSlot);
+      if (progress.admission.shared) {
+        const settled = new Promise<void>((resolve) => (progress.settledToEnd = resolve));
+        endAfter(response, () => settled);
+      }
       const headers = progress.admission.headers;
       for (const name in headers) response.setHeader(name, headers[name] as string);
     }
@@ -201,7 +206,8 @@ export class RequestPipeline {
     // Nothing generated, nothing billed: a failed request with known prices costs 0, not "unknown".
     const costUsd = usage ? costOf(usage, pricing) : pricing && trace ? 0 : undefined;
     // The reservation becomes what was really used (nothing, when the upstream refused the request).
-    progress.admission.settle({ tokens: usage?.totalTokens ?? 0, costUsd: costUsd ?? 0 });
+    const settling = progress.admission.settle({ tokens: usage?.totalTokens ?? 0, costUsd: costUsd ?? 0 });
+    if (progress.settledToEnd) void Promise.resolve(settling).then(progress.settledToEnd);
 
     const clientLeft = cancellation.aborted && cancellation.reason === 'client_closed';
     const status = clientLeft && error ? 499 : (error?.status ?? (response.statusCode || 200));

@@ -29,9 +29,9 @@ export async function relayNativeStream(
 ): Promise<Outcome> {
   const reader = createNativeStreamReader();
   let generatedCharacters = 0;
-  const usage = () =>
-    usageOf(reader.usage()) ??
-    (generatedCharacters > 0 ? estimateUsage(promptCharacters, generatedCharacters) : undefined);
+  // The upstream's usage, else the estimate from what was relayed.
+  const usageOf = (reported: Parameters<typeof readUsage>[0]): TokenUsage | undefined =>
+    readUsage(reported) ?? (generatedCharacters > 0 ? estimateUsage(promptCharacters, generatedCharacters) : undefined);
   const provider = exchange.trace.served?.provider ?? 'upstream';
   let lastSequence = -1;
   let firstTokenAt: number | undefined;
@@ -59,7 +59,7 @@ export async function relayNativeStream(
     if (storing && final && typeof final.id === 'string') saveResponse(storing, final as ResponseObject, exchange);
     // The upstream's own response.failed ends the stream properly, but the request failed: the log says so.
     const error = reader.outcome() === 'failed' ? upstreamFailed(final, provider) : undefined;
-    return { error, usage: usage(), firstTokenAt, responseBody: sse.body() };
+    return { error, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
   } catch (error) {
     const failure = toApiError(error);
     onFailure(failure);
@@ -75,7 +75,7 @@ export async function relayNativeStream(
       );
     }
     sse.end();
-    return { error: failure, usage: usage(), firstTokenAt, responseBody: sse.body() };
+    return { error: failure, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
   }
 }
 
@@ -122,8 +122,4 @@ function responseOf(data: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function usageOf(usage: Parameters<typeof readUsage>[0]): TokenUsage | undefined {
-  return readUsage(usage);
 }
