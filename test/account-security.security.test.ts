@@ -235,7 +235,9 @@ describe('a password change or reset revokes the management tokens', () => {
     const refused = await tokenClient(gateway, token).request('GET', '/api/accounts');
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('invalid_token');
-    const tokens = await session.request('GET', '/api/tokens');
+    // The session that made the change was replaced too (console-isolation.security.test.ts): sign in anew.
+    const again = await signIn(gateway, 'changer@acme.test', 'a completely new passphrase');
+    const tokens = await again.request('GET', '/api/tokens');
     expect(tokens.body.map((entry: { status: string }) => entry.status)).toEqual(['revoked']);
   });
 

@@ -195,7 +195,7 @@ describe('request-log export', () => {
     expect(formulas.headers.get('content-type')).toContain('text/csv');
     expect(formulas.headers.get('content-disposition')).toMatch(/attachment; filename="switchboard-log-acme-.*\.csv"/);
     const text = String(formulas.body);
-    expect(text.split('\n').filter((line) => line.startsWith('20')).length).toBe(rowCount / 1000);
+    expect(text.split('\n').filter((line) => line.startsWith('"20')).length).toBe(rowCount / 1000);
     expect(text).toContain(`"'=HYPERLINK(""x"")"`);
   }, 300_000);
 

@@ -84,7 +84,7 @@ describe('session', () => {
     expect(after.body.error.code).toBe('not_signed_in');
   });
 
-  it('changes the password, ending the other sessions but not this one, and says so', async () => {
+  it('changes the password, ending the other sessions and replacing this one, and says so', async () => {
     await createTestUser(setup.gateway, { email: 'changer@acme.test', account: 'acme' });
     const here = await signIn(setup.gateway, 'changer@acme.test');
     const elsewhere = await signIn(setup.gateway, 'changer@acme.test');
@@ -96,7 +96,13 @@ describe('session', () => {
     expectDocumentedResponse('POST', '/api/session/password', changed.body);
     expect(changed.body).toMatchObject({ sessionsEnded: 1, managementTokensRevoked: 0 });
     expect(changed.body.message).toBe('Password changed; 1 other session ended and 0 management tokens revoked.');
-    expect((await here.request('GET', '/api/session')).status).toBe(200);
+    const fresh = /switchboard_session=([^;]+)/.exec(changed.headers.get('set-cookie') ?? '')?.[1];
+    const replaced = await apiRequest(setup.gateway.url, 'GET', '/api/session', {
+      headers: { cookie: `switchboard_session=${fresh}` },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.csrfToken).toBe(changed.body.csrfToken);
+    expect((await here.request('GET', '/api/session')).status).toBe(401);
     expect((await elsewhere.request('GET', '/api/session')).status).toBe(401);
     await signIn(setup.gateway, 'changer@acme.test', 'a brand new password');
     await expect(signIn(setup.gateway, 'changer@acme.test')).rejects.toThrow(/401/);
@@ -580,8 +586,9 @@ describe('request log', () => {
     expect(table.status).toBe(200);
     expect(table.headers.get('content-disposition')).toMatch(/filename="switchboard-usage-logs-co-.*\.csv"/);
     const tableLines = String(table.body).trim().split('\n');
+    // Every text field in double quotes (a spreadsheet splitting at ';' must not start a cell inside one).
     expect(tableLines[0]).toBe(
-      'start,group_id,group,requests,errors,cancelled,prompt_tokens,completion_tokens,total_tokens,cost_usd,latency_p50_ms,latency_p95_ms',
+      '"start","group_id","group","requests","errors","cancelled","prompt_tokens","completion_tokens","total_tokens","cost_usd","latency_p50_ms","latency_p95_ms"',
     );
     // Two keys, 31 days each (30 days back from now, widened to whole days).
     expect(tableLines).toHaveLength(1 + 2 * 31);

@@ -68,6 +68,34 @@ describe('bad input', () => {
     ).toBe('temperature: Input should be less than or equal to 1');
   });
 
+  it('refuses integers too large to be exact (above 2^53 - 1) by name, without calling the upstream', async () => {
+    // 2^53 + 1 reads as 2^53: a translated request would send another number than the client wrote.
+    const upstreamCalls = () => setup.mock.requests.length + setup.providerMocks.anthropic.requests.length;
+    const before = upstreamCalls();
+    const tooLarge = '9007199254740993';
+    const bodies: [string, string][] = [
+      ['/v1/messages', `{"model":"gpt-4o-mini","max_tokens":${tooLarge},"messages":[{"role":"user","content":"hi"}]}`],
+      [
+        '/v1/messages',
+        `{"model":"claude-mock","max_tokens":16,"top_k":${tooLarge},"messages":[{"role":"user","content":"hi"}]}`,
+      ],
+      [
+        '/v1/messages/count_tokens',
+        `{"model":"gpt-4o-mini","thinking":{"type":"enabled","budget_tokens":${tooLarge}},"messages":[{"role":"user","content":"hi"}]}`,
+      ],
+    ];
+    const messages = [];
+    for (const [path, raw] of bodies) {
+      messages.push(await expectAnthropicError(await post(undefined, { path, raw }), 400, 'invalid_request_error'));
+    }
+    expect(messages).toEqual([
+      'max_tokens: Input should be less than or equal to 9007199254740991',
+      'top_k: Input should be less than or equal to 9007199254740991',
+      'thinking.budget_tokens: Input should be less than or equal to 9007199254740991',
+    ]);
+    expect(upstreamCalls()).toBe(before);
+  });
+
   it('refuses a body that is not JSON, and an unknown model with the same 404 as a forbidden one', async () => {
     await expectAnthropicError(await post(undefined, { raw: '{"model":' }), 400, 'invalid_request_error');
     await expectAnthropicError(await post(hello('no-such-model')), 404, 'not_found_error');

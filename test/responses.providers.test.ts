@@ -109,6 +109,30 @@ describe.each(['claude-', 'gemini-'])('/v1/responses translated for %s models', 
     expect(second.status).toBe('completed');
     expect(second.output.at(-1).type).toBe('message');
   });
+
+  it('names what the provider refuses by the client’s Responses field, not the translated chat request’s', async () => {
+    const upstreamCalls = () =>
+      setup.providerMocks.anthropic.requests.length + setup.providerMocks.gemini.requests.length;
+    const before = upstreamCalls();
+    for (const stream of [false, true]) {
+      const response = await postResponses(setup.gateway, {
+        model: `${prefix}mock`,
+        instructions: 'be brief',
+        input: [
+          { type: 'message', role: 'user', content: 'Weather?' },
+          { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: 'not json' },
+          { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+        ],
+        stream,
+      });
+      expect(response.status).toBe(400);
+      const { error } = await jsonOf(response);
+      // The chat request had the instructions first and the call in messages[2].tool_calls[0]: not the client's.
+      expect(error).toMatchObject({ param: 'input[1].arguments', code: 'invalid_value' });
+      expect(error.message).toBe("Invalid 'input[1].arguments': expected a JSON object encoded as a string.");
+    }
+    expect(upstreamCalls()).toBe(before);
+  });
 });
 
 describe('/v1/responses forwarded natively', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiRequest, createTestUser, testPassword } from './support/console.js';
 import { testRedisUrl } from './support/environment.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
@@ -26,6 +26,10 @@ beforeAll(async () => {
   await createTestUser(first, { email: 'target@acme.test', account: 'acme' });
 });
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 afterAll(async () => {
   await second?.close();
   await first?.close();
@@ -40,6 +44,9 @@ const attempt = (node: TestGateway, password: string, client: string) =>
 
 describe('sign-in throttle shared through Redis', () => {
   it("counts a client's failures on every node, and never keeps the user out from another address", async () => {
+    // The clock stands still (both nodes run in this process) until the other node has been asked: on a busy machine
+    // the first waits (1 s, 2 s) could otherwise run out between two requests.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     // The free failures, spread over both nodes.
     expect((await attempt(first, 'wrong guess one', '203.0.113.50')).status).toBe(401);
     expect((await attempt(second, 'wrong guess two', '203.0.113.50')).status).toBe(401);
@@ -56,6 +63,7 @@ describe('sign-in throttle shared through Redis', () => {
     const elsewhere = await attempt(otherNode, testPassword, '203.0.113.50');
     expect(elsewhere.status).toBe(429);
     expect(Number(elsewhere.headers.get('retry-after'))).toBeGreaterThan(0);
+    vi.useRealTimers();
     // The user, from their own address, through either node.
     expect((await attempt(first, testPassword, '198.51.100.8')).status).toBe(200);
     expect((await attempt(second, testPassword, '198.51.100.8')).status).toBe(200);
@@ -64,6 +72,8 @@ describe('sign-in throttle shared through Redis', () => {
   });
 
   it('checks no more passwords than the free failures when guesses are sent at once to both nodes', async () => {
+    // As above: a guess arriving after the first wait may rightly be checked, so the clock stands still.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     const guesses = await Promise.all(
       Array.from({ length: 30 }, (_, index) =>
         attempt(index % 2 === 0 ? first : second, `parallel guess ${index}`, '203.0.113.77'),
@@ -75,6 +85,7 @@ describe('sign-in throttle shared through Redis', () => {
     // A right password from the guessing client is refused too; from elsewhere it is not, and it gives back what it
     // counted (the next right one from there is not slowed).
     expect((await attempt(first, testPassword, '203.0.113.77')).status).toBe(429);
+    vi.useRealTimers();
     for (let index = 0; index < 4; index++)
       expect((await attempt(second, testPassword, '198.51.100.9')).status).toBe(200);
   });

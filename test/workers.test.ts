@@ -17,6 +17,7 @@ let mock: MockUpstream;
 let server: Served;
 let limitedKey: string;
 let openKey: string;
+let oneAtATimeKey: string;
 
 beforeAll(async () => {
   mock = await startMockUpstream();
@@ -42,6 +43,16 @@ beforeAll(async () => {
   await files.cli('keys', 'set-limits', limited.id, '--rpm', '10');
   limitedKey = limited.key;
   openKey = (await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'open')).key;
+  const oneAtATime = await files.cli<{ key: string; id: string }>(
+    'keys',
+    'create',
+    '--account',
+    'acme',
+    '--name',
+    'one-at-a-time',
+  );
+  await files.cli('keys', 'set-limits', oneAtATime.id, '--concurrency', '1');
+  oneAtATimeKey = oneAtATime.key;
   server = await startServe({ reuse: files, args: ['--workers', '2'] });
 });
 
@@ -93,6 +104,14 @@ describe('serve --workers 2', () => {
     const results = await Promise.all(Array.from({ length: 30 }, () => chat(limitedKey)));
     expect(results.filter((result) => result.status === 200)).toHaveLength(10);
     expect(results.filter((result) => result.status === 429)).toHaveLength(20);
+  });
+
+  it('never refuses a sequential client its one concurrent request, whichever worker serves it', async () => {
+    // Each request on a connection of its own, so the workers take turns. A worker frees the slot at the primary
+    // before its answer ends: freed after, the next request (on the other worker) could reach the primary first.
+    const statuses: number[] = [];
+    for (let index = 0; index < 200; index++) statuses.push((await chat(oneAtATimeKey)).status);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
   });
 
   it('replaces a worker that crashes', async () => {

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { createApi } from './api.js';
+import { ApiFailure, createApi } from './api.js';
 import { Link, Loading } from './components/common.js';
 import { AppContext, type AppState, useApp } from './context.js';
 import { AdminAccountsPage } from './pages/admin-accounts.js';
@@ -20,7 +20,8 @@ import type { AccountView, SessionView } from './types.js';
 
 type Phase =
   | { name: 'loading' }
-  | { name: 'signed-out' }
+  /** error: why the stored session could not be used, when the reason is not simply that there is none. */
+  | { name: 'signed-out'; error?: unknown }
   | { name: 'signed-in'; session: SessionView; accounts: AccountView[] };
 
 export function App() {
@@ -39,8 +40,17 @@ export function App() {
   );
 
   useEffect(() => {
-    // Any failure here (no session, or the server unreachable) leads to the sign-in page, which reports errors itself.
-    api.get<SessionView>('/session').then(enter, () => setPhase({ name: 'signed-out' }));
+    // Any failure here (no session, the server unreachable, the accounts unreadable) leads to the sign-in page, which
+    // says why unless there simply was no session: never an endless "Loading".
+    api
+      .get<SessionView>('/session')
+      .then(enter)
+      .catch((error: unknown) =>
+        setPhase({
+          name: 'signed-out',
+          error: error instanceof ApiFailure && error.code === 'not_signed_in' ? undefined : error,
+        }),
+      );
   }, [api, enter]);
 
   if (phase.name === 'loading') return <Loading label="Loading the console…" />;
@@ -65,6 +75,7 @@ export function App() {
     return (
       <SignInPage
         api={api}
+        initialError={phase.error}
         onSignedIn={async (session) => {
           await enter(session);
           if (location.path === '/sign-in') navigate('/', { replace: true });

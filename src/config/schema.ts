@@ -35,6 +35,8 @@ const serverSchema = z
     v1_body_timeout: duration.default(120_000),
     /** Open connections at most; further ones are closed at once (counted in switchboard_connections_dropped_total). */
     max_connections: z.number().int().min(1).max(1_000_000).default(10_000),
+    /** Requests pipelined on one HTTP/1.1 connection served at once; later ones wait, and the connection is not read. */
+    max_pipelined_requests: z.number().int().min(1).max(1000).default(8),
   })
   .superRefine((server, context) => {
     for (const field of ['api_body_timeout', 'v1_body_timeout', 'send_timeout'] as const) {
@@ -52,6 +54,7 @@ const serverSchema = z
     apiBodyTimeoutMs: server.api_body_timeout,
     v1BodyTimeoutMs: server.v1_body_timeout,
     maxConnections: server.max_connections,
+    maxPipelinedRequests: server.max_pipelined_requests,
   }));
 
 const metricsSchema = z

@@ -80,6 +80,8 @@ export const errorCodes = {
   invalid_metrics_token: { status: 401, type: 'invalid_request_error' },
   invalid_credentials: { status: 401, type: 'invalid_request_error' },
   not_signed_in: { status: 401, type: 'invalid_request_error' },
+  /** Two session cookies in one request: never read as either (cookies.ts). */
+  ambiguous_session_cookie: invalid(),
   user_disabled: permission(),
   account_disabled: permission(),
   csrf_token_invalid: permission(),

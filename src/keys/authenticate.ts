@@ -100,7 +100,11 @@ export interface AuthenticatorOptions {
 
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly pending = new Map<string, Promise<KnownKey | null>>();
+  /**
+   * Lookups under way, shared by the requests of one key that arrive meanwhile; tagged with the generation they began
+   * in, since one begun before an invalidation read the key as it was and must not answer a request that came after.
+   */
+  private readonly pending = new Map<string, { generation: number; loading: Promise<KnownKey | null> }>();
   /** Bumped on every invalidation; a lookup that started before a bump must not repopulate the cache. */
   private generation = 0;
   private readonly maxEntries: number;
@@ -179,11 +183,13 @@ export class Authenticator {
       );
     }
     const now = Date.now();
-    const inFlight = this.pending.get(token);
-    if (inFlight) return inFlight;
     const generation = this.generation;
-    const loading = this.load(hashKey(token, this.options.secret)).finally(() => this.pending.delete(token));
-    this.pending.set(token, loading);
+    const inFlight = this.pending.get(token);
+    if (inFlight?.generation === generation) return inFlight.loading;
+    const loading = this.load(hashKey(token, this.options.secret)).finally(() => {
+      if (this.pending.get(token)?.loading === loading) this.pending.delete(token);
+    });
+    this.pending.set(token, { generation, loading });
     const key = await loading;
     if (generation === this.generation) this.remember(token, { key, loadedAt: now });
     return key;

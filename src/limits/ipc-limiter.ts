@@ -11,7 +11,7 @@ import { admittedWithoutLimits } from './limiter.js';
 export interface LimiterMessage {
   channel: 'switchboard-limiter';
   id: number;
-  kind: 'admit' | 'settle' | 'admitted' | 'refused';
+  kind: 'admit' | 'settle' | 'admitted' | 'refused' | 'settled';
   request?: AdmissionRequest;
   actual?: Usage;
   headers?: Record<string, string>;
@@ -29,8 +29,14 @@ export class IpcLimiter implements Limiter {
     number,
     { resolve: (admission: Admission) => void; reject: (error: unknown) => void }
   >();
+  /** Settlements waiting for the primary's word that its counters have them. */
+  private readonly settling = new Map<number, () => void>();
   private readonly onMessage = (message: unknown) => {
     if (!isLimiterMessage(message)) return;
+    if (message.kind === 'settled') {
+      this.settling.get(message.id)?.();
+      return;
+    }
     const waiter = this.pending.get(message.id);
     if (!waiter) return;
     this.pending.delete(message.id);
@@ -42,10 +48,11 @@ export class IpcLimiter implements Limiter {
     let settled = false;
     waiter.resolve({
       headers: message.headers ?? {},
+      shared: true,
       settle: (actual) => {
         if (settled) return;
         settled = true;
-        this.send({ channel: 'switchboard-limiter', id, kind: 'settle', actual });
+        return this.settle(id, actual);
       },
     });
   };
@@ -56,6 +63,24 @@ export class IpcLimiter implements Limiter {
 
   private send(message: LimiterMessage): void {
     this.channel.send?.(message);
+  }
+
+  /**
+   * Sends the settlement and waits for the primary's answer: messages of different workers reach the primary in no set
+   * order, so without the wait a client's next request, served by another worker, could find the last one's slot and
+   * reservation still counted. A primary that does not answer within a second is not waited for longer.
+   */
+  private settle(id: number, actual: Usage): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.settling.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, 1000);
+      this.settling.set(id, done);
+      this.send({ channel: 'switchboard-limiter', id, kind: 'settle', actual });
+    });
   }
 
   admit(request: AdmissionRequest): Promise<Admission> {
@@ -71,6 +96,7 @@ export class IpcLimiter implements Limiter {
     this.channel.off('message', this.onMessage);
     for (const waiter of this.pending.values()) waiter.reject(new Error('the limiter was closed'));
     this.pending.clear();
+    for (const done of [...this.settling.values()]) done();
   }
 }
 
@@ -90,8 +116,10 @@ export function serveLimiter(
   const onMessage = (message: unknown) => {
     if (!isLimiterMessage(message)) return;
     if (message.kind === 'settle') {
-      admissions.get(message.id)?.settle(message.actual ?? { tokens: 0, costUsd: 0 });
-      admissions.delete(message.id);
+      const id = message.id;
+      const settled = admissions.get(id)?.settle(message.actual ?? { tokens: 0, costUsd: 0 });
+      admissions.delete(id);
+      void Promise.resolve(settled).then(() => send({ channel: 'switchboard-limiter', id, kind: 'settled' }));
       return;
     }
     if (message.kind !== 'admit' || !message.request) return;

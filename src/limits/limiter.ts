@@ -31,8 +31,17 @@ export interface Usage {
 export interface Admission {
   /** x-ratelimit-* headers for the response (empty when no rate limit applies). */
   headers: Readonly<Record<string, string>>;
-  /** Records actual use and releases the concurrency slot. Safe to call once; never throws. */
-  settle(actual: Usage): void;
+  /**
+   * Records actual use and releases the concurrency slot. Safe to call once; never throws. Where the counters are
+   * shared (`shared`), the promise resolves once the settlement has reached them, or has failed to (never rejects).
+   */
+  settle(actual: Usage): void | Promise<void>;
+  /**
+   * Whether the counters live where other workers or nodes read them (the primary of --workers, Redis). The pipeline
+   * then holds the answer's last byte until `settle`'s promise resolves, so that a client's next request, on whichever
+   * worker or node, finds the slot free and the tokens and spend of its last request already settled.
+   */
+  readonly shared?: boolean;
 }
 
 export interface Limiter {

@@ -27,6 +27,11 @@ interface SubjectState {
   requests: SlidingWindow;
   tokens: SlidingWindow;
   active: number;
+  /**
+   * Requests admitted and not settled, whatever the limits: a subject with one running is never swept, since its
+   * budget counts the request's reservation and the log (what a swept subject is reloaded from) does not have it yet.
+   */
+  running: number;
   /** Micro-dollars spent (including estimates of requests in flight) per period key. */
   spend: Map<string, number>;
   lastUsedAt: number;
@@ -49,6 +54,7 @@ export class MemoryLimiter implements Limiter {
         requests: new SlidingWindow(),
         tokens: new SlidingWindow(),
         active: 0,
+        running: 0,
         spend: new Map(),
         lastUsedAt: now,
       };
@@ -61,7 +67,7 @@ export class MemoryLimiter implements Limiter {
   private sweep(): void {
     const cutoff = Date.now() - 120_000;
     for (const [id, state] of this.subjects)
-      if (state.active === 0 && state.lastUsedAt < cutoff) this.subjects.delete(id);
+      if (state.running === 0 && state.lastUsedAt < cutoff) this.subjects.delete(id);
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
@@ -164,6 +170,7 @@ export class MemoryLimiter implements Limiter {
           resetMs: state.tokens.resetMs(nowMs),
         });
       }
+      state.running++;
       if (limits.concurrentRequests !== null) state.active++;
       if (limits.dailyBudgetUsd !== null)
         state.spend.set(`day:${periods.day}`, (state.spend.get(`day:${periods.day}`) ?? 0) + cost);
@@ -184,6 +191,7 @@ export class MemoryLimiter implements Limiter {
           const state = this.state(subject.id, Date.now());
           const limits = subject.limits;
           if (limits.tokensPerMinute !== null && tokenDelta !== 0) state.tokens.adjust(nowSecond, tokenDelta);
+          state.running = Math.max(0, state.running - 1);
           if (limits.concurrentRequests !== null) state.active = Math.max(0, state.active - 1);
           for (const [enabled, key] of [
             [limits.dailyBudgetUsd !== null, `day:${periods.day}`],

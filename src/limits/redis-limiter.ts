@@ -20,6 +20,7 @@ import {
 } from './limiter.js';
 import type { MemoryLimiter, SpendLoader } from './memory-limiter.js';
 import { admitScript, renewLeaseScript, settleScript } from './redis-scripts.js';
+import { type Settlement, SettlementQueue } from './redis-settlements.js';
 import { hasAnyLimit, type LimitSettings } from './settings.js';
 
 /**
@@ -68,6 +69,7 @@ export class RedisLimiter implements Limiter {
    */
   private readonly liveLeases = new Map<string, string[]>();
   private readonly renewal: NodeJS.Timeout;
+  private readonly settlements: SettlementQueue;
 
   constructor(private readonly options: RedisLimiterOptions) {
     this.redis = options.redis as RedisWithScripts;
@@ -75,7 +77,14 @@ export class RedisLimiter implements Limiter {
     this.redis.defineCommand('switchboardSettle', { lua: settleScript });
     this.redis.defineCommand('switchboardRenewLease', { lua: renewLeaseScript });
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
-    this.renewal = setInterval(() => this.renewLeases(), Math.max(250, Math.floor(this.leaseTtlMs / 3)));
+    this.settlements = new SettlementQueue(this.redis, options.logger);
+    this.renewal = setInterval(
+      () => {
+        this.renewLeases();
+        this.settlements.retry();
+      },
+      Math.max(250, Math.floor(this.leaseTtlMs / 3)),
+    );
     this.renewal.unref();
   }
 
@@ -86,6 +95,11 @@ export class RedisLimiter implements Limiter {
         this.options.logger.debug({ err: error }, 'could not renew a concurrency lease');
       });
     }
+  }
+
+  /** The reservations of one partition not settled yet (see redis-scripts.ts): after every subject's keys. */
+  private reservationsKey(partition: string): string {
+    return `${this.options.keyPrefix}{${partition}}:reservations`;
   }
 
   private keysFor(partition: string, subject: LimitSubject, day: string, month: string): string[] {
@@ -131,9 +145,20 @@ export class RedisLimiter implements Limiter {
         0,
       );
     }
+    keys.push(this.reservationsKey(request.partition));
     // A budget counter missing in Redis (new period, or Redis restarted) is seeded from the request log once.
     for (let attempt = 0; attempt < 4; attempt++) {
-      const result = await this.redis.switchboardAdmit(keys.length, ...keys, ...args);
+      let result: Array<string | number>;
+      // Without a connection the command is refused at once, unsent (no offline queue): nothing to take back then.
+      const sent = this.redis.status === 'ready';
+      try {
+        result = await this.redis.switchboardAdmit(keys.length, ...keys, ...args);
+      } catch (error) {
+        // The script may have run although its answer did not come in time (a frozen or slow Redis): the admission is
+        // taken back, since this request is refused or admitted without Redis now (a no-op when it never ran).
+        if (sent) void this.settlements.send(lease, this.settlement(request, periods, lease, -tokens, -cost, true));
+        throw error;
+      }
       const outcome = result[0];
       if (outcome === 'load') {
         const subject = request.subjects[Number(result[1])] as LimitSubject;
@@ -239,45 +264,48 @@ export class RedisLimiter implements Limiter {
     let settled = false;
     return {
       headers: rateLimitHeaders(requestsState, tokensState),
+      shared: true,
       settle: (actual) => {
         if (settled) return;
         settled = true;
         this.liveLeases.delete(lease);
-        const keys: string[] = [];
-        const flags: string[] = [];
-        for (const subject of request.subjects) {
-          const [, tokenKey, leaseKey, dayKey, monthKey] = this.keysFor(
-            request.partition,
-            subject,
-            periods.day,
-            periods.month,
-          );
-          keys.push(tokenKey as string, leaseKey as string, dayKey as string, monthKey as string);
-          const limits = subject.limits;
-          flags.push(
-            [limits.tokensPerMinute, limits.concurrentRequests, limits.dailyBudgetUsd, limits.monthlyBudgetUsd]
-              .map((limit) => (limit === null ? '0' : '1'))
-              .join(''),
-          );
-        }
         const tokenDelta = Math.max(0, Math.round(actual.tokens)) - tokens;
         const costDelta = toMicroDollars(actual.costUsd) - cost;
-        this.redis
-          .switchboardSettle(
-            keys.length,
-            ...keys,
-            request.subjects.length,
-            second,
-            tokenDelta,
-            costDelta,
-            lease,
-            ...flags,
-          )
-          .catch((error: unknown) => {
-            // The lease expires by itself; token and cost corrections are lost for this request only.
-            this.options.logger.warn({ err: error }, 'could not settle a request with Redis');
-          });
+        return this.settlements.send(lease, this.settlement(request, periods, lease, tokenDelta, costDelta, false));
       },
+    };
+  }
+
+  /** The settle script's keys and arguments for one request (`cancel`: take its admission back whole). */
+  private settlement(
+    request: AdmissionRequest,
+    periods: ReturnType<typeof periodKeys>,
+    lease: string,
+    tokenDelta: number,
+    costDelta: number,
+    cancel: boolean,
+  ): Settlement {
+    const keys: string[] = [];
+    const flags: string[] = [];
+    for (const subject of request.subjects) {
+      keys.push(...this.keysFor(request.partition, subject, periods.day, periods.month));
+      const limits = subject.limits;
+      flags.push(
+        [
+          limits.requestsPerMinute,
+          limits.tokensPerMinute,
+          limits.concurrentRequests,
+          limits.dailyBudgetUsd,
+          limits.monthlyBudgetUsd,
+        ]
+          .map((limit) => (limit === null ? '0' : '1'))
+          .join(''),
+      );
+    }
+    keys.push(this.reservationsKey(request.partition));
+    return {
+      keys,
+      args: [request.subjects.length, tokenDelta, costDelta, lease, cancel ? '1' : '0', ...flags],
     };
   }
 
@@ -303,6 +331,7 @@ export class RedisLimiter implements Limiter {
 
   async close(): Promise<void> {
     clearInterval(this.renewal);
+    this.settlements.close();
     await this.options.local.close();
   }
 }

@@ -4,8 +4,15 @@
  * (`TIME`), not from the nodes, so clock skew between nodes cannot stretch a window.
  *
  * Per subject the keys are: requests window (hash second -> count), tokens window (hash second -> tokens),
- * concurrency leases (sorted set lease -> expiry ms), daily spend and monthly spend (integers, micro-dollars).
+ * concurrency leases (sorted set lease -> expiry ms), daily spend and monthly spend (integers, micro-dollars). After
+ * them, one key per request's partition: the reservations not yet settled (sorted set lease -> the second it was
+ * admitted in). Settling removes the reservation first and corrects the counters only if it was there, so a
+ * settlement can be sent again (after a timeout, or to take back an admission whose answer never came) and counts
+ * once.
  */
+
+/** How long an unsettled reservation is kept (a request never runs this long; a dead node's are forgotten then). */
+export const reservationLifetimeSeconds = 2 * 86_400;
 
 export const admitScript = `
 local time = redis.call('TIME')
@@ -78,6 +85,10 @@ for index = 0, subjects - 1 do
   totals[index + 1] = state
 end
 
+local reservations = KEYS[subjects * 5 + 1]
+redis.call('ZADD', reservations, second, lease)
+redis.call('ZREMRANGEBYSCORE', reservations, '-inf', second - ${reservationLifetimeSeconds})
+redis.call('EXPIRE', reservations, ${reservationLifetimeSeconds})
 local result = { 'admitted', second, nowMs }
 for index = 0, subjects - 1 do
   local key = index * 5
@@ -104,28 +115,41 @@ end
 return result
 `;
 
-/** Replaces a reservation with actual use: token and cost deltas, and the concurrency lease released. */
+/**
+ * Replaces a reservation with actual use: token and cost deltas, and the concurrency lease released. With `cancel`
+ * set, the admission is taken back whole (its request is no longer counted either): the gateway did not get the
+ * admission's answer in time and decided without it. Per subject the keys are requests, tokens, leases, daily and
+ * monthly spend; the flags say which of those limits the subject has.
+ */
 export const settleScript = `
 local subjects = tonumber(ARGV[1])
-local second = ARGV[2]
-local tokenDelta = tonumber(ARGV[3])
-local costDelta = tonumber(ARGV[4])
-local lease = ARGV[5]
+local tokenDelta = tonumber(ARGV[2])
+local costDelta = tonumber(ARGV[3])
+local lease = ARGV[4]
+local cancel = ARGV[5] == '1'
+local reservations = KEYS[subjects * 5 + 1]
+local second = redis.call('ZSCORE', reservations, lease)
+local reserved = second and redis.call('ZREM', reservations, lease) == 1
 for index = 0, subjects - 1 do
-  local key = index * 4
+  local key = index * 5
   local flags = ARGV[6 + index]
-  if string.sub(flags, 1, 1) == '1' and tokenDelta ~= 0 and redis.call('HEXISTS', KEYS[key + 1], second) == 1 then
-    if redis.call('HINCRBY', KEYS[key + 1], second, tokenDelta) < 0 then redis.call('HSET', KEYS[key + 1], second, 0) end
-  end
-  if string.sub(flags, 2, 2) == '1' then redis.call('ZREM', KEYS[key + 2], lease) end
-  if string.sub(flags, 3, 3) == '1' and costDelta ~= 0 and redis.call('EXISTS', KEYS[key + 3]) == 1 then
-    redis.call('INCRBY', KEYS[key + 3], costDelta)
-  end
-  if string.sub(flags, 4, 4) == '1' and costDelta ~= 0 and redis.call('EXISTS', KEYS[key + 4]) == 1 then
-    redis.call('INCRBY', KEYS[key + 4], costDelta)
+  if string.sub(flags, 3, 3) == '1' then redis.call('ZREM', KEYS[key + 3], lease) end
+  if reserved then
+    if cancel and string.sub(flags, 1, 1) == '1' and redis.call('HEXISTS', KEYS[key + 1], second) == 1 then
+      if redis.call('HINCRBY', KEYS[key + 1], second, -1) < 0 then redis.call('HSET', KEYS[key + 1], second, 0) end
+    end
+    if string.sub(flags, 2, 2) == '1' and tokenDelta ~= 0 and redis.call('HEXISTS', KEYS[key + 2], second) == 1 then
+      if redis.call('HINCRBY', KEYS[key + 2], second, tokenDelta) < 0 then redis.call('HSET', KEYS[key + 2], second, 0) end
+    end
+    if string.sub(flags, 4, 4) == '1' and costDelta ~= 0 and redis.call('EXISTS', KEYS[key + 4]) == 1 then
+      redis.call('INCRBY', KEYS[key + 4], costDelta)
+    end
+    if string.sub(flags, 5, 5) == '1' and costDelta ~= 0 and redis.call('EXISTS', KEYS[key + 5]) == 1 then
+      redis.call('INCRBY', KEYS[key + 5], costDelta)
+    end
   end
 end
-return 1
+return reserved and 1 or 0
 `;
 
 /**

@@ -73,12 +73,11 @@ const csvColumns: Array<[string, (entry: LogEntry) => unknown]> = [
 ];
 
 /**
- * Client-controlled text (model names, user agents, error messages) starting with = + - @ or a tab would run as a
- * formula when the CSV is opened in a spreadsheet: such text gets a leading apostrophe (OWASP's advice). Numbers are
- * left as they are.
+ * Client-controlled text (model names, user agents, error messages) starting with = + - @, a tab or a carriage return
+ * would run as a formula when the CSV is opened in a spreadsheet: such text gets a leading apostrophe (OWASP's advice).
+ * Numbers are left as they are.
  */
 function spreadsheetSafe(value: unknown): unknown {
-  if (value === null || value === undefined) return '';
   if (typeof value === 'string' && /^[=+\-@\t\r]/.test(value)) return `'${value}`;
   return value;
 }
@@ -114,6 +113,9 @@ export function formatRecords<Record>(
   );
   const csv = stringify({
     header: true,
+    // Every text field in double quotes: a spreadsheet that splits the file at ';' (the list separator of many
+    // locales) or at tabs would otherwise start a new cell, perhaps a formula, inside a field such as "gpt;=1+1".
+    quoted_string: true,
     columns: columns.map(([name]) => name),
     cast: { boolean: (value) => (value ? 'true' : 'false') },
   });

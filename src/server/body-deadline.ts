@@ -16,31 +16,30 @@ const hasBody = (request: IncomingMessage) =>
 export const bodyTimeoutError = () =>
   apiError('request_timeout', 'The request was not received in time (its body arrived too slowly).');
 
-export function enforceBodyDeadline(
-  request: IncomingMessage,
-  response: ServerResponse,
-  timeoutMs: number,
-  requestId: () => string,
-): void {
+export function enforceBodyDeadline(request: IncomingMessage, timeoutMs: number, onExpired: () => void): void {
   if (request.complete || !hasBody(request)) return;
   const timer = setTimeout(() => {
-    if (request.complete) return;
-    if (response.headersSent || response.destroyed) {
-      request.socket.destroy();
-      return;
-    }
-    const rendered = renderOpenAiError(bodyTimeoutError(), requestId());
-    // The rest of the body is not worth reading: the connection ends with the answer.
-    response.writeHead(rendered.status, {
-      ...rendered.headers,
-      'content-length': String(Buffer.byteLength(rendered.body)),
-      'x-content-type-options': 'nosniff',
-      connection: 'close',
-    });
-    response.end(rendered.body, () => request.socket.destroy());
+    if (!request.complete) onExpired();
   }, timeoutMs);
   timer.unref();
   const clear = () => clearTimeout(timer);
   request.once('end', clear);
   request.once('close', clear);
+}
+
+/** The answer to a body that missed its deadline, where no endpoint answers it (the management API's routes). */
+export function answerBodyTimeout(request: IncomingMessage, response: ServerResponse, requestId: string): void {
+  if (response.headersSent || response.destroyed) {
+    request.socket.destroy();
+    return;
+  }
+  const rendered = renderOpenAiError(bodyTimeoutError(), requestId);
+  // The rest of the body is not worth reading: the connection ends with the answer.
+  response.writeHead(rendered.status, {
+    ...rendered.headers,
+    'content-length': String(Buffer.byteLength(rendered.body)),
+    'x-content-type-options': 'nosniff',
+    connection: 'close',
+  });
+  response.end(rendered.body, () => request.socket.destroy());
 }

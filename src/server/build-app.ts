@@ -12,9 +12,10 @@ import type { ErrorCode } from '../errors/error-codes.js';
 import { renderOpenAiError } from '../errors/render-openai.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { enforceBodyDeadline } from './body-deadline.js';
+import { answerBodyTimeout, bodyTimeoutError, enforceBodyDeadline } from './body-deadline.js';
 import { type ConsoleAssets, registerConsole } from './console-assets.js';
 import { isAuthorizedScrape, scrapeRefused } from './metrics-endpoint.js';
+import { limitPipelinedRequests } from './pipelined-requests.js';
 import { RequestIds } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
 
@@ -37,6 +38,8 @@ export interface AppDependencies {
     apiBodyTimeoutMs: number;
     v1BodyTimeoutMs: number;
     maxConnections: number;
+    /** Requests of one connection served at once (HTTP/1.1 pipelining). */
+    maxPipelinedRequests: number;
     /** Believe X-Forwarded-Proto (console.trust_proxy), for HSTS. */
     trustProxy: boolean;
   };
@@ -80,6 +83,17 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex, re
   );
 }
 
+/**
+ * Why a request's body could not be read, from the HTTP parser's error. A connection that ends in the middle of the
+ * body is the client leaving (whether it closed or only half-closed its side cannot be told apart): its endpoint still
+ * answers that the body was incomplete, and the request is logged as cancelled.
+ */
+function bodyFailure(error: NodeJS.ErrnoException): ApiError | 'client_closed' {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return bodyTimeoutError();
+  if (error.code === 'HPE_INVALID_EOF_STATE') return 'client_closed';
+  return apiError('malformed_request', `The HTTP request is malformed (${error.code ?? 'parse error'}).`);
+}
+
 /** The codes of the client errors Fastify raises itself (a bad JSON body, a body too large, …). */
 const frameworkErrorCodes: Readonly<Record<number, ErrorCode>> = {
   404: 'unknown_url',
@@ -110,30 +124,38 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
           headersTimeout: Math.min(60_000, requestTimeout),
           connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(requestTimeout / 8))),
         },
-        (request: IncomingMessage, response: ServerResponse) => {
+        limitPipelinedRequests(http.maxPipelinedRequests, (request: IncomingMessage, response: ServerResponse) => {
           if (!isProbe(request.url)) metrics.eventLoopLag.noteActivity();
           if (isDataPlane(request.url)) {
             if (http.v1BodyTimeoutMs < requestTimeout) {
-              enforceBodyDeadline(request, response, http.v1BodyTimeoutMs, () => requestIds.next());
+              // The endpoint answers in its own shape, under the request's own id, and logs what it answered.
+              enforceBodyDeadline(request, http.v1BodyTimeoutMs, () => {
+                if (!dataPlane.failBody(request.socket, bodyTimeoutError())) request.socket.destroy();
+              });
             }
             dataPlane.handle(request, response);
           } else {
             if (http.apiBodyTimeoutMs < requestTimeout) {
-              enforceBodyDeadline(request, response, http.apiBodyTimeoutMs, () => requestIds.next());
+              enforceBodyDeadline(request, http.apiBodyTimeoutMs, () =>
+                answerBodyTimeout(request, response, requestIds.next()),
+              );
             }
             fastifyHandler(request, response);
           }
-        },
+        }),
       );
       // Each connection holds memory and a file descriptor; past the cap, new ones are closed at once.
       server.maxConnections = http.maxConnections;
       server.on('drop', () => metrics.connectionsDropped.inc());
       // Longer than the idle timeout of common load balancers (60 s), so they never reuse a connection we just closed.
       server.keepAliveTimeout = 65_000;
-      server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-        answerMalformedRequest(error, socket, requestIds),
-      );
       return server;
+    },
+    // The one handler of the server's clientError (Fastify registers it; a second listener would answer twice).
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket: Duplex) => {
+      // A data-plane request whose body broke (cut short, malformed chunks, too slow) is answered by its endpoint.
+      if (error.code !== 'ECONNRESET' && socket.writable && dataPlane.failBody(socket, bodyFailure(error))) return;
+      answerMalformedRequest(error, socket, requestIds);
     },
     genReqId: () => requestIds.next(),
     // An id longer than any real one reaches its route and is not found there; only past this is the path refused.

@@ -3,11 +3,14 @@ import type { IncomingMessage } from 'node:http';
 import { apiError, payloadTooLarge, requestCancelled } from '../errors/api-error.js';
 import { countTopLevelNames } from '../json/json-bytes.js';
 import type { CancelSignal } from './cancellation.js';
+import { contentCodings, decodeBody } from './decode-body.js';
 
 /**
  * Reads a request body under a size limit and parses it as JSON. A declared Content-Length over the limit is refused
- * before reading; a body that grows past it is cut off. Bytes that are not UTF-8 are refused rather than silently
- * replaced, so what reaches the upstream is exactly what the client meant.
+ * before reading; a body that grows past it is cut off. A compressed body (Content-Encoding) is decoded under the same
+ * limit. Bytes that are not UTF-8 are refused rather than silently replaced, so what reaches the upstream is exactly
+ * what the client meant. The Content-Type is not required to be JSON (curl -d sends form encoding), but a charset
+ * other than UTF-8 is refused, and a body that is not JSON is told what it was sent as.
  */
 
 export interface ParsedBody {
@@ -40,6 +43,14 @@ export function readJsonBody(
   const declared = request.headers['content-length'];
   if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(payloadTooLarge(limitBytes));
   if (cancellation.aborted) return Promise.reject(leftEarly(request));
+  let codings: string[] | undefined;
+  try {
+    checkCharset(request.headers['content-type']);
+    codings = contentCodings(request.headers['content-encoding']);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const contentType = request.headers['content-type'];
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -67,8 +78,15 @@ export function readJsonBody(
     const onEnd = () => {
       if (settled) return;
       settle();
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      if (codings) {
+        decodeBody(bytes, codings, limitBytes)
+          .then((decoded) => parseJsonBody(decoded, contentType))
+          .then(resolve, reject);
+        return;
+      }
       try {
-        resolve(parseJsonBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+        resolve(parseJsonBody(bytes, contentType));
       } catch (error) {
         reject(error);
       }
@@ -101,9 +119,29 @@ function memberCount(value: unknown): number {
   return count;
 }
 
+/** A charset other than UTF-8's (or ASCII, a part of it) would be misread: refused by name, not decoded wrongly. */
+function checkCharset(contentType: string | undefined): void {
+  if (contentType === undefined || !contentType.includes('charset')) return;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii') return;
+  throw apiError(
+    'unsupported_media_type',
+    `The request body must be JSON in UTF-8, but its Content-Type says charset=${charset.slice(0, 32)}.`,
+  );
+}
+
+/** What to add to "not valid JSON" when the client said the body was something else (a form, a file upload). */
+function sentAs(contentType: string | undefined): string {
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (!mediaType || mediaType.includes('json')) return '';
+  return ` The body was sent as ${mediaType.slice(0, 64)}; send JSON, with Content-Type: application/json.`;
+}
+
 /** Parses a request body read whole: UTF-8, not nested too deep, JSON; and whether it may be forwarded as it is. */
-export function parseJsonBody(bytes: Buffer): ParsedBody {
-  if (bytes.length === 0) throw apiError('invalid_request', `${invalidJsonMessage} The body was empty.`);
+export function parseJsonBody(bytes: Buffer, contentType?: string): ParsedBody {
+  if (bytes.length === 0) {
+    throw apiError('invalid_request', `${invalidJsonMessage} The body was empty.${sentAs(contentType)}`);
+  }
   if (!isUtf8(bytes)) throw apiError('invalid_encoding', 'The request body is not valid UTF-8.');
   const members = countTopLevelNames(bytes, maxJsonDepth);
   if (members === -1) {
@@ -114,7 +152,7 @@ export function parseJsonBody(bytes: Buffer): ParsedBody {
   try {
     value = JSON.parse(text);
   } catch {
-    throw apiError('invalid_request', invalidJsonMessage);
+    throw apiError('invalid_request', `${invalidJsonMessage}${sentAs(contentType)}`);
   }
   return { value, text, bytes, forwardable: memberCount(value) === members };
 }

@@ -14,11 +14,21 @@ const strictTransportSecurity = 'max-age=31536000';
 
 /**
  * Headers on every response of the console, the management API and the health and metrics routes: browsers must not
- * guess a content type other than the one sent (a JSON error echoing input must never be run as HTML or script), and
- * a browser that reached us over https is told to keep to https.
+ * guess a content type other than the one sent, and an answer (a JSON error echoing its input above all) is never a
+ * page: it may load nothing, be framed by no one, send no referrer, and be read by no other origin's no-cors request.
+ * Console pages replace the CSP with their own (console-assets.ts). A browser that reached us over https is told to
+ * keep to https.
  */
+const alwaysSent = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
 export function securityHeaders(request: IncomingMessage, trustProxy: boolean): Record<string, string> {
   return cameOverTls(request, trustProxy)
-    ? { 'x-content-type-options': 'nosniff', 'strict-transport-security': strictTransportSecurity }
-    : { 'x-content-type-options': 'nosniff' };
+    ? { ...alwaysSent, 'strict-transport-security': strictTransportSecurity }
+    : alwaysSent;
 }

@@ -107,6 +107,7 @@ export async function listen(
       apiBodyTimeoutMs: config.server.apiBodyTimeoutMs,
       v1BodyTimeoutMs: config.server.v1BodyTimeoutMs,
       maxConnections: config.server.maxConnections,
+      maxPipelinedRequests: config.server.maxPipelinedRequests,
       trustProxy: config.console.trustProxy,
     },
     metricsEndpoint: { onMainPort: config.metrics.port === undefined, bearerToken: config.metrics.bearerToken },

@@ -50,7 +50,7 @@ export function toWireUsage(usage: TokenUsage): Usage {
 }
 
 /** Roughly four characters per token for English text and code: good enough for a marked estimate. */
-function estimateTokens(characters: number): number {
+export function estimateTokens(characters: number): number {
   return Math.max(1, Math.ceil(characters / 4));
 }
 

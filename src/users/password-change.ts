@@ -7,7 +7,7 @@ import { checkPasswordStrength, hashPassword } from './password.js';
 
 /**
  * A new password for a user who has one: the user changing it, or the operator resetting it. Whoever knew the old
- * password may have made themselves a way back in, so every other session ends and every management token of the
+ * password may have made themselves a way back in, so every session ends and every management token of the
  * user is revoked with it (a token acts as its user; one made by someone who had the password would outlive it).
  */
 
@@ -20,14 +20,13 @@ export async function changePassword(
   db: Kysely<Database>,
   user: Pick<UserRow, 'id' | 'email'>,
   password: string,
-  options: { keepSessionId?: string | undefined } = {},
 ): Promise<PasswordChanged> {
   await checkPasswordStrength(password, { param: 'newPassword', userInputs: [user.email] });
   const hash = await hashPassword(password);
   return db.transaction().execute(async (transaction) => {
     const now = Date.now();
     await updateUser(transaction, user.id, { password_hash: hash, password_changed_at: now });
-    const sessionsEnded = await deleteSessionsOfUser(transaction, user.id, options.keepSessionId);
+    const sessionsEnded = await deleteSessionsOfUser(transaction, user.id);
     const managementTokensRevoked = await revokeManagementTokensOfUser(transaction, user.id, now);
     return { sessionsEnded, managementTokensRevoked };
   });

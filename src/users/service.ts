@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { requireAccount } from '../accounts/service.js';
 import { findAccountById } from '../db/repositories/accounts.js';
+import { deleteSessionsOfUser } from '../db/repositories/sessions.js';
 import {
   countAdmins,
   countOwners,
@@ -195,6 +196,8 @@ export async function setUserFlags(
       throw apiError('last_admin', 'this is the last active admin; make another user admin first');
     }
     await updateUser(transaction, row.id, changes);
+    // A disabled user's sessions end for good: enabling them again must not revive a cookie someone else copied.
+    if (changes.disabled === 1) await deleteSessionsOfUser(transaction, row.id);
     return toUser({ ...current, ...changes });
   });
 }

@@ -1,4 +1,5 @@
 import { useId, useRef, useState } from 'preact/hooks';
+import { codeSample, type SampleLanguage } from '../code-sample-text.js';
 
 /**
  * The first call with a new key, ready to paste: the API's base URL and the same chat completion in curl, Python
@@ -6,55 +7,10 @@ import { useId, useRef, useState } from 'preact/hooks';
  * first-run text. Shown only in the dialog that shows the key once.
  */
 
-export type SampleLanguage = 'curl' | 'python' | 'javascript';
-
 const languageNames: Record<SampleLanguage, string> = { curl: 'curl', python: 'Python', javascript: 'JavaScript' };
 
 export function apiBaseUrl(): string {
   return `${window.location.origin}/v1`;
-}
-
-export function codeSample(language: SampleLanguage, baseUrl: string, key: string, model: string): string {
-  const json = (value: string) => JSON.stringify(value);
-  switch (language) {
-    case 'curl':
-      return [
-        `curl ${baseUrl}/chat/completions \\`,
-        `  -H "Authorization: Bearer ${key}" \\`,
-        '  -H "Content-Type: application/json" \\',
-        `  -d '{"model": ${json(model)}, "messages": [{"role": "user", "content": "Hello!"}]}'`,
-      ].join('\n');
-    case 'python':
-      return [
-        '# pip install openai',
-        'from openai import OpenAI',
-        '',
-        'client = OpenAI(',
-        `    base_url=${json(baseUrl)},`,
-        `    api_key=${json(key)},`,
-        ')',
-        'completion = client.chat.completions.create(',
-        `    model=${json(model)},`,
-        '    messages=[{"role": "user", "content": "Hello!"}],',
-        ')',
-        'print(completion.choices[0].message.content)',
-      ].join('\n');
-    case 'javascript':
-      return [
-        '// npm install openai',
-        "import OpenAI from 'openai';",
-        '',
-        'const client = new OpenAI({',
-        `  baseURL: ${json(baseUrl)},`,
-        `  apiKey: ${json(key)},`,
-        '});',
-        'const completion = await client.chat.completions.create({',
-        `  model: ${json(model)},`,
-        "  messages: [{ role: 'user', content: 'Hello!' }],",
-        '});',
-        'console.log(completion.choices[0].message.content);',
-      ].join('\n');
-  }
 }
 
 export function CodeSamples(props: { apiKey: string; model: string }) {

@@ -55,6 +55,8 @@ function PasswordForm(props: { onChanged: () => void }) {
               currentPassword: current,
               newPassword: next,
             });
+            // The change replaced this session: its new cookie is set, and the new CSRF token is this one.
+            api.setCsrfToken(changed.csrfToken);
             setCurrent('');
             setNext('');
             setRepeat('');

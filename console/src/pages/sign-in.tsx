@@ -5,7 +5,12 @@ import { TextField } from '../components/fields.js';
 import type { SessionView } from '../types.js';
 import { useAction } from '../use-action.js';
 
-export function SignInPage(props: { api: Api; onSignedIn: (session: SessionView) => Promise<void> }) {
+export function SignInPage(props: {
+  api: Api;
+  onSignedIn: (session: SessionView) => Promise<void>;
+  /** Why the console could not go on with the session it had (until the next attempt says otherwise). */
+  initialError?: unknown;
+}) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const { busy, error, run } = useAction();
@@ -49,7 +54,7 @@ export function SignInPage(props: { api: Api; onSignedIn: (session: SessionView)
           value={password}
           onValue={setPassword}
         />
-        <ErrorMessage error={error} />
+        <ErrorMessage error={error ?? props.initialError} />
         <button type="submit" class="button primary wide" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

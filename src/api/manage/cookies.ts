@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { apiError } from '../../errors/api-error.js';
 import { cameOverTls } from '../../server/security-headers.js';
 import type { ManagementServices } from './services.js';
 
@@ -9,15 +10,34 @@ import type { ManagementServices } from './services.js';
 
 export const sessionCookieName = 'switchboard_session';
 
-export function readCookie(request: FastifyRequest, name: string): string | undefined {
+/** Every value the Cookie header gives `name`, in the order sent. */
+function cookieValues(request: FastifyRequest, name: string): string[] {
   const header = request.headers.cookie;
-  if (!header) return undefined;
+  if (!header) return [];
+  const values: string[] = [];
   for (const part of header.split(';')) {
     const separator = part.indexOf('=');
     if (separator === -1) continue;
-    if (part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
+    if (part.slice(0, separator).trim() === name) values.push(part.slice(separator + 1).trim());
   }
-  return undefined;
+  return values;
+}
+
+/**
+ * The cookie's value. Two of the same name are refused rather than read as the first: a sibling subdomain can set
+ * one for the whole domain and a longer path, which the browser then sends first, and a request would run as
+ * whoever's session that is (a sign-in forced on the user without a form).
+ */
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  const values = cookieValues(request, name);
+  if (values.length > 1) {
+    throw apiError(
+      'ambiguous_session_cookie',
+      `The browser sent ${values.length} ${name} cookies; another site under this domain may have set one. Clear ` +
+        "this site's cookies and sign in again.",
+    );
+  }
+  return values[0];
 }
 
 /** Whether the request reached us over TLS, directly or (only when the proxy is trusted) per X-Forwarded-Proto. */

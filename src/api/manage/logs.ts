@@ -141,7 +141,8 @@ export const logRoutes = [
     description:
       'Every row the filters select, newest first, of any size: the rows are read a page at a time as the client ' +
       'downloads, so the server holds a page or two at once. Text that a spreadsheet would run as a formula ' +
-      '(starting with = + - @) gets a leading apostrophe in CSV.',
+      '(starting with = + - @, a tab or a carriage return) gets a leading apostrophe in CSV, and every text field is ' +
+      'quoted, so a spreadsheet splitting at ; or tabs starts no cell inside one.',
     auth: 'user',
     access: 'account-member',
     params: accountParams,

@@ -60,6 +60,7 @@ export const sessionSchema = z.object({
 export const passwordChangedSchema = z.object({
   sessionsEnded: z.number().int().describe('other console sessions of the user that were ended'),
   managementTokensRevoked: z.number().int().describe("the user's management tokens that were revoked"),
+  csrfToken: z.string().describe('the CSRF token of the new session that replaces the one making the change'),
   message: z.string(),
 });
 

@@ -151,15 +151,17 @@ export const sessionRoutes = [
     method: 'POST',
     path: '/api/session/password',
     tag: 'Session',
-    summary: "Change one's own password; every other session ends and every management token is revoked",
+    summary: "Change one's own password; all sessions end (this one is renewed), all tokens are revoked",
     description:
       'Whoever knew the old password may have made a management token with it: all of your tokens stop working, ' +
-      'so scripts need new ones. The response says how many sessions ended and tokens were revoked.',
+      'so scripts need new ones. The session making the change is replaced too (a copy of its cookie stops ' +
+      'working): the response sets a new session cookie and gives its csrfToken. It says how many other sessions ' +
+      'ended and tokens were revoked.',
     auth: 'session',
     access: 'signed-in',
     body: z.strictObject({ currentPassword: z.string().max(4096), newPassword: z.string().max(4096) }),
     response: passwordChangedSchema,
-    handle: async ({ caller, body, services, request }) => {
+    handle: async ({ caller, body, services, request, reply }) => {
       const db = services.database.db;
       const address = clientAddress(request, services);
       const wait = await services.signInThrottle.beginAttempt(caller.email, address);
@@ -169,9 +171,19 @@ export const sessionRoutes = [
         throw apiError('invalid_credentials', 'The current password is not correct.');
       }
       await services.signInThrottle.attemptSucceeded(caller.email, address);
-      const changed = await changePassword(db, user, body.newPassword, { keepSessionId: sessionIdOf(caller) });
+      // Every session ends, this one included: a copy of this very cookie (often the reason to change a password)
+      // must die with the old password. This browser gets a new session, with a new cookie and CSRF token.
+      const ended = await changePassword(db, user, body.newPassword);
+      const policy = {
+        ttlMs: services.config.console.sessionTtlMs,
+        idleTimeoutMs: services.config.console.sessionIdleTimeoutMs,
+      };
+      const { token, session } = await createSession(db, user.id, policy);
+      setSessionCookie(request, reply, services, token, policy.ttlMs);
+      const changed = { ...ended, sessionsEnded: Math.max(0, ended.sessionsEnded - 1) };
       return {
         ...changed,
+        csrfToken: csrfTokenFor(session.id, services.secret),
         message: `Password changed; ${describePasswordChange(changed, 'other sessions')}.`,
       };
     },

@@ -82,7 +82,8 @@ export const userRoutes = [
     tag: 'Users',
     summary: 'Make a user admin or not, disable or enable them (admin); the last active admin stays',
     description:
-      "A disabled user's sessions and management tokens stop working at their next request. Making admin a login " +
+      'Disabling a user ends their sessions (enabling them again revives none: they sign in anew); their management ' +
+      'tokens stop working at their next request until the user is enabled again. Making admin a login ' +
       "that an account owner's invitation created (createdByInvitation) is refused with 409 " +
       'login_created_by_invitation unless confirmInvitedLogin is true.',
     auth: 'user',

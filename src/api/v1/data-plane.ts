@@ -26,6 +26,12 @@ export interface DataPlane {
   idle(): Promise<void>;
   /** Cuts every in-flight request short (streams get an in-band error); used when the shutdown deadline passes. */
   abortAll(reason: ApiError): void;
+  /**
+   * Ends the request still being read on a connection because its body broke (malformed, too slow, or cut short by
+   * the client leaving: `client_closed`): its endpoint answers in its own shape and logs it. False when no request on
+   * the connection can still answer.
+   */
+  failBody(socket: object, reason: ApiError | 'client_closed'): boolean;
 }
 
 const corsAllowedHeaders =
@@ -39,6 +45,8 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
   const pipeline = new RequestPipeline(services);
   let started = 0;
   let idleWaiters: Array<() => void> = [];
+  // The request each connection is reading, until it is served: a broken body is its to answer (failBody).
+  const reading = new WeakMap<object, { response: ServerResponse; cancellation: Cancellation }>();
   const allowedOrigins = new Set(services.config.server.corsAllowedOrigins);
   const allowAnyOrigin = allowedOrigins.has('*');
 
@@ -78,6 +86,9 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     const cancellation = new Cancellation();
     active.add(cancellation);
     started++;
+    const connection = request.socket;
+    const current = { response, cancellation };
+    reading.set(connection, current);
     response.on('close', () => {
       // The client went away before we finished: stop the upstream work at once.
       if (!response.writableFinished) cancellation.abort('client_closed');
@@ -128,6 +139,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         cancellation,
       );
     } finally {
+      if (reading.get(connection) === current) reading.delete(connection);
       active.delete(cancellation);
       if (active.size === 0 && idleWaiters.length > 0) {
         for (const resolve of idleWaiters) resolve();
@@ -152,6 +164,12 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     },
     abortAll(reason) {
       active.abortAll(reason);
+    },
+    failBody(socket, reason) {
+      const current = reading.get(socket);
+      if (!current || current.response.headersSent || current.cancellation.aborted) return false;
+      current.cancellation.abort(reason);
+      return true;
     },
   };
 }

@@ -19,11 +19,9 @@ export async function deleteSession(db: Kysely<Database>, id: string): Promise<v
   await db.deleteFrom('sessions').where('id', '=', id).execute();
 }
 
-/** Ends every session of a user but one (after a password change: other devices must sign in again). */
-export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string, except?: string): Promise<number> {
-  let query = db.deleteFrom('sessions').where('user_id', '=', userId);
-  if (except !== undefined) query = query.where('id', '!=', except);
-  const result = await query.executeTakeFirst();
+/** Ends every session of a user (a new password, a disabled user: every device must sign in again). */
+export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 

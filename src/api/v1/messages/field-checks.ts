@@ -57,7 +57,11 @@ export function optionalArray(value: unknown, path: string): void {
   if (present(value) && !Array.isArray(value)) wrongType(path, 'a valid list');
 }
 
-/** An integer from `minimum` up; `required` fields must be present. */
+/**
+ * An integer from `minimum` up; `required` fields must be present. Above 2^53 - 1 a JSON number is no longer exact
+ * (…993 reads as …992), so the value a translation would send on is not the one the client wrote: refused, as the
+ * OpenAI validators do.
+ */
 export function checkInteger(value: unknown, path: string, minimum: number, required = false): void {
   if (!present(value)) {
     if (required) missing(path);
@@ -66,6 +70,13 @@ export function checkInteger(value: unknown, path: string, minimum: number, requ
   if (typeof value !== 'number' || !Number.isInteger(value)) wrongType(path, 'a valid integer');
   if (value < minimum) {
     throw requestError(path, `Input should be greater than or equal to ${minimum}`, 'integer_below_min_value');
+  }
+  if (value > Number.MAX_SAFE_INTEGER) {
+    throw requestError(
+      path,
+      `Input should be less than or equal to ${Number.MAX_SAFE_INTEGER}`,
+      'integer_above_max_value',
+    );
   }
 }
 

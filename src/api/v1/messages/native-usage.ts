@@ -5,7 +5,7 @@ import { anthropicStreamError } from '../../../providers/anthropic/parse-error.j
 import type { AnthropicUsage } from '../../../providers/anthropic/wire-types.js';
 import { malformed, parseJsonObject } from '../../../providers/http.js';
 import { type SseEvent, sseEvent } from '../../../upstream/sse.js';
-import { readUsage, type TokenUsage } from '../../../usage/usage.js';
+import { estimateTokens, readUsage, type TokenUsage } from '../../../usage/usage.js';
 
 /**
  * Usage of a passed-through Anthropic answer, for the log and the cost, while the answer itself goes to the client
@@ -78,6 +78,10 @@ export function createNativeStreamRelay(providerName: string): NativeStreamRelay
   };
   let error: ApiError | undefined;
   let completed = false;
+  // Anthropic reports the output tokens in message_delta, at the end: a stream the client leaves (or the upstream cuts)
+  // before it is charged for the text it did send, estimated from the deltas, so leaving early cannot dodge a budget.
+  let generatedCharacters = 0;
+  let finalUsageSeen = false;
   return {
     relay(event) {
       // Clients parse every event and dispatch on its name, which Anthropic repeats as the data's `type`: an event
@@ -97,8 +101,12 @@ export function createNativeStreamRelay(providerName: string): NativeStreamRelay
         case 'message_start':
           merge((data.message as { usage?: unknown } | null)?.usage);
           break;
+        case 'content_block_delta':
+          generatedCharacters += deltaCharacters(data.delta);
+          break;
         case 'message_delta':
           merge(data.usage);
+          finalUsageSeen = typeof (data.usage as { output_tokens?: unknown } | null)?.output_tokens === 'number';
           break;
         case 'message_stop':
           completed = true;
@@ -109,7 +117,22 @@ export function createNativeStreamRelay(providerName: string): NativeStreamRelay
       }
       return sseEvent(type, event.data);
     },
-    usage: () => usageOf(counts),
+    usage: () => {
+      const reported = usageOf(counts);
+      if (finalUsageSeen || generatedCharacters === 0) return reported;
+      const estimatedOutput = estimateTokens(generatedCharacters);
+      if (reported && reported.completionTokens >= estimatedOutput) return reported;
+      const promptTokens = reported?.promptTokens ?? 0;
+      return {
+        promptTokens,
+        completionTokens: estimatedOutput,
+        totalTokens: promptTokens + estimatedOutput,
+        cachedTokens: reported?.cachedTokens ?? 0,
+        cacheWriteTokens: reported?.cacheWriteTokens ?? 0,
+        reasoningTokens: 0,
+        estimated: true,
+      };
+    },
     get error() {
       return error;
     },
@@ -117,4 +140,13 @@ export function createNativeStreamRelay(providerName: string): NativeStreamRelay
       return completed;
     },
   };
+}
+
+/** The characters a content_block_delta adds: text, a tool call's JSON, or thinking. */
+function deltaCharacters(delta: unknown): number {
+  if (!delta || typeof delta !== 'object') return 0;
+  const { text, partial_json: partialJson, thinking } = delta as Record<string, unknown>;
+  let characters = 0;
+  for (const part of [text, partialJson, thinking]) if (typeof part === 'string') characters += part.length;
+  return characters;
 }

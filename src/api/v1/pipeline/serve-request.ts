@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, modelNotFound, toApiError } from '../../../errors/api-error.js';
+import type { ErrorCode } from '../../../errors/error-codes.js';
 import { KeyRefusedError, type Principal } from '../../../keys/authenticate.js';
 import { type Admission, admittedWithoutLimits } from '../../../limits/limiter.js';
 import { type FinishedRequest, toLogRow } from '../../../request-log/record.js';
@@ -11,6 +12,7 @@ import { type ParsedBody, readJsonBody } from '../../../server/read-body.js';
 import { costOf } from '../../../usage/usage.js';
 import type { DataPlaneServices } from '../services.js';
 import { admit } from './admission.js';
+import { endAfter } from './end-after.js';
 import type { Endpoint, EndpointRequest, Exchange, Outcome } from './endpoint.js';
 
 /**
@@ -20,6 +22,14 @@ import type { Endpoint, EndpointRequest, Exchange, Outcome } from './endpoint.js
  * metrics and enqueue the log row, built once from what the handler returned and what the pipeline observed.
  */
 
+/** Errors about the body itself, after which the connection is closed. */
+const endsConnection: ReadonlySet<ErrorCode> = new Set([
+  'request_too_large',
+  'request_timeout',
+  'incomplete_body',
+  'malformed_request',
+]);
+
 /** One request on its way through the pipeline: what it has learned so far (only this module writes it). */
 interface Progress {
   principal: Principal | undefined;
@@ -28,6 +38,8 @@ interface Progress {
   route: Route | undefined;
   trace: DispatchTrace | undefined;
   admission: Admission;
+  /** Lets the response end, when its end waits for the settlement (shared counters, see Admission.shared). */
+  settledToEnd: (() => void) | undefined;
   requestBody: string | undefined;
 }
 
@@ -60,6 +72,7 @@ export class RequestPipeline {
       route: undefined,
       trace: undefined,
       admission: admittedWithoutLimits,
+      settledToEnd: undefined,
       requestBody: undefined,
     };
     let outcome: Outcome | undefined;
@@ -77,8 +90,11 @@ export class RequestPipeline {
       failure = this.failure(error, cancellation, arrival.requestId);
       if (!response.headersSent && !response.destroyed) {
         const rendered = endpoint.renderError(failure.error, arrival.requestId);
-        // A body we refused to read would otherwise be read to the end before the next request on this connection.
-        if (failure.error.status === 413) rendered.headers.connection = 'close';
+        // A body we refused to read would otherwise be read to the end before the next request on this connection;
+        // one that broke leaves nothing on it to read the next request from.
+        if (endsConnection.has(failure.error.errorCode)) rendered.headers.connection = 'close';
+        // Whole, with its length: a client that broke its upload may read no further than the body it expects.
+        rendered.headers['content-length'] = String(Buffer.byteLength(rendered.body));
         response.writeHead(rendered.status, rendered.headers);
         response.end(rendered.body);
       } else if (!response.writableEnded) {
@@ -131,6 +147,10 @@ export class RequestPipeline {
         progress.route?.model.pricing,
       );
       progress.admission = admission instanceof Promise ? await admission : admission;
+      if (progress.admission.shared) {
+        const settled = new Promise<void>((resolve) => (progress.settledToEnd = resolve));
+        endAfter(response, () => settled);
+      }
       const headers = progress.admission.headers;
       for (const name in headers) response.setHeader(name, headers[name] as string);
     }
@@ -186,7 +206,8 @@ export class RequestPipeline {
     // Nothing generated, nothing billed: a failed request with known prices costs 0, not "unknown".
     const costUsd = usage ? costOf(usage, pricing) : pricing && trace ? 0 : undefined;
     // The reservation becomes what was really used (nothing, when the upstream refused the request).
-    progress.admission.settle({ tokens: usage?.totalTokens ?? 0, costUsd: costUsd ?? 0 });
+    const settling = progress.admission.settle({ tokens: usage?.totalTokens ?? 0, costUsd: costUsd ?? 0 });
+    if (progress.settledToEnd) void Promise.resolve(settling).then(progress.settledToEnd);
 
     const clientLeft = cancellation.aborted && cancellation.reason === 'client_closed';
     const status = clientLeft && error ? 499 : (error?.status ?? (response.statusCode || 200));

@@ -37,8 +37,20 @@ export interface ConvertItemsOptions {
   carryReasoning: boolean;
 }
 
+/** Where a chat message came from in the Responses request: what its errors are about, in the client's terms. */
+export interface MessageOrigin {
+  /** The item (or `instructions`, `input`, `previous_response_id`) the message was made from. */
+  param: string;
+  /** The field of the item that became the message's `content` (a function output's is `output`). */
+  contentField: 'content' | 'output';
+  /** The `function_call` items behind the message's `tool_calls`, in order. */
+  calls: string[];
+}
+
 export interface ConvertedItems {
   messages: ChatMessage[];
+  /** Per message, where it came from. */
+  origins: MessageOrigin[];
   dropped: string[];
 }
 
@@ -119,11 +131,15 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
   const calledIds = new Set<string>();
   // The assistant message of the turn being read; any user message or function output ends the turn.
   let turn: ChatMessage | undefined;
+  const origins = new Map<ChatMessage, MessageOrigin>();
+  const push = (message: ChatMessage, param: string, contentField: MessageOrigin['contentField'] = 'content') => {
+    messages.push(message);
+    origins.set(message, { param, contentField, calls: [] });
+    return message;
+  };
+  let itemParam = '';
   const assistantTurn = (): ChatMessage => {
-    if (!turn) {
-      turn = { role: 'assistant', content: null };
-      messages.push(turn);
-    }
+    turn ??= push({ role: 'assistant', content: null }, itemParam);
     return turn;
   };
   const appendText = (message: ChatMessage, text: string) => {
@@ -138,6 +154,7 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
       if (seenIds.has(item.id)) continue;
       seenIds.add(item.id);
     }
+    itemParam = param;
     const type = item.type ?? 'message';
     switch (type) {
       case 'message': {
@@ -148,11 +165,11 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
         }
         turn = undefined;
         if (message.role === 'user') {
-          messages.push({ role: 'user', content: userContent(message.content, param) });
+          push({ role: 'user', content: userContent(message.content, param) }, param);
         } else {
           const what = `a ${message.role} message`;
           const role = message.role === 'developer' ? options.developerRole : 'system';
-          messages.push({ role, content: textContent(message.content, `${param}.content`, what) });
+          push({ role, content: textContent(message.content, `${param}.content`, what) }, param);
         }
         break;
       }
@@ -165,6 +182,7 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
           function: { name: options.names.toChat(call.name, call.namespace), arguments: call.arguments },
         };
         message.tool_calls = [...(message.tool_calls ?? []), toolCall];
+        origins.get(message)?.calls.push(param);
         calledIds.add(call.call_id);
         break;
       }
@@ -172,11 +190,15 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
         const output = item as FunctionCallOutputItem;
         if (!calledIds.has(output.call_id)) throw unknownCallId(output.call_id, `${param}.call_id`);
         turn = undefined;
-        messages.push({
-          role: 'tool',
-          tool_call_id: output.call_id,
-          content: textContent(output.output, `${param}.output`, 'a function call output'),
-        });
+        push(
+          {
+            role: 'tool',
+            tool_call_id: output.call_id,
+            content: textContent(output.output, `${param}.output`, 'a function call output'),
+          },
+          param,
+          'output',
+        );
         break;
       }
       case 'reasoning': {
@@ -204,5 +226,5 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
   const kept = messages.filter(
     (message) => message.role !== 'assistant' || message.content !== null || message.tool_calls !== undefined,
   );
-  return { messages: kept, dropped };
+  return { messages: kept, origins: kept.map((message) => origins.get(message) as MessageOrigin), dropped };
 }

@@ -2,7 +2,7 @@ import { type ApiError, apiError, toApiError } from '../../../errors/api-error.j
 import { malformed } from '../../../providers/http.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { type SseEvent, sseDone, sseEvent } from '../../../upstream/sse.js';
-import { readUsage, type TokenUsage } from '../../../usage/usage.js';
+import { estimateUsage, readUsage, type TokenUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 import { createNativeStreamReader } from './native.js';
@@ -12,7 +12,9 @@ import type { ResponseObject } from './types.js';
 /**
  * A native upstream's Responses stream relayed event by event (each re-framed whole, its `event:` line kept), its
  * terminal event read for usage and for the stored response. A stream that breaks, or ends without a terminal event,
- * gets the gateway's own `error` and `response.failed` events, numbered after the last one relayed.
+ * gets the gateway's own `error` and `response.failed` events, numbered after the last one relayed. Such a stream (or
+ * one its client left) has no usage from the upstream: it is estimated from the deltas relayed, so that leaving a
+ * stream early cannot dodge a budget.
  */
 
 const sequencePattern = /"sequence_number":(\d+)/;
@@ -23,8 +25,13 @@ export async function relayNativeStream(
   storing: Storing | undefined,
   exchange: Exchange,
   onFailure: (error: unknown) => void,
+  promptCharacters: number,
 ): Promise<Outcome> {
   const reader = createNativeStreamReader();
+  let generatedCharacters = 0;
+  // The upstream's usage, else the estimate from what was relayed.
+  const usageOf = (reported: Parameters<typeof readUsage>[0]): TokenUsage | undefined =>
+    readUsage(reported) ?? (generatedCharacters > 0 ? estimateUsage(promptCharacters, generatedCharacters) : undefined);
   const provider = exchange.trace.served?.provider ?? 'upstream';
   let lastSequence = -1;
   let firstTokenAt: number | undefined;
@@ -34,7 +41,8 @@ export async function relayNativeStream(
   try {
     for await (const event of upstream.events()) {
       if (event.data === '[DONE]') continue;
-      const name = checkedEventName(provider, event);
+      const { name, delta } = checkedEvent(provider, event);
+      generatedCharacters += delta;
       reader.push(event);
       const sequence = sequencePattern.exec(event.data);
       if (sequence) lastSequence = Number(sequence[1]);
@@ -102,12 +110,16 @@ function failedResponse(created: Record<string, unknown> | undefined, code: stri
 /**
  * The name an event goes to the client under: its `type`, which its data must carry as a JSON object (the Responses
  * clients dispatch on it), and which its `event:` line, when there is one, must repeat. Anything else cannot be relayed
- * as a Responses event: the stream fails as malformed.
+ * as a Responses event: the stream fails as malformed. Also the characters a `*.delta` event generated (text, a
+ * tool call's arguments, reasoning).
  */
-function checkedEventName(provider: string, event: SseEvent): string {
+function checkedEvent(provider: string, event: SseEvent): { name: string; delta: number } {
   let type: unknown;
+  let delta: unknown;
   try {
-    type = (JSON.parse(event.data) as { type?: unknown } | null)?.type;
+    const value = JSON.parse(event.data) as { type?: unknown; delta?: unknown } | null;
+    type = value?.type;
+    delta = value?.delta;
   } catch {
     throw malformed(provider, 'stream data that is not JSON');
   }
@@ -118,7 +130,9 @@ function checkedEventName(provider: string, event: SseEvent): string {
       `a stream event named "${event.event.slice(0, 100)}" whose type is "${type.slice(0, 100)}"`,
     );
   }
-  return type;
+  // Audio deltas are base64, not text: they would count several times what they cost.
+  const counted = typeof delta === 'string' && type.endsWith('.delta') && type !== 'response.audio.delta';
+  return { name: type, delta: counted ? (delta as string).length : 0 };
 }
 
 function upstreamFailed(response: Record<string, unknown> | undefined, provider: string): ApiError {
@@ -136,8 +150,4 @@ function responseOf(data: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function usageOf(usage: Parameters<typeof readUsage>[0]): TokenUsage | undefined {
-  return readUsage(usage);
 }

@@ -6,6 +6,7 @@ import { contextWindowError } from '../../../routing/context-window.js';
 import type { DispatchOperation, PreparedCall } from '../../../routing/operation.js';
 import type { Deployment } from '../../../routing/router.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
+import { inResponsesTerms } from './client-param.js';
 import { type ChatTranslation, toChatRequest } from './to-chat-request.js';
 import type { InputItem, ResponsesRequest } from './types.js';
 
@@ -105,6 +106,14 @@ export function responsesOperation(
         };
       }
       const translated = translation(deployment.model);
+      // What the provider (or upstream) refuses in the chat request is named as the client's Responses field.
+      const named = async <T>(send: () => Promise<T>): Promise<T> => {
+        try {
+          return await send();
+        } catch (error) {
+          throw inResponsesTerms(error, translated.origins);
+        }
+      };
       if (stream) {
         const prepared = chatStreamOperation(translated.request, undefined, onStreamFailure).prepare(
           deployment,
@@ -112,13 +121,13 @@ export function responsesOperation(
         );
         return {
           dropped: [...translated.dropped, ...prepared.dropped],
-          send: async () => ({ kind: 'chat-stream', translation: translated, items: await prepared.send() }),
+          send: async () => ({ kind: 'chat-stream', translation: translated, items: await named(prepared.send) }),
         };
       }
       const prepared = chatCompletionOperation(translated.request, undefined).prepare(deployment, context);
       return {
         dropped: [...translated.dropped, ...prepared.dropped],
-        send: async () => ({ kind: 'chat', translation: translated, result: await prepared.send() }),
+        send: async () => ({ kind: 'chat', translation: translated, result: await named(prepared.send) }),
       };
     },
   };

@@ -12,6 +12,7 @@ import { abortedError } from '../pipeline/aborted-error.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
+import { inputCharacters } from './input-characters.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
 import { type Storing, saveResponse } from './state.js';
@@ -49,7 +50,7 @@ export function streamResponse(
     exchange.trace,
     exchange.principal.accountId,
   );
-  return relay(primed, sse, base, storing, exchange, onFailure);
+  return relay(primed, sse, base, storing, exchange, onFailure, inputCharacters(plan.request));
 }
 
 async function relay(
@@ -59,6 +60,7 @@ async function relay(
   storing: Storing | undefined,
   exchange: Exchange,
   onFailure: (error: unknown) => void,
+  promptCharacters: number,
 ): Promise<Outcome> {
   let result: ResponsesResult;
   try {
@@ -76,7 +78,8 @@ async function relay(
     return { error: failure, responseBody: sse.body() };
   }
   announceDroppedParameters(exchange.response, exchange.trace);
-  if (result.kind === 'native') return relayNativeStream(result.response, sse, storing, exchange, onFailure);
+  if (result.kind === 'native')
+    return relayNativeStream(result.response, sse, storing, exchange, onFailure, promptCharacters);
   if (result.kind !== 'chat-stream') throw new Error('a stream got a JSON response');
   return relayChat(result.items, result.translation, sse, base, storing, exchange);
 }

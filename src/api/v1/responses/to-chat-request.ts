@@ -1,6 +1,6 @@
 import { apiError } from '../../../errors/api-error.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../../openai/types.js';
-import { convertItems, type ItemAt } from './convert-items.js';
+import { convertItems, type ItemAt, type MessageOrigin } from './convert-items.js';
 import { convertTools, type UnsupportedPolicy } from './convert-tools.js';
 import { unsupportedParameter } from './errors.js';
 import type { ToolNameMap } from './tool-names.js';
@@ -32,6 +32,8 @@ export interface ChatTranslation {
   dropped: string[];
   /** Chat function names -> the Responses function (and namespace) each stands for. */
   toolNames: ToolNameMap;
+  /** Per chat message, the part of the Responses request it came from (client-param.ts names errors with it). */
+  origins: MessageOrigin[];
 }
 
 /** Fields handled here (or the gateway's business); every other top-level field is passed to the chat request. */
@@ -137,10 +139,13 @@ export function toChatRequest(
       { param: 'input' },
     );
   }
-  const messages: ChatMessage[] =
-    typeof request.instructions === 'string' && request.instructions !== ''
-      ? [{ role: 'system', content: request.instructions }, ...items.messages]
-      : items.messages;
+  const instructed = typeof request.instructions === 'string' && request.instructions !== '';
+  const messages: ChatMessage[] = instructed
+    ? [{ role: 'system', content: request.instructions }, ...items.messages]
+    : items.messages;
+  const origins: MessageOrigin[] = instructed
+    ? [{ param: 'instructions', contentField: 'content', calls: [] }, ...items.origins]
+    : items.origins;
 
   const chat: ChatCompletionRequest = { model: request.model, messages };
   for (const field in request) {
@@ -177,5 +182,5 @@ export function toChatRequest(
   if (request.context_management !== undefined && request.context_management !== null) {
     leaveOut('context_management', 'cannot be honoured by this model.');
   }
-  return { request: chat, dropped: [...new Set(dropped)], toolNames: tools.names };
+  return { request: chat, dropped: [...new Set(dropped)], toolNames: tools.names, origins };
 }

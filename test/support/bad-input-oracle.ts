@@ -1,0 +1,158 @@
+import { expect } from 'vitest';
+import type { TestGateway } from './gateway.js';
+
+/**
+ * What every answer to bad input must be, whichever endpoint: a 2xx of the endpoint's own shape, or a 4xx in the
+ * surface's error body (OpenAI's `{error:{message,type,param,code}}`, Anthropic's `{type:"error",error:{type,
+ * message}}` on /v1/messages) with a message, never a 5xx. Shared by the generated bad-input tests.
+ */
+
+export type Surface = 'openai' | 'anthropic';
+
+export interface Answer {
+  status: number;
+  requestId: string;
+  text: string;
+  contentType: string;
+  /** The parsed body of a non-2xx answer. */
+  // biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary error bodies
+  error?: any;
+}
+
+/** POSTs raw bytes (or text) to a /v1 path with the gateway's key, in both surfaces' headers. */
+export async function postRaw(
+  gateway: TestGateway,
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${gateway.key}`,
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+      ...headers,
+    },
+    // A Buffer is copied into a plain Uint8Array: fetch's types take no Buffer.
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
+}
+
+/** Reads the answer and checks the rules every answer follows; `context` is printed on failure. */
+export async function readAnswer(response: Response, surface: Surface, context: string): Promise<Answer> {
+  const text = await response.text();
+  const status = response.status;
+  const where = `${context.slice(0, 800)}\n-> ${status} ${text.slice(0, 800)}`;
+  const requestId = response.headers.get('x-request-id') ?? '';
+  expect(requestId, where).toMatch(/^req_[0-9a-f]{32}$/);
+  expect(status, where).toBeLessThan(500);
+  const contentType = response.headers.get('content-type') ?? '';
+  if (status < 300) return { status, requestId, text, contentType };
+  expect(contentType, where).toMatch(/^application\/json/);
+  const body = JSON.parse(text);
+  if (surface === 'openai') {
+    expect(Object.keys(body).sort(), where).toEqual(['error']);
+    expect(Object.keys(body.error).sort(), where).toEqual(['code', 'message', 'param', 'type']);
+    expect(typeof body.error.type, where).toBe('string');
+    expect(body.error.param === null || typeof body.error.param === 'string', where).toBe(true);
+  } else {
+    expect(body.type, where).toBe('error');
+    expect(typeof body.error.type, where).toBe('string');
+  }
+  expect(typeof body.error.message, where).toBe('string');
+  expect(body.error.message.trim().length, where).toBeGreaterThan(0);
+  return { status, requestId, text, contentType, error: body.error };
+}
+
+/** The field an error names: OpenAI's `param`, or the dotted path Anthropic's message starts with. */
+export function namedField(answer: Answer, surface: Surface): string | null {
+  if (!answer.error) return null;
+  if (surface === 'openai') return answer.error.param;
+  const match = /^([A-Za-z_][\w.]*): /.exec(answer.error.message);
+  return match?.[1] ?? null;
+}
+
+/** A path as the surface writes it: `messages[0].content` (OpenAI) or `messages.0.content` (Anthropic). */
+export function fieldName(path: readonly (string | number)[], surface: Surface): string {
+  if (surface === 'anthropic') return path.join('.');
+  return path.map((step, index) => (typeof step === 'number' ? `[${step}]` : index === 0 ? step : `.${step}`)).join('');
+}
+
+/** The steps of a field name in either surface's form. */
+export function stepsOf(name: string): (string | number)[] {
+  const steps: (string | number)[] = [];
+  for (const match of name.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    if (match[2] !== undefined) steps.push(Number(match[2]));
+    else steps.push(/^\d+$/.test(match[1] as string) ? Number(match[1]) : (match[1] as string));
+  }
+  return steps;
+}
+
+/**
+ * Whether a field name points into the request: every step but the last exists in it (the last may be the missing
+ * member the error is about). With `whole`, the last step must exist too (a value that is there but refused).
+ */
+export function pointsInto(request: unknown, name: string, whole = false): boolean {
+  const steps = stepsOf(name);
+  if (steps.length === 0) return false;
+  // biome-ignore lint/suspicious/noExplicitAny: walking an arbitrary JSON document
+  let at: any = request;
+  for (const [index, step] of steps.entries()) {
+    const last = index === steps.length - 1;
+    if (at === null || typeof at !== 'object') return false;
+    const key = Array.isArray(at) && typeof step === 'string' ? Number.NaN : step;
+    if (!(key in at)) return last && !whole;
+    at = at[key as keyof typeof at];
+  }
+  return true;
+}
+
+/** What a successful answer of each endpoint looks like (a stream: every event JSON, ending with its last one). */
+export function expectValidSuccess(endpoint: string, answer: Answer, context: string): void {
+  const where = `${context.slice(0, 600)}\n-> ${answer.status} ${answer.text.slice(0, 600)}`;
+  if (answer.contentType.startsWith('text/event-stream')) {
+    const events = answer.text.split('\n\n').filter((block) => block.trim() !== '' && !block.startsWith(':'));
+    const last = events.at(-1) ?? '';
+    expect(last, where).toMatch(
+      /^data: \[DONE\]$|^event: (response\.(completed|incomplete|failed)|message_stop|error)\n/,
+    );
+    for (const event of events) {
+      const data = event.split('\n').find((line) => line.startsWith('data: '));
+      expect(data, where).toBeDefined();
+      if (data !== 'data: [DONE]') JSON.parse((data as string).slice('data: '.length));
+    }
+    return;
+  }
+  expect(answer.contentType, where).toMatch(/^application\/json/);
+  const body = JSON.parse(answer.text);
+  switch (endpoint) {
+    case '/v1/chat/completions':
+      expect(body.object, where).toBe('chat.completion');
+      expect(body.choices.length, where).toBeGreaterThan(0);
+      expect(body.choices[0].message.role, where).toBe('assistant');
+      break;
+    case '/v1/completions':
+      expect(body.object, where).toBe('text_completion');
+      expect(typeof body.choices[0].text, where).toBe('string');
+      break;
+    case '/v1/embeddings':
+      expect(body.object, where).toBe('list');
+      expect(body.data.length, where).toBeGreaterThan(0);
+      break;
+    case '/v1/responses':
+      expect(body.object, where).toBe('response');
+      expect(Array.isArray(body.output), where).toBe(true);
+      break;
+    case '/v1/messages':
+      expect(body.type, where).toBe('message');
+      expect(Array.isArray(body.content), where).toBe(true);
+      break;
+    case '/v1/messages/count_tokens':
+      expect(Number.isInteger(body.input_tokens), where).toBe(true);
+      expect(body.input_tokens, where).toBeGreaterThan(0);
+      break;
+    default:
+      throw new Error(`no success shape for ${endpoint}`);
+  }
+}
