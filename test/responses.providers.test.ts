@@ -208,4 +208,22 @@ describe('/v1/responses forwarded natively', () => {
     expect(body).toMatchObject({ id: 'resp_nativebroken', status: 'failed' });
     expect(body.error.code).toBeTypeOf('string');
   });
+
+  it('keeps a conversation whole through native turns (the upstream never saw previous_response_id)', async () => {
+    const first = await jsonOf(await postResponses(setup.gateway, { model: 'native-model', input: 'Turn one.' }));
+    const second = await jsonOf(
+      await postResponses(setup.gateway, { model: 'native-model', previous_response_id: first.id, input: 'Turn two.' }),
+    );
+    const stored = await jsonOf(await getStored(setup.gateway, second.id));
+    expect(stored.previous_response_id).toBe(first.id);
+    const third = await postResponses(setup.gateway, {
+      model: 'gpt-4o-mini',
+      previous_response_id: second.id,
+      input: 'Turn three.',
+    });
+    expect(third.status).toBe(200);
+    const sent = setup.mock.requests.at(-1)?.body.messages as Array<{ role: string; content: unknown }>;
+    const users = sent.filter((message) => message.role === 'user').map((message) => message.content);
+    expect(users).toEqual(['Turn one.', 'Turn two.', 'Turn three.']);
+  });
 });

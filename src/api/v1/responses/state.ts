@@ -99,6 +99,11 @@ export interface Storing {
   maxStoredBytes: number;
   /** The input as given (normalized here: ids and content parts, as input_items lists them). */
   input: ResponsesRequest['input'];
+  /**
+   * The response it continues, as the client named it: a native upstream's answer says none (the gateway sent it the
+   * history instead), and the stored chain must not break there.
+   */
+  previousResponseId: string | null;
   /** The ids of the items of the conversation it continues: an input item reusing one is stored under a new id. */
   historyItemIds: ReadonlySet<string> | undefined;
   ancestors: readonly AncestorExpiry[];
@@ -115,6 +120,7 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
     retentionMs: settings.retentionMs,
     maxStoredBytes: settings.maxStoredBytes,
     input: state.request.input,
+    previousResponseId: state.request.previous_response_id ?? null,
     historyItemIds: state.history.length > 0 ? itemIdsOf(state.history) : undefined,
     ancestors: state.ancestors,
   };
@@ -125,7 +131,9 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
  * serialized once for the database and the client). One grown past the size limit while it was generated is not
  * stored (its answer is still given); the log says so, and a continuation of it gets previous_response_not_found.
  */
-export function saveResponse(storing: Storing, response: ResponseObject, exchange: Exchange): string {
+export function saveResponse(storing: Storing, answer: ResponseObject, exchange: Exchange): string {
+  const previous = storing.previousResponseId;
+  const response = answer.previous_response_id === previous ? answer : { ...answer, previous_response_id: previous };
   const context: RecordContext = {
     accountId: storing.accountId,
     keyId: storing.keyId,
