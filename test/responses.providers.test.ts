@@ -33,6 +33,12 @@ const setup = useGatewayWithMock({
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       response.end(text);
     },
+    // A native upstream whose response object leaves out fields the gateway fills in for its own (model, created_at).
+    'native-sparse': (_request, response) => {
+      const text = JSON.stringify({ id: 'resp_nativesparse', object: 'response', status: 'completed', output: [] });
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      response.end(text);
+    },
     // A native upstream whose stream breaks after response.created: the connection is cut.
     'native-broken': (_request, response) => {
       const created = {
@@ -63,6 +69,7 @@ const setup = useGatewayWithMock({
     { name: 'native-model', provider: 'mock', upstream_model: 'native-upstream', responses_api: 'native' },
     { name: 'native-failing', provider: 'mock', upstream_model: 'native-failing', responses_api: 'native' },
     { name: 'native-broken', provider: 'mock', upstream_model: 'native-broken', responses_api: 'native' },
+    { name: 'native-sparse', provider: 'mock', upstream_model: 'native-sparse', responses_api: 'native' },
   ],
 });
 
@@ -225,5 +232,19 @@ describe('/v1/responses forwarded natively', () => {
     const sent = setup.mock.requests.at(-1)?.body.messages as Array<{ role: string; content: unknown }>;
     const users = sent.filter((message) => message.role === 'user').map((message) => message.content);
     expect(users).toEqual(['Turn one.', 'Turn two.', 'Turn three.']);
+  });
+
+  it('stores a native answer that leaves out its model, so it can be retrieved and continued', async () => {
+    const answer = await postResponses(setup.gateway, { model: 'native-sparse', input: 'Sparse.' });
+    expect(answer.status).toBe(200);
+    const stored = await getStored(setup.gateway, 'resp_nativesparse');
+    expect(stored.status).toBe(200);
+    expect((await jsonOf(stored)).id).toBe('resp_nativesparse');
+    const continued = await postResponses(setup.gateway, {
+      model: 'gpt-4o-mini',
+      previous_response_id: 'resp_nativesparse',
+      input: 'Go on.',
+    });
+    expect(continued.status).toBe(200);
   });
 });

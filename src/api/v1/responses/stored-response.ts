@@ -46,7 +46,8 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
     id: response.id,
     accountId: context.accountId,
     keyId: context.keyId,
-    model: response.model,
+    // A native upstream's object may leave it out; the row needs one (an empty name, rather than a lost response).
+    model: typeof response.model === 'string' ? response.model : '',
     previousResponseId: response.previous_response_id,
     createdAt: context.now,
     expiresAt: expiry.expiresAt,
