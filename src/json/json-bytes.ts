@@ -132,6 +132,32 @@ export function topLevelMembers(bytes: Buffer): MemberSpan[] | undefined {
 }
 
 /**
+ * The spans of the elements of the array whose `[` is at `from` and which ends before `end`, in order. Undefined for
+ * anything but such an array whose structure checks out (elements only delimited, as topLevelMembers does).
+ */
+export function arrayElements(
+  bytes: Buffer,
+  from: number,
+  end: number,
+): Array<{ start: number; end: number }> | undefined {
+  if (bytes[from] !== openBracket) return undefined;
+  const elements: Array<{ start: number; end: number }> = [];
+  let index = skipWhitespace(bytes, from + 1);
+  if (bytes[index] === closeBracket) return index + 1 === end ? elements : undefined;
+  for (;;) {
+    const valueEnd = skipValue(bytes, index);
+    if (valueEnd === -1 || valueEnd >= end) return undefined;
+    elements.push({ start: index, end: valueEnd });
+    index = skipWhitespace(bytes, valueEnd);
+    if (bytes[index] === comma) {
+      index = skipWhitespace(bytes, index + 1);
+      continue;
+    }
+    return bytes[index] === closeBracket && index + 1 === end ? elements : undefined;
+  }
+}
+
+/**
  * One pass over JSON bytes (strings skipped) that counts the names of the top-level object's members and finds nesting
  * deeper than `depthLimit`: the count, or -1 when nested too deep. Malformed input gives some count; JSON.parse,
  * which always follows, reports it.

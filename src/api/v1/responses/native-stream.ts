@@ -2,12 +2,13 @@ import { type ApiError, apiError, toApiError } from '../../../errors/api-error.j
 import { malformed } from '../../../providers/http.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { type SseEvent, sseDone, sseEvent } from '../../../upstream/sse.js';
-import { readUsage, type TokenUsage } from '../../../usage/usage.js';
+import { estimateUsage, readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
-import { createNativeStreamReader } from './native.js';
+import { createNativeStreamReader, terminalTypes } from './native.js';
 import { type Storing, saveResponse } from './state.js';
 import type { ResponseObject } from './types.js';
+import { fromResponseUsage, toResponseUsage } from './usage.js';
 
 /**
  * A native upstream's Responses stream relayed event by event (each re-framed whole, its `event:` line kept), its
@@ -23,16 +24,29 @@ export async function relayNativeStream(
   storing: Storing | undefined,
   exchange: Exchange,
   onFailure: (error: unknown) => void,
+  /** The prompt's size, for an estimate of usage the upstream does not report (or reports unbelievably). */
+  promptCharacters: number,
 ): Promise<Outcome> {
   const reader = createNativeStreamReader();
   const provider = exchange.trace.served?.provider ?? 'upstream';
   let lastSequence = -1;
   let firstTokenAt: number | undefined;
   let created: Record<string, unknown> | undefined;
+  let generatedCharacters = 0;
+  // Set when the upstream's usage could not be believed and the client was shown this estimate instead.
+  let shownEstimate: TokenUsage | undefined;
+  const estimate = () => estimateUsage(promptCharacters, generatedCharacters);
   try {
-    for await (const event of upstream.events()) {
-      if (event.data === '[DONE]') continue;
-      const name = checkedEventName(provider, event);
+    for await (const upstreamEvent of upstream.events()) {
+      if (upstreamEvent.data === '[DONE]') continue;
+      let event = upstreamEvent;
+      const { type: name, data } = checkedEvent(provider, event);
+      if (name.endsWith('.delta') && typeof data.delta === 'string') generatedCharacters += data.delta.length;
+      if (terminalTypes.has(name) && unbelievableUsage(data.response)) {
+        shownEstimate = estimate();
+        (data.response as { usage: unknown }).usage = toResponseUsage(toWireUsage(shownEstimate));
+        event = { ...event, data: JSON.stringify(data) };
+      }
       reader.push(event);
       const sequence = sequencePattern.exec(event.data);
       if (sequence) lastSequence = Number(sequence[1]);
@@ -51,7 +65,8 @@ export async function relayNativeStream(
     if (storing && final && typeof final.id === 'string') saveResponse(storing, final as ResponseObject, exchange);
     // The upstream's own response.failed ends the stream properly, but the request failed: the log says so.
     const error = reader.outcome() === 'failed' ? upstreamFailed(final, provider) : undefined;
-    return { error, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+    const usage = shownEstimate ?? readUsage(reader.usage()) ?? estimate();
+    return { error, usage, firstTokenAt, responseBody: sse.body() };
   } catch (error) {
     const failure = toApiError(error);
     onFailure(failure);
@@ -67,22 +82,25 @@ export async function relayNativeStream(
       );
     }
     sse.end();
-    return { error: failure, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+    // Tokens were spent only if something was generated.
+    const usage = shownEstimate ?? readUsage(reader.usage()) ?? (generatedCharacters > 0 ? estimate() : undefined);
+    return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
   }
 }
 
 /**
- * The name an event goes to the client under: its `type`, which its data must carry as a JSON object (the Responses
- * clients dispatch on it), and which its `event:` line, when there is one, must repeat. Anything else cannot be relayed
- * as a Responses event: the stream fails as malformed.
+ * The event's data and the name it goes to the client under: its `type`, which its data must carry as a JSON object
+ * (the Responses clients dispatch on it), and which its `event:` line, when there is one, must repeat. Anything else
+ * cannot be relayed as a Responses event: the stream fails as malformed.
  */
-function checkedEventName(provider: string, event: SseEvent): string {
-  let type: unknown;
+function checkedEvent(provider: string, event: SseEvent): { type: string; data: Record<string, unknown> } {
+  let data: unknown;
   try {
-    type = (JSON.parse(event.data) as { type?: unknown } | null)?.type;
+    data = JSON.parse(event.data);
   } catch {
     throw malformed(provider, 'stream data that is not JSON');
   }
+  const type = data !== null && typeof data === 'object' ? (data as { type?: unknown }).type : undefined;
   if (typeof type !== 'string' || type === '') throw malformed(provider, 'a stream event without a type');
   if (event.event !== undefined && event.event !== type) {
     throw malformed(
@@ -90,7 +108,14 @@ function checkedEventName(provider: string, event: SseEvent): string {
       `a stream event named "${event.event.slice(0, 100)}" whose type is "${type.slice(0, 100)}"`,
     );
   }
-  return type;
+  return { type, data: data as Record<string, unknown> };
+}
+
+/** Whether a terminal event's response reports usage that cannot be believed (a negative count, a string). */
+function unbelievableUsage(response: unknown): boolean {
+  if (response === null || typeof response !== 'object') return false;
+  const usage = (response as { usage?: unknown }).usage;
+  return usage !== undefined && usage !== null && fromResponseUsage(usage) === undefined;
 }
 
 function upstreamFailed(response: Record<string, unknown> | undefined, provider: string): ApiError {
@@ -108,8 +133,4 @@ function responseOf(data: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function usageOf(usage: Parameters<typeof readUsage>[0]): TokenUsage | undefined {
-  return readUsage(usage);
 }

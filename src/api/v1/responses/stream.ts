@@ -19,6 +19,7 @@ import { createResponseStreamTranslator, formatEvents, streamEnd } from './strea
 import type { ChatTranslation } from './to-chat-request.js';
 import { createToolNameMap } from './tool-names.js';
 import type { ResponseObject } from './types.js';
+import { inputCharacters } from './usage.js';
 
 const emptyToolNames = createToolNameMap([]);
 
@@ -49,7 +50,9 @@ export function streamResponse(
     exchange.trace,
     exchange.principal.accountId,
   );
-  return relay(primed, sse, base, storing, exchange, onFailure);
+  // The prompt's size, for an estimate of usage a native upstream does not report (the request is not kept).
+  const promptCharacters = inputCharacters(plan.request);
+  return relay(primed, sse, base, storing, exchange, onFailure, promptCharacters);
 }
 
 async function relay(
@@ -59,6 +62,7 @@ async function relay(
   storing: Storing | undefined,
   exchange: Exchange,
   onFailure: (error: unknown) => void,
+  promptCharacters: number,
 ): Promise<Outcome> {
   let result: ResponsesResult;
   try {
@@ -76,7 +80,8 @@ async function relay(
     return { error: failure, responseBody: sse.body() };
   }
   announceDroppedParameters(exchange.response, exchange.trace);
-  if (result.kind === 'native') return relayNativeStream(result.response, sse, storing, exchange, onFailure);
+  if (result.kind === 'native')
+    return relayNativeStream(result.response, sse, storing, exchange, onFailure, promptCharacters);
   if (result.kind !== 'chat-stream') throw new Error('a stream got a JSON response');
   return relayChat(result.items, result.translation, sse, base, storing, exchange);
 }
