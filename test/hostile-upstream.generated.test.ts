@@ -568,9 +568,11 @@ async function exchange(testCase: Case, answer: ScriptedResponse, stream: boolea
   if (sseSurface !== 'openai') {
     // Responses and Messages end with their terminal event (Responses' [DONE] after it), a failure's included.
     const events = frames.filter((frame) => frame.data !== '[DONE]');
-    for (const event of events) {
+    for (const [position, event] of events.entries()) {
       const data = parsed(event.data, context);
       expectBelievableUsage(data.usage ?? data.message?.usage ?? data.response?.usage, context);
+      // Responses events are numbered 0, 1, 2, … whatever the upstream numbered (dropped, repeated or swapped events).
+      if (sseSurface === 'responses') expect(data.sequence_number, `${context}\nevent ${position}`).toBe(position);
     }
     expect(events.at(-1)?.event ?? '', context).toMatch(terminalEvents[sseSurface]);
     // One end only: no terminal event before the last one.

@@ -737,3 +737,56 @@ function countsIn(usage: unknown): unknown[] {
   if (usage === null || typeof usage !== 'object') return [usage];
   return Object.values(usage).flatMap(countsIn);
 }
+
+describe('a native Responses stream numbered wrong: the client sees 0, 1, 2, … without gaps or repeats', () => {
+  const response = { id: 'resp_1', object: 'response', output: [] };
+  const events = (numbers: Array<number | undefined>) => {
+    const types = [
+      'response.created',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.completed',
+    ];
+    return types.map((type, position) => {
+      const number = numbers[position];
+      const data: Record<string, unknown> = { type, ...(number === undefined ? {} : { sequence_number: number }) };
+      if (type === 'response.output_text.delta')
+        Object.assign(data, { item_id: 'msg_1', output_index: 0, delta: 'Hi' });
+      else data.response = { ...response, status: type === 'response.created' ? 'in_progress' : 'completed' };
+      return { event: type, data };
+    });
+  };
+  const cases = [
+    { name: 'a gap (an event the upstream dropped)', numbers: [0, 1, 3, 4] },
+    { name: 'a repeat', numbers: [0, 1, 1, 2] },
+    { name: 'going backwards', numbers: [7, 3, 2, 1] },
+    { name: 'none at all', numbers: [undefined, undefined, undefined, undefined] },
+    { name: 'starting at 5', numbers: [5, 6, 7, 8] },
+  ];
+
+  it.each(cases)('$name', async ({ numbers }) => {
+    const { response: answer, text } = await exchangeWith(
+      hostile,
+      '/v1/responses',
+      responses('hostile-native', true),
+      sse(events(numbers)),
+    );
+    expect(answer.status, text).toBe(200);
+    const frames = parseStrictSse(text, { surface: 'responses' }).frames.filter((frame) => frame.data !== '[DONE]');
+    expect(frames.map((frame) => JSON.parse(frame.data).sequence_number)).toEqual([0, 1, 2, 3]);
+    expect(frames.map((frame) => frame.event)).toEqual(events(numbers).map((event) => event.event));
+  });
+
+  it('a stream cut short after a gap: the gateway’s error and response.failed numbered right after', async () => {
+    const cut = events([0, 4, 9, 12]).slice(0, 3);
+    const { text } = await exchangeWith(hostile, '/v1/responses', responses('hostile-native', true), sse(cut));
+    const frames = parseStrictSse(text, { surface: 'responses' }).frames.filter((frame) => frame.data !== '[DONE]');
+    expect(frames.map((frame) => [frame.event, JSON.parse(frame.data).sequence_number])).toEqual([
+      ['response.created', 0],
+      ['response.output_text.delta', 1],
+      ['response.output_text.delta', 2],
+      ['error', 3],
+      ['response.failed', 4],
+    ]);
+  });
+});

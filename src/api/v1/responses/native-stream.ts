@@ -12,11 +12,11 @@ import { fromResponseUsage, toResponseUsage } from './usage.js';
 
 /**
  * A native upstream's Responses stream relayed event by event (each re-framed whole, its `event:` line kept), its
- * terminal event read for usage and for the stored response. A stream that breaks, or ends without a terminal event,
- * gets the gateway's own `error` and `response.failed` events, numbered after the last one relayed.
+ * terminal event read for usage and for the stored response. The events are numbered for the client from 0 without
+ * gaps (the contract's increasing `sequence_number`), the upstream's own numbers kept only where they agree. A stream
+ * that breaks, or ends without a terminal event, gets the gateway's own `error` and `response.failed` events, numbered
+ * after the last one relayed.
  */
-
-const sequencePattern = /"sequence_number":(\d+)/;
 
 export async function relayNativeStream(
   upstream: UpstreamResponse,
@@ -29,7 +29,8 @@ export async function relayNativeStream(
 ): Promise<Outcome> {
   const reader = createNativeStreamReader();
   const provider = exchange.trace.served?.provider ?? 'upstream';
-  let lastSequence = -1;
+  // The sequence_number of the next event the client gets.
+  let nextSequence = 0;
   let firstTokenAt: number | undefined;
   let created: Record<string, unknown> | undefined;
   let generatedCharacters = 0;
@@ -41,15 +42,21 @@ export async function relayNativeStream(
       if (upstreamEvent.data === '[DONE]') continue;
       let event = upstreamEvent;
       const { type: name, data } = checkedEvent(provider, event);
+      let changed = false;
+      // The client sees 0, 1, 2, … whatever the upstream numbered (gaps, repeats, none, going backwards).
+      if (data.sequence_number !== nextSequence) {
+        data.sequence_number = nextSequence;
+        changed = true;
+      }
+      nextSequence++;
       if (name.endsWith('.delta') && typeof data.delta === 'string') generatedCharacters += data.delta.length;
       if (terminalTypes.has(name) && unbelievableUsage(data.response)) {
         shownEstimate = estimate();
         (data.response as { usage: unknown }).usage = toResponseUsage(toWireUsage(shownEstimate));
-        event = { ...event, data: JSON.stringify(data) };
+        changed = true;
       }
+      if (changed) event = { ...event, data: JSON.stringify(data) };
       reader.push(event);
-      const sequence = sequencePattern.exec(event.data);
-      if (sequence) lastSequence = Number(sequence[1]);
       if (created === undefined && event.data.includes('"response.created"')) created = responseOf(event.data);
       if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
       await sse.write(sseEvent(name, event.data));
@@ -73,8 +80,8 @@ export async function relayNativeStream(
     if (!sse.closed) {
       const code = failure.code ?? 'server_error';
       const failed = { ...(created ?? {}), status: 'failed', error: { code, message: failure.message } };
-      const errorEvent = { type: 'error', sequence_number: lastSequence + 1, code, message: failure.message };
-      const failedEvent = { type: 'response.failed', sequence_number: lastSequence + 2, response: failed };
+      const errorEvent = { type: 'error', sequence_number: nextSequence, code, message: failure.message };
+      const failedEvent = { type: 'response.failed', sequence_number: nextSequence + 1, response: failed };
       await sse.write(
         sseEvent('error', JSON.stringify(errorEvent)) +
           sseEvent('response.failed', JSON.stringify(failedEvent)) +
