@@ -12,10 +12,21 @@ import { holdRequests } from './support/held-requests.js';
 const setup = useGatewayWithMock((mock) => ({
   providers: [
     { name: 'small-pool', type: 'openai', base_url: mock.baseUrl, api_key: upstreamSecret, max_connections: 4 },
+    // The same origin and max_connections, another share per account: a pool and shares of its own.
+    {
+      name: 'twin-pool',
+      type: 'openai',
+      base_url: mock.baseUrl,
+      api_key: upstreamSecret,
+      max_connections: 4,
+      max_connections_per_account: 1,
+    },
   ],
   models: [
     { name: 'held-small', provider: 'small-pool', upstream_model: 'held' },
     { name: 'quick-small', provider: 'small-pool', upstream_model: 'mock' },
+    { name: 'held-twin', provider: 'twin-pool', upstream_model: 'held-twin' },
+    { name: 'quick-twin', provider: 'twin-pool', upstream_model: 'mock' },
   ],
 }));
 
@@ -49,5 +60,35 @@ describe("a provider's connections", () => {
     const statuses = await Promise.all(flooding.map(async (response) => (await response).status));
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     expect(heldArrived()).toBe(5);
+  });
+
+  it('of two providers of one origin are each their own, with their own share per account', async () => {
+    const heldSmall = holdRequests(setup.mock, 'held');
+    const heldTwin = holdRequests(setup.mock, 'held-twin');
+    await createAccount(setup.gateway.gateway.database.db, { name: 'twin-flood' });
+    const flood = await setup.gateway.newKey({ account: 'twin-flood', name: 'flood' });
+    await createAccount(setup.gateway.gateway.database.db, { name: 'twin-other' });
+    const other = await setup.gateway.newKey({ account: 'twin-other', name: 'other' });
+    const ask = (key: string, model: string) =>
+      postChat(
+        setup.gateway,
+        { model, messages: [{ role: 'user', content: 'hold' }] },
+        { authorization: `Bearer ${key}` },
+      );
+    // small-pool's share (three of four) is taken first: it must not become twin-pool's, nor its connections twin's.
+    const onSmall = Array.from({ length: 3 }, () => ask(flood.key, 'held-small'));
+    await heldSmall.arrived(3);
+    const onTwin = Array.from({ length: 2 }, () => ask(flood.key, 'held-twin'));
+    await heldTwin.arrived(1);
+    // Another account's call on twin-pool is answered at once (its four connections are not small-pool's)...
+    const answer = await ask(other.key, 'quick-twin');
+    expect(answer.status).toBe(200);
+    // ...while the flood's second call on twin-pool still waits for its share of one.
+    const twinArrivals = setup.mock.requests.filter((request) => request.body.model === 'held-twin').length;
+    expect(twinArrivals).toBe(1);
+    heldSmall.releaseAll();
+    heldTwin.releaseAll();
+    const statuses = await Promise.all([...onSmall, ...onTwin].map(async (response) => (await response).status));
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
   });
 });

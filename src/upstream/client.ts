@@ -8,7 +8,7 @@ import { Pool, parseHeaders, undiciErrorClasses as undiciErrors } from './undici
 export type { UpstreamHeaders, UpstreamResponse } from './streamed-response.js';
 
 /**
- * The only module that makes outbound HTTP requests. One keep-alive connection pool per upstream origin (undici
+ * The only module that makes outbound HTTP requests. One keep-alive connection pool per provider (undici
  * `Pool`, much cheaper than `fetch` for proxying; TCP_NODELAY on every socket). Two ways to call:
  * - `exchange`: a whole response in one Buffer (non-streaming completions), through undici's `dispatch` with a
  *   handler that only collects bytes: no stream object, no promise per chunk (docs/performance.md#upstream-client);
@@ -34,6 +34,11 @@ export interface UpstreamRequest {
   body?: string | Buffer;
   signal?: CancelSignal;
   timeouts: UpstreamTimeouts;
+  /**
+   * Whose connections the call uses: its provider's name. Each provider has a pool and shares of its own, with its own
+   * `maxConnections` and `maxConnectionsPerAccount`, even beside another provider of the same origin.
+   */
+  pool: string;
   maxConnections: number;
   /** The most of `maxConnections` one account may hold at once (upstream/connection-shares.ts); all by default. */
   maxConnectionsPerAccount?: number;
@@ -65,7 +70,7 @@ export class UpstreamClient {
 
   /** One per pool: its connections are what is shared out (keyed like the pool). */
   private sharesFor(request: UpstreamRequest): ConnectionShares {
-    const key = `${request.origin}|${request.maxConnections}|${request.timeouts.connectMs}`;
+    const key = poolKey(request);
     let shares = this.shares.get(key);
     if (!shares) {
       shares = new ConnectionShares(request.maxConnections, request.maxConnectionsPerAccount ?? request.maxConnections);
@@ -75,7 +80,7 @@ export class UpstreamClient {
   }
 
   private poolFor(request: UpstreamRequest): Pool {
-    const key = `${request.origin}|${request.maxConnections}|${request.timeouts.connectMs}`;
+    const key = poolKey(request);
     let pool = this.pools.get(key);
     if (!pool) {
       pool = new Pool(request.origin, {
@@ -161,6 +166,14 @@ export class UpstreamClient {
 }
 
 const itself = (failure: UpstreamFailure): unknown => failure;
+
+/**
+ * A pool per provider (its settings are the provider's) and connect timeout (undici sets it per pool). Not per origin:
+ * two providers of one origin sharing a pool would share one `maxConnections`, and the first one's share per account.
+ */
+function poolKey(request: UpstreamRequest): string {
+  return `${request.pool}|${request.origin}|${request.timeouts.connectMs}`;
+}
 
 /** Made apart from `stream`'s scope: the stream's handler keeps it for the stream's life, and must not keep the body. */
 function releaserOf(shares: ConnectionShares, account: string): () => void {
