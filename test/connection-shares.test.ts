@@ -3,6 +3,7 @@ import { createAccount } from '../src/accounts/service.js';
 import { jsonOf, postChat, upstreamSecret } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * A provider's connections are shared out by account (upstream/connection-shares.ts): one account's burst of calls
@@ -56,10 +57,17 @@ describe("a provider's connections", () => {
     expect((await jsonOf(answer)).object).toBe('chat.completion');
     // Answered while the flood still held its three connections, and before its other two reached the upstream.
     expect(heldArrived()).toBe(3);
+    // What /metrics shows of it: three connections in use, the flood's two other calls waiting.
+    const gauges = await waitFor('the flood in the connection gauges', async () => {
+      const current = await connectionGauges('small-pool');
+      return current.waiting === 2 && current;
+    });
+    expect(gauges).toEqual({ inUse: 3, waiting: 2 });
     held.releaseAll();
     const statuses = await Promise.all(flooding.map(async (response) => (await response).status));
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     expect(heldArrived()).toBe(5);
+    expect(await connectionGauges('small-pool')).toEqual({ inUse: 0, waiting: 0 });
   });
 
   it('of two providers of one origin are each their own, with their own share per account', async () => {
@@ -92,3 +100,16 @@ describe("a provider's connections", () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
   });
 });
+
+/** The provider's upstream connection gauges, as GET /metrics reports them. */
+async function connectionGauges(provider: string): Promise<{ inUse: number; waiting: number }> {
+  const text = await (await fetch(`${setup.gateway.url}/metrics`)).text();
+  const gauge = (name: string) => {
+    const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}{provider="${provider}"} `));
+    return Number(line?.split(' ')[1]);
+  };
+  return {
+    inUse: gauge('switchboard_upstream_connections_in_use'),
+    waiting: gauge('switchboard_upstream_connections_waiting'),
+  };
+}

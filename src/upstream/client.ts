@@ -61,7 +61,7 @@ export const maxResponseBytes = 64 * 1024 * 1024;
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
-  private readonly shares = new Map<string, ConnectionShares>();
+  private readonly shares = new Map<string, { provider: string; shares: ConnectionShares }>();
   private readonly maxResponseBytes: number;
 
   constructor(options: { maxResponseBytes?: number } = {}) {
@@ -71,12 +71,27 @@ export class UpstreamClient {
   /** One per pool: its connections are what is shared out (keyed like the pool). */
   private sharesFor(request: UpstreamRequest): ConnectionShares {
     const key = poolKey(request);
-    let shares = this.shares.get(key);
-    if (!shares) {
-      shares = new ConnectionShares(request.maxConnections, request.maxConnectionsPerAccount ?? request.maxConnections);
-      this.shares.set(key, shares);
+    let entry = this.shares.get(key);
+    if (!entry) {
+      const perAccount = request.maxConnectionsPerAccount ?? request.maxConnections;
+      entry = { provider: request.pool, shares: new ConnectionShares(request.maxConnections, perAccount) };
+      this.shares.set(key, entry);
     }
-    return shares;
+    return entry.shares;
+  }
+
+  /** Per provider that made calls: connections in use and calls waiting for one (its pools summed), for /metrics. */
+  connectionLoad(): Array<{ provider: string; inUse: number; waiting: number }> {
+    const byProvider = new Map<string, { provider: string; inUse: number; waiting: number }>();
+    for (const { provider, shares } of this.shares.values()) {
+      const load = shares.load;
+      const total = byProvider.get(provider);
+      if (total) {
+        total.inUse += load.inUse;
+        total.waiting += load.waiting;
+      } else byProvider.set(provider, { provider, ...load });
+    }
+    return [...byProvider.values()];
   }
 
   private poolFor(request: UpstreamRequest): Pool {
