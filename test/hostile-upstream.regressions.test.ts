@@ -467,6 +467,38 @@ describe('an OpenAI-compatible choice without what the SDKs read', () => {
   const chunk = { ...completion, object: 'chat.completion.chunk' };
   const usage = { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 };
 
+  it('a stream whose [DONE] comes before any finish_reason: each choice seen ends with stop', async () => {
+    const { response, text } = await exchangeWith(
+      hostile,
+      '/v1/chat/completions',
+      { ...chat('hostile-openai', true), stream_options: { include_usage: true } },
+      sse([
+        {
+          data: { ...chunk, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] },
+        },
+        {
+          data: { ...chunk, choices: [{ index: 1, delta: { role: 'assistant', content: 'Yo' }, finish_reason: null }] },
+        },
+        { data: { ...chunk, choices: [{ index: 1, delta: {}, finish_reason: 'length' }] } },
+        { data: '[DONE]' },
+      ]),
+    );
+    expect(response.status, text).toBe(200);
+    const chunks = parseStrictSse(text)
+      .frames.filter((frame) => frame.data !== '[DONE]')
+      .map((frame) => JSON.parse(frame.data));
+    const finishes = chunks.flatMap((each) =>
+      each.choices.flatMap((choice: { index: number; finish_reason: unknown }) =>
+        choice.finish_reason ? [[choice.index, choice.finish_reason]] : [],
+      ),
+    );
+    expect(finishes).toEqual([
+      [1, 'length'],
+      [0, 'stop'],
+    ]);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: expect.any(Number) } });
+  });
+
   it('a choice without a message (choices: [{}]), usage and all: a 502, never relayed', async () => {
     await expectHandled({
       name: 'choices [{}]',
