@@ -655,6 +655,27 @@ describe('usage an upstream reports that cannot be believed: estimated, marked s
       shown: jsonUsage,
     },
     {
+      name: 'Gemini embeddings with a negative promptTokenCount',
+      path: '/v1/embeddings',
+      body: { model: 'hostile-gemini-embed', input: 'a' },
+      answer: { status: 200, json: { embeddings: [{ values: [0.5] }], usageMetadata: { promptTokenCount: -3 } } },
+      shown: jsonUsage,
+    },
+    {
+      name: 'a Gemini answer translated for /v1/chat/completions with a fractional candidatesTokenCount',
+      path: '/v1/chat/completions',
+      body: chat('hostile-gemini'),
+      answer: {
+        status: 200,
+        json: {
+          candidates: [{ content: { role: 'model', parts: [{ text: 'Hello there' }] }, finishReason: 'STOP' }],
+          usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 2.5, totalTokenCount: 11.5 },
+          modelVersion: 'gemini-2.5-flash',
+        },
+      },
+      shown: jsonUsage,
+    },
+    {
       name: 'an Anthropic message passed through with a negative input_tokens',
       path: '/v1/messages',
       body: messages('hostile-anthropic'),
