@@ -221,6 +221,9 @@ const hostileValue = fc.oneof(
     'x'.repeat(20_000),
     -1,
     0,
+    -0.5,
+    'NaN',
+    '12',
     -1e308,
     1e308,
     2 ** 53 + 1,
@@ -480,7 +483,7 @@ function expectErrorBody(surface: Surface, text: string, context: string): void 
   expect(typeof body.error.message, context).toBe('string');
 }
 
-/** Exactly one log row for the request, once the batched writer has written it; its counts never negative. */
+/** Exactly one log row for the request, once the batched writer has written it; its counts whole, never negative. */
 async function expectOneLogRow(requestId: string, context: string) {
   const rows = await logRowsOf(hostile.gateway, requestId);
   expect(rows.length, context).toBe(1);
@@ -488,10 +491,39 @@ async function expectOneLogRow(requestId: string, context: string) {
   for (const column of ['prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'cost_usd']) {
     const value = row[column];
     if (value !== null && value !== undefined) {
-      expect(Number.isFinite(Number(value)) && Number(value) >= 0, `${context}\n${column}: ${value}`).toBe(true);
+      const whole = column === 'cost_usd' || Number.isSafeInteger(Number(value));
+      expect(whole && Number.isFinite(Number(value)) && Number(value) >= 0, `${context}\n${column}: ${value}`).toBe(
+        true,
+      );
     }
   }
   return row;
+}
+
+/**
+ * Usage as the client is shown it: every count (a member named `…tokens`, details included) a whole number, never
+ * negative. Members the gateway does not know pass through as they came.
+ */
+function expectBelievableUsage(usage: unknown, context: string): void {
+  if (usage === null || typeof usage !== 'object') return;
+  for (const [name, value] of Object.entries(usage)) {
+    if (name.endsWith('_details')) expectBelievableUsage(value, context);
+    else if (name.endsWith('tokens') && value !== null) {
+      expect(Number.isSafeInteger(value) && value >= 0, `${context}\nusage ${name}: ${value}`).toBe(true);
+    }
+  }
+}
+
+/** What the SDKs read of every choice: a whole-number index, and the message (or a stream's delta) as an object. */
+// biome-ignore lint/suspicious/noExplicitAny: the choices are checked field by field
+function expectReadableChoices(choices: any[], part: 'message' | 'delta' | 'text', context: string): void {
+  for (const choice of choices) {
+    expect(Number.isSafeInteger(choice.index) && choice.index >= 0, `${context}\nchoice index ${choice.index}`).toBe(
+      true,
+    );
+    if (part !== 'text') expect(typeof choice[part] === 'object' && choice[part] !== null, context).toBe(true);
+    expect('finish_reason' in choice, `${context}\na choice without finish_reason`).toBe(true);
+  }
 }
 
 async function exchange(testCase: Case, answer: ScriptedResponse, stream: boolean): Promise<void> {
@@ -524,7 +556,11 @@ async function exchange(testCase: Case, answer: ScriptedResponse, stream: boolea
   expect(isStream, context).toBe(stream && testCase.endpoint !== 'embeddings');
   if (!isStream) {
     expect(response.headers.get('content-type'), context).toMatch(/^application\/json/);
-    expectAnswerShape(testCase.endpoint, parsed(text, context), context);
+    const answer = parsed(text, context);
+    expectAnswerShape(testCase.endpoint, answer, context);
+    expectBelievableUsage(answer.usage, context);
+    if (testCase.endpoint === 'chat') expectReadableChoices(answer.choices, 'message', context);
+    if (testCase.endpoint === 'completions') expectReadableChoices(answer.choices, 'text', context);
     return;
   }
   const sseSurface = sseSurfaces[testCase.endpoint];
@@ -532,6 +568,12 @@ async function exchange(testCase: Case, answer: ScriptedResponse, stream: boolea
   if (sseSurface !== 'openai') {
     // Responses and Messages end with their terminal event (Responses' [DONE] after it), a failure's included.
     const events = frames.filter((frame) => frame.data !== '[DONE]');
+    for (const [position, event] of events.entries()) {
+      const data = parsed(event.data, context);
+      expectBelievableUsage(data.usage ?? data.message?.usage ?? data.response?.usage, context);
+      // Responses events are numbered 0, 1, 2, … whatever the upstream numbered (dropped, repeated or swapped events).
+      if (sseSurface === 'responses') expect(data.sequence_number, `${context}\nevent ${position}`).toBe(position);
+    }
     expect(events.at(-1)?.event ?? '', context).toMatch(terminalEvents[sseSurface]);
     // One end only: no terminal event before the last one.
     const ends = events.filter((frame) => terminalEvents[sseSurface].test(frame.event ?? ''));
@@ -550,6 +592,8 @@ async function exchange(testCase: Case, answer: ScriptedResponse, stream: boolea
     }
     expect(chunk.object, context).toBe(chunkObject);
     if (chunk.usage) usageChunks++;
+    expectBelievableUsage(chunk.usage, context);
+    expectReadableChoices(chunk.choices, testCase.endpoint === 'chat' ? 'delta' : 'text', context);
     // A choice finishes once: a client that sees two finish reasons reads two answers.
     for (const choice of chunk.choices) {
       if (!choice.finish_reason) continue;
@@ -558,6 +602,14 @@ async function exchange(testCase: Case, answer: ScriptedResponse, stream: boolea
     }
   }
   expect(usageChunks, `${context}\nmore than one usage chunk`).toBeLessThanOrEqual(1);
+  // A chat stream that ended well finished every choice it started (the openai package's stream helper needs it).
+  if (testCase.endpoint === 'chat' && !frames.some((frame) => frame.data.startsWith('{"error"'))) {
+    for (const frame of frames.slice(0, -1)) {
+      for (const choice of parsed(frame.data, context).choices) {
+        expect(finished.has(choice.index), `${context}\nchoice ${choice.index} never finished`).toBe(true);
+      }
+    }
+  }
 }
 
 describe.each(cases)('a misbehaving upstream: $name', (testCase) => {

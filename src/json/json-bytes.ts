@@ -132,6 +132,66 @@ export function topLevelMembers(bytes: Buffer): MemberSpan[] | undefined {
 }
 
 /**
+ * Walks the array whose `[` is at `from` in one pass: `element(start)` walks one element (skipValue, or a walk of its
+ * own) and returns the index after it, or -1 to stop. Returns the index after the array's `]`, or -1 when stopped or
+ * when the structure does not check out.
+ */
+export function walkArray(bytes: Buffer, from: number, element: (start: number) => number): number {
+  if (bytes[from] !== openBracket) return -1;
+  let index = skipWhitespace(bytes, from + 1);
+  if (bytes[index] === closeBracket) return index + 1;
+  for (;;) {
+    const valueEnd = element(index);
+    if (valueEnd === -1) return -1;
+    index = skipWhitespace(bytes, valueEnd);
+    if (bytes[index] === comma) {
+      index = skipWhitespace(bytes, index + 1);
+      continue;
+    }
+    return bytes[index] === closeBracket ? index + 1 : -1;
+  }
+}
+
+/**
+ * Walks the object whose `{` is at `from` in one pass, without decoding names: `member(nameStart, nameEnd,
+ * valueStart)` gets the name's bytes between its quotes, walks the value and returns the index after it, or -1 to
+ * stop. Returns the index after the object's `}`, or -1 when stopped, when the structure does not check out, or when a
+ * name holds an escape (its bytes would not be its name).
+ */
+export function walkObject(
+  bytes: Buffer,
+  from: number,
+  member: (nameStart: number, nameEnd: number, valueStart: number) => number,
+): number {
+  if (bytes[from] !== openBrace) return -1;
+  let index = skipWhitespace(bytes, from + 1);
+  if (bytes[index] === closeBrace) return index + 1;
+  for (;;) {
+    if (bytes[index] !== quote) return -1;
+    const nameEnd = skipString(bytes, index);
+    if (nameEnd === -1) return -1;
+    for (let at = index + 1; at < nameEnd - 1; at++) if (bytes[at] === backslash) return -1;
+    const colonAt = skipWhitespace(bytes, nameEnd);
+    if (bytes[colonAt] !== colon) return -1;
+    const valueEnd = member(index + 1, nameEnd - 1, skipWhitespace(bytes, colonAt + 1));
+    if (valueEnd === -1) return -1;
+    index = skipWhitespace(bytes, valueEnd);
+    if (bytes[index] === comma) {
+      index = skipWhitespace(bytes, index + 1);
+      continue;
+    }
+    return bytes[index] === closeBrace ? index + 1 : -1;
+  }
+}
+
+/** Whether the bytes from `start` to `end` are exactly `name` (ASCII). */
+export function bytesAre(bytes: Buffer, start: number, end: number, name: string): boolean {
+  if (end - start !== name.length) return false;
+  for (let at = 0; at < name.length; at++) if (bytes[start + at] !== name.charCodeAt(at)) return false;
+  return true;
+}
+
+/**
  * One pass over JSON bytes (strings skipped) that counts the names of the top-level object's members and finds nesting
  * deeper than `depthLimit`: the count, or -1 when nested too deep. Malformed input gives some count; JSON.parse,
  * which always follows, reports it.

@@ -37,6 +37,9 @@ export interface Metrics {
   providerSlotsBusy: Gauge<'provider'>;
   providerQueueWaiting: Gauge<'provider'>;
   providerSlotsRetired: Gauge<'provider'>;
+  /** Upstream connections of HTTP providers (upstream/connection-shares.ts). Labels: provider. */
+  upstreamConnectionsInUse: Gauge<'provider'>;
+  upstreamConnectionsWaiting: Gauge<'provider'>;
 }
 
 /** How busy a provider with a fixed capacity (a local model's slots) is right now. */
@@ -55,6 +58,8 @@ export interface MetricsSources {
   /** Deployments with recorded failures and whether each is out of rotation now. */
   deploymentStates?: () => Array<{ deployment: string; unavailable: boolean }>;
   providerLoad?: () => ProviderLoad[];
+  /** Per HTTP provider: upstream connections in use, and calls waiting for one. */
+  upstreamConnections?: () => Array<{ provider: string; inUse: number; waiting: number }>;
 }
 
 export function createMetrics(options: MetricsSources): Metrics {
@@ -186,6 +191,24 @@ function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: M
       registers: [registry],
       collect() {
         for (const load of options.providerLoad?.() ?? []) this.set({ provider: load.provider }, load.retired);
+      },
+    }),
+    upstreamConnectionsInUse: new Gauge({
+      name: 'switchboard_upstream_connections_in_use',
+      help: 'Upstream connections carrying a call, per HTTP provider (at most its max_connections)',
+      labelNames: ['provider'],
+      registers: [registry],
+      collect() {
+        for (const load of options.upstreamConnections?.() ?? []) this.set({ provider: load.provider }, load.inUse);
+      },
+    }),
+    upstreamConnectionsWaiting: new Gauge({
+      name: 'switchboard_upstream_connections_waiting',
+      help: 'Calls waiting in the gateway for an upstream connection (the pool full, or the account at its share), per HTTP provider',
+      labelNames: ['provider'],
+      registers: [registry],
+      collect() {
+        for (const load of options.upstreamConnections?.() ?? []) this.set({ provider: load.provider }, load.waiting);
       },
     }),
   };

@@ -92,6 +92,7 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
       body: request.body,
       signal: call.signal,
       timeouts: call.timeouts,
+      pool: settings.name,
       maxConnections: settings.maxConnections,
       maxConnectionsPerAccount: settings.maxConnectionsPerAccount,
       account: call.accountId,

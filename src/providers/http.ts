@@ -20,6 +20,8 @@ export interface UpstreamPost {
   body: string | Buffer;
   signal: CancelSignal;
   timeouts: UpstreamTimeouts;
+  /** The provider's name: its connections are its own (upstream/client.ts). */
+  pool: string;
   maxConnections: number;
   maxConnectionsPerAccount: number;
   account: string | undefined;

@@ -122,6 +122,7 @@ export async function buildDataPlane(
       unavailable: entry.state !== 'closed' || entry.availableInMs > 0,
     }));
   metricsSources.providerLoad = () => registry.load();
+  metricsSources.upstreamConnections = () => upstream.connectionLoad();
   const dispatcher = new Dispatcher({ router, health, metrics, logger });
 
   const authenticator = new Authenticator({

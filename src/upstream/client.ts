@@ -8,7 +8,7 @@ import { Pool, parseHeaders, undiciErrorClasses as undiciErrors } from './undici
 export type { UpstreamHeaders, UpstreamResponse } from './streamed-response.js';
 
 /**
- * The only module that makes outbound HTTP requests. One keep-alive connection pool per upstream origin (undici
+ * The only module that makes outbound HTTP requests. One keep-alive connection pool per provider (undici
  * `Pool`, much cheaper than `fetch` for proxying; TCP_NODELAY on every socket). Two ways to call:
  * - `exchange`: a whole response in one Buffer (non-streaming completions), through undici's `dispatch` with a
  *   handler that only collects bytes: no stream object, no promise per chunk (docs/performance.md#upstream-client);
@@ -34,6 +34,11 @@ export interface UpstreamRequest {
   body?: string | Buffer;
   signal?: CancelSignal;
   timeouts: UpstreamTimeouts;
+  /**
+   * Whose connections the call uses: its provider's name. Each provider has a pool and shares of its own, with its own
+   * `maxConnections` and `maxConnectionsPerAccount`, even beside another provider of the same origin.
+   */
+  pool: string;
   maxConnections: number;
   /** The most of `maxConnections` one account may hold at once (upstream/connection-shares.ts); all by default. */
   maxConnectionsPerAccount?: number;
@@ -56,7 +61,7 @@ export const maxResponseBytes = 64 * 1024 * 1024;
 
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
-  private readonly shares = new Map<string, ConnectionShares>();
+  private readonly shares = new Map<string, { provider: string; shares: ConnectionShares }>();
   private readonly maxResponseBytes: number;
 
   constructor(options: { maxResponseBytes?: number } = {}) {
@@ -65,17 +70,32 @@ export class UpstreamClient {
 
   /** One per pool: its connections are what is shared out (keyed like the pool). */
   private sharesFor(request: UpstreamRequest): ConnectionShares {
-    const key = `${request.origin}|${request.maxConnections}|${request.timeouts.connectMs}`;
-    let shares = this.shares.get(key);
-    if (!shares) {
-      shares = new ConnectionShares(request.maxConnections, request.maxConnectionsPerAccount ?? request.maxConnections);
-      this.shares.set(key, shares);
+    const key = poolKey(request);
+    let entry = this.shares.get(key);
+    if (!entry) {
+      const perAccount = request.maxConnectionsPerAccount ?? request.maxConnections;
+      entry = { provider: request.pool, shares: new ConnectionShares(request.maxConnections, perAccount) };
+      this.shares.set(key, entry);
     }
-    return shares;
+    return entry.shares;
+  }
+
+  /** Per provider that made calls: connections in use and calls waiting for one (its pools summed), for /metrics. */
+  connectionLoad(): Array<{ provider: string; inUse: number; waiting: number }> {
+    const byProvider = new Map<string, { provider: string; inUse: number; waiting: number }>();
+    for (const { provider, shares } of this.shares.values()) {
+      const load = shares.load;
+      const total = byProvider.get(provider);
+      if (total) {
+        total.inUse += load.inUse;
+        total.waiting += load.waiting;
+      } else byProvider.set(provider, { provider, ...load });
+    }
+    return [...byProvider.values()];
   }
 
   private poolFor(request: UpstreamRequest): Pool {
-    const key = `${request.origin}|${request.maxConnections}|${request.timeouts.connectMs}`;
+    const key = poolKey(request);
     let pool = this.pools.get(key);
     if (!pool) {
       pool = new Pool(request.origin, {
@@ -161,6 +181,14 @@ export class UpstreamClient {
 }
 
 const itself = (failure: UpstreamFailure): unknown => failure;
+
+/**
+ * A pool per provider (its settings are the provider's) and connect timeout (undici sets it per pool). Not per origin:
+ * two providers of one origin sharing a pool would share one `maxConnections`, and the first one's share per account.
+ */
+function poolKey(request: UpstreamRequest): string {
+  return `${request.pool}|${request.origin}|${request.timeouts.connectMs}`;
+}
 
 /** Made apart from `stream`'s scope: the stream's handler keeps it for the stream's life, and must not keep the body. */
 function releaserOf(shares: ConnectionShares, account: string): () => void {

@@ -17,14 +17,54 @@ export interface TokenUsage {
   estimated: boolean;
 }
 
-/** Token counts as the log stores them: whole, not negative, and within a 32-bit column whatever an upstream says. */
+/** Token counts as the log stores them: within a 32-bit column whatever an upstream says. */
 const nonNegative = (value: unknown): number =>
-  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.round(value), 2_147_483_647) : 0;
+  typeof value === 'number' && value > 0 ? Math.min(value, 2_147_483_647) : 0;
 
-/** Reads an OpenAI `usage` object (chat's, or embeddings' without completion tokens); undefined when unusable. */
+/**
+ * Whether a count an upstream reported can be believed: absent (undefined or null), or a whole number not below zero.
+ * A negative, fractional, huge or non-numeric count says the upstream's accounting is broken, and clamping it would
+ * log a made-up figure as reported: its usage is treated as unknown (estimated, and marked so) instead.
+ */
+export function isTokenCount(value: unknown): boolean {
+  return value === undefined || value === null || (Number.isSafeInteger(value) && (value as number) >= 0);
+}
+
+/** Whether every count of an object (its own members named in `names`) is absent or a believable count. */
+export function hasTokenCounts(object: unknown, names: readonly string[]): boolean {
+  if (object === undefined || object === null) return true;
+  if (typeof object !== 'object' || Array.isArray(object)) return false;
+  for (const name of names) if (!isTokenCount((object as Record<string, unknown>)[name])) return false;
+  return true;
+}
+
+/**
+ * Whether every count of a usage object can be believed: its members named `…tokens`, and those of its `…_details`
+ * objects (OpenAI's, Responses' and Anthropic's names alike), the ones the gateway does not read included, since the
+ * client is shown them all.
+ */
+export function hasBelievableCounts(usage: object): boolean {
+  for (const [name, value] of Object.entries(usage)) {
+    if (name.endsWith('tokens')) {
+      if (!isTokenCount(value)) return false;
+    } else if (name.endsWith('_details') && value !== null && value !== undefined) {
+      if (typeof value !== 'object' || Array.isArray(value)) return false;
+      for (const [detail, count] of Object.entries(value)) {
+        if (detail.endsWith('tokens') && !isTokenCount(count)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * Reads an OpenAI `usage` object (chat's, or embeddings' without completion tokens); undefined when unusable: no
+ * count at all, or one that is not a believable count (isTokenCount).
+ */
 export function readUsage(usage: Partial<Usage> | null | undefined): TokenUsage | undefined {
   if (!usage || typeof usage !== 'object') return undefined;
   if (typeof usage.prompt_tokens !== 'number' && typeof usage.completion_tokens !== 'number') return undefined;
+  if (!hasBelievableCounts(usage)) return undefined;
   const promptTokens = nonNegative(usage.prompt_tokens);
   const completionTokens = nonNegative(usage.completion_tokens);
   return {

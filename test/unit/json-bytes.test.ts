@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import {
   countTopLevelNames,
   skipValue,
+  skipWhitespace,
   topLevelMembers,
+  walkArray,
+  walkObject,
   withMemberAppended,
   withMemberValue,
 } from '../../src/json/json-bytes.js';
@@ -56,6 +59,44 @@ describe('JSON bytes', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it('walks an object and its arrays in one pass, as JSON.parse reads them (names with an escape refused)', () => {
+    fc.assert(
+      fc.property(object, layout, (generated, how) => {
+        const bytes = Buffer.from(text(generated, how));
+        const parsed = JSON.parse(bytes.toString()) as Record<string, unknown>;
+        const names: string[] = [];
+        const values: unknown[] = [];
+        const end = walkObject(bytes, skipWhitespace(bytes, 0), (nameStart, nameEnd, valueStart) => {
+          names.push(bytes.toString('utf8', nameStart, nameEnd));
+          // An array's elements walked one by one; anything else skipped.
+          const valueEnd =
+            bytes[valueStart] === 0x5b
+              ? walkArray(bytes, valueStart, (elementStart) => skipValue(bytes, elementStart))
+              : skipValue(bytes, valueStart);
+          values.push(JSON.parse(bytes.toString('utf8', valueStart, valueEnd)));
+          return valueEnd;
+        });
+        const escaped = Object.keys(parsed).some((name) => JSON.stringify(name).includes('\\'));
+        if (escaped) expect(end).toBe(-1);
+        else {
+          expect(skipWhitespace(bytes, end)).toBe(bytes.length);
+          expect(names).toEqual(Object.keys(parsed));
+          expect(values).toEqual(Object.values(parsed));
+        }
+      }),
+      { numRuns: 400 },
+    );
+    for (const broken of ['{"a":1,}', '{"a" 1}', '{"a":[1,]}', '{"a":[1 2]}', '{"a":1']) {
+      const bytes = Buffer.from(broken);
+      const end = walkObject(bytes, 0, (_nameStart, _nameEnd, valueStart) =>
+        bytes[valueStart] === 0x5b
+          ? walkArray(bytes, valueStart, (elementStart) => skipValue(bytes, elementStart))
+          : skipValue(bytes, valueStart),
+      );
+      expect(end, broken).toBe(-1);
+    }
   });
 
   it('skips a whole value, whatever it holds', () => {

@@ -131,6 +131,10 @@ const thinkingUsage = {
   estimated: false,
 };
 
+const noEstimate = () => {
+  throw new Error('no estimate expected');
+};
+
 describe('usage of a passed-through answer', () => {
   it('reads the usage of a JSON answer, cache reads and writes included', () => {
     expect(nativeMessageUsage(thinkingAnswer.json)).toEqual(thinkingUsage);
@@ -139,7 +143,7 @@ describe('usage of a passed-through answer', () => {
   });
 
   it('relays a stream event by event, byte for byte, and reads its usage on the way', () => {
-    const relay = createNativeStreamRelay('claude');
+    const relay = createNativeStreamRelay('claude', noEstimate);
     const parser = new SseParser();
     let out = '';
     // Cut the bytes anywhere: events are relayed whole once complete.
@@ -154,7 +158,7 @@ describe('usage of a passed-through answer', () => {
   });
 
   it('notes an error event and a stream cut short', () => {
-    const relay = createNativeStreamRelay('claude');
+    const relay = createNativeStreamRelay('claude', noEstimate);
     relay.relay({
       event: 'message_start',
       data: '{"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}',
@@ -169,5 +173,41 @@ describe('usage of a passed-through answer', () => {
     expect(relay.error).toMatchObject({ status: 503, code: 'upstream_overloaded' });
     expect(relay.completed).toBe(false);
     expect(relay.usage()).toMatchObject({ promptTokens: 7, completionTokens: 1 });
+  });
+
+  it('shows the estimate in place of usage it cannot believe, from that event on, and reports none', () => {
+    const shown: number[] = [];
+    const relay = createNativeStreamRelay('claude', (characters) => {
+      shown.push(characters);
+      return { input_tokens: 12, output_tokens: Math.ceil(characters / 4) };
+    });
+    const dataOf = (text: string) => JSON.parse(text.split('data: ')[1] as string);
+    const start = relay.relay({
+      event: 'message_start',
+      data: '{"type":"message_start","message":{"usage":{"input_tokens":-10,"output_tokens":1}}}',
+    });
+    expect(dataOf(start).message.usage).toEqual({ input_tokens: 12, output_tokens: 0 });
+    relay.relay({
+      event: 'content_block_delta',
+      data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there"}}',
+    });
+    // A believable count after an unbelievable one is replaced too: the client never sees two accounts mixed.
+    const delta = relay.relay({
+      event: 'message_delta',
+      data: '{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}',
+    });
+    expect(dataOf(delta).usage).toEqual({ input_tokens: 12, output_tokens: 3 });
+    expect(shown).toEqual([0, 11]);
+    expect(relay.generatedCharacters).toBe(11);
+    expect(relay.usage()).toBeUndefined();
+  });
+
+  it.each([
+    { input_tokens: 1.5 },
+    { input_tokens: 5, output_tokens: '2' },
+    { input_tokens: 5, cache_read_input_tokens: -1 },
+    { input_tokens: 2 ** 53 },
+  ])('reads no usage from a JSON answer with an unbelievable count: %j', (usage) => {
+    expect(nativeMessageUsage(Buffer.from(JSON.stringify({ type: 'message', content: [], usage })))).toBeUndefined();
   });
 });

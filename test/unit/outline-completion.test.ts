@@ -23,7 +23,15 @@ describe('outline of a chat.completion body', () => {
   it('agrees with JSON.parse on any completion-shaped object, compact or indented', () => {
     const completion = fc.record({
       before: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 }),
-      choices: fc.array(fc.jsonValue(), { maxLength: 3 }),
+      choices: fc.array(
+        fc.record({
+          index: fc.nat(),
+          message: fc.record({ role: fc.constant('assistant'), content: fc.option(fc.string()) }),
+          finish_reason: fc.constantFrom('stop', 'length', null),
+          logprobs: fc.jsonValue(),
+        }),
+        { maxLength: 3 },
+      ),
       usage: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }),
       after: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 }),
     });
@@ -76,9 +84,34 @@ describe('outline of a chat.completion body', () => {
 
   it('skips strings whatever they hold: quotes, backslashes, brackets, other scripts', () => {
     const content = 'He said \\"{[usage]}\\" and left \\\\ a backslash 😀 ünïcödé';
-    const text = `{"object":"chat.completion","choices":[{"message":{"content":"${content}"}}],"usage":{"total_tokens":7}}`;
+    const choice = `{"index":0,"message":{"content":"${content}"},"finish_reason":"stop"}`;
+    const text = `{"object":"chat.completion","choices":[${choice}],"usage":{"total_tokens":7}}`;
     expect(JSON.parse(text).choices[0].message.content).toContain('"{[usage]}"');
     expect(outlineCompletion(bytes(text))?.usage).toEqual({ total_tokens: 7 });
+  });
+
+  it('leaves a choice the SDKs could not read as it is to a full parse (which completes or refuses it)', () => {
+    const message = '{"role":"assistant","content":"Hi"}';
+    const call = '{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}';
+    const plain = `{"index":0,"message":${message},"finish_reason":"stop"}`;
+    const withCalls = `{"index":0,"message":{"content":null,"tool_calls":[${call}]},"finish_reason":"tool_calls"}`;
+    const completion = (choices: string) => `{"object":"chat.completion","choices":[${choices}],"usage":{}}`;
+    expect(outlineCompletion(bytes(completion(`${plain}, ${withCalls}`)))).toBeDefined();
+    const unreadable = [
+      '{}',
+      `{"message":${message},"finish_reason":"stop"}`, // no index
+      `{"index":0,"message":${message}}`, // no finish_reason
+      `{"index":0,"finish_reason":"stop"}`, // no message
+      `{"index":0,"message":null,"finish_reason":"stop"}`,
+      `{"index":-1,"message":${message},"finish_reason":"stop"}`,
+      `{"index":0.5,"message":${message},"finish_reason":"stop"}`,
+      `{"index":"0","message":${message},"finish_reason":"stop"}`,
+      `{"index":0,"message":{"tool_calls":[null]},"finish_reason":"stop"}`,
+      `{"index":0,"message":{"tool_calls":[{"function":null}]},"finish_reason":"stop"}`,
+      `{"index":0,"message":{"tool_calls":{}},"finish_reason":"stop"}`,
+      `${plain}, null`,
+    ];
+    for (const choices of unreadable) expect(outlineCompletion(bytes(completion(choices))), choices).toBeUndefined();
   });
 
   it('leaves repeated usage or choices members to JSON.parse (which keeps the last)', () => {

@@ -113,6 +113,7 @@ const post = (path: string, extra: object = {}) => ({
   headers: { 'content-type': 'application/json' },
   body: '{"hello":"world"}',
   timeouts,
+  pool: 'test',
   maxConnections: 4,
   ...extra,
 });

@@ -10,6 +10,24 @@ const pricing = {
 };
 
 describe('usage and cost', () => {
+  it.each([
+    { prompt_tokens: -5, completion_tokens: 3 },
+    { prompt_tokens: 5, completion_tokens: 1.5 },
+    { prompt_tokens: 5, completion_tokens: 3, total_tokens: 1e308 },
+    { prompt_tokens: 5, completion_tokens: 3, total_tokens: 'NaN' },
+    { prompt_tokens: 5, completion_tokens: 3, prompt_tokens_details: { cached_tokens: -1 } },
+    { prompt_tokens: 5, completion_tokens: 3, completion_tokens_details: { audio_tokens: 0.5 } },
+    { prompt_tokens: 5, completion_tokens: 3, prompt_tokens_details: 'none' },
+  ])('reads no usage (unknown, so estimated) from counts that cannot be believed: %j', (usage) => {
+    expect(readUsage(usage as never)).toBeUndefined();
+  });
+
+  it('reads absent and null counts as zero', () => {
+    expect(
+      readUsage({ prompt_tokens: 5, completion_tokens: null, prompt_tokens_details: null } as never),
+    ).toMatchObject({ promptTokens: 5, completionTokens: 0, totalTokens: 5, cachedTokens: 0, estimated: false });
+  });
+
   it('reads OpenAI usage including cached and reasoning tokens', () => {
     expect(
       readUsage({

@@ -62,7 +62,8 @@ export function createAnthropicStreamTranslator(
   const mergeUsage = (next: unknown) => {
     if (!next || typeof next !== 'object') return;
     for (const [key, value] of Object.entries(next as Record<string, unknown>)) {
-      if (typeof value === 'number') (usage as Record<string, number>)[key] = value;
+      // Any value, not only numbers: convertUsage decides whether the counts can be believed.
+      if (value !== undefined && value !== null) (usage as Record<string, unknown>)[key] = value;
     }
   };
 
@@ -125,7 +126,9 @@ export function createAnthropicStreamTranslator(
         }
         case 'message_stop': {
           stopped = true;
-          const final: Usage = convertUsage(usage);
+          const final: Usage | undefined = convertUsage(usage);
+          // Usage that cannot be believed is left out: the relay then estimates it, as for an upstream that sent none.
+          if (!final) return [chunk({}, finishReason)];
           return [chunk({}, finishReason), { ...chunk({}), choices: [], usage: final }];
         }
         case 'error':

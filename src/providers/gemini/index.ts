@@ -1,4 +1,5 @@
 import type { ProviderConfigOf } from '../../config/schema.js';
+import { Cancellation } from '../../server/cancellation.js';
 import { checkShape } from '../check-shape.js';
 import { parseJsonObject, translateEvents } from '../http.js';
 import { createHttpProvider, type HttpTransport } from '../http-provider.js';
@@ -32,16 +33,34 @@ async function embedWithGemini(
   const path = `${transport.basePath}/${modelPath(call.model.upstreamModel)}:batchEmbedContents`;
   const batches = toBatchEmbedRequests(call.request, call.model.upstreamModel);
   const answers: BatchEmbedAnswer[] = [];
-  // A few at a time, in order: a failed batch fails the request before the rest are sent.
-  for (let start = 0; start < batches.length; start += parallelBatches) {
-    const window = batches
-      .slice(start, start + parallelBatches)
-      .map((batch) =>
-        transport.postForBody({ path, headers, body: JSON.stringify(batch) }, call, (bytes) =>
-          readBatchEmbedAnswer(providerName, bytes, batch.requests.length),
-        ),
-      );
-    answers.push(...(await Promise.all(window)));
+  // The batches' own signal: the client's going away stops them all, and so does one batch failing (the others'
+  // answers could no longer be used, and would hold their connections and spend the upstream's quota).
+  const batchesStop = new Cancellation();
+  const stopWithClient = () => batchesStop.abort(call.signal.reason);
+  if (call.signal.aborted) stopWithClient();
+  else call.signal.addEventListener('abort', stopWithClient);
+  const batchCall = { ...call, signal: batchesStop };
+  const stopOthers = (error: unknown): never => {
+    batchesStop.abort(error);
+    throw error;
+  };
+  try {
+    // A few at a time, in order: a failed batch fails the request before the rest are sent.
+    for (let start = 0; start < batches.length; start += parallelBatches) {
+      const window = batches
+        .slice(start, start + parallelBatches)
+        .map((batch) =>
+          transport
+            .postForBody({ path, headers, body: JSON.stringify(batch) }, batchCall, (bytes) =>
+              readBatchEmbedAnswer(providerName, bytes, batch.requests.length),
+            )
+            .catch(stopOthers),
+        );
+      // The first failure is the answer (the aborted others' rejections come after it, and are not).
+      answers.push(...(await Promise.all(window)));
+    }
+  } finally {
+    call.signal.removeEventListener('abort', stopWithClient);
   }
   return { list: toEmbeddingList(call.request.model, answers) };
 }

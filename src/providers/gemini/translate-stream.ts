@@ -97,8 +97,10 @@ export function createGeminiStreamTranslator(
     end() {
       const finished = [...candidates.values()].some((state) => state.finished);
       if (!finished && !blocked) throw malformed(providerName, 'a stream that ended before any candidate finished');
-      if (!usage) return [];
-      return [{ ...chunk(0, {}), choices: [], usage: convertUsage(usage) }];
+      const converted = usage && convertUsage(usage);
+      // Usage that cannot be believed is left out: the relay then estimates it, as for an upstream that sent none.
+      if (!converted) return [];
+      return [{ ...chunk(0, {}), choices: [], usage: converted }];
     },
   };
 }

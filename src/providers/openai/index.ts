@@ -11,7 +11,7 @@ import { embedWithOpenAi } from './embeddings.js';
 import { parseOpenAiError } from './parse-error.js';
 import { completeTextWithOpenAi, streamTextWithOpenAi } from './text-completions.js';
 
-function parseCompletion(providerName: string, text: string): ChatCompletion {
+function parseCompletion(providerName: string, text: string): { completion: ChatCompletion; filledIn: boolean } {
   return parseChoicesObject<ChatCompletion>(providerName, text, 'response', 'message');
 }
 
@@ -22,9 +22,10 @@ function parseCompletion(providerName: string, text: string): ChatCompletion {
 function completionResult(providerName: string, body: Buffer): CompletionResult {
   const outline = outlineCompletion(body);
   if (outline) return new OutlinedCompletion(providerName, body, outline.usage);
-  const completion = parseCompletion(providerName, body.toString('utf8'));
-  // A completion the upstream named otherwise (or not at all) reaches the client as what it is, serialized again.
-  if (completion.object === 'chat.completion') return { completion, raw: body };
+  const { completion, filledIn } = parseCompletion(providerName, body.toString('utf8'));
+  // A completion the upstream named otherwise (or not at all), or whose choices lacked something, reaches the client
+  // as what it is, serialized again.
+  if (completion.object === 'chat.completion' && !filledIn) return { completion, raw: body };
   completion.object = 'chat.completion';
   return { completion };
 }
@@ -40,7 +41,7 @@ class OutlinedCompletion implements CompletionResult {
   ) {}
 
   get completion(): ChatCompletion {
-    this.parsed ??= parseCompletion(this.providerName, this.raw.toString('utf8'));
+    this.parsed ??= parseCompletion(this.providerName, this.raw.toString('utf8')).completion;
     return this.parsed;
   }
 }
@@ -64,7 +65,7 @@ export function createOpenAiProvider(config: OpenAiProviderConfig, dependencies:
         if (isEventStream(response)) return readChoiceChunks<ChatCompletion>(config.name, response, 'delta');
         // The upstream ignored stream: true and answered with one JSON completion: stream it ourselves.
         const text = await response.text();
-        return synthesizeChunks(parseCompletion(config.name, text)).map((chunk) => ({ chunk }));
+        return synthesizeChunks(parseCompletion(config.name, text).completion).map((chunk) => ({ chunk }));
       },
       embed: (call, transport) => embedWithOpenAi(config.name, jsonHeaders, call, transport),
       completeText: (call, transport) => completeTextWithOpenAi(config.name, jsonHeaders, call, transport),

@@ -21,9 +21,10 @@ export function completeTextWithOpenAi(
     { path: `${transport.basePath}/completions`, headers, body: textCompletionBody(call) },
     call,
     (bytes) => {
-      const completion = parseTextCompletion(providerName, bytes.toString('utf8'));
-      // A completion the upstream named otherwise (or not at all) reaches the client as what it is, serialized again.
-      if (completion.object === 'text_completion') return { completion, raw: bytes };
+      const { completion, filledIn } = parseTextCompletion(providerName, bytes.toString('utf8'));
+      // A completion the upstream named otherwise (or not at all), or whose choices lacked something, reaches the
+      // client as what it is, serialized again.
+      if (completion.object === 'text_completion' && !filledIn) return { completion, raw: bytes };
       completion.object = 'text_completion';
       return { completion };
     },
@@ -43,7 +44,7 @@ export async function streamTextWithOpenAi(
   if (isEventStream(response)) return readChoiceChunks<TextCompletion>(providerName, response, 'text');
   // The upstream ignored stream: true and answered with one JSON completion: streamed by the gateway.
   const text = await response.text();
-  return synthesizeTextChunks(parseTextCompletion(providerName, text)).map((chunk) => ({ chunk }));
+  return synthesizeTextChunks(parseTextCompletion(providerName, text).completion).map((chunk) => ({ chunk }));
 }
 
 /** The upstream body: the client's bytes when nothing must change, else the request with what must change. */
@@ -58,6 +59,9 @@ export function textCompletionBody(call: TextCompletionCall): string | Buffer {
   return JSON.stringify(body);
 }
 
-export function parseTextCompletion(providerName: string, text: string): TextCompletion {
+export function parseTextCompletion(
+  providerName: string,
+  text: string,
+): { completion: TextCompletion; filledIn: boolean } {
   return parseChoicesObject<TextCompletion>(providerName, text, 'completion', 'text');
 }

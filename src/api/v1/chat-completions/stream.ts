@@ -84,6 +84,15 @@ async function relay(
       }
       await sse.write(sseData(raw ?? JSON.stringify(chunk)));
     }
+    // A choice the upstream never finished (its [DONE] came first) ends as it stopped: the openai package's stream
+    // helper throws for a choice without a finish reason.
+    if (lastChunk) {
+      const { id, object, created, model, system_fingerprint } = lastChunk;
+      for (const index of finishOnce.unfinished()) {
+        const choice = { index, delta: {}, logprobs: null, finish_reason: 'stop' };
+        await sse.write(sseData(JSON.stringify({ id, object, created, model, system_fingerprint, choices: [choice] })));
+      }
+    }
     const usage = reported ?? estimateUsage(plan.promptCharacters, completionCharacters);
     await endChunkStream(sse, lastChunk, plan.includeUsage && !reported ? usage : undefined);
     return { usage, firstTokenAt, responseBody: sse.body() };

@@ -7,7 +7,7 @@ import { sendJson } from '../pipeline/json-answer.js';
 import { toAnthropicUsage } from './anthropic-usage.js';
 import { estimateInputTokens } from './count-tokens.js';
 import { fromChatCompletion } from './from-chat-completion.js';
-import { nativeMessageUsage } from './native-usage.js';
+import { nativeMessageUsage, withMessageUsage } from './native-usage.js';
 import { type ClientMessage, messagesOperation } from './operation.js';
 
 /**
@@ -22,7 +22,10 @@ export async function completeMessage(client: ClientMessage, exchange: Exchange)
   let usage: TokenUsage;
   if (answer.kind === 'forwarded') {
     payload = answer.body;
-    usage = nativeMessageUsage(answer.body) ?? estimateMessageUsage(client.request, 0);
+    const reported = nativeMessageUsage(answer.body);
+    usage = reported ?? estimateMessageUsage(client.request, forwardedCharacters(answer.body));
+    // Usage the upstream got wrong (a negative count): the client sees the estimate the log keeps instead.
+    if (!reported) payload = withMessageUsage(answer.body, toAnthropicUsage(toWireUsage(usage)));
   } else {
     const { completion } = answer.result;
     const reported = readUsage(answer.result.usage ?? completion.usage);
@@ -52,4 +55,16 @@ function generatedCharacters(content: ReadonlyArray<Record<string, unknown>>): n
     else if (block.input !== undefined) characters += JSON.stringify(block.input).length;
   }
   return characters;
+}
+
+/** The characters a Messages JSON answer generated (text, thinking, tool input), for an estimate of its usage. */
+function forwardedCharacters(body: Buffer): number {
+  try {
+    const content = (JSON.parse(body.toString('utf8')) as { content?: unknown }).content;
+    return Array.isArray(content)
+      ? generatedCharacters(content.filter((block) => block && typeof block === 'object'))
+      : 0;
+  } catch {
+    return 0;
+  }
 }

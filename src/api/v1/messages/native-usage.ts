@@ -1,6 +1,6 @@
 import type { ApiError } from '../../../errors/api-error.js';
-import { topLevelMembers } from '../../../json/json-bytes.js';
-import { convertUsage } from '../../../providers/anthropic/convert-usage.js';
+import { topLevelMembers, withMemberValue } from '../../../json/json-bytes.js';
+import { convertUsage, hasBelievableAnthropicCounts } from '../../../providers/anthropic/convert-usage.js';
 import { anthropicStreamError } from '../../../providers/anthropic/parse-error.js';
 import type { AnthropicUsage } from '../../../providers/anthropic/wire-types.js';
 import { malformed, parseJsonObject } from '../../../providers/http.js';
@@ -57,30 +57,64 @@ export function nativeMessageUsage(body: Buffer): TokenUsage | undefined {
   }
 }
 
+/**
+ * A Messages JSON answer with its `usage` replaced by `usage`: the bytes as they came when it has none (a pass-through
+ * adds nothing the upstream did not send) or names it twice.
+ */
+export function withMessageUsage(body: Buffer, usage: object): Buffer {
+  return withMemberValue(body, 'usage', JSON.stringify(usage)) ?? body;
+}
+
 export interface NativeStreamRelay {
   /** The event as the client gets it: the upstream's event, framed as Anthropic frames it. */
   relay(event: SseEvent): string;
-  /** The usage so far (input from message_start, output and any update from message_delta). */
+  /**
+   * The usage so far (input from message_start, output and any update from message_delta); undefined when there is
+   * none, or when a count was not believable (the caller estimates, as the client was shown).
+   */
   usage(): TokenUsage | undefined;
+  /** Characters generated so far (text, thinking, tool input), for an estimate. */
+  readonly generatedCharacters: number;
   /** An `error` event the upstream sent, as the gateway's error (the client got the event itself). */
   readonly error: ApiError | undefined;
   /** Whether `message_stop` arrived: a stream that ends without it was cut short. */
   readonly completed: boolean;
 }
 
-export function createNativeStreamRelay(providerName: string): NativeStreamRelay {
+/**
+ * `estimate` gives, for the characters generated so far, the usage the client is shown in place of counts that are
+ * not believable (a negative input_tokens): from the first such count on, every usage the stream carries is the
+ * estimate, so the client and the log agree.
+ */
+export function createNativeStreamRelay(
+  providerName: string,
+  estimate: (generatedCharacters: number) => object,
+): NativeStreamRelay {
   const counts: AnthropicUsage = {};
-  const merge = (value: unknown) => {
-    if (!value || typeof value !== 'object') return;
+  const merge = (value: object) => {
     for (const [key, count] of Object.entries(value as Record<string, unknown>)) {
       if (typeof count === 'number') (counts as Record<string, number>)[key] = count;
     }
+  };
+  let unbelievable = false;
+  let generatedCharacters = 0;
+  /** Reads the `usage` of an event's part; replaces it with the estimate when it cannot be believed (true then). */
+  const readUsageOf = (holder: unknown): boolean => {
+    if (holder === null || typeof holder !== 'object') return false;
+    const part = holder as { usage?: unknown };
+    if (part.usage === undefined || part.usage === null) return false;
+    if (!unbelievable && typeof part.usage === 'object' && hasBelievableAnthropicCounts(part.usage)) {
+      merge(part.usage);
+      return false;
+    }
+    unbelievable = true;
+    part.usage = estimate(generatedCharacters);
+    return true;
   };
   let error: ApiError | undefined;
   let completed = false;
   // Anthropic reports the output tokens in message_delta, at the end: a stream the client leaves (or the upstream cuts)
   // before it is charged for the text it did send, estimated from the deltas, so leaving early cannot dodge a budget.
-  let generatedCharacters = 0;
   let finalUsageSeen = false;
   return {
     relay(event) {
@@ -97,15 +131,16 @@ export function createNativeStreamRelay(providerName: string): NativeStreamRelay
           ),
         );
       }
+      let changed = false;
       switch (type) {
         case 'message_start':
-          merge((data.message as { usage?: unknown } | null)?.usage);
+          changed = readUsageOf(data.message);
           break;
         case 'content_block_delta':
           generatedCharacters += deltaCharacters(data.delta);
           break;
         case 'message_delta':
-          merge(data.usage);
+          changed = readUsageOf(data);
           finalUsageSeen = typeof (data.usage as { output_tokens?: unknown } | null)?.output_tokens === 'number';
           break;
         case 'message_stop':
@@ -115,9 +150,13 @@ export function createNativeStreamRelay(providerName: string): NativeStreamRelay
           error = anthropicStreamError(providerName, data);
           break;
       }
-      return sseEvent(type, event.data);
+      return sseEvent(type, changed ? JSON.stringify(data) : event.data);
+    },
+    get generatedCharacters() {
+      return generatedCharacters;
     },
     usage: () => {
+      if (unbelievable) return undefined;
       const reported = usageOf(counts);
       if (finalUsageSeen || generatedCharacters === 0) return reported;
       const estimatedOutput = estimateTokens(generatedCharacters);

@@ -9,6 +9,7 @@ import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { openSse, runOperation, streamFailureReporter } from '../pipeline/exchange-dispatch.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
+import { toAnthropicUsage } from './anthropic-usage.js';
 import { estimateMessageUsage } from './complete.js';
 import { estimateInputTokens } from './count-tokens.js';
 import { createNativeStreamRelay } from './native-usage.js';
@@ -60,7 +61,8 @@ async function relay(
     sse.start();
     let error: ApiError | undefined;
     if (answer.kind === 'forwarded') {
-      error = await relayForwarded(answer.events, sse, exchange.trace.served?.provider ?? 'upstream', progress);
+      const provider = exchange.trace.served?.provider ?? 'upstream';
+      error = await relayForwarded(answer.events, sse, provider, progress, estimate);
       // An error event relayed as it came (or a stream cut short) is the attempt's failure all the same: its
       // deployment's health and the log's attempts learn of it, as when the stream itself throws.
       if (error) onFailure(error);
@@ -95,8 +97,11 @@ async function relayForwarded(
   sse: SseResponse,
   providerName: string,
   progress: Progress,
+  estimate: (completionCharacters: number) => TokenUsage,
 ): Promise<ApiError | undefined> {
-  const reader = createNativeStreamRelay(providerName);
+  const reader = createNativeStreamRelay(providerName, (characters) =>
+    toAnthropicUsage(toWireUsage(estimate(characters))),
+  );
   try {
     for await (const event of events) {
       if (progress.firstTokenAt === undefined && event.event === 'content_block_delta') {
@@ -108,6 +113,7 @@ async function relayForwarded(
     }
   } finally {
     progress.reported = reader.usage();
+    progress.completionCharacters = reader.generatedCharacters;
   }
   if (reader.error) return reader.error;
   if (reader.completed) return undefined;

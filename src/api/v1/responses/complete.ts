@@ -10,6 +10,7 @@ import { checkedNativeResponse, nativeUsage } from './native.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
 import { type Storing, saveResponse } from './state.js';
 import type { ResponseObject } from './types.js';
+import { inputCharacters, outputCharacters, toResponseUsage } from './usage.js';
 
 /** A response answered as one JSON body: a chat completion translated, or a native upstream's own bytes. */
 export async function completeResponse(
@@ -29,14 +30,22 @@ export async function completeResponse(
     const provider = trace.served?.provider ?? 'upstream';
     const text = await result.response.text();
     const object = checkedNativeResponse(provider, parseJsonObject(provider, text));
-    const usage = readUsage(nativeUsage(object));
+    const reported = readUsage(nativeUsage(object));
+    // Usage the upstream did not report is logged as an estimate (marked); one it got wrong (a negative count) is
+    // replaced by that estimate for the client too.
+    const usage = reported ?? estimateUsage(inputCharacters(plan.request), outputCharacters(object));
+    let payload = text;
+    if (!reported && object.usage !== undefined && object.usage !== null) {
+      object.usage = toResponseUsage(toWireUsage(usage));
+      payload = JSON.stringify(object);
+    }
     if (storing && typeof object.id === 'string') {
       saveResponse(storing, object as ResponseObject, exchange);
       // The upstream's id tells another node no time to wait for this node's batch: it is written first.
       await storing.store.writeBeforeAnswering(object.id);
     }
     announceDroppedParameters(exchange.response, trace);
-    return { usage, responseBody: sendJson(exchange, text) };
+    return { usage, responseBody: sendJson(exchange, payload) };
   }
   if (result.kind !== 'chat') throw new Error('a JSON response got a stream');
   const { translation } = result;

@@ -2,8 +2,8 @@ import { renderOpenAiError } from '../../../errors/render-openai.js';
 import { estimateUsage } from '../../../usage/usage.js';
 import type { Endpoint } from '../pipeline/endpoint.js';
 import { createResponse } from './create.js';
-import { inputCharacters } from './input-characters.js';
 import type { ResponsesRequest } from './types.js';
+import { inputCharacters } from './usage.js';
 import { validateResponsesRequest } from './validate-request.js';
 
 /** POST /v1/responses: answered as JSON or as an SSE stream; stored unless `store: false`. */

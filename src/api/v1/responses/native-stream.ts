@@ -2,22 +2,21 @@ import { type ApiError, apiError, toApiError } from '../../../errors/api-error.j
 import { malformed } from '../../../providers/http.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { type SseEvent, sseDone, sseEvent } from '../../../upstream/sse.js';
-import { estimateUsage, readUsage, type TokenUsage } from '../../../usage/usage.js';
+import { estimateUsage, readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
-import { createNativeStreamReader } from './native.js';
+import { createNativeStreamReader, terminalTypes } from './native.js';
 import { type Storing, saveResponse } from './state.js';
 import type { ResponseObject } from './types.js';
+import { fromResponseUsage, toResponseUsage } from './usage.js';
 
 /**
  * A native upstream's Responses stream relayed event by event (each re-framed whole, its `event:` line kept), its
- * terminal event read for usage and for the stored response. A stream that breaks, or ends without a terminal event,
- * gets the gateway's own `error` and `response.failed` events, numbered after the last one relayed. Such a stream (or
- * one its client left) has no usage from the upstream: it is estimated from the deltas relayed, so that leaving a
- * stream early cannot dodge a budget.
+ * terminal event read for usage and for the stored response. The events are numbered for the client from 0 without
+ * gaps (the contract's increasing `sequence_number`), the upstream's own numbers kept only where they agree. A stream
+ * that breaks, or ends without a terminal event, gets the gateway's own `error` and `response.failed` events, numbered
+ * after the last one relayed.
  */
-
-const sequencePattern = /"sequence_number":(\d+)/;
 
 export async function relayNativeStream(
   upstream: UpstreamResponse,
@@ -25,27 +24,44 @@ export async function relayNativeStream(
   storing: Storing | undefined,
   exchange: Exchange,
   onFailure: (error: unknown) => void,
+  /** The prompt's size, for an estimate of usage the upstream does not report (or reports unbelievably). */
   promptCharacters: number,
 ): Promise<Outcome> {
   const reader = createNativeStreamReader();
-  let generatedCharacters = 0;
-  // The upstream's usage, else the estimate from what was relayed.
-  const usageOf = (reported: Parameters<typeof readUsage>[0]): TokenUsage | undefined =>
-    readUsage(reported) ?? (generatedCharacters > 0 ? estimateUsage(promptCharacters, generatedCharacters) : undefined);
   const provider = exchange.trace.served?.provider ?? 'upstream';
-  let lastSequence = -1;
+  // The sequence_number of the next event the client gets.
+  let nextSequence = 0;
   let firstTokenAt: number | undefined;
   let created: Record<string, unknown> | undefined;
   let createdId: string | undefined;
   let saved = false;
+  let generatedCharacters = 0;
+  // Set when the upstream's usage could not be believed and the client was shown this estimate instead.
+  let shownEstimate: TokenUsage | undefined;
+  const estimate = () => estimateUsage(promptCharacters, generatedCharacters);
   try {
-    for await (const event of upstream.events()) {
-      if (event.data === '[DONE]') continue;
-      const { name, delta } = checkedEvent(provider, event);
-      generatedCharacters += delta;
+    for await (const upstreamEvent of upstream.events()) {
+      if (upstreamEvent.data === '[DONE]') continue;
+      let event = upstreamEvent;
+      const { type: name, data } = checkedEvent(provider, event);
+      let changed = false;
+      // The client sees 0, 1, 2, … whatever the upstream numbered (gaps, repeats, none, going backwards).
+      if (data.sequence_number !== nextSequence) {
+        data.sequence_number = nextSequence;
+        changed = true;
+      }
+      nextSequence++;
+      // Audio deltas are base64, not text: they would count several times what they cost.
+      if (name.endsWith('.delta') && name !== 'response.audio.delta' && typeof data.delta === 'string') {
+        generatedCharacters += data.delta.length;
+      }
+      if (terminalTypes.has(name) && unbelievableUsage(data.response)) {
+        shownEstimate = estimate();
+        (data.response as { usage: unknown }).usage = toResponseUsage(toWireUsage(shownEstimate));
+        changed = true;
+      }
+      if (changed) event = { ...event, data: JSON.stringify(data) };
       reader.push(event);
-      const sequence = sequencePattern.exec(event.data);
-      if (sequence) lastSequence = Number(sequence[1]);
       if (created === undefined && event.data.includes('"response.created"')) {
         created = responseOf(event.data);
         createdId = typeof created?.id === 'string' ? created.id : undefined;
@@ -72,15 +88,16 @@ export async function relayNativeStream(
     const final = reader.response();
     // The upstream's own response.failed ends the stream properly, but the request failed: the log says so.
     const error = reader.outcome() === 'failed' ? upstreamFailed(final, provider) : undefined;
-    return { error, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+    const usage = shownEstimate ?? readUsage(reader.usage()) ?? estimate();
+    return { error, usage, firstTokenAt, responseBody: sse.body() };
   } catch (error) {
     const failure = toApiError(error);
     onFailure(failure);
     if (!sse.closed) {
       const code = failure.code ?? 'server_error';
       const failed = failedResponse(created, code, failure.message);
-      const errorEvent = { type: 'error', sequence_number: lastSequence + 1, code, message: failure.message };
-      const failedEvent = { type: 'response.failed', sequence_number: lastSequence + 2, response: failed };
+      const errorEvent = { type: 'error', sequence_number: nextSequence, code, message: failure.message };
+      const failedEvent = { type: 'response.failed', sequence_number: nextSequence + 1, response: failed };
       await sse.write(
         sseEvent('error', JSON.stringify(errorEvent)) +
           sseEvent('response.failed', JSON.stringify(failedEvent)) +
@@ -93,7 +110,9 @@ export async function relayNativeStream(
     if (storing && !saved && createdId) {
       saveResponse(storing, failedResponse(created, failure.code ?? 'server_error', failure.message), exchange);
     }
-    return { error: failure, usage: usageOf(reader.usage()), firstTokenAt, responseBody: sse.body() };
+    // Tokens were spent only if something was generated.
+    const usage = shownEstimate ?? readUsage(reader.usage()) ?? (generatedCharacters > 0 ? estimate() : undefined);
+    return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
   } finally {
     if (storing && createdId) storing.store.end(createdId);
   }
@@ -108,21 +127,18 @@ function failedResponse(created: Record<string, unknown> | undefined, code: stri
 }
 
 /**
- * The name an event goes to the client under: its `type`, which its data must carry as a JSON object (the Responses
- * clients dispatch on it), and which its `event:` line, when there is one, must repeat. Anything else cannot be relayed
- * as a Responses event: the stream fails as malformed. Also the characters a `*.delta` event generated (text, a
- * tool call's arguments, reasoning).
+ * The event's data and the name it goes to the client under: its `type`, which its data must carry as a JSON object
+ * (the Responses clients dispatch on it), and which its `event:` line, when there is one, must repeat. Anything else
+ * cannot be relayed as a Responses event: the stream fails as malformed.
  */
-function checkedEvent(provider: string, event: SseEvent): { name: string; delta: number } {
-  let type: unknown;
-  let delta: unknown;
+function checkedEvent(provider: string, event: SseEvent): { type: string; data: Record<string, unknown> } {
+  let data: unknown;
   try {
-    const value = JSON.parse(event.data) as { type?: unknown; delta?: unknown } | null;
-    type = value?.type;
-    delta = value?.delta;
+    data = JSON.parse(event.data);
   } catch {
     throw malformed(provider, 'stream data that is not JSON');
   }
+  const type = data !== null && typeof data === 'object' ? (data as { type?: unknown }).type : undefined;
   if (typeof type !== 'string' || type === '') throw malformed(provider, 'a stream event without a type');
   if (event.event !== undefined && event.event !== type) {
     throw malformed(
@@ -130,9 +146,14 @@ function checkedEvent(provider: string, event: SseEvent): { name: string; delta:
       `a stream event named "${event.event.slice(0, 100)}" whose type is "${type.slice(0, 100)}"`,
     );
   }
-  // Audio deltas are base64, not text: they would count several times what they cost.
-  const counted = typeof delta === 'string' && type.endsWith('.delta') && type !== 'response.audio.delta';
-  return { name: type, delta: counted ? (delta as string).length : 0 };
+  return { type, data: data as Record<string, unknown> };
+}
+
+/** Whether a terminal event's response reports usage that cannot be believed (a negative count, a string). */
+function unbelievableUsage(response: unknown): boolean {
+  if (response === null || typeof response !== 'object') return false;
+  const usage = (response as { usage?: unknown }).usage;
+  return usage !== undefined && usage !== null && fromResponseUsage(usage) === undefined;
 }
 
 function upstreamFailed(response: Record<string, unknown> | undefined, provider: string): ApiError {

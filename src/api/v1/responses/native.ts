@@ -39,7 +39,11 @@ export function nativeUsage(response: unknown): Usage | undefined {
   return fromResponseUsage((response as { usage?: unknown }).usage);
 }
 
-const terminalTypes = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+export const terminalTypes: ReadonlySet<string> = new Set([
+  'response.completed',
+  'response.incomplete',
+  'response.failed',
+]);
 
 export type NativeOutcome = 'completed' | 'incomplete' | 'failed';
 

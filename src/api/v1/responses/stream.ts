@@ -12,7 +12,6 @@ import { abortedError } from '../pipeline/aborted-error.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
-import { inputCharacters } from './input-characters.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
 import { type Storing, saveResponse } from './state.js';
@@ -20,6 +19,7 @@ import { createResponseStreamTranslator, formatEvents, streamEnd } from './strea
 import type { ChatTranslation } from './to-chat-request.js';
 import { createToolNameMap } from './tool-names.js';
 import type { ResponseObject } from './types.js';
+import { inputCharacters } from './usage.js';
 
 const emptyToolNames = createToolNameMap([]);
 
@@ -50,7 +50,9 @@ export function streamResponse(
     exchange.trace,
     exchange.principal.accountId,
   );
-  return relay(primed, sse, base, storing, exchange, onFailure, inputCharacters(plan.request));
+  // The prompt's size, for an estimate of usage a native upstream does not report (the request is not kept).
+  const promptCharacters = inputCharacters(plan.request);
+  return relay(primed, sse, base, storing, exchange, onFailure, promptCharacters);
 }
 
 async function relay(
@@ -97,9 +99,6 @@ async function relayChat(
   let completionCharacters = 0;
   let reported: TokenUsage | undefined;
   let firstTokenAt: number | undefined;
-  let saved = false;
-  // From response.created on, the client knows the id: retrieval and deletion find the response while it streams.
-  storing?.store.begin(storing.accountId, base.id, translator.response);
   try {
     await sse.write(formatEvents(translator.start()));
     for await (const item of items) {
@@ -111,15 +110,9 @@ async function relayChat(
       if (events.length > 0) await sse.write(formatEvents(events));
     }
     const usage = reported ?? estimateUsage(promptCharacters, completionCharacters);
-    const finished = formatEvents(translator.finish(reported ? undefined : toWireUsage(usage))) + streamEnd;
-    if (storing) {
-      saveResponse(storing, translator.response(), exchange);
-      saved = true;
-      // Stored before the client can continue it on another node (which waits only for a young id's batch).
-      await storing.store.writeBeforeAnswering(base.id);
-    }
-    await sse.write(finished);
+    await sse.write(formatEvents(translator.finish(reported ? undefined : toWireUsage(usage))) + streamEnd);
     sse.end();
+    if (storing) saveResponse(storing, translator.response(), exchange);
     return { usage, firstTokenAt, responseBody: sse.body() };
   } catch (error) {
     const usage =
@@ -130,9 +123,7 @@ async function relayChat(
     if (!sse.closed) await sse.write(formatEvents(translator.fail(failure)) + streamEnd);
     else translator.fail(failure);
     sse.end();
-    if (storing && !saved) saveResponse(storing, translator.response(), exchange);
+    if (storing) saveResponse(storing, translator.response(), exchange);
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
-  } finally {
-    storing?.store.end(base.id);
   }
 }
