@@ -99,6 +99,9 @@ async function relayChat(
   let completionCharacters = 0;
   let reported: TokenUsage | undefined;
   let firstTokenAt: number | undefined;
+  let saved = false;
+  // From response.created on, the client knows the id: retrieval and deletion find the response while it streams.
+  storing?.store.begin(storing.accountId, base.id, translator.response);
   try {
     await sse.write(formatEvents(translator.start()));
     for await (const item of items) {
@@ -110,9 +113,15 @@ async function relayChat(
       if (events.length > 0) await sse.write(formatEvents(events));
     }
     const usage = reported ?? estimateUsage(promptCharacters, completionCharacters);
-    await sse.write(formatEvents(translator.finish(reported ? undefined : toWireUsage(usage))) + streamEnd);
+    const finished = formatEvents(translator.finish(reported ? undefined : toWireUsage(usage))) + streamEnd;
+    if (storing) {
+      saveResponse(storing, translator.response(), exchange);
+      saved = true;
+      // Stored before the client can continue it on another node (which waits only for a young id's batch).
+      await storing.store.writeBeforeAnswering(base.id);
+    }
+    await sse.write(finished);
     sse.end();
-    if (storing) saveResponse(storing, translator.response(), exchange);
     return { usage, firstTokenAt, responseBody: sse.body() };
   } catch (error) {
     const usage =
@@ -123,7 +132,9 @@ async function relayChat(
     if (!sse.closed) await sse.write(formatEvents(translator.fail(failure)) + streamEnd);
     else translator.fail(failure);
     sse.end();
-    if (storing) saveResponse(storing, translator.response(), exchange);
+    if (storing && !saved) saveResponse(storing, translator.response(), exchange);
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
+  } finally {
+    storing?.store.end(base.id);
   }
 }
