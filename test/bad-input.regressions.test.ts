@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { jsonOf, postChat } from './support/gateway.js';
+import { useGatewayWithMock } from './support/gateway-fixture.js';
+
+/**
+ * Plain regressions for what the generated bad-input tests found (bad-input.*.generated.test.ts), each failing without
+ * its fix.
+ */
+
+const setup = useGatewayWithMock({ providerMocks: ['mock'] });
+
+const upstreamCalls = () =>
+  [setup.mock, setup.providerMocks.anthropic, setup.providerMocks.gemini].reduce(
+    (sum, mock) => sum + mock.requests.length,
+    0,
+  );
+
+describe('a tool result that answers no tool call of the message before it', () => {
+  it.each(['claude-mock', 'gemini-mock'])(
+    'is refused for %s by the gateway, naming the client’s field, without calling the upstream',
+    async (model) => {
+      const before = upstreamCalls();
+      const response = await postChat(setup.gateway, {
+        model,
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'Weather?' },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+        ],
+      });
+      expect(response.status).toBe(400);
+      // Anthropic's own refusal named `messages.0.content` of the translated request, with no param.
+      const { error } = await jsonOf(response);
+      expect(error).toMatchObject({ param: 'messages[2].tool_call_id', code: 'unsupported_value' });
+      expect(upstreamCalls()).toBe(before);
+    },
+  );
+
+  it('is taken when it answers a call of the assistant message before it (results first in the user turn)', async () => {
+    const response = await postChat(setup.gateway, {
+      model: 'claude-mock',
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+        },
+        { role: 'user', content: 'and quickly' },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const sent = setup.providerMocks.anthropic.requests.at(-1)?.body.messages;
+    expect(sent.at(-1).content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'call_1' });
+  });
+});
