@@ -55,3 +55,54 @@ describe('a tool result that answers no tool call of the message before it', () 
     expect(sent.at(-1).content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'call_1' });
   });
 });
+
+describe('/v1/messages: a message with nothing in it', () => {
+  const post = (path: string, body: unknown) =>
+    fetch(`${setup.gateway.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it.each([
+    ['gemini-mock', '/v1/messages'],
+    ['gpt-4o-mini', '/v1/messages'],
+    ['claude-mock', '/v1/messages/count_tokens'],
+  ])('is refused for %s on %s in Anthropic’s words, before any upstream', async (model, path) => {
+    const cases: [unknown[], string][] = [
+      [[{ role: 'user', content: [] }], 'messages.0: all messages must have non-empty content'],
+      [
+        [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: '' },
+          { role: 'user', content: 'again' },
+        ],
+        'messages.1: all messages must have non-empty content',
+      ],
+      [[{ role: 'user', content: [{ type: 'text', text: '' }] }], 'messages.0: text content blocks must be non-empty'],
+    ];
+    for (const [messages, start] of cases) {
+      const before = upstreamCalls();
+      const response = await post(path, { model, max_tokens: 20, messages });
+      expect(response.status).toBe(400);
+      // Gemini's own refusal ("GenerateContentRequest.contents: contents is not specified") told of a request the
+      // client never wrote.
+      const body = await jsonOf(response);
+      expect(body.type).toBe('error');
+      expect(body.error.message.startsWith(start)).toBe(true);
+      expect(upstreamCalls()).toBe(before);
+    }
+  });
+
+  it('takes an empty final assistant turn (a prefill) on a translated route', async () => {
+    const response = await post('/v1/messages', {
+      model: 'gpt-4o-mini',
+      max_tokens: 20,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: '' },
+      ],
+    });
+    expect(response.status).toBe(200);
+  });
+});

@@ -1,5 +1,6 @@
 import {
   checkLiteral,
+  isObject,
   type JsonObject,
   optionalBoolean,
   optionalString,
@@ -123,6 +124,21 @@ export function checkMessages(value: unknown): void {
     if (typeof content !== 'string') {
       if (!Array.isArray(content)) wrongType(`${path}.content`, 'a valid string or a valid list');
       checkBlocks(content, `${path}.content`, message.role as string);
+    }
+    // Anthropic's own rules, checked here so that a translated request is refused in Anthropic's words too, not in
+    // those of the provider it went to (Gemini: "contents is not specified").
+    const final = index === messages.length - 1 && message.role === 'assistant';
+    if (content.length === 0 && !final) {
+      throw requestError(
+        path,
+        'all messages must have non-empty content except for the optional final assistant message',
+      );
+    }
+    if (
+      Array.isArray(content) &&
+      content.some((block) => isObject(block) && block.type === 'text' && block.text === '')
+    ) {
+      throw requestError(path, 'text content blocks must be non-empty');
     }
   });
 }
