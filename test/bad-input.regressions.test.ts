@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jsonOf, postChat } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Plain regressions for what the generated bad-input tests found (bad-input.*.generated.test.ts), each failing without
@@ -106,3 +107,44 @@ describe('/v1/messages: a message with nothing in it', () => {
     expect(response.status).toBe(200);
   });
 });
+
+describe('/v1/responses: a NUL character where PostgreSQL text cannot hold one', () => {
+  it('is a 404 for a response id or previous_response_id that holds one, not a failed query', async () => {
+    const retrieved = await fetch(`${setup.gateway.baseUrl}/responses/resp_%00`, {
+      headers: { authorization: `Bearer ${setup.gateway.key}` },
+    });
+    expect([retrieved.status, (await jsonOf(retrieved)).error.code]).toEqual([404, 'response_not_found']);
+    const continued = await postChatLike('/responses', {
+      model: 'gpt-4o-mini',
+      previous_response_id: 'resp_\u0000',
+      input: 'hi',
+    });
+    expect([continued.status, (await jsonOf(continued)).error.code]).toEqual([404, 'previous_response_not_found']);
+    expect(setup.gateway.logLines.filter((line) => line.includes('unexpected error'))).toEqual([]);
+  });
+
+  it('stores a response whose input items carry such an id (the id is kept, only not referable)', async () => {
+    const created = await postChatLike('/responses', {
+      model: 'gpt-4o-mini',
+      input: [{ type: 'message', id: 'msg_\u0000x', role: 'user', content: 'Say hi' }],
+    });
+    expect(created.status).toBe(200);
+    const { id } = await jsonOf(created);
+    const items = await waitFor('the response stored', async () => {
+      const response = await fetch(`${setup.gateway.baseUrl}/responses/${id}/input_items`, {
+        headers: { authorization: `Bearer ${setup.gateway.key}` },
+      });
+      return response.status === 200 && jsonOf(response);
+    });
+    expect(items.data[0].id).toBe('msg_\u0000x');
+    expect(setup.gateway.logLines.filter((line) => line.includes('storing a response failed'))).toEqual([]);
+  });
+});
+
+function postChatLike(path: string, body: unknown) {
+  return fetch(`${setup.gateway.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
