@@ -39,6 +39,8 @@ const setup = useGatewayWithMock({
 
 afterAll(async () => {
   expect(setup.gateway.logLines.filter((line) => line.includes('unexpected error'))).toEqual([]);
+  // Whatever was answered was kept: no stored response was lost to a value the database could not hold.
+  expect(setup.gateway.logLines.filter((line) => line.includes('storing a response failed'))).toEqual([]);
   expect((await fetch(`${setup.gateway.url}/healthz`)).status).toBe(200);
 });
 
@@ -646,6 +648,13 @@ const fullRequests: Record<string, Record<string, unknown>[]> = {
       max_output_tokens: 50,
       reasoning: { summary: 'auto' },
       include: ['reasoning.encrypted_content'],
+    },
+    {
+      model: 'x',
+      input: [{ type: 'message', id: 'msg_1', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+      instructions: 'be brief',
+      store: true,
+      metadata: { purpose: 'fuzz' },
     },
     {
       model: 'x',
