@@ -745,6 +745,10 @@ describe.each(endpointCases)('generated mutations of valid requests on $path, th
           answered.set(answer.requestId, answer.status);
           if (answer.status < 300) {
             expectValidSuccess(endpoint.path, answer, context);
+            // What was left out (a sampling hint the model cannot take) was in the request: never invented.
+            for (const name of answer.dropped) {
+              expect(Object.hasOwn(request, name.split('.')[0] as string), `${context} dropped ${name}`).toBe(true);
+            }
           } else {
             const named = namedField(answer, endpoint.surface);
             const refusedAsUnsupported = answer.status === 400 && /^unsupported_/.test(answer.error?.code ?? '');
