@@ -108,6 +108,40 @@ describe('/v1/messages: a message with nothing in it', () => {
   });
 });
 
+describe('/v1/messages: a tool_result answering no tool_use of the assistant turn before it', () => {
+  it.each([
+    ['gemini-mock', '/v1/messages'],
+    ['gpt-4o-mini', '/v1/messages'],
+    ['gpt-4o-mini', '/v1/messages/count_tokens'],
+  ])('is refused for %s on %s in Anthropic’s words and paths, before any upstream', async (model, path) => {
+    const before = upstreamCalls();
+    const response = await fetch(`${setup.gateway.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model,
+        max_tokens: 20,
+        system: 'be brief',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'y' }] },
+          { role: 'assistant', content: 'ok' },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'again' }] },
+        ],
+      }),
+    });
+    expect(response.status).toBe(400);
+    // Through Gemini it was "Invalid 'messages[5].tool_call_id'", a path of the translated chat request; through an
+    // OpenAI-compatible upstream it was answered as if nothing were wrong.
+    const body = await jsonOf(response);
+    expect(body.error.message).toBe(
+      'messages.4.content: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+    );
+    expect(upstreamCalls()).toBe(before);
+  });
+});
+
 describe('/v1/responses: a NUL character where PostgreSQL text cannot hold one', () => {
   it('is a 404 for a response id or previous_response_id that holds one, not a failed query', async () => {
     const retrieved = await fetch(`${setup.gateway.baseUrl}/responses/resp_%00`, {
