@@ -39,6 +39,8 @@ const setup = useGatewayWithMock({
 
 afterAll(async () => {
   expect(setup.gateway.logLines.filter((line) => line.includes('unexpected error'))).toEqual([]);
+  // Whatever was answered was kept: no stored response was lost to a value the database could not hold.
+  expect(setup.gateway.logLines.filter((line) => line.includes('storing a response failed'))).toEqual([]);
   expect((await fetch(`${setup.gateway.url}/healthz`)).status).toBe(200);
 });
 
@@ -649,6 +651,13 @@ const fullRequests: Record<string, Record<string, unknown>[]> = {
     },
     {
       model: 'x',
+      input: [{ type: 'message', id: 'msg_1', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+      instructions: 'be brief',
+      store: true,
+      metadata: { purpose: 'fuzz' },
+    },
+    {
+      model: 'x',
       input: 'hi',
       instructions: 'be brief',
       stream: true,
@@ -736,6 +745,10 @@ describe.each(endpointCases)('generated mutations of valid requests on $path, th
           answered.set(answer.requestId, answer.status);
           if (answer.status < 300) {
             expectValidSuccess(endpoint.path, answer, context);
+            // What was left out (a sampling hint the model cannot take) was in the request: never invented.
+            for (const name of answer.dropped) {
+              expect(Object.hasOwn(request, name.split('.')[0] as string), `${context} dropped ${name}`).toBe(true);
+            }
           } else {
             const named = namedField(answer, endpoint.surface);
             const refusedAsUnsupported = answer.status === 400 && /^unsupported_/.test(answer.error?.code ?? '');

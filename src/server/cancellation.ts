@@ -20,6 +20,8 @@ export class Cancellation implements CancelSignal {
   reason: unknown = undefined;
   /** Where InFlightRequests holds it (-1: not held); kept here so removal needs no lookup. */
   inFlightSlot = -1;
+  /** The request it cancels, on the data plane: a body that breaks on its connection is its to answer. */
+  request: { readonly socket: object | null; readonly complete: boolean } | undefined = undefined;
   /** Most requests never have more than the upstream call listening; allocated on first use. */
   private listeners: Array<() => void> | undefined;
 

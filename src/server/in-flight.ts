@@ -32,6 +32,11 @@ export class InFlightRequests {
     cancellation.inFlightSlot = -1;
   }
 
+  /** The request in flight whose body is still arriving on a connection (a scan: only for a body that broke). */
+  readingOn(socket: object): Cancellation | undefined {
+    return this.items.find((item) => item.request?.socket === socket && !item.request.complete);
+  }
+
   /** Aborts every request in flight (a copy is walked: an abort may finish a request, which removes it). */
   abortAll(reason: unknown): void {
     for (const cancellation of [...this.items]) cancellation.abort(reason);

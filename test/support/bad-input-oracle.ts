@@ -14,6 +14,8 @@ export interface Answer {
   requestId: string;
   text: string;
   contentType: string;
+  /** What the gateway left out because the model cannot take it (`x-switchboard-dropped-parameters`). */
+  dropped: string[];
   /** The parsed body of a non-2xx answer. */
   // biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary error bodies
   error?: any;
@@ -48,7 +50,11 @@ export async function readAnswer(response: Response, surface: Surface, context: 
   expect(requestId, where).toMatch(/^req_[0-9a-f]{32}$/);
   expect(status, where).toBeLessThan(500);
   const contentType = response.headers.get('content-type') ?? '';
-  if (status < 300) return { status, requestId, text, contentType };
+  const dropped = (response.headers.get('x-switchboard-dropped-parameters') ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  if (status < 300) return { status, requestId, text, contentType, dropped };
   expect(contentType, where).toMatch(/^application\/json/);
   const body = JSON.parse(text);
   if (surface === 'openai') {
@@ -62,7 +68,7 @@ export async function readAnswer(response: Response, surface: Surface, context: 
   }
   expect(typeof body.error.message, where).toBe('string');
   expect(body.error.message.trim().length, where).toBeGreaterThan(0);
-  return { status, requestId, text, contentType, error: body.error };
+  return { status, requestId, text, contentType, dropped, error: body.error };
 }
 
 /** The field an error names: OpenAI's `param`, or the dotted path Anthropic's message starts with. */

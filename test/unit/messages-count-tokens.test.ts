@@ -22,7 +22,8 @@ describe('count_tokens estimate', () => {
   it('counts about four characters a token over everything in the prompt, never 0', () => {
     // "hi" and 4 characters for the message: 6 characters.
     expect(estimateInputTokens(request({}))).toBe(2);
-    expect(estimateInputTokens(request({ messages: [{ role: 'user', content: '' }] }))).toBe(1);
+    // A final assistant turn may be empty (the only empty message Anthropic takes): still 1, never 0.
+    expect(estimateInputTokens(request({ messages: [{ role: 'assistant', content: '' }] }))).toBe(1);
     const text = 'x'.repeat(400);
     const base = estimateInputTokens(request({ messages: [{ role: 'user', content: text }] }));
     expect(base).toBe(101);

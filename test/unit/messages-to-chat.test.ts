@@ -135,7 +135,6 @@ describe('Messages -> chat translation', () => {
                   { type: 'text', text: 'p2' },
                 ],
               },
-              { type: 'text', text: '' },
             ],
           },
         ],

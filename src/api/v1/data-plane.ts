@@ -45,8 +45,6 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
   const pipeline = new RequestPipeline(services);
   let started = 0;
   let idleWaiters: Array<() => void> = [];
-  // The request each connection is reading, until it is served: a broken body is its to answer (failBody).
-  const reading = new WeakMap<object, { response: ServerResponse; cancellation: Cancellation }>();
   const allowedOrigins = new Set(services.config.server.corsAllowedOrigins);
   const allowAnyOrigin = allowedOrigins.has('*');
 
@@ -86,9 +84,7 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
     const cancellation = new Cancellation();
     active.add(cancellation);
     started++;
-    const connection = request.socket;
-    const current = { response, cancellation };
-    reading.set(connection, current);
+    cancellation.request = request;
     response.on('close', () => {
       // The client went away before we finished: stop the upstream work at once.
       if (!response.writableFinished) cancellation.abort('client_closed');
@@ -139,7 +135,6 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         cancellation,
       );
     } finally {
-      if (reading.get(connection) === current) reading.delete(connection);
       active.delete(cancellation);
       if (active.size === 0 && idleWaiters.length > 0) {
         for (const resolve of idleWaiters) resolve();
@@ -166,9 +161,9 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
       active.abortAll(reason);
     },
     failBody(socket, reason) {
-      const current = reading.get(socket);
-      if (!current || current.response.headersSent || current.cancellation.aborted) return false;
-      current.cancellation.abort(reason);
+      const reading = active.readingOn(socket);
+      if (!reading || reading.aborted) return false;
+      reading.abort(reason);
       return true;
     },
   };

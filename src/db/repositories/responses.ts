@@ -67,6 +67,12 @@ export function chunks<Item>(items: readonly Item[], size: number): Item[][] {
   return result;
 }
 
+/**
+ * Whether an id could be stored at all: PostgreSQL text cannot hold NUL, so no stored id has one, and a query naming
+ * one would fail there (a 500 for a client's typo) instead of finding nothing.
+ */
+export const storableId = (id: string): boolean => !id.includes('\u0000');
+
 export interface FoundResponse {
   /** The response object as JSON, without `output`. */
   response: string;
@@ -80,6 +86,7 @@ export async function findResponse(
   id: string,
   now: number,
 ): Promise<FoundResponse | undefined> {
+  if (!storableId(id)) return undefined;
   const row = await db
     .selectFrom('responses')
     .select(['response', 'output_items'])
@@ -118,6 +125,7 @@ export async function deleteResponse(
   id: string,
   now: number,
 ): Promise<boolean> {
+  if (!storableId(id)) return false;
   return db.transaction().execute(async (transaction) => {
     const deleted = await transaction
       .deleteFrom('responses')
@@ -154,6 +162,7 @@ export async function loadConversation(
   maxBytes: number = Number.MAX_SAFE_INTEGER,
   maxTurns: number = maxConversationTurns,
 ): Promise<Conversation | undefined> {
+  if (!storableId(id)) return undefined;
   const result = await sql<ConversationRow>`
     with recursive chain(id, previous_response_id, depth, total) as (
       select id, previous_response_id, 0, cast(stored_bytes as bigint) from responses
@@ -201,7 +210,7 @@ export async function findItems(
   ids: readonly string[],
   now: number,
 ): Promise<Map<string, unknown>> {
-  const wanted = new Set(ids);
+  const wanted = new Set(ids.filter(storableId));
   const found = new Map<string, unknown>();
   for (const batch of chunks([...wanted], idsPerStatement)) {
     // Each response once, however many of the ids it holds.

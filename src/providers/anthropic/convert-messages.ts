@@ -53,6 +53,8 @@ export function convertMessages(messages: readonly ChatMessage[]): ConvertedMess
     else converted.push({ role, content: blocks });
   };
 
+  // Anthropic takes a tool result only as the answer to a tool call of the assistant message just before it.
+  let openCalls = new Set<string>();
   messages.forEach((message, index) => {
     const param = `messages[${index}]`;
     switch (message.role) {
@@ -84,9 +86,18 @@ export function convertMessages(messages: readonly ChatMessage[]): ConvertedMess
         });
         markLast(blocks, message.cache_control);
         append('assistant', blocks);
+        openCalls = new Set((message.tool_calls ?? []).map((call) => splitToolCallId(call.id).id));
         return;
       }
       case 'tool':
+        if (!openCalls.has(splitToolCallId(String(message.tool_call_id)).id)) {
+          // Decided here, as Anthropic would, naming the client's field rather than a path of the translated request.
+          throw untranslatable(
+            `${param}.tool_call_id`,
+            'anthropic',
+            'a tool result whose tool_call_id answers no tool call of the assistant message before it',
+          );
+        }
         append('user', [toolResult(message, param)]);
         return;
       default:

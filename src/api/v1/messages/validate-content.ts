@@ -1,5 +1,6 @@
 import {
   checkLiteral,
+  isObject,
   type JsonObject,
   optionalBoolean,
   optionalString,
@@ -114,6 +115,9 @@ export function checkMessages(value: unknown): void {
   if (messages.length === 0) {
     throw requestError('messages', 'List should have at least 1 item after validation, not 0', 'invalid_value');
   }
+  // The tool_use ids of the latest assistant turn: a tool result answers one of them or none (Anthropic's rule, so a
+  // translated request is refused in Anthropic's words, not in the words of the chat request it would have become).
+  let calls = new Set<string>();
   messages.forEach((item, index) => {
     const path = `messages.${index}`;
     const message = requireObject(item, path);
@@ -123,6 +127,32 @@ export function checkMessages(value: unknown): void {
     if (typeof content !== 'string') {
       if (!Array.isArray(content)) wrongType(`${path}.content`, 'a valid string or a valid list');
       checkBlocks(content, `${path}.content`, message.role as string);
+    }
+    // Anthropic's own rules, checked here so that a translated request is refused in Anthropic's words too, not in
+    // those of the provider it went to (Gemini: "contents is not specified").
+    const final = index === messages.length - 1 && message.role === 'assistant';
+    if (content.length === 0 && !final) {
+      throw requestError(
+        path,
+        'all messages must have non-empty content except for the optional final assistant message',
+      );
+    }
+    if (
+      Array.isArray(content) &&
+      content.some((block) => isObject(block) && block.type === 'text' && block.text === '')
+    ) {
+      throw requestError(path, 'text content blocks must be non-empty');
+    }
+    const blocks = Array.isArray(content) ? (content as JsonObject[]) : [];
+    if (message.role === 'assistant') {
+      calls = new Set(blocks.filter((block) => block.type === 'tool_use').map((block) => String(block.id)));
+    }
+    for (const block of blocks) {
+      if (block.type !== 'tool_result' || calls.has(String(block.tool_use_id))) continue;
+      throw requestError(
+        `${path}.content`,
+        `unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id).slice(0, 64)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+      );
     }
   });
 }

@@ -1,4 +1,4 @@
-import type { ResponseRecord } from '../../../db/repositories/responses.js';
+import { type ResponseRecord, storableId } from '../../../db/repositories/responses.js';
 import { type AncestorExpiry, conversationExpiry } from './conversation-expiry.js';
 import { storedResponseTooLarge } from './errors.js';
 import { readStoredSettings, storedSettingsJson } from './stored-settings.js';
@@ -23,8 +23,11 @@ export interface RecordContext {
   ancestors?: readonly AncestorExpiry[];
 }
 
+/** The ids an `item_reference` may name; one that cannot be stored (a NUL in it) is never looked up, so not kept. */
 function itemIds(items: ReadonlyArray<InputItem | OutputItem>, into: string[]): void {
-  for (const item of items) if (typeof item.id === 'string' && item.id !== '') into.push(item.id);
+  for (const item of items) {
+    if (typeof item.id === 'string' && item.id !== '' && storableId(item.id)) into.push(item.id);
+  }
 }
 
 export interface StoredResponse {
