@@ -5,6 +5,7 @@ import {
   expectValidSuccess,
   fieldName,
   namedField,
+  namesChatPath,
   pointsInto,
   postRaw,
   readAnswer,
@@ -683,6 +684,20 @@ const fullRequests: Record<string, Record<string, unknown>[]> = {
       temperature: 0.5,
     },
     { model: 'x', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], stream: true, stop_sequences: ['END'] },
+    {
+      model: 'x',
+      max_tokens: 50,
+      system: 'be brief',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } },
+          ],
+        },
+      ],
+    },
   ],
   '/v1/messages/count_tokens': [
     {
@@ -753,6 +768,8 @@ describe.each(endpointCases)('generated mutations of valid requests on $path, th
             const named = namedField(answer, endpoint.surface);
             const refusedAsUnsupported = answer.status === 400 && /^unsupported_/.test(answer.error?.code ?? '');
             if (named !== null) expect(pointsInto(request, named, refusedAsUnsupported), context).toBe(true);
+            // The translated chat request is the gateway's own: its paths mean nothing to a Messages client.
+            if (endpoint.surface === 'anthropic') expect(namesChatPath(answer), context).toBe(false);
             // What the gateway refuses on its own reaches no upstream.
             if (isValidationError(answer, endpoint.surface)) expect(calls, context).toBe(0);
           }

@@ -142,6 +142,44 @@ describe('/v1/messages: a tool_result answering no tool_use of the assistant tur
   });
 });
 
+describe('/v1/messages: what a translated model’s provider refuses', () => {
+  it.each([false, true])(
+    'is named by the client’s Messages path at the start of the message, not the chat request’s (stream: %s)',
+    async (stream) => {
+      const before = upstreamCalls();
+      const response = await fetch(`${setup.gateway.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${setup.gateway.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'gemini-mock',
+          max_tokens: 20,
+          stream,
+          system: 'be brief',
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: 'hello' },
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'what is this?' },
+                { type: 'image', source: { type: 'url', url: 'ftp://example.com/cat.png' } },
+              ],
+            },
+          ],
+        }),
+      });
+      expect(response.status).toBe(400);
+      // Gemini's adapter refused "Invalid 'messages[3].content[1].image_url.url'": the system prompt made message 3
+      // of the chat request, and image_url is no field of a Messages request.
+      const body = await jsonOf(response);
+      expect(body.error.message).toBe(
+        'messages.2.content.1.source: an image URL that is not http(s) or base64 cannot be sent to this model (served by a gemini provider).',
+      );
+      expect(upstreamCalls()).toBe(before);
+    },
+  );
+});
+
 describe('/v1/responses: a NUL character where PostgreSQL text cannot hold one', () => {
   it('is a 404 for a response id or previous_response_id that holds one, not a failed query', async () => {
     const retrieved = await fetch(`${setup.gateway.baseUrl}/responses/resp_%00`, {

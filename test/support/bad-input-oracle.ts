@@ -71,12 +71,21 @@ export async function readAnswer(response: Response, surface: Surface, context: 
   return { status, requestId, text, contentType, dropped, error: body.error };
 }
 
-/** The field an error names: OpenAI's `param`, or the dotted path Anthropic's message starts with. */
+/**
+ * The field an error names: OpenAI's `param`, or the path Anthropic's message starts with. Bracketed steps are read
+ * too (`messages[2].tool_calls[0]`): they are no Anthropic path, so a message naming the translated chat request's
+ * field instead of the client's fails `pointsInto`.
+ */
 export function namedField(answer: Answer, surface: Surface): string | null {
   if (!answer.error) return null;
   if (surface === 'openai') return answer.error.param;
-  const match = /^([A-Za-z_][\w.]*): /.exec(answer.error.message);
+  const match = /^([A-Za-z_][\w.[\]]*): /.exec(answer.error.message);
   return match?.[1] ?? null;
+}
+
+/** A field in OpenAI's bracket form (`messages[2].content`) anywhere in an Anthropic message: never the client's. */
+export function namesChatPath(answer: Answer): boolean {
+  return /\b(messages|tools|tool_calls|content)\[\d+\]/.test(answer.error?.message ?? '');
 }
 
 /** A path as the surface writes it: `messages[0].content` (OpenAI) or `messages.0.content` (Anthropic). */

@@ -9,6 +9,7 @@ import type {
   ToolUseBlock,
 } from '../../../providers/anthropic/wire-types.js';
 import { estimateUsage } from '../../../usage/usage.js';
+import { inMessagesTerms } from './client-param.js';
 import { toChatRequest } from './to-chat-request.js';
 
 /**
@@ -117,6 +118,9 @@ export async function countInputTokens(
   counter?: PromptTokenCounter,
 ): Promise<{ input_tokens: number }> {
   if (!counter) return { input_tokens: estimateInputTokens(request) };
-  const counted = await counter(toChatRequest(request, 'local').request);
+  const translation = toChatRequest(request, 'local');
+  const counted = await counter(translation.request).catch((error: unknown) => {
+    throw inMessagesTerms(error, translation.origins);
+  });
   return { input_tokens: Math.max(1, counted) };
 }

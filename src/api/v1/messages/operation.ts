@@ -9,6 +9,7 @@ import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../r
 import { primeItems } from '../../../routing/prime-stream.js';
 import type { Deployment, Route } from '../../../routing/router.js';
 import type { SseEvent } from '../../../upstream/sse.js';
+import { inMessagesTerms } from './client-param.js';
 import { checkedNativeMessage } from './native-usage.js';
 import { rewriteModel } from './rewrite-model.js';
 import { toChatRequest } from './to-chat-request.js';
@@ -120,10 +121,22 @@ function messagesDispatch<Answer, ChatResult>(
       }
       // Throws a 400 for what this provider type cannot express: this deployment is skipped.
       const translation = toChatRequest(request, provider.type as TranslationTarget);
-      const prepared = answering.chatOperation(translation.request).prepare(deployment, context);
+      // What the provider (or upstream) refuses in the chat request is named as the client's Messages field.
+      let prepared: PreparedCall<ChatResult>;
+      try {
+        prepared = answering.chatOperation(translation.request).prepare(deployment, context);
+      } catch (error) {
+        throw inMessagesTerms(error, translation.origins);
+      }
       return {
         dropped: [...translation.dropped, ...prepared.dropped],
-        send: async () => answering.translated(await prepared.send()),
+        send: async () => {
+          try {
+            return answering.translated(await prepared.send());
+          } catch (error) {
+            throw inMessagesTerms(error, translation.origins);
+          }
+        },
       };
     },
   };

@@ -24,6 +24,24 @@ import { type TranslationTarget, untranslatable } from './translation-target.js'
  * Every block appears once; nothing is duplicated or reordered within its kind.
  */
 
+/** Where a chat message came from in the Messages request: what its errors are about, in the client's terms. */
+export interface ChatMessageOrigin {
+  /** The client's message (the first of a turn) or `system`. */
+  param: string;
+  /** The field that became the chat `content` when it is one (a tool result's `content`, a lone text block). */
+  content?: string;
+  /** Per chat content part, the block it was made from. */
+  parts: string[];
+  /** Per chat tool call, its `tool_use` block. */
+  calls: string[];
+}
+
+export interface ChatMessages {
+  messages: ChatMessage[];
+  /** Per message, where it came from. */
+  origins: ChatMessageOrigin[];
+}
+
 interface PlacedBlock {
   block: MessageBlock;
   path: string;
@@ -31,8 +49,13 @@ interface PlacedBlock {
 
 interface Turn {
   role: 'user' | 'assistant' | 'system';
+  /** The turn's first message. */
+  path: string;
   blocks: PlacedBlock[];
 }
+
+/** Chat messages with their origins, built side by side. */
+type Placed = { message: ChatMessage; origin: ChatMessageOrigin };
 
 function turnsOf(messages: CountTokensRequest['messages']): Turn[] {
   const turns: Turn[] = [];
@@ -44,7 +67,7 @@ function turnsOf(messages: CountTokensRequest['messages']): Turn[] {
         : message.content.map((block, blockIndex) => ({ block, path: `${path}.${blockIndex}` }));
     const last = turns.at(-1);
     if (last?.role === message.role) last.blocks.push(...blocks);
-    else turns.push({ role: message.role, blocks });
+    else turns.push({ role: message.role, path: `messages.${index}`, blocks });
   });
   return turns;
 }
@@ -68,49 +91,70 @@ function toolMessage(
   result: ToolResultBlock,
   path: string,
   target: TranslationTarget,
-  attachments: ChatContentPart[],
-): ChatMessage {
+  attachments: PlacedPart[],
+): Placed {
   const texts: string[] = [];
   if (typeof result.content === 'string') {
     texts.push(result.content);
   } else {
     (result.content ?? []).forEach((block, index) => {
-      for (const part of userParts(block, `${path}.content.${index}`, target)) {
+      const blockPath = `${path}.content.${index}`;
+      for (const part of userParts(block, blockPath, target)) {
         if (part.type === 'text') texts.push(part.text);
-        else attachments.push(part);
+        else attachments.push({ part, path: blockPath });
       }
     });
   }
   let content = texts.join('\n');
   if (content === '' && attachments.length > 0) content = 'The result is attached in the next message.';
   if (result.is_error === true) content = `Error: ${content}`;
-  return { role: 'tool', tool_call_id: result.tool_use_id, content };
+  return {
+    message: { role: 'tool', tool_call_id: result.tool_use_id, content },
+    origin: { param: path, content: `${path}.content`, parts: [], calls: [] },
+  };
 }
 
-function userMessages(turn: Turn, target: TranslationTarget): ChatMessage[] {
-  const toolMessages: ChatMessage[] = [];
-  const parts: ChatContentPart[] = [];
-  const attachments: ChatContentPart[] = [];
+interface PlacedPart {
+  part: ChatContentPart;
+  path: string;
+}
+
+function userMessages(turn: Turn, target: TranslationTarget): Placed[] {
+  const toolMessages: Placed[] = [];
+  const parts: PlacedPart[] = [];
+  const attachments: PlacedPart[] = [];
   for (const { block, path } of turn.blocks) {
     if (block.type === 'tool_result')
       toolMessages.push(toolMessage(block as ToolResultBlock, path, target, attachments));
   }
   for (const { block, path } of turn.blocks) {
-    if (block.type !== 'tool_result') parts.push(...userParts(block, path, target));
+    if (block.type !== 'tool_result') parts.push(...userParts(block, path, target).map((part) => ({ part, path })));
   }
   const content = [...attachments, ...parts];
   if (content.length === 0 && toolMessages.length > 0) return toolMessages;
-  return [...toolMessages, { role: 'user', content: content.length === 0 ? '' : userContent(content) }];
+  const paths = content.map(({ path }) => path);
+  const origin: ChatMessageOrigin = { param: turn.path, parts: paths, calls: [] };
+  if (paths.length === 1) origin.content = paths[0];
+  const message: ChatMessage = {
+    role: 'user',
+    content: content.length === 0 ? '' : userContent(content.map(({ part }) => part)),
+  };
+  return [...toolMessages, { message, origin }];
 }
 
-function assistantMessage(turn: Turn, target: TranslationTarget): ChatMessage {
+function assistantMessage(turn: Turn, target: TranslationTarget): Placed {
   const texts: string[] = [];
+  const textPaths: string[] = [];
   const reasoning: string[] = [];
   const toolCalls: ToolCall[] = [];
+  const calls: string[] = [];
   for (const { block, path } of turn.blocks) {
     switch (block.type) {
       case 'text':
-        if ((block as TextBlock).text !== '') texts.push((block as TextBlock).text);
+        if ((block as TextBlock).text !== '') {
+          texts.push((block as TextBlock).text);
+          textPaths.push(path);
+        }
         break;
       case 'thinking':
         reasoning.push((block as ThinkingBlock).thinking);
@@ -124,6 +168,7 @@ function assistantMessage(turn: Turn, target: TranslationTarget): ChatMessage {
           type: 'function',
           function: { name: use.name, arguments: JSON.stringify(use.input) },
         });
+        calls.push(path);
         break;
       }
       default:
@@ -136,26 +181,33 @@ function assistantMessage(turn: Turn, target: TranslationTarget): ChatMessage {
   };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning.length > 0) message.reasoning_content = reasoning.join('\n\n');
-  return message;
+  const origin: ChatMessageOrigin = { param: turn.path, parts: [], calls };
+  if (textPaths.length === 1) origin.content = textPaths[0];
+  return { message, origin };
 }
 
-function systemMessage(turn: Turn, target: TranslationTarget): ChatMessage {
+function systemMessage(turn: Turn, target: TranslationTarget): Placed {
   const texts = turn.blocks.map(({ block, path }) =>
     block.type === 'text'
       ? (block as TextBlock).text
       : untranslatable(`${path}.type`, `a system-turn block of type '${block.type}'`, target),
   );
-  return { role: 'system', content: texts.join('\n\n') };
+  return {
+    message: { role: 'system', content: texts.join('\n\n') },
+    origin: { param: turn.path, parts: [], calls: [] },
+  };
 }
 
-export function toChatMessages(request: CountTokensRequest, target: TranslationTarget): ChatMessage[] {
-  const messages: ChatMessage[] = [];
+export function toChatMessages(request: CountTokensRequest, target: TranslationTarget): ChatMessages {
+  const placed: Placed[] = [];
   const system = systemText(request.system);
-  if (system !== '') messages.push({ role: 'system', content: system });
-  for (const turn of turnsOf(request.messages)) {
-    if (turn.role === 'user') messages.push(...userMessages(turn, target));
-    else if (turn.role === 'assistant') messages.push(assistantMessage(turn, target));
-    else messages.push(systemMessage(turn, target));
+  if (system !== '') {
+    placed.push({ message: { role: 'system', content: system }, origin: { param: 'system', parts: [], calls: [] } });
   }
-  return messages;
+  for (const turn of turnsOf(request.messages)) {
+    if (turn.role === 'user') placed.push(...userMessages(turn, target));
+    else if (turn.role === 'assistant') placed.push(assistantMessage(turn, target));
+    else placed.push(systemMessage(turn, target));
+  }
+  return { messages: placed.map(({ message }) => message), origins: placed.map(({ origin }) => origin) };
 }

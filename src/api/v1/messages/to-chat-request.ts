@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest } from '../../../openai/types.js';
 import type { CountTokensRequest } from '../../../providers/anthropic/wire-types.js';
 import { requestError } from './request-error.js';
-import { toChatMessages } from './to-chat-messages.js';
+import { type ChatMessageOrigin, toChatMessages } from './to-chat-messages.js';
 import { toChatTools } from './to-chat-tools.js';
 import { type TranslationTarget, untranslatable } from './translation-target.js';
 
@@ -26,6 +26,8 @@ export interface ChatTranslation {
   request: ChatCompletionRequest;
   /** Parameters of the Messages request that were not sent, by their Messages names. */
   dropped: string[];
+  /** Per chat message, where it came from in the Messages request (to name errors by the client's field). */
+  origins: ChatMessageOrigin[];
 }
 
 /** Fields read (or deliberately refused) below; any other field present is dropped and named. */
@@ -73,7 +75,8 @@ export function toChatRequest(request: CountTokensRequest, target: TranslationTa
       'max_tokens: 0 (warming the prompt cache) is only meaningful to Anthropic models.',
     );
   }
-  const chat: ChatCompletionRequest = { model: request.model, messages: toChatMessages(request, target) };
+  const { messages, origins } = toChatMessages(request, target);
+  const chat: ChatCompletionRequest = { model: request.model, messages };
   Object.assign(chat, toChatTools(request, target));
   if (typeof request.max_tokens === 'number') chat.max_completion_tokens = request.max_tokens;
   if (request.stop_sequences && request.stop_sequences.length > 0) chat.stop = request.stop_sequences;
@@ -95,5 +98,5 @@ export function toChatRequest(request: CountTokensRequest, target: TranslationTa
   for (const name in request) {
     if (!translated.has(name) && request[name] !== undefined && request[name] !== null) dropped.push(name);
   }
-  return { request: chat, dropped };
+  return { request: chat, dropped, origins };
 }
