@@ -499,6 +499,46 @@ describe('an OpenAI-compatible choice without what the SDKs read', () => {
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: expect.any(Number) } });
   });
 
+  it('a legacy completions stream whose [DONE] comes before a choice finished: that choice ends with stop', async () => {
+    const text = { id: 'cmpl-1', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct' };
+    const { response, text: body } = await exchangeWith(
+      hostile,
+      '/v1/completions',
+      {
+        model: 'hostile-openai',
+        prompt: ['a', 'b'],
+        max_tokens: 5,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      sse([
+        { data: { ...text, choices: [{ text: 'Hi', index: 0, logprobs: null, finish_reason: null }] } },
+        { data: { ...text, choices: [{ text: 'Yo', index: 1, logprobs: null, finish_reason: null }] } },
+        { data: { ...text, choices: [{ text: '', index: 1, logprobs: null, finish_reason: 'length' }] } },
+        { data: '[DONE]' },
+      ]),
+    );
+    expect(response.status, body).toBe(200);
+    const chunks = parseStrictSse(body)
+      .frames.filter((frame) => frame.data !== '[DONE]')
+      .map((frame) => JSON.parse(frame.data));
+    const finishes = chunks.flatMap((each) =>
+      each.choices.flatMap((choice: { index: number; finish_reason: unknown }) =>
+        choice.finish_reason ? [[choice.index, choice.finish_reason]] : [],
+      ),
+    );
+    expect(finishes).toEqual([
+      [1, 'length'],
+      [0, 'stop'],
+    ]);
+    // The finish chunk is a text completion chunk like the upstream's, before the usage chunk.
+    expect(chunks.at(-2)).toEqual({
+      ...text,
+      choices: [{ text: '', index: 0, logprobs: null, finish_reason: 'stop' }],
+    });
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: expect.any(Number) } });
+  });
+
   it('a choice without a message (choices: [{}]), usage and all: a 502, never relayed', async () => {
     await expectHandled({
       name: 'choices [{}]',

@@ -72,6 +72,15 @@ async function relay(
       }
       await sse.write(sseData(raw ?? JSON.stringify(chunk)));
     }
+    // A choice the upstream never finished (its [DONE] came first) ends as it stopped, as on chat: a client that
+    // expects one finish per choice would otherwise throw or wait.
+    if (lastChunk) {
+      const { id, object, created, model, system_fingerprint } = lastChunk;
+      for (const index of finishOnce.unfinished()) {
+        const choice = { text: '', index, logprobs: null, finish_reason: 'stop' };
+        await sse.write(sseData(JSON.stringify({ id, object, created, model, system_fingerprint, choices: [choice] })));
+      }
+    }
     const usage = reported ?? estimate(completionCharacters);
     await endChunkStream(sse, lastChunk, includeUsage && !reported ? usage : undefined);
     return { usage, firstTokenAt, responseBody: sse.body() };
