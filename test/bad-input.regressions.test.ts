@@ -17,7 +17,7 @@ const upstreamCalls = () =>
   );
 
 describe('a tool result that answers no tool call of the message before it', () => {
-  it.each(['claude-mock', 'gemini-mock'])(
+  it.each(['claude-mock', 'gemini-mock', 'gpt-4o-mini'])(
     'is refused for %s by the gateway, naming the client’s field, without calling the upstream',
     async (model) => {
       const before = upstreamCalls();
@@ -30,9 +30,16 @@ describe('a tool result that answers no tool call of the message before it', () 
         ],
       });
       expect(response.status).toBe(400);
-      // Anthropic's own refusal named `messages.0.content` of the translated request, with no param.
+      // Anthropic's own refusal named `messages.0.content` of the translated request, with no param; an
+      // OpenAI-compatible upstream answered with its own 400 (OpenAI's), or not at all. Now one refusal for every route.
       const { error } = await jsonOf(response);
-      expect(error).toMatchObject({ param: 'messages[2].tool_call_id', code: 'unsupported_value' });
+      expect(error).toEqual({
+        message:
+          "Invalid 'messages[2].tool_call_id': a message with role 'tool' must answer a tool call of the assistant message before it; 'call_1' is none of its 'tool_calls'.",
+        type: 'invalid_request_error',
+        param: 'messages[2].tool_call_id',
+        code: 'invalid_value',
+      });
       expect(upstreamCalls()).toBe(before);
     },
   );

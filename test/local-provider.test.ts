@@ -391,9 +391,19 @@ describe('local provider: limits and errors', () => {
       'messages[0].content[1].type',
     ],
     [
-      'tool results',
-      { messages: [...hello, { role: 'tool', content: 'x', tool_call_id: 'call_1' }] },
-      'messages[1].role',
+      'tool calls and their results',
+      {
+        messages: [
+          ...hello,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+          { role: 'tool', content: 'x', tool_call_id: 'call_1' },
+        ],
+      },
+      'messages[1].tool_calls',
     ],
     ['logit_bias outside the vocabulary', { logit_bias: { '999999': 5 } }, 'logit_bias'],
   ])('refuses what a local model cannot do (%s) with a 400 naming the field', async (_name, extra, param) => {

@@ -1,3 +1,4 @@
+import { splitToolCallId } from '../providers/tool-call-id.js';
 import type { ChatCompletionRequest } from './types.js';
 import {
   checkEnum,
@@ -135,6 +136,28 @@ function checkMessage(message: unknown, index: number): void {
   }
 }
 
+/**
+ * A tool message answers a tool call of the assistant message before it: OpenAI refuses an orphan with a 400, and
+ * Anthropic and Gemini cannot take one. Refused here, alike for every provider, rather than by each upstream in its own
+ * words and paths. Ids compare without the signature the gateway may carry in them (tool-call-id.ts).
+ */
+function checkToolAnswers(messages: readonly unknown[]): void {
+  let calls: string[] = [];
+  messages.forEach((message, index) => {
+    const { role, tool_calls: toolCalls, tool_call_id: answered } = message as Record<string, unknown>;
+    if (role === 'assistant') {
+      calls = Array.isArray(toolCalls) ? toolCalls.map((call) => splitToolCallId(String(call.id)).id) : [];
+    } else if (role === 'tool' && !calls.includes(splitToolCallId(answered as string).id)) {
+      const param = `messages[${index}].tool_call_id`;
+      fail(
+        `Invalid '${param}': a message with role 'tool' must answer a tool call of the assistant message before it; '${String(answered).slice(0, 64)}' is none of its 'tool_calls'.`,
+        param,
+        'invalid_value',
+      );
+    }
+  });
+}
+
 function checkTools(tools: unknown): void {
   if (!Array.isArray(tools)) wrongType('tools', 'an array', tools);
   tools.forEach((tool, index) => {
@@ -233,6 +256,7 @@ export function validateChatRequest(body: unknown): ChatCompletionRequest {
   if (!Array.isArray(messages)) wrongType('messages', 'an array', messages);
   if (messages.length === 0) emptyArray('messages');
   for (let index = 0; index < messages.length; index++) checkMessage(messages[index], index);
+  checkToolAnswers(messages);
 
   optionalNumber(body, 'temperature', 0, 2);
   optionalNumber(body, 'top_p', 0, 1);
