@@ -412,6 +412,28 @@ interface Chunk {
   usage?: { completion_tokens: number };
 }
 
+describe('an OpenAI-compatible upstream refusing a translated Messages request by its chat path', () => {
+  it('is relayed naming the client’s Messages field at the start of the message', async () => {
+    const param = 'messages[1].content[0].text';
+    const { response, text } = await exchangeWith(
+      hostile,
+      '/v1/messages',
+      {
+        ...messages('hostile-openai'),
+        system: 'be brief',
+        messages: [{ role: 'user', content: [{ type: 'text', text: ask }] }],
+      },
+      {
+        status: 400,
+        json: { error: { message: `Invalid '${param}': too long.`, type: 'invalid_request_error', param, code: null } },
+      },
+    );
+    expect(response.status, text).toBe(400);
+    // The system prompt made the client's first message the chat request's second.
+    expect(JSON.parse(text).error.message).toBe('messages.0.content.0.text: too long.');
+  });
+});
+
 describe('an OpenAI-compatible stream that repeats its end', () => {
   const base = { id: 'cmpl-1', object: 'text_completion', created: 1, model: 'gpt-3.5-instruct' };
   const finish = { data: { ...base, choices: [{ text: '', index: 0, finish_reason: 'length' }] } };
