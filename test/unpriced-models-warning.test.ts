@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountId, createTestUser, signIn } from './support/console.js';
 import { createTestDatabase } from './support/database.js';
 import { startTestGateway } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
@@ -9,7 +10,8 @@ import { type MockUpstream, startMockUpstream } from './support/mock-openai-upst
 /**
  * docs/operations.md, "Limits and budgets": a model without `pricing` counts as free against budgets, so a gateway
  * with any budget in force (a configured default, or one set on an account or key) says at start-up which models
- * have no prices; a gateway without budgets says nothing.
+ * have no prices; a gateway without budgets says nothing. GET /api/accounts/{id}/budgets lists the ones the account
+ * may call.
  */
 
 let mock: MockUpstream;
@@ -36,6 +38,12 @@ describe('models without pricing', () => {
       expect(line).toContain('unpriced-model');
       // Priced models are not listed.
       expect(line).not.toContain('gpt-4o-mini');
+      // An account holder reads the same next to the budgets: the models it may call that cost $0 against them.
+      await createTestUser(gateway, { email: 'member@acme.test', account: 'acme', role: 'member' });
+      const member = await signIn(gateway, 'member@acme.test');
+      const budgets = await member.request('GET', `/api/accounts/${await accountId(gateway, 'acme')}/budgets`);
+      expect(budgets.status).toBe(200);
+      expect(budgets.body.unpricedModels).toEqual(['unpriced-model']);
     } finally {
       await gateway.close();
     }

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../db/schema.js';
 import { type LimitSettings, parseStoredLimits } from '../limits/settings.js';
 import type { Logger } from '../observability/logger.js';
+import { isUnpriced } from '../usage/budgets.js';
 
 /**
  * A model served without prices costs nothing against budgets (its log rows have no cost): an operator who sets
@@ -10,10 +11,8 @@ import type { Logger } from '../observability/logger.js';
  */
 
 /** The models that have a deployment without prices (neither its own nor the model's). */
-export function unpricedModels(models: Config['models']): string[] {
-  return models
-    .filter((model) => model.deployments.some((deployment) => deployment.pricing === undefined))
-    .map((model) => model.name);
+function unpricedModels(models: Config['models']): string[] {
+  return models.filter(isUnpriced).map((model) => model.name);
 }
 
 const hasBudget = (limits: Partial<LimitSettings>) =>
