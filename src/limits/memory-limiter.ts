@@ -37,6 +37,15 @@ interface SubjectState {
   lastUsedAt: number;
 }
 
+/**
+ * Drops the spend of days and months that are over: a subject that never goes idle (never swept) would otherwise keep
+ * one entry per period for ever. A request admitted in a period that is over settles into nothing then (no longer read).
+ */
+function forgetPastPeriods(spend: Map<string, number>, periods: ReturnType<typeof periodKeys>): void {
+  for (const key of spend.keys())
+    if (key !== `day:${periods.day}` && key !== `month:${periods.month}`) spend.delete(key);
+}
+
 export class MemoryLimiter implements Limiter {
   private readonly subjects = new Map<string, SubjectState>();
   private readonly sweeper: NodeJS.Timeout;
@@ -77,6 +86,7 @@ export class MemoryLimiter implements Limiter {
     // Budgets of a new period are loaded first, so that the check-and-commit below runs without awaiting.
     for (const subject of limited) {
       const state = this.state(subject.id, Date.now());
+      forgetPastPeriods(state.spend, periods);
       if (subject.limits.dailyBudgetUsd !== null && !state.spend.has(`day:${periods.day}`)) {
         const spent = await this.loadSpend(subject, 'day', periods.dayEnd.getTime() - 86_400_000);
         if (!state.spend.has(`day:${periods.day}`)) state.spend.set(`day:${periods.day}`, toMicroDollars(spent));

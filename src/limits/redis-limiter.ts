@@ -156,7 +156,7 @@ export class RedisLimiter implements Limiter {
       } catch (error) {
         // The script may have run although its answer did not come in time (a frozen or slow Redis): the admission is
         // taken back, since this request is refused or admitted without Redis now (a no-op when it never ran).
-        if (sent) void this.settlements.send(lease, this.settlement(request, periods, lease, -tokens, -cost, true));
+        if (sent) void this.settlements.send(lease, this.settlement(request, periods, lease, -tokens, -cost, 0, true));
         throw error;
       }
       const outcome = result[0];
@@ -270,8 +270,11 @@ export class RedisLimiter implements Limiter {
         settled = true;
         this.liveLeases.delete(lease);
         const tokenDelta = Math.max(0, Math.round(actual.tokens)) - tokens;
-        const costDelta = toMicroDollars(actual.costUsd) - cost;
-        return this.settlements.send(lease, this.settlement(request, periods, lease, tokenDelta, costDelta, false));
+        const actualCost = toMicroDollars(actual.costUsd);
+        return this.settlements.send(
+          lease,
+          this.settlement(request, periods, lease, tokenDelta, actualCost - cost, actualCost, false),
+        );
       },
     };
   }
@@ -283,6 +286,7 @@ export class RedisLimiter implements Limiter {
     lease: string,
     tokenDelta: number,
     costDelta: number,
+    actualCost: number,
     cancel: boolean,
   ): Settlement {
     const keys: string[] = [];
@@ -306,6 +310,7 @@ export class RedisLimiter implements Limiter {
     return {
       keys,
       args: [request.subjects.length, tokenDelta, costDelta, lease, cancel ? '1' : '0', ...flags],
+      forgottenCost: actualCost,
     };
   }
 

@@ -119,7 +119,10 @@ return result
  * Replaces a reservation with actual use: token and cost deltas, and the concurrency lease released. With `cancel`
  * set, the admission is taken back whole (its request is no longer counted either): the gateway did not get the
  * admission's answer in time and decided without it. Per subject the keys are requests, tokens, leases, daily and
- * monthly spend; the flags say which of those limits the subject has.
+ * monthly spend; the flags say which of those limits the subject has. The last argument is the request's whole cost,
+ * added to spend counters that exist when Redis no longer knows the reservation (it restarted empty while the request
+ * ran): those counters were seeded from the request log, which gets the request's row only after this settlement.
+ * The gateway sends 0 there when it resends a settlement, since the first attempt may have counted it already.
  */
 export const settleScript = `
 local subjects = tonumber(ARGV[1])
@@ -127,6 +130,7 @@ local tokenDelta = tonumber(ARGV[2])
 local costDelta = tonumber(ARGV[3])
 local lease = ARGV[4]
 local cancel = ARGV[5] == '1'
+local forgottenCost = tonumber(ARGV[6 + subjects])
 local reservations = KEYS[subjects * 5 + 1]
 local second = redis.call('ZSCORE', reservations, lease)
 local reserved = second and redis.call('ZREM', reservations, lease) == 1
@@ -146,6 +150,13 @@ for index = 0, subjects - 1 do
     end
     if string.sub(flags, 5, 5) == '1' and costDelta ~= 0 and redis.call('EXISTS', KEYS[key + 5]) == 1 then
       redis.call('INCRBY', KEYS[key + 5], costDelta)
+    end
+  elseif forgottenCost > 0 then
+    if string.sub(flags, 4, 4) == '1' and redis.call('EXISTS', KEYS[key + 4]) == 1 then
+      redis.call('INCRBY', KEYS[key + 4], forgottenCost)
+    end
+    if string.sub(flags, 5, 5) == '1' and redis.call('EXISTS', KEYS[key + 5]) == 1 then
+      redis.call('INCRBY', KEYS[key + 5], forgottenCost)
     end
   end
 end

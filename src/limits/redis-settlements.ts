@@ -16,6 +16,11 @@ type RedisWithSettle = Redis & {
 export interface Settlement {
   keys: string[];
   args: Array<string | number>;
+  /**
+   * The request's whole cost in micro-dollars, counted if Redis no longer knows its admission (see settleScript);
+   * sent with the first attempt only, since a resent settlement may have been counted by an attempt that timed out.
+   */
+  forgottenCost: number;
 }
 
 /** Past this many waiting, the oldest are dropped (logged): a long outage must not grow memory without bound. */
@@ -34,7 +39,7 @@ export class SettlementQueue {
 
   /** Sends a settlement now (resolves when Redis answered it, or failed to); keeps it for a retry if it failed. */
   send(lease: string, settlement: Settlement): Promise<void> {
-    return this.attempt(lease, settlement);
+    return this.attempt(lease, settlement, settlement.forgottenCost);
   }
 
   /** How many settlements wait for Redis. */
@@ -44,11 +49,12 @@ export class SettlementQueue {
 
   /** Sends every waiting settlement again. */
   retry(): void {
-    for (const [lease, settlement] of this.pending) void this.attempt(lease, settlement);
+    for (const [lease, settlement] of this.pending) void this.attempt(lease, settlement, 0);
   }
 
-  private attempt(lease: string, settlement: Settlement): Promise<void> {
-    return this.redis.switchboardSettle(settlement.keys.length, ...settlement.keys, ...settlement.args).then(
+  private attempt(lease: string, settlement: Settlement, forgottenCost: number): Promise<void> {
+    const { keys, args } = settlement;
+    return this.redis.switchboardSettle(keys.length, ...keys, ...args, forgottenCost).then(
       () => {
         this.pending.delete(lease);
       },

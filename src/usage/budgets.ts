@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ModelConfig } from '../config/schema.js';
 import { sumSpend } from '../db/repositories/usage.js';
 import type { Database } from '../db/schema.js';
 import type { LimitSettings } from '../limits/settings.js';
@@ -23,6 +24,11 @@ export const atBudgetLimit =
   'Requests are refused with HTTP 429 and the error code insufficient_quota (OpenAI clients do not retry it) until ' +
   'the period resets; requests already running finish. Account and key budgets apply together: whichever is ' +
   'reached first refuses the key.';
+
+/** A model with a deployment without prices: what it serves costs nothing against budgets. */
+export function isUnpriced(model: ModelConfig): boolean {
+  return model.deployments.some((deployment) => deployment.pricing === undefined);
+}
 
 const dayMs = 86_400_000;
 

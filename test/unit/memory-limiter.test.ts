@@ -6,7 +6,8 @@ import { noLimits } from '../../src/limits/settings.js';
 /**
  * The in-process limiter forgets subjects idle for two minutes (their windows are empty by then) and reloads their
  * budgets from the request log. A subject with a request still running is not idle: its budget counts that request's
- * reservation, which the log does not know of until the request ends.
+ * reservation, which the log does not know of until the request ends. A subject that never goes idle keeps the spend
+ * of the current day and month only.
  */
 
 beforeEach(() => {
@@ -56,6 +57,36 @@ describe('memory limiter', () => {
       (await limiter.admit(budgeted)).settle({ tokens: 10, costUsd: 0.01 });
       // Swept while idle: the budget was read from the log again.
       expect(loads).toBe(2);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('keeps the spend of the current day and month only, for a subject that never goes idle', async () => {
+    const periodsLoaded: string[] = [];
+    const limiter = new MemoryLimiter(async (_subject, period, start) => {
+      periodsLoaded.push(`${period}:${new Date(start).toISOString().slice(0, 10)}`);
+      return 0;
+    });
+    const spendEntries = () =>
+      (limiter as unknown as { subjects: Map<string, { spend: Map<string, number> }> }).subjects.get('key:1')?.spend
+        .size;
+    const both = {
+      ...budgeted,
+      subjects: [{ ...budgeted.subjects[0], limits: { ...noLimits, dailyBudgetUsd: 1, monthlyBudgetUsd: 10 } }],
+    } as AdmissionRequest;
+    try {
+      // A request that runs through all of it keeps the subject from ever being swept as idle.
+      const running = await limiter.admit(both);
+      for (let day = 0; day < 100; day++) {
+        (await limiter.admit(both)).settle({ tokens: 10, costUsd: 0.01 });
+        expect(spendEntries()).toBeLessThanOrEqual(2);
+        await vi.advanceTimersByTimeAsync(86_400_000);
+      }
+      // Every day's and month's spend was read from the log when its period began, once.
+      expect(periodsLoaded.filter((period) => period.startsWith('day:'))).toHaveLength(100);
+      expect(new Set(periodsLoaded).size).toBe(periodsLoaded.length);
+      running.settle({ tokens: 10, costUsd: 0.01 });
     } finally {
       await limiter.close();
     }

@@ -80,6 +80,12 @@ export function LimitsPage(props: { accountId: string }) {
         <h2 id="at-the-limit">At a limit</h2>
         <p>{budgets.data?.atLimit ?? ''}</p>
         <p>{atRateLimit}</p>
+        {(budgets.data?.unpricedModels.length ?? 0) > 0 && (
+          <p data-unpriced-models>
+            No prices are configured for {budgets.data?.unpricedModels.join(', ')}: requests to them cost $0 against
+            every budget, which does not cap them.
+          </p>
+        )}
       </section>
       <section class="card" aria-labelledby="key-limits">
         <h2 id="key-limits">Keys</h2>

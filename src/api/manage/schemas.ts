@@ -287,6 +287,12 @@ export const budgetsSchema = z.object({
   atLimit: z
     .string()
     .describe("what happens when a budget is reached (the same for every budget): the data plane's answer"),
+  unpricedModels: z
+    .array(z.string())
+    .describe(
+      'models the account may call that have no prices configured: their requests cost $0 against every budget ' +
+        '(their log rows have no cost)',
+    ),
   account: z.object({ budgets: z.array(budgetSchema) }),
   keys: z.array(
     z.object({

@@ -2,13 +2,14 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { authorizeAccount, requireAdmin } from '../../access/account-access.js';
+import { allowedModels } from '../../access/policy.js';
 import { listKeysOfAccount } from '../../db/repositories/api-keys.js';
 import { spendByAccount, usageRollupGroups } from '../../db/repositories/usage.js';
 import { apiError } from '../../errors/api-error.js';
 import { keyStatus } from '../../keys/service.js';
 import { effectiveLimits, parseStoredLimits } from '../../limits/settings.js';
 import { type ExportFormat, exportContentTypes, formatRecords } from '../../request-log/export.js';
-import { atBudgetLimit, budgetStates } from '../../usage/budgets.js';
+import { atBudgetLimit, budgetStates, isUnpriced } from '../../usage/budgets.js';
 import { groupNamesFrom } from '../../usage/group-names.js';
 import { bucketSizes, buildUsageReport } from '../../usage/usage-report.js';
 import { timeParam } from './query-params.js';
@@ -336,8 +337,13 @@ export const usageRoutes = [
         const status = keyStatus(key, now);
         return status === 'active' || status === 'expiring';
       });
+      const callable = allowedModels(services.catalog, JSON.parse(account.allowed_models) as string[], null);
       return {
         atLimit: atBudgetLimit,
+        unpricedModels: callable.filter((name) => {
+          const model = services.catalog.byName.get(name);
+          return model !== undefined && isUnpriced(model);
+        }),
         account: { budgets: await budgetStates(db, { accountId: account.id }, accountLimits, now) },
         keys: await Promise.all(
           keys.map(async (key) => ({
