@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jsonOf, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
-import { getStored, postResponses } from './support/responses.js';
+import { getStored, parseEvents, postResponses } from './support/responses.js';
 import { waitFor } from './support/wait.js';
 
 /** Bad input to /v1/responses: a 400 (or 404, 413) with the OpenAI error body and `param` naming the field. */
@@ -92,6 +92,38 @@ describe('POST /v1/responses refuses bad input', () => {
     const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input, store: false });
     expect(response.status).toBe(200);
   });
+
+  it.each([false, true])(
+    'answers a response grown too large to store with store: false, and its continuation with a 400 saying so (stream: %s)',
+    async (stream) => {
+      // A body well under 4 KB, echoed back: input and output together are over it.
+      const input = `${stream ? 's' : 'j'} ${'w'.repeat(2200)}`;
+      const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input, stream });
+      expect(response.status).toBe(200);
+      let answer: { id: string; store: boolean };
+      if (stream) {
+        const events = parseEvents(await response.text());
+        answer = events.find((event) => event.event === 'response.completed')?.data.response;
+      } else {
+        answer = await jsonOf(response);
+      }
+      expect(answer.store).toBe(false);
+      const continued = await postResponses(setup.gateway, {
+        model: 'gpt-4o-mini',
+        previous_response_id: answer.id,
+        input: 'go on',
+      });
+      expect(continued.status).toBe(400);
+      const { error } = await jsonOf(continued);
+      expect(error).toMatchObject({ code: 'stored_response_too_large', param: 'previous_response_id' });
+      expect(error.message).toContain('not stored');
+      expect((await getStored(setup.gateway, answer.id)).status).toBe(404);
+      // A response that fits is still stored, and says so.
+      const small = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'small' }));
+      expect(small.store).toBe(true);
+      expect((await getStored(setup.gateway, small.id)).status).toBe(200);
+    },
+  );
 
   it('refuses to continue a conversation longer than responses.max_conversation_bytes, naming the field', async () => {
     let previous: string | undefined;

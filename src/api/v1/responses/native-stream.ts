@@ -72,7 +72,12 @@ export async function relayNativeStream(
       const final = reader.outcome() !== undefined ? reader.response() : undefined;
       if (storing && final && typeof final.id === 'string') {
         // Stored before the client has it: its id (the upstream's) tells another node no time to wait for a batch.
-        saveResponse(storing, final as ResponseObject, exchange);
+        const stored = saveResponse(storing, final as ResponseObject, exchange).stored;
+        if (!stored && data.response !== null && typeof data.response === 'object') {
+          // Grown too large to store: the terminal event's response says so.
+          (data.response as Record<string, unknown>).store = false;
+          event = { ...event, data: JSON.stringify(data) };
+        }
         saved = true;
         await storing.store.writeBeforeAnswering(final.id);
       }

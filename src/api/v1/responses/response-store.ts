@@ -17,6 +17,7 @@ import { idCreatedAt, responseCreatedAt } from './ids.js';
 import { storedResponseObject } from './stored-response.js';
 import { StreamingResponses } from './streaming-responses.js';
 import type { ResponseObject } from './types.js';
+import { type UnstoredResponse, UnstoredResponses } from './unstored-responses.js';
 
 /**
  * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
@@ -76,6 +77,7 @@ export class ResponseStore {
   /** Ids in `queue` and in the batch being written, for reads that must see them. */
   private readonly pending = new Set<string>();
   private readonly streaming = new StreamingResponses();
+  private readonly unstored = new UnstoredResponses();
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -134,6 +136,21 @@ export class ResponseStore {
     const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
     if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
     else this.armTimer();
+  }
+
+  /**
+   * A finished response that grew too large to store: not queued, but remembered so that a continuation of it is told
+   * so. One deleted while it streamed is forgotten as if it had been stored.
+   */
+  refuse(id: string, unstored: UnstoredResponse): void {
+    const streamed = this.streaming.end(id);
+    if (this.closed || streamed?.deleted === true) return;
+    this.unstored.add(id, unstored);
+  }
+
+  /** The account's response this node answered but did not store (too large); undefined for any other. */
+  unstoredResponse(accountId: string, id: string): UnstoredResponse | undefined {
+    return this.unstored.of(accountId, id);
   }
 
   /** Past max_queue (or its bytes) the oldest unwritten records are given up, and logged: memory stays bounded. */
