@@ -298,12 +298,24 @@ export class ResponseStore {
     return this.retryUntil(this.waitUntil(responseCreatedAt(id)), lookup, (found) => found !== undefined);
   }
 
-  /** Items by id (item references); those not found while young enough to be in another node's queue looked for again. */
+  /**
+   * Items by id (item references). One of the output of a response still streaming here is waited for until that
+   * response is queued, as a continuation of it is; those not found while young enough to be in another node's queue
+   * are looked for again.
+   */
   async items(accountId: string, ids: readonly string[]): Promise<Map<string, unknown>> {
     if (this.pending.size > 0) await this.flush();
     const lookup = () => findItems(this.options.db, accountId, ids, Date.now());
-    const first = await lookup();
-    const missing = ids.filter((id) => !first.has(id));
+    let first = await lookup();
+    let missing = ids.filter((id) => !first.has(id));
+    if (missing.length === 0) return first;
+    const streams = this.streaming.holding(accountId, missing);
+    if (streams.length > 0) {
+      await Promise.all(streams.map((stream) => stream.ended));
+      if (this.pending.size > 0) await this.flush();
+      first = await lookup();
+      missing = ids.filter((id) => !first.has(id));
+    }
     let until: number | undefined;
     for (const id of missing) {
       const idUntil = this.waitUntil(idCreatedAt(id));
