@@ -1,14 +1,45 @@
 import { describe, expect, it } from 'vitest';
 import { jsonOf, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
-import { getStored, postResponses } from './support/responses.js';
+import { getStored, parseEvents, postResponses } from './support/responses.js';
 import { waitFor } from './support/wait.js';
 
 /** Bad input to /v1/responses: a 400 (or 404, 413) with the OpenAI error body and `param` naming the field. */
 
 const setup = useGatewayWithMock({
   config: { responses: { max_stored_bytes: '4kb', max_conversation_bytes: '12kb' } },
+  upstreamHandlers: {
+    // A native upstream whose answer (5 KB of text) is larger than a stored response may be.
+    'native-large': (request, response) => {
+      const id = `resp_nativelarge${request.body.stream === true ? 's' : 'j'}`;
+      const text = 'l'.repeat(5000);
+      const message = { id: `msg_${id}`, type: 'message', role: 'assistant', status: 'completed', content: [] };
+      const done = { ...message, content: [{ type: 'output_text', annotations: [], text }] };
+      const created = { id, object: 'response', model: 'native-large', status: 'in_progress', output: [] };
+      const completed = { ...created, status: 'completed', output: [done] };
+      if (request.body.stream !== true) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(completed));
+        return;
+      }
+      const events: Array<Record<string, unknown>> = [
+        { type: 'response.created', response: created },
+        { type: 'response.output_item.added', output_index: 0, item: message },
+        { type: 'response.output_item.done', output_index: 0, item: done },
+        { type: 'response.completed', response: completed },
+      ];
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(
+        events
+          .map(
+            (event, index) => `event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: index })}\n\n`,
+          )
+          .join(''),
+      );
+    },
+  },
   models: [
+    { name: 'native-large', provider: 'mock', upstream_model: 'native-large', responses_api: 'native' },
     { name: 'failing-with-fallback', provider: 'mock', upstream_model: 'error-503', fallbacks: ['gpt-4o-mini'] },
     {
       name: 'strict-model',
@@ -92,6 +123,64 @@ describe('POST /v1/responses refuses bad input', () => {
     const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input, store: false });
     expect(response.status).toBe(200);
   });
+
+  it.each([false, true])(
+    'answers a response grown too large to store with store: false, and its continuation with a 400 saying so (stream: %s)',
+    async (stream) => {
+      // A body well under 4 KB, echoed back: input and output together are over it.
+      const input = `${stream ? 's' : 'j'} ${'w'.repeat(2200)}`;
+      const response = await postResponses(setup.gateway, { model: 'gpt-4o-mini', input, stream });
+      expect(response.status).toBe(200);
+      let answer: { id: string; store: boolean };
+      if (stream) {
+        const events = parseEvents(await response.text());
+        answer = events.find((event) => event.event === 'response.completed')?.data.response;
+      } else {
+        answer = await jsonOf(response);
+      }
+      expect(answer.store).toBe(false);
+      const continued = await postResponses(setup.gateway, {
+        model: 'gpt-4o-mini',
+        previous_response_id: answer.id,
+        input: 'go on',
+      });
+      expect(continued.status).toBe(400);
+      const { error } = await jsonOf(continued);
+      expect(error).toMatchObject({ code: 'stored_response_too_large', param: 'previous_response_id' });
+      expect(error.message).toContain('not stored');
+      expect((await getStored(setup.gateway, answer.id)).status).toBe(404);
+      // A response that fits is still stored, and says so.
+      const small = await jsonOf(await postResponses(setup.gateway, { model: 'gpt-4o-mini', input: 'small' }));
+      expect(small.store).toBe(true);
+      expect((await getStored(setup.gateway, small.id)).status).toBe(200);
+    },
+  );
+
+  it.each([false, true])(
+    'answers a native response grown too large to store with store: false, and its continuation with a 400 (stream: %s)',
+    async (stream) => {
+      const response = await postResponses(setup.gateway, { model: 'native-large', input: 'Hi', stream });
+      expect(response.status).toBe(200);
+      let answer: { id: string; store: boolean; output: unknown[] };
+      if (stream) {
+        const events = parseEvents(await response.text());
+        answer = events.find((event) => event.event === 'response.completed')?.data.response;
+      } else {
+        answer = await jsonOf(response);
+      }
+      expect(answer).toMatchObject({ store: false, output: [{ type: 'message' }] });
+      const continued = await postResponses(setup.gateway, {
+        model: 'gpt-4o-mini',
+        previous_response_id: answer.id,
+        input: 'go on',
+      });
+      expect(continued.status).toBe(400);
+      expect((await jsonOf(continued)).error).toMatchObject({
+        code: 'stored_response_too_large',
+        param: 'previous_response_id',
+      });
+    },
+  );
 
   it('refuses to continue a conversation longer than responses.max_conversation_bytes, naming the field', async () => {
     let previous: string | undefined;

@@ -54,6 +54,14 @@ const setup = useGatewayWithMock({
         () => response.socket?.destroy(),
       );
     },
+    // A native upstream whose stream breaks after a reasoning item and the first text of a message.
+    'native-broken-midway': (_request, response) => {
+      const events = nativeSse.replaceAll('resp_68f0native', 'resp_nativemidway').split('\n\n');
+      // Up to the message's first delta ("Hi there."), before its text is done.
+      const upToDelta = events.findIndex((event) => event.includes('response.output_text.delta'));
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(`${events.slice(0, upToDelta + 1).join('\n\n')}\n\n`, () => response.socket?.destroy());
+    },
     // A native upstream whose response fails, reported in its own stream.
     'native-failing': (_request, response) => {
       const created = { id: 'resp_nativefail', object: 'response', status: 'in_progress', output: [] };
@@ -69,6 +77,12 @@ const setup = useGatewayWithMock({
     { name: 'native-model', provider: 'mock', upstream_model: 'native-upstream', responses_api: 'native' },
     { name: 'native-failing', provider: 'mock', upstream_model: 'native-failing', responses_api: 'native' },
     { name: 'native-broken', provider: 'mock', upstream_model: 'native-broken', responses_api: 'native' },
+    {
+      name: 'native-broken-midway',
+      provider: 'mock',
+      upstream_model: 'native-broken-midway',
+      responses_api: 'native',
+    },
     { name: 'native-sparse', provider: 'mock', upstream_model: 'native-sparse', responses_api: 'native' },
   ],
 });
@@ -214,6 +228,37 @@ describe('/v1/responses forwarded natively', () => {
     const body = await jsonOf(stored);
     expect(body).toMatchObject({ id: 'resp_nativebroken', status: 'failed' });
     expect(body.error.code).toBeTypeOf('string');
+  });
+
+  it('stores a native stream that broke with the output its client had, as a translated one is', async () => {
+    const response = await postResponses(setup.gateway, { model: 'native-broken-midway', input: 'Hi', stream: true });
+    const events = parseEvents(await response.text());
+    expect(events.at(-2)?.event).toBe('response.failed');
+    const expectedOutput = [
+      { id: 'rs_68f0a', type: 'reasoning', summary: [], encrypted_content: 'gAAAAABo-encrypted' },
+      {
+        id: 'msg_68f0b',
+        type: 'message',
+        role: 'assistant',
+        status: 'incomplete',
+        content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Hi there.' }],
+      },
+    ];
+    // The client's own response.failed says what it had, and so does the stored response.
+    expect(events.at(-2)?.data.response.output).toEqual(expectedOutput);
+    const stored = await getStored(setup.gateway, 'resp_nativemidway');
+    expect(stored.status).toBe(200);
+    const body = await jsonOf(stored);
+    expect(body).toMatchObject({ id: 'resp_nativemidway', status: 'failed', error: { code: expect.any(String) } });
+    expect(body.output).toEqual(expectedOutput);
+    // A continuation replays it: the message's text goes upstream.
+    const continued = await postResponses(setup.gateway, {
+      model: 'gpt-4o-mini',
+      previous_response_id: 'resp_nativemidway',
+      input: 'go on',
+    });
+    expect(continued.status).toBe(200);
+    expect(setup.mock.requests.at(-1)?.body.messages).toContainEqual({ role: 'assistant', content: 'Hi there.' });
   });
 
   it('keeps a conversation whole through native turns (the upstream never saw previous_response_id)', async () => {

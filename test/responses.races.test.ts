@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { responseCreatedAt } from '../src/api/v1/responses/ids.js';
+import { idCreatedAt, responseCreatedAt } from '../src/api/v1/responses/ids.js';
 import { jsonOf } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { holdRequests } from './support/held-requests.js';
@@ -149,6 +149,44 @@ describe('stored responses under concurrent use', () => {
     expect(answer.status).toBe(200);
     expect(setup.mock.requests.at(-1)?.body.messages).toEqual([
       { role: 'user', content: 'stream-to-continue' },
+      { role: 'assistant', content: 'first last' },
+      { role: 'user', content: 'and then?' },
+    ]);
+  });
+
+  it('holds an item_reference to the output of a response still streaming until its end, as a continuation', async () => {
+    const stream = await openHeldStream(setup.gateway, streams, 'stream-to-reference');
+    const inProgress = await waitFor('the message to be in the streaming response', async () => {
+      const body = await jsonOf(await getStored(setup.gateway, stream.id));
+      return body.output?.[0]?.id ? body : undefined;
+    });
+    const itemId: string = inProgress.output[0].id;
+    // Older than a flush interval and its margin: the store no longer waits for the id on its own account.
+    const createdAt = idCreatedAt(itemId) ?? 0;
+    await waitFor('the item id to be older than a flush interval and a second', () => Date.now() > createdAt + 1200);
+    const inFlight = setup.gateway.gateway.dataPlane.inFlight;
+    const referencing = postResponses(setup.gateway, {
+      model: 'gpt-4o-mini',
+      input: [
+        { type: 'item_reference', id: itemId },
+        { role: 'user', content: 'and then?' },
+      ],
+    });
+    let answered = false;
+    void referencing.then(() => {
+      answered = true;
+    });
+    // In flight (or already answered, which it must not be before the stream ends: the status below tells).
+    await waitFor(
+      'the reference to be in flight',
+      () => answered || setup.gateway.gateway.dataPlane.inFlight > inFlight,
+    );
+    streams.release('stream-to-reference');
+    await stream.rest();
+    const answer = await referencing;
+    expect(answer.status).toBe(200);
+    // The item as the stream ended, not as it was when referenced.
+    expect(setup.mock.requests.at(-1)?.body.messages).toEqual([
       { role: 'assistant', content: 'first last' },
       { role: 'user', content: 'and then?' },
     ]);

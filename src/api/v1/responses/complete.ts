@@ -40,7 +40,12 @@ export async function completeResponse(
       payload = JSON.stringify(object);
     }
     if (storing && typeof object.id === 'string') {
-      saveResponse(storing, object as ResponseObject, exchange);
+      const saved = saveResponse(storing, object as ResponseObject, exchange);
+      if (!saved.stored) {
+        // Grown too large to store: the answer says so.
+        object.store = false;
+        payload = JSON.stringify(object);
+      }
       // The upstream's id tells another node no time to wait for this node's batch: it is written first.
       await storing.store.writeBeforeAnswering(object.id);
     }
@@ -61,7 +66,7 @@ export async function completeResponse(
     toolNames: translation.toolNames,
     usage: reported ? undefined : toWireUsage(usage),
   });
-  const payload = storing ? saveResponse(storing, response, exchange) : JSON.stringify(response);
+  const payload = storing ? saveResponse(storing, response, exchange).json : JSON.stringify(response);
   announceDroppedParameters(exchange.response, trace);
   return { usage, responseBody: sendJson(exchange, payload) };
 }

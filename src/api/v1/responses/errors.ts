@@ -61,3 +61,12 @@ export function storedResponseTooLarge(bytes: number, limitBytes: number): ApiEr
     { param: 'store' },
   );
 }
+
+/** A continuation of a response this node answered with `"store": false` because it grew too large to store. */
+export function previousResponseNotStored(id: string, bytes: number, limitBytes: number): ApiError {
+  return apiError(
+    'stored_response_too_large',
+    `Previous response with id '${id.slice(0, 128)}' was answered but not stored: it grew to ${bytes} bytes while it was generated, more than the limit of ${limitBytes} bytes (responses.max_stored_bytes), and its answer said "store": false. Send the conversation as input instead of previous_response_id.`,
+    { param: 'previous_response_id' },
+  );
+}

@@ -6,6 +6,7 @@ import { estimateUsage, readUsage, type TokenUsage, toWireUsage } from '../../..
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 import { createNativeStreamReader, terminalTypes } from './native.js';
+import { createNativeOutputCollector } from './native-output.js';
 import { type Storing, saveResponse } from './state.js';
 import type { ResponseObject } from './types.js';
 import { fromResponseUsage, toResponseUsage } from './usage.js';
@@ -28,6 +29,8 @@ export async function relayNativeStream(
   promptCharacters: number,
 ): Promise<Outcome> {
   const reader = createNativeStreamReader();
+  // What the client has been given of the output, for a stream that breaks before the terminal event carries it.
+  const collected = createNativeOutputCollector();
   const provider = exchange.trace.served?.provider ?? 'upstream';
   // The sequence_number of the next event the client gets.
   let nextSequence = 0;
@@ -62,17 +65,24 @@ export async function relayNativeStream(
       }
       if (changed) event = { ...event, data: JSON.stringify(data) };
       reader.push(event);
+      collected.push(name, data);
       if (created === undefined && event.data.includes('"response.created"')) {
         created = responseOf(event.data);
         createdId = typeof created?.id === 'string' ? created.id : undefined;
         // From here the client knows the id: retrieval and deletion find the response while it streams.
-        if (storing && createdId) storing.store.begin(storing.accountId, createdId, () => inProgress(created));
+        if (storing && createdId)
+          storing.store.begin(storing.accountId, createdId, () => inProgress(created, collected.output()));
       }
       if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
       const final = reader.outcome() !== undefined ? reader.response() : undefined;
       if (storing && final && typeof final.id === 'string') {
         // Stored before the client has it: its id (the upstream's) tells another node no time to wait for a batch.
-        saveResponse(storing, final as ResponseObject, exchange);
+        const stored = saveResponse(storing, final as ResponseObject, exchange).stored;
+        if (!stored && data.response !== null && typeof data.response === 'object') {
+          // Grown too large to store: the terminal event's response says so.
+          (data.response as Record<string, unknown>).store = false;
+          event = { ...event, data: JSON.stringify(data) };
+        }
         saved = true;
         await storing.store.writeBeforeAnswering(final.id);
       }
@@ -95,7 +105,7 @@ export async function relayNativeStream(
     onFailure(failure);
     if (!sse.closed) {
       const code = failure.code ?? 'server_error';
-      const failed = failedResponse(created, code, failure.message);
+      const failed = failedResponse(created, code, failure.message, collected.output());
       const errorEvent = { type: 'error', sequence_number: nextSequence, code, message: failure.message };
       const failedEvent = { type: 'response.failed', sequence_number: nextSequence + 1, response: failed };
       await sse.write(
@@ -105,10 +115,10 @@ export async function relayNativeStream(
       );
     }
     sse.end();
-    // A broken stream is stored as failed, like a translated one (what it had generated is not kept: only the
-    // terminal event is read).
+    // A broken stream is stored as failed, with the output the client had, like a translated one.
     if (storing && !saved && createdId) {
-      saveResponse(storing, failedResponse(created, failure.code ?? 'server_error', failure.message), exchange);
+      const failed = failedResponse(created, failure.code ?? 'server_error', failure.message, collected.output());
+      saveResponse(storing, failed, exchange);
     }
     // Tokens were spent only if something was generated.
     const usage = shownEstimate ?? readUsage(reader.usage()) ?? (generatedCharacters > 0 ? estimate() : undefined);
@@ -118,12 +128,17 @@ export async function relayNativeStream(
   }
 }
 
-function inProgress(created: Record<string, unknown> | undefined): ResponseObject {
-  return { ...(created ?? {}), status: 'in_progress' } as unknown as ResponseObject;
+function inProgress(created: Record<string, unknown> | undefined, output: unknown[]): ResponseObject {
+  return { ...(created ?? {}), status: 'in_progress', output } as unknown as ResponseObject;
 }
 
-function failedResponse(created: Record<string, unknown> | undefined, code: string, message: string): ResponseObject {
-  return { ...(created ?? {}), status: 'failed', error: { code, message } } as unknown as ResponseObject;
+function failedResponse(
+  created: Record<string, unknown> | undefined,
+  code: string,
+  message: string,
+  output: unknown[],
+): ResponseObject {
+  return { ...(created ?? {}), status: 'failed', error: { code, message }, output } as unknown as ResponseObject;
 }
 
 /**

@@ -1,5 +1,3 @@
-import type SqliteDatabase from 'better-sqlite3';
-import type { Kysely } from 'kysely';
 import {
   type Conversation,
   deleteResponse,
@@ -8,19 +6,16 @@ import {
   loadConversation,
   type ResponseRecord,
 } from '../../../db/repositories/responses.js';
-import { insertResponsesPostgres } from '../../../db/repositories/responses-postgres-writer.js';
-import { createSqliteResponseWriter } from '../../../db/repositories/responses-sqlite-writer.js';
-import type { Database } from '../../../db/schema.js';
-import type { Logger } from '../../../observability/logger.js';
-import type { SqliteWorker } from '../../../request-log/sqlite-worker.js';
 import { idCreatedAt, responseCreatedAt } from './ids.js';
+import { otherNodeMarginMs, ResponseWriteQueue, type ResponseWriteQueueOptions } from './response-write-queue.js';
 import { storedResponseObject } from './stored-response.js';
 import { StreamingResponses } from './streaming-responses.js';
 import type { ResponseObject } from './types.js';
+import { type UnstoredResponse, UnstoredResponses } from './unstored-responses.js';
 
 /**
  * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
- * interval, and on close), never on a request's path, like the request log. A read that may need something still
+ * interval, and on close: response-write-queue.ts), never on a request's path, like the request log. A read that may need something still
  * queued (a client continuing a conversation the moment its answer arrived) writes the queue first, so this node
  * never answers "not found" for a response it has just given; a request without `previous_response_id` or item
  * references reads nothing. A stream's response is known here from its first event until it is queued (the client
@@ -34,83 +29,26 @@ import type { ResponseObject } from './types.js';
  * event when it has outlasted half the margin (writeBeforeAnswering).
  */
 
-export interface ResponseStoreOptions {
-  db: Kysely<Database>;
-  /** SQLite's connection under `db`, when it is SQLite: batches are then written through prepared statements. */
-  sqlite?: SqliteDatabase.Database;
-  /**
-   * SQLite's worker thread: batches are written there when it is alive (no event-loop stall, and no lock contention
-   * with the thread's own writes and checkpoints), on `sqlite` otherwise.
-   */
-  sqliteWorker?: Pick<SqliteWorker, 'alive' | 'writeResponses'>;
-  logger: Logger;
-  batchSize: number;
-  flushIntervalMs: number;
-  /** Records held at most; past it the oldest unwritten ones are given up (and logged): memory stays bounded. */
-  maxQueue: number;
-  /** Bytes of records held at most (a record may be megabytes); a quarter of it starts a write. */
-  maxQueueBytes?: number;
+export interface ResponseStoreOptions extends ResponseWriteQueueOptions {
   /** Bytes of stored responses a conversation may hold (loadConversation); a longer one is read as `tooLarge`. */
   maxConversationBytes?: number;
 }
 
-const defaultMaxQueueBytes = 256 * 1024 * 1024;
-/** Beyond a flush interval: another node's batch write, and clocks a little apart. */
-const otherNodeMarginMs = 1000;
 const retryEveryMs = 100;
 
-/**
- * Whether the database refused a record (a constraint or a value it cannot hold: retrying cannot help), rather than
- * failing to take it (unreachable, shutting down, busy).
- */
-function isRefusal(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
-  // SQLite's extended codes name the kind; PostgreSQL's SQLSTATE classes 22 (data) and 23 (integrity constraints).
-  return code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_TOOBIG' || /^2[23]/.test(code);
-}
-
 export class ResponseStore {
-  private queue: ResponseRecord[] = [];
-  private queuedBytes = 0;
-  /** Ids in `queue` and in the batch being written, for reads that must see them. */
-  private readonly pending = new Set<string>();
+  private readonly writes: ResponseWriteQueue;
   private readonly streaming = new StreamingResponses();
-  private writing: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly unstored = new UnstoredResponses();
   private closed = false;
-  private started = false;
-  private flushScheduled = false;
-  private readonly insert: (records: readonly ResponseRecord[]) => Promise<void>;
 
   constructor(private readonly options: ResponseStoreOptions) {
-    const sqlite = options.sqlite;
-    if (sqlite) {
-      const writeHere = createSqliteResponseWriter(sqlite);
-      const worker = options.sqliteWorker;
-      this.insert = async (records) => {
-        if (worker?.alive) await worker.writeResponses(records);
-        else writeHere(records);
-      };
-    } else {
-      this.insert = (records) => insertResponsesPostgres(options.db, records);
-    }
+    this.writes = new ResponseWriteQueue(options);
   }
 
-  /** Writes begin: a timer is armed only while responses wait, so an idle gateway does not wake up for them. */
+  /** Writes begin. */
   start(): void {
-    this.started = true;
-    this.armTimer();
-  }
-
-  /** One flush interval after the oldest waiting response was queued, as the request log does. */
-  private armTimer(): void {
-    if (!this.started || this.closed || this.timer || this.queue.length === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.flush();
-    }, this.options.flushIntervalMs);
-    this.timer.unref();
+    this.writes.start();
   }
 
   /** A stream of a response to be stored has shown the client its id; `end` once it is given up (save ends it too). */
@@ -127,115 +65,36 @@ export class ResponseStore {
     // Queued, a stream's response is found (and deleted) where any other is: its stream may still be sending its end.
     const streamed = this.streaming.end(record.id);
     if (this.closed || streamed?.deleted === true) return;
-    this.queue.push(record);
-    this.queuedBytes += record.storedBytes;
-    this.pending.add(record.id);
-    this.trim();
-    const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
-    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
-    else this.armTimer();
-  }
-
-  /** Past max_queue (or its bytes) the oldest unwritten records are given up, and logged: memory stays bounded. */
-  private trim(): void {
-    const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
-    while (this.queue.length > 1 && (this.queue.length > this.options.maxQueue || this.queuedBytes > maxBytes)) {
-      const lost = this.queue.shift() as ResponseRecord;
-      this.queuedBytes -= lost.storedBytes;
-      this.pending.delete(lost.id);
-      this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
-    }
+    this.writes.push(record);
   }
 
   /**
-   * Writes a queued response before it is answered, waiting at most a margin, when another node would not wait for
-   * the next batch: a stream's id, dated when it began, may already be too old for that, and a native upstream's id
-   * (not the gateway's) tells no time at all. A client may continue it on another node the moment it has it.
-   * Concurrent callers share one write (a batch, as ever).
+   * A finished response that grew too large to store: not queued, but remembered so that a continuation of it is told
+   * so. One deleted while it streamed is forgotten as if it had been stored.
    */
-  async writeBeforeAnswering(id: string): Promise<void> {
-    if (!this.pending.has(id)) return;
-    const createdAt = responseCreatedAt(id);
-    const now = Date.now();
-    const datable = createdAt !== undefined && createdAt <= now + otherNodeMarginMs;
-    if (datable && now - createdAt < otherNodeMarginMs / 2) return;
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, otherNodeMarginMs);
-    });
-    await Promise.race([this.flush(), bound]);
-    clearTimeout(timer);
+  refuse(id: string, unstored: UnstoredResponse): void {
+    const streamed = this.streaming.end(id);
+    if (this.closed || streamed?.deleted === true) return;
+    this.unstored.add(id, unstored);
   }
 
-  /** A write after the current callbacks, not inside the request that filled the batch (it would wait for it). */
-  private flushSoon(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      void this.flush();
-    });
+  /** The account's response this node answered but did not store (too large); undefined for any other. */
+  unstoredResponse(accountId: string, id: string): UnstoredResponse | undefined {
+    return this.unstored.of(accountId, id);
+  }
+
+  /** See ResponseWriteQueue.writeBeforeAnswering. */
+  writeBeforeAnswering(id: string): Promise<void> {
+    return this.writes.writeBeforeAnswering(id);
   }
 
   /** Writes everything queued (and waits for a write in progress). */
-  async flush(): Promise<void> {
-    while (this.writing) await this.writing;
-    if (this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
-    this.queuedBytes = 0;
-    this.writing = this.write(batch);
-    try {
-      await this.writing;
-    } finally {
-      this.writing = undefined;
-      this.armTimer();
-    }
-  }
-
-  private async write(batch: ResponseRecord[]): Promise<void> {
-    const kept: ResponseRecord[] = [];
-    try {
-      await this.insert(batch);
-    } catch (error) {
-      // A batch fails as a whole; each record is tried alone so one bad record does not lose the others.
-      for (const record of batch) {
-        // Once the database could not take one, the others are not tried: they wait with it for the next write.
-        if (kept.length > 0) {
-          kept.push(record);
-          continue;
-        }
-        try {
-          await this.insert([record]);
-        } catch (recordError) {
-          // A record the database refuses is given up; one it could not take (down, locked) waits for the next write.
-          if (isRefusal(recordError)) {
-            this.options.logger.error({ err: recordError, responseId: record.id }, 'storing a response failed');
-          } else {
-            kept.push(record);
-          }
-        }
-      }
-      if (kept.length > 0) {
-        this.options.logger.warn({ err: error, kept: kept.length }, 'stored-responses write failed; kept and retried');
-      } else if (batch.length > 1) {
-        this.options.logger.warn({ err: error }, 'stored-responses batch retried one by one');
-      }
-    } finally {
-      const keptIds = new Set(kept.map((record) => record.id));
-      for (const record of batch) if (!keptIds.has(record.id)) this.pending.delete(record.id);
-      if (kept.length > 0) {
-        // Ahead of what came meanwhile (their order is the conversations' order), within the queue's bounds.
-        this.queue = [...kept, ...this.queue];
-        for (const record of kept) this.queuedBytes += record.storedBytes;
-        this.trim();
-      }
-    }
+  flush(): Promise<void> {
+    return this.writes.flush();
   }
 
   private async settled(ids: readonly string[]): Promise<void> {
-    if (this.pending.size === 0) return;
-    if (ids.some((id) => this.pending.has(id))) await this.flush();
+    if (ids.some((id) => this.writes.holds(id))) await this.flush();
   }
 
   get maxConversationBytes(): number {
@@ -246,7 +105,7 @@ export class ResponseStore {
     // A response still streaming here (its id is in its first event) is waited for until it is queued.
     await this.streaming.of(accountId, id)?.ended;
     // Any queued response may be part of the chain, not only the one named: write them all.
-    if (this.pending.size > 0) await this.flush();
+    if (!this.writes.idle) await this.flush();
     const maxBytes = this.options.maxConversationBytes;
     return this.lookRecent(id, () => loadConversation(this.options.db, accountId, id, Date.now(), maxBytes));
   }
@@ -281,12 +140,24 @@ export class ResponseStore {
     return this.retryUntil(this.waitUntil(responseCreatedAt(id)), lookup, (found) => found !== undefined);
   }
 
-  /** Items by id (item references); those not found while young enough to be in another node's queue looked for again. */
+  /**
+   * Items by id (item references). One of the output of a response still streaming here is waited for until that
+   * response is queued, as a continuation of it is; those not found while young enough to be in another node's queue
+   * are looked for again.
+   */
   async items(accountId: string, ids: readonly string[]): Promise<Map<string, unknown>> {
-    if (this.pending.size > 0) await this.flush();
+    if (!this.writes.idle) await this.flush();
     const lookup = () => findItems(this.options.db, accountId, ids, Date.now());
-    const first = await lookup();
-    const missing = ids.filter((id) => !first.has(id));
+    let first = await lookup();
+    let missing = ids.filter((id) => !first.has(id));
+    if (missing.length === 0) return first;
+    const streams = this.streaming.holding(accountId, missing);
+    if (streams.length > 0) {
+      await Promise.all(streams.map((stream) => stream.ended));
+      if (!this.writes.idle) await this.flush();
+      first = await lookup();
+      missing = ids.filter((id) => !first.has(id));
+    }
     let until: number | undefined;
     for (const id of missing) {
       const idUntil = this.waitUntil(idCreatedAt(id));
@@ -319,11 +190,7 @@ export class ResponseStore {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.flush();
+    await this.writes.close();
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
   }
 }

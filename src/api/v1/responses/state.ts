@@ -1,7 +1,7 @@
 import type { ParsedBody } from '../../../server/read-body.js';
 import type { Exchange } from '../pipeline/endpoint.js';
 import type { AncestorExpiry } from './conversation-expiry.js';
-import { conversationTooLarge, previousResponseNotFound } from './errors.js';
+import { conversationTooLarge, previousResponseNotFound, previousResponseNotStored } from './errors.js';
 import type { ResponseStore } from './response-store.js';
 import { itemIdsOf, itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
 import { checkStoredSize, type RecordContext, toResponseRecord } from './stored-response.js';
@@ -41,8 +41,13 @@ export async function loadState(
   const previous = request.previous_response_id;
   if (typeof previous === 'string') {
     const conversation = await store.conversation(accountId, previous);
-    // Another account's, deleted, expired and never stored (store: false) all read the same.
-    if (!conversation) throw previousResponseNotFound(previous);
+    if (!conversation) {
+      // One answered here but too large to store says so; another account's, deleted, expired and never stored
+      // (store: false) all read the same.
+      const unstored = store.unstoredResponse(accountId, previous);
+      if (unstored) throw previousResponseNotStored(previous, unstored.bytes, unstored.limitBytes);
+      throw previousResponseNotFound(previous);
+    }
     if (conversation.tooLarge) {
       throw conversationTooLarge(conversation.tooLarge.bytes, store.maxConversationBytes, 'previous_response_id');
     }
@@ -126,12 +131,20 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
   };
 }
 
+export interface SavedResponse {
+  /** The response object's JSON as the client gets it. */
+  json: string;
+  /** False when it grew past responses.max_stored_bytes: the client's answer must then say `"store": false`. */
+  stored: boolean;
+}
+
 /**
  * Queues a finished response for storage, and returns its JSON as a whole (the stored pieces joined: the response is
  * serialized once for the database and the client). One grown past the size limit while it was generated is not
- * stored (its answer is still given); the log says so, and a continuation of it gets previous_response_not_found.
+ * stored, but its answer is still given, saying `"store": false`; the log says so, and a continuation of it on this node
+ * gets 400 stored_response_too_large naming previous_response_id.
  */
-export function saveResponse(storing: Storing, answer: ResponseObject, exchange: Exchange): string {
+export function saveResponse(storing: Storing, answer: ResponseObject, exchange: Exchange): SavedResponse {
   const previous = storing.previousResponseId;
   const response = answer.previous_response_id === previous ? answer : { ...answer, previous_response_id: previous };
   const context: RecordContext = {
@@ -146,10 +159,12 @@ export function saveResponse(storing: Storing, answer: ResponseObject, exchange:
   if (record.storedBytes > storing.maxStoredBytes) {
     exchange.services.logger.warn(
       { requestId: exchange.requestId, responseId: response.id, bytes: record.storedBytes },
-      'response larger than responses.max_stored_bytes: not stored',
+      'response grew larger than responses.max_stored_bytes: answered with store: false, not stored',
     );
-    return json;
+    const limitBytes = storing.maxStoredBytes;
+    storing.store.refuse(response.id, { accountId: storing.accountId, bytes: record.storedBytes, limitBytes });
+    return { json: JSON.stringify({ ...response, store: false }), stored: false };
   }
   storing.store.save(record);
-  return json;
+  return { json, stored: true };
 }

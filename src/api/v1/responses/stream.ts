@@ -18,7 +18,7 @@ import { type Storing, saveResponse } from './state.js';
 import { createResponseStreamTranslator, formatEvents, streamEnd } from './stream-events.js';
 import type { ChatTranslation } from './to-chat-request.js';
 import { createToolNameMap } from './tool-names.js';
-import type { ResponseObject } from './types.js';
+import type { ResponseEvent, ResponseObject } from './types.js';
 import { inputCharacters } from './usage.js';
 
 const emptyToolNames = createToolNameMap([]);
@@ -113,14 +113,14 @@ async function relayChat(
       if (events.length > 0) await sse.write(formatEvents(events));
     }
     const usage = reported ?? estimateUsage(promptCharacters, completionCharacters);
-    const finished = formatEvents(translator.finish(reported ? undefined : toWireUsage(usage))) + streamEnd;
+    let finishing = translator.finish(reported ? undefined : toWireUsage(usage));
     if (storing) {
-      saveResponse(storing, translator.response(), exchange);
+      if (!saveResponse(storing, translator.response(), exchange).stored) finishing = markedNotStored(finishing);
       saved = true;
       // Stored before the client can continue it on another node (which waits only for a young id's batch).
       await storing.store.writeBeforeAnswering(base.id);
     }
-    await sse.write(finished);
+    await sse.write(formatEvents(finishing) + streamEnd);
     sse.end();
     return { usage, firstTokenAt, responseBody: sse.body() };
   } catch (error) {
@@ -137,4 +137,13 @@ async function relayChat(
   } finally {
     storing?.store.end(base.id);
   }
+}
+
+/** The terminal events of a response grown too large to store: their response says `"store": false`. */
+function markedNotStored(events: readonly ResponseEvent[]): ResponseEvent[] {
+  return events.map((event) =>
+    event.response && typeof event.response === 'object'
+      ? { ...event, response: { ...event.response, store: false } }
+      : event,
+  );
 }

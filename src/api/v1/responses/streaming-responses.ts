@@ -40,6 +40,21 @@ export class StreamingResponses {
     return entry;
   }
 
+  /**
+   * The account's responses streaming here (not deleted) whose output so far holds one of these item ids: what an
+   * item_reference to such an item must wait for, as a continuation does.
+   */
+  holding(accountId: string, itemIds: readonly string[]): StreamingResponse[] {
+    const wanted = new Set(itemIds);
+    const found: StreamingResponse[] = [];
+    for (const entry of this.entries.values()) {
+      if (entry.accountId !== accountId || entry.deleted) continue;
+      const output = entry.snapshot().output ?? [];
+      if (output.some((item) => typeof item.id === 'string' && wanted.has(item.id))) found.push(entry);
+    }
+    return found;
+  }
+
   /** The account's response streaming here (deleted or not); undefined for another account's, as for none. */
   of(accountId: string, id: string): StreamingResponse | undefined {
     const entry = this.entries.get(id);

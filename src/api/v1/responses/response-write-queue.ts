@@ -1,0 +1,219 @@
+import type SqliteDatabase from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { ResponseRecord } from '../../../db/repositories/responses.js';
+import { insertResponsesPostgres } from '../../../db/repositories/responses-postgres-writer.js';
+import { createSqliteResponseWriter } from '../../../db/repositories/responses-sqlite-writer.js';
+import type { Database } from '../../../db/schema.js';
+import type { Logger } from '../../../observability/logger.js';
+import type { SqliteWorker } from '../../../request-log/sqlite-worker.js';
+import { responseCreatedAt } from './ids.js';
+
+/**
+ * The write side of the stored responses (response-store.ts): records queued and written in batches (size or interval,
+ * and on close), never on a request's path, like the request log. Records the database could not take stay queued and
+ * are tried again; the queue is bounded in records and bytes, the oldest given up (and logged) past it.
+ */
+
+export interface ResponseWriteQueueOptions {
+  db: Kysely<Database>;
+  /** SQLite's connection under `db`, when it is SQLite: batches are then written through prepared statements. */
+  sqlite?: SqliteDatabase.Database;
+  /**
+   * SQLite's worker thread: batches are written there when it is alive (no event-loop stall, and no lock contention
+   * with the thread's own writes and checkpoints), on `sqlite` otherwise.
+   */
+  sqliteWorker?: Pick<SqliteWorker, 'alive' | 'writeResponses'>;
+  logger: Logger;
+  batchSize: number;
+  flushIntervalMs: number;
+  /** Records held at most; past it the oldest unwritten ones are given up (and logged): memory stays bounded. */
+  maxQueue: number;
+  /** Bytes of records held at most (a record may be megabytes); a quarter of it starts a write. */
+  maxQueueBytes?: number;
+}
+
+const defaultMaxQueueBytes = 256 * 1024 * 1024;
+/** Beyond a flush interval: another node's batch write, and clocks a little apart. */
+export const otherNodeMarginMs = 1000;
+
+/**
+ * Whether the database refused a record (a constraint or a value it cannot hold: retrying cannot help), rather than
+ * failing to take it (unreachable, shutting down, busy).
+ */
+function isRefusal(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  // SQLite's extended codes name the kind; PostgreSQL's SQLSTATE classes 22 (data) and 23 (integrity constraints).
+  return code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_TOOBIG' || /^2[23]/.test(code);
+}
+
+export class ResponseWriteQueue {
+  private queue: ResponseRecord[] = [];
+  private queuedBytes = 0;
+  /** Ids in `queue` and in the batch being written, for reads that must see them. */
+  private readonly pending = new Set<string>();
+  private writing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private started = false;
+  private flushScheduled = false;
+  private readonly insert: (records: readonly ResponseRecord[]) => Promise<void>;
+
+  constructor(private readonly options: ResponseWriteQueueOptions) {
+    const sqlite = options.sqlite;
+    if (sqlite) {
+      const writeHere = createSqliteResponseWriter(sqlite);
+      const worker = options.sqliteWorker;
+      this.insert = async (records) => {
+        if (worker?.alive) await worker.writeResponses(records);
+        else writeHere(records);
+      };
+    } else {
+      this.insert = (records) => insertResponsesPostgres(options.db, records);
+    }
+  }
+
+  /** Writes begin: a timer is armed only while responses wait, so an idle gateway does not wake up for them. */
+  start(): void {
+    this.started = true;
+    this.armTimer();
+  }
+
+  /** One flush interval after the oldest waiting response was queued, as the request log does. */
+  private armTimer(): void {
+    if (!this.started || this.closed || this.timer || this.queue.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Queues a record; returns at once. */
+  push(record: ResponseRecord): void {
+    if (this.closed) return;
+    this.queue.push(record);
+    this.queuedBytes += record.storedBytes;
+    this.pending.add(record.id);
+    this.trim();
+    const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
+    if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
+    else this.armTimer();
+  }
+
+  /** Past max_queue (or its bytes) the oldest unwritten records are given up, and logged: memory stays bounded. */
+  private trim(): void {
+    const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
+    while (this.queue.length > 1 && (this.queue.length > this.options.maxQueue || this.queuedBytes > maxBytes)) {
+      const lost = this.queue.shift() as ResponseRecord;
+      this.queuedBytes -= lost.storedBytes;
+      this.pending.delete(lost.id);
+      this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
+    }
+  }
+
+  /**
+   * Writes a queued response before it is answered, waiting at most a margin, when another node would not wait for
+   * the next batch: a stream's id, dated when it began, may already be too old for that, and a native upstream's id
+   * (not the gateway's) tells no time at all. A client may continue it on another node the moment it has it.
+   * Concurrent callers share one write (a batch, as ever).
+   */
+  async writeBeforeAnswering(id: string): Promise<void> {
+    if (!this.pending.has(id)) return;
+    const createdAt = responseCreatedAt(id);
+    const now = Date.now();
+    const datable = createdAt !== undefined && createdAt <= now + otherNodeMarginMs;
+    if (datable && now - createdAt < otherNodeMarginMs / 2) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, otherNodeMarginMs);
+    });
+    await Promise.race([this.flush(), bound]);
+    clearTimeout(timer);
+  }
+
+  /** A write after the current callbacks, not inside the request that filled the batch (it would wait for it). */
+  private flushSoon(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
+  }
+
+  /** Writes everything queued (and waits for a write in progress). */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.writing = this.write(batch);
+    try {
+      await this.writing;
+    } finally {
+      this.writing = undefined;
+      this.armTimer();
+    }
+  }
+
+  private async write(batch: ResponseRecord[]): Promise<void> {
+    const kept: ResponseRecord[] = [];
+    try {
+      await this.insert(batch);
+    } catch (error) {
+      // A batch fails as a whole; each record is tried alone so one bad record does not lose the others.
+      for (const record of batch) {
+        // Once the database could not take one, the others are not tried: they wait with it for the next write.
+        if (kept.length > 0) {
+          kept.push(record);
+          continue;
+        }
+        try {
+          await this.insert([record]);
+        } catch (recordError) {
+          // A record the database refuses is given up; one it could not take (down, locked) waits for the next write.
+          if (isRefusal(recordError)) {
+            this.options.logger.error({ err: recordError, responseId: record.id }, 'storing a response failed');
+          } else {
+            kept.push(record);
+          }
+        }
+      }
+      if (kept.length > 0) {
+        this.options.logger.warn({ err: error, kept: kept.length }, 'stored-responses write failed; kept and retried');
+      } else if (batch.length > 1) {
+        this.options.logger.warn({ err: error }, 'stored-responses batch retried one by one');
+      }
+    } finally {
+      const keptIds = new Set(kept.map((record) => record.id));
+      for (const record of batch) if (!keptIds.has(record.id)) this.pending.delete(record.id);
+      if (kept.length > 0) {
+        // Ahead of what came meanwhile (their order is the conversations' order), within the queue's bounds.
+        this.queue = [...kept, ...this.queue];
+        for (const record of kept) this.queuedBytes += record.storedBytes;
+        this.trim();
+      }
+    }
+  }
+
+  /** Whether anything is queued or being written. */
+  get idle(): boolean {
+    return this.pending.size === 0;
+  }
+
+  /** Whether this record is queued or being written. */
+  holds(id: string): boolean {
+    return this.pending.has(id);
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
