@@ -97,6 +97,18 @@ export interface CreatedKey {
   info: ApiKeyInfo;
 }
 
+/**
+ * The longest lifetime or rotation grace period a key can be given. Beyond JavaScript's last representable date an
+ * expiry cannot be printed, so a key stored with one would break every listing of its account.
+ */
+export const longestKeyLifetimeMs = 100 * 365 * 86_400_000;
+
+function validateLifetime(milliseconds: number | undefined, what: string, param: string): void {
+  if (milliseconds !== undefined && !(milliseconds <= longestKeyLifetimeMs)) {
+    throw apiError('invalid_request', `${what} is at most 100 years (36500d)`, { param });
+  }
+}
+
 function validateKeyName(name: string): void {
   if (name.trim().length === 0 || name.length > 100) {
     throw apiError(
@@ -141,6 +153,7 @@ export async function createKey(db: Kysely<Database>, secret: Buffer, input: Cre
   if (input.expiresInMs !== undefined && input.expiresInMs <= 0) {
     throw apiError('invalid_request', 'expiry must be in the future', { param: 'expires_in' });
   }
+  validateLifetime(input.expiresInMs, 'a key lifetime (omit it for a key that never expires)', 'expires_in');
   const account = await requireAccount(db, input.account);
   const now = Date.now();
   const { key, row } = buildKeyRow(secret, account.id, input, now);
@@ -218,6 +231,7 @@ export async function rotateKey(
   keyId: string,
   graceMs: number,
 ): Promise<{ created: CreatedKey; previous: ApiKeyInfo }> {
+  validateLifetime(graceMs, 'a grace period', 'grace');
   const old = await requireKey(db, keyId);
   const now = Date.now();
   if (keyStatus(old, now) === 'revoked' || keyStatus(old, now) === 'expired') {
