@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCli, runCliJson } from './support/cli.js';
 import { killStrayServes, prepareServe, type ServeFiles } from './support/serve-process.js';
@@ -47,5 +51,68 @@ describe('switchboard CLI on bad input', () => {
     const [key, ...others] = await keysOfAcme();
     expect(others).toEqual([]);
     expect(key).toMatchObject({ id, expiresAt: null, status: 'active' });
+  });
+});
+
+describe('switchboard CLI on a database it cannot use', () => {
+  const directories: string[] = [];
+  afterAll(() => {
+    for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+  });
+
+  /** A data directory of its own, on SQLite whatever the test project (no configuration file is found from it). */
+  async function sqliteDataDir(): Promise<{
+    dataDir: string;
+    file: string;
+    run: (...args: string[]) => Promise<CliResult>;
+  }> {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-db-'));
+    directories.push(dataDir);
+    const env = { SWITCHBOARD_CONFIG: '', SWITCHBOARD_DATABASE_URL: '' };
+    const run = (...args: string[]) => runCli([...args, '--data-dir', dataDir], { cwd: dataDir, env });
+    return { dataDir, file: path.join(dataDir, 'switchboard.db'), run };
+  }
+
+  it('names a switchboard.db that is not a database, and leaves its bytes alone', async () => {
+    const { file, run } = await sqliteDataDir();
+    const garbage = Buffer.from('these bytes are no SQLite header, only an operator mistake\n'.repeat(100));
+    writeFileSync(file, garbage);
+    expectRefused(
+      await run('accounts', 'create', 'acme'),
+      `cannot use the SQLite database at ${file}: the file is not a SQLite database`,
+    );
+    expect(readFileSync(file).equals(garbage)).toBe(true);
+  });
+
+  it('says a database from a newer Switchboard is newer, and does not touch it', async () => {
+    const { file, run } = await sqliteDataDir();
+    expect((await run('accounts', 'create', 'acme')).code).toBe(0);
+    const sqlite = new SqliteDatabase(file);
+    sqlite.prepare("insert into kysely_migration (name, timestamp) values ('9999-from-the-future', '2099')").run();
+    sqlite.close();
+    expectRefused(
+      await run('accounts', 'create', 'other'),
+      'it was written by a newer version of Switchboard (schema migration 9999-from-the-future is unknown',
+    );
+    const after = new SqliteDatabase(file, { readonly: true });
+    expect(after.prepare('select name from accounts').all()).toEqual([{ name: 'acme' }]);
+    after.close();
+  });
+
+  it('says what a locked database means instead of a bare "database is locked"', async () => {
+    const { file, run } = await sqliteDataDir();
+    expect((await run('accounts', 'create', 'acme')).code).toBe(0);
+    const holder = new SqliteDatabase(file);
+    holder.exec('begin immediate');
+    try {
+      expectRefused(
+        await run('accounts', 'create', 'other'),
+        'database is locked: another process has held a write transaction for over 5 s',
+      );
+    } finally {
+      holder.exec('rollback');
+      holder.close();
+    }
+    expect((await run('accounts', 'list', '--json')).stdout).not.toContain('other');
   });
 });
