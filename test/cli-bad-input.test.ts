@@ -52,6 +52,23 @@ describe('switchboard CLI on bad input', () => {
     expect(others).toEqual([]);
     expect(key).toMatchObject({ id, expiresAt: null, status: 'active' });
   });
+  it('refuses key names and environments with control characters or past their length, and stores nothing', async () => {
+    const keysOfAcme = () => runCliJson<Array<{ name: string }>>(withConfig('keys', 'list', '--account', 'acme'));
+    const before = await keysOfAcme();
+    for (const name of ['web\nprod', 'web\u001b[2Jprod', 'tab\there']) {
+      expectRefused(
+        await runCli(withConfig('keys', 'create', '--account', 'acme', '--name', name)),
+        'a key name is 1-100 characters, none of them control characters',
+      );
+    }
+    for (const environment of ['prod\r\nuction', 'x'.repeat(51)]) {
+      expectRefused(
+        await runCli(withConfig('keys', 'create', '--account', 'acme', '--name', 'web', '--environment', environment)),
+        'an environment label is at most 50 characters, none of them control characters',
+      );
+    }
+    expect(await keysOfAcme()).toEqual(before);
+  });
 });
 
 describe('switchboard CLI on a database it cannot use', () => {

@@ -109,12 +109,25 @@ function validateLifetime(milliseconds: number | undefined, what: string, param:
   }
 }
 
+/** Newlines, tabs and terminal escapes: a name holding one breaks the CLI's tables and can repaint a terminal. */
+const controlCharacter = /\p{Cc}/u;
+
 function validateKeyName(name: string): void {
-  if (name.trim().length === 0 || name.length > 100) {
+  if (name.trim().length === 0 || name.length > 100 || controlCharacter.test(name)) {
     throw apiError(
       'invalid_request',
-      'a key name is 1-100 characters, e.g. the application and environment it serves',
+      'a key name is 1-100 characters, none of them control characters (newlines, tabs, escapes), e.g. the application and environment it serves',
       { param: 'name' },
+    );
+  }
+}
+
+function validateEnvironment(environment: string | undefined): void {
+  if (environment !== undefined && (environment.length > 50 || controlCharacter.test(environment))) {
+    throw apiError(
+      'invalid_request',
+      'an environment label is at most 50 characters, none of them control characters, e.g. production',
+      { param: 'environment' },
     );
   }
 }
@@ -150,6 +163,7 @@ function buildKeyRow(
 
 export async function createKey(db: Kysely<Database>, secret: Buffer, input: CreateKeyInput): Promise<CreatedKey> {
   validateKeyName(input.name);
+  validateEnvironment(input.environment);
   if (input.expiresInMs !== undefined && input.expiresInMs <= 0) {
     throw apiError('invalid_request', 'expiry must be in the future', { param: 'expires_in' });
   }
