@@ -130,5 +130,12 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       document.errors.map((error) => `YAML syntax: ${error.message.split('\n')[0]}`),
     );
   }
-  return { config: parseConfig(document.toJS(), file, options), file };
+  let raw: unknown;
+  try {
+    raw = document.toJS();
+  } catch (error) {
+    // The yaml library refuses an alias-expansion bomb ("billion laughs") here rather than while parsing.
+    throw new ConfigError(file, [`YAML: ${(error as Error).message}`]);
+  }
+  return { config: parseConfig(raw, file, options), file };
 }

@@ -116,6 +116,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ file: path.join(directory, 'missing.yaml'), env: {} })).toThrow(
       /cannot read the file: ENOENT/,
     );
+    const laughs = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (const [index, name] of [...'bcdefghi'].entries()) {
+      laughs.push(`${name}: &${name} [${Array(9).fill(`*${'abcdefghi'[index]}`).join(', ')}]`);
+    }
+    writeFileSync(file, `${laughs.join('\n')}\n`);
+    expect(() => loadConfig({ file, env: {} })).toThrow(/invalid configuration[\s\S]*YAML: Excessive alias count/);
     writeFileSync(file, 'server: &loop\n  nested: *loop\n');
     expect(() => loadConfig({ file, env: {} })).toThrow(
       'server.nested: a YAML alias (*name) that refers to its own anchor',
