@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
@@ -68,6 +68,22 @@ describe('switchboard CLI on bad input', () => {
       );
     }
     expect(await keysOfAcme()).toEqual(before);
+  });
+  it('refuses an empty --data-dir, --config or --host (an unset shell variable) instead of using the current directory, defaults or every interface', async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-cwd-'));
+    try {
+      const env = { SWITCHBOARD_CONFIG: '', SWITCHBOARD_DATABASE_URL: '' };
+      for (const [args, flag] of [
+        [['accounts', 'create', 'acme', '--data-dir', ''], '--data-dir'],
+        [['accounts', 'list', '--config', ' '], '--config'],
+        [['serve', '--host', '', '--data-dir', cwd], '--host'],
+      ] as const) {
+        expectRefused(await runCli([...args], { cwd, env }), `switchboard: ${flag} is empty`);
+      }
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });
 
