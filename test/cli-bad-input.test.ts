@@ -85,6 +85,34 @@ describe('switchboard CLI on bad input', () => {
       rmSync(cwd, { recursive: true, force: true });
     }
   });
+  it('takes limits as plain decimals, naming the flag, and changes no limit when one is refused', async () => {
+    const limitsOfAcme = async () =>
+      (await runCliJson<Array<{ limits: unknown }>>(withConfig('accounts', 'list')))[0]?.limits;
+    const before = await limitsOfAcme();
+    for (const [flag, text] of [
+      ['--rpm', '0x10'],
+      ['--rpm', '1e30'],
+      ['--tpm', '99999999999999999999'],
+      ['--concurrency', '-1'],
+      ['--concurrency', '1.5'],
+    ]) {
+      expectRefused(
+        await runCli(withConfig('accounts', 'set-limits', 'acme', '--daily-budget', '5', flag, text)),
+        `${flag} "${text}" is not a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, or "none"`,
+      );
+    }
+    for (const text of ['-5', '1e3', 'Infinity', '$5']) {
+      expectRefused(
+        await runCli(withConfig('accounts', 'set-limits', 'acme', '--rpm', '60', '--monthly-budget', text)),
+        `--monthly-budget "${text}" is not an amount of US dollars`,
+      );
+    }
+    expect(await limitsOfAcme()).toEqual(before);
+    const set = await runCliJson<{ limits: unknown }>(
+      withConfig('accounts', 'set-limits', 'acme', '--rpm', '60', '--daily-budget', '2.50', '--tpm', 'none'),
+    );
+    expect(set.limits).toEqual({ requestsPerMinute: 60, dailyBudgetUsd: 2.5, tokensPerMinute: null });
+  });
 });
 
 describe('switchboard CLI on a database it cannot use', () => {
