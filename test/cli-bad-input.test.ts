@@ -95,7 +95,7 @@ describe('switchboard CLI on bad input', () => {
       ['--tpm', '99999999999999999999'],
       ['--concurrency', '-1'],
       ['--concurrency', '1.5'],
-    ]) {
+    ] as const) {
       expectRefused(
         await runCli(withConfig('accounts', 'set-limits', 'acme', '--daily-budget', '5', flag, text)),
         `${flag} "${text}" is not a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, or "none"`,
