@@ -13,10 +13,25 @@ export interface CommonOptions {
   json?: boolean;
 }
 
+/**
+ * An option whose empty value is refused: `--data-dir "$DIR"` with DIR unset would otherwise mean the current
+ * directory (a fresh database there), and an empty `--config` the default file or none.
+ */
+export function nonEmptyOption(flag: string): (value: string) => string {
+  return (value) => {
+    if (value.trim() === '') throw new Error(`${flag} is empty: give a value, or leave the option out`);
+    return value;
+  };
+}
+
 export function withCommonOptions(command: Command): Command {
   return command
-    .option('--config <file>', 'configuration file (default: $SWITCHBOARD_CONFIG, then ./switchboard.yaml)')
-    .option('--data-dir <dir>', 'data directory (overrides server.data_dir)')
+    .option(
+      '--config <file>',
+      'configuration file (default: $SWITCHBOARD_CONFIG, then ./switchboard.yaml)',
+      nonEmptyOption('--config'),
+    )
+    .option('--data-dir <dir>', 'data directory (overrides server.data_dir)', nonEmptyOption('--data-dir'))
     .option('--json', 'print machine-readable JSON');
 }
 

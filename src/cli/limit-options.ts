@@ -21,18 +21,31 @@ export interface LimitFlags {
 
 /** Flags -> a change for validateLimitChange (which reports bad values naming the limit). */
 export function limitChangeFromFlags(flags: LimitFlags): Record<string, unknown> {
-  const value = (text: string | undefined) => {
+  // Plain decimals only: Number() would also take "0x10", "1e30" and " 5 ", which no operator means as a limit.
+  const count = (text: string | undefined, flag: string) => {
     if (text === undefined) return undefined;
     if (text === 'none') return null;
     const number = Number(text);
-    return text.trim() === '' || Number.isNaN(number) ? text : number;
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(number) || number < 1) {
+      throw new Error(`${flag} "${text}" is not a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, or "none"`);
+    }
+    return number;
+  };
+  const dollars = (text: string | undefined, flag: string) => {
+    if (text === undefined) return undefined;
+    if (text === 'none') return null;
+    const number = Number(text);
+    if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(number)) {
+      throw new Error(`${flag} "${text}" is not an amount of US dollars (e.g. 25 or 2.50), or "none"`);
+    }
+    return number;
   };
   const change = {
-    requestsPerMinute: value(flags.rpm),
-    tokensPerMinute: value(flags.tpm),
-    concurrentRequests: value(flags.concurrency),
-    dailyBudgetUsd: value(flags.dailyBudget),
-    monthlyBudgetUsd: value(flags.monthlyBudget),
+    requestsPerMinute: count(flags.rpm, '--rpm'),
+    tokensPerMinute: count(flags.tpm, '--tpm'),
+    concurrentRequests: count(flags.concurrency, '--concurrency'),
+    dailyBudgetUsd: dollars(flags.dailyBudget, '--daily-budget'),
+    monthlyBudgetUsd: dollars(flags.monthlyBudget, '--monthly-budget'),
   };
   if (Object.values(change).every((item) => item === undefined)) {
     throw new Error('give at least one of --rpm, --tpm, --concurrency, --daily-budget, --monthly-budget');

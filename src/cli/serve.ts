@@ -10,7 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
 import { installTestClock } from '../startup/test-clock.js';
-import { type CommonOptions, withCommonOptions } from './context.js';
+import { type CommonOptions, nonEmptyOption, withCommonOptions } from './context.js';
 import { bootstrapFirstRun, clientBaseUrl, firstRunBanner, writeFirstKeyFile } from './first-run.js';
 
 function portOption(text: string): number {
@@ -74,7 +74,7 @@ export function serveCommand(): Command {
   return withCommonOptions(
     new Command('serve')
       .description('start the gateway')
-      .option('--host <host>', 'address to listen on (overrides server.host)')
+      .option('--host <host>', 'address to listen on (overrides server.host)', nonEmptyOption('--host'))
       .option('--port <port>', 'port to listen on (overrides server.port)', portOption)
       .option('--workers <n>', 'processes sharing the port (default 1; up to one per core helps)', workersOption),
   ).action(async (options: ServeOptions) => {

@@ -5,12 +5,13 @@
  * Forms: `${NAME}` (must be set), `${NAME:-fallback}` (fallback when unset or empty), `$${NAME}` (a literal `${NAME}`).
  */
 
+/** A value that cannot be interpolated: an unset variable, or a YAML alias that contains itself. */
 export class InterpolationError extends Error {
   constructor(
     readonly path: string,
-    readonly variable: string,
+    message: string,
   ) {
-    super(`environment variable ${variable} is not set`);
+    super(message);
   }
 }
 
@@ -22,20 +23,29 @@ export function interpolateString(text: string, env: NodeJS.ProcessEnv, path: st
     const value = env[name];
     if (value !== undefined && value !== '') return value;
     if (fallback !== undefined) return fallback;
-    throw new InterpolationError(path, name);
+    throw new InterpolationError(path, `environment variable ${name} is not set`);
   });
 }
 
-/** Returns a copy of `value` with every string interpolated; errors name the path of the offending field. */
-export function interpolate(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
+/**
+ * Returns a copy of `value` with every string interpolated; errors name the path of the offending field. `enclosing`
+ * holds the objects being copied: YAML parses `a: &x [*x]` into an object that contains itself, which would otherwise
+ * recurse until the stack overflows.
+ */
+export function interpolate(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  path = '',
+  enclosing: ReadonlySet<object> = new Set(),
+): unknown {
   if (typeof value === 'string') return interpolateString(value, env, path);
-  if (Array.isArray(value)) return value.map((item, index) => interpolate(item, env, `${path}[${index}]`));
-  if (value !== null && typeof value === 'object') {
-    const result: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      result[key] = interpolate(item, env, path ? `${path}.${key}` : key);
-    }
-    return result;
+  if (value === null || typeof value !== 'object') return value;
+  if (enclosing.has(value)) throw new InterpolationError(path, 'a YAML alias (*name) that refers to its own anchor');
+  const inside = new Set(enclosing).add(value);
+  if (Array.isArray(value)) return value.map((item, index) => interpolate(item, env, `${path}[${index}]`, inside));
+  const result: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    result[key] = interpolate(item, env, path ? `${path}.${key}` : key, inside);
   }
-  return value;
+  return result;
 }

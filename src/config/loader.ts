@@ -55,12 +55,21 @@ function formatPath(segments: readonly PropertyKey[]): string {
   return text || '(top level)';
 }
 
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  return value === null ? 'null' : `a ${typeof value}`;
+}
+
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
     return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   }
+  // Inputs are reported (reportInput) only to tell a missing field from a wrong one; they are never printed.
   if (issue.code === 'invalid_type' && issue.input === undefined) return `${where}: is required`;
+  if (issue.code === 'invalid_type' && issue.path.length === 0) {
+    return `${where}: the file must be a YAML mapping of settings (server:, providers:, models:, ...), not ${describeValue(issue.input)}`;
+  }
   return `${where}: ${issue.message}`;
 }
 
@@ -76,7 +85,7 @@ export function parseConfig(raw: unknown, source: string, options: LoadConfigOpt
     }
     throw error;
   }
-  const result = configSchema.safeParse(interpolated);
+  const result = configSchema.safeParse(interpolated, { reportInput: true });
   if (!result.success) throw new ConfigError(source, result.error.issues.map(describeIssue));
   const config = result.data;
   const overrides = options.overrides ?? {};
@@ -121,5 +130,12 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       document.errors.map((error) => `YAML syntax: ${error.message.split('\n')[0]}`),
     );
   }
-  return { config: parseConfig(document.toJS(), file, options), file };
+  let raw: unknown;
+  try {
+    raw = document.toJS();
+  } catch (error) {
+    // The yaml library refuses an alias-expansion bomb ("billion laughs") here rather than while parsing.
+    throw new ConfigError(file, [`YAML: ${(error as Error).message}`]);
+  }
+  return { config: parseConfig(raw, file, options), file };
 }

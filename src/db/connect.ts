@@ -1,9 +1,10 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { Config } from '../config/schema.js';
+import { packageVersion } from '../package-files.js';
 import { type ArrayReader, postgresArrayReader, sqliteArrayReader } from './array-reader.js';
 import type { Dialect } from './migrations/dialect.js';
 import { migrations } from './migrations/index.js';
@@ -120,18 +121,50 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
   }
 }
 
+/**
+ * A database a newer Switchboard has migrated holds migrations this build does not know; Kysely calls that
+ * "corrupted", which sends an operator after a backup for nothing. Said plainly before migrating.
+ */
+async function refuseNewerSchema(handle: DatabaseHandle): Promise<void> {
+  const tables = await handle.db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((table) => table.name === 'kysely_migration')) return;
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(handle.db);
+  const unknown = rows.map((row) => row.name).filter((name) => !Object.hasOwn(migrations, name));
+  if (unknown.length === 0) return;
+  throw new Error(
+    `it was written by a newer version of Switchboard (schema migration ${unknown.sort().join(', ')} is unknown to ` +
+      `version ${packageVersion()}); run that version or a later one, or restore a backup taken before the upgrade`,
+  );
+}
+
+/** SQLite's own words for the two failures an operator meets most, with what they mean here. */
+function explainSqliteError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database (or its header is damaged)';
+  if (code === 'SQLITE_BUSY') return `${message}: another process has held a write transaction for over 5 s`;
+  return message;
+}
+
+function openSqliteExplained(config: Config): DatabaseHandle {
+  try {
+    return openSqlite(config);
+  } catch (error) {
+    const file = path.resolve(config.server.dataDir, config.database.sqlitePath);
+    throw new Error(`cannot use the SQLite database at ${file}: ${explainSqliteError(error)}`);
+  }
+}
+
 /** Opens the configured database (PostgreSQL when database.url is set, else SQLite) and migrates it. */
 export async function openDatabase(config: Config): Promise<DatabaseHandle> {
-  const handle = config.database.url ? await openPostgres(config, config.database.url) : openSqlite(config);
+  const handle = config.database.url ? await openPostgres(config, config.database.url) : openSqliteExplained(config);
   try {
+    await refuseNewerSchema(handle);
     await migrateToLatest(handle);
   } catch (error) {
     await handle.close();
-    if (handle.dialect === 'postgres') {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(`cannot use the PostgreSQL database at ${handle.location}: ${reason}`);
-    }
-    throw error;
+    const engine = handle.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite';
+    throw new Error(`cannot use the ${engine} database at ${handle.location}: ${explainSqliteError(error)}`);
   }
   return handle;
 }

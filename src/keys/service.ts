@@ -97,12 +97,37 @@ export interface CreatedKey {
   info: ApiKeyInfo;
 }
 
+/**
+ * The longest lifetime or rotation grace period a key can be given. Beyond JavaScript's last representable date an
+ * expiry cannot be printed, so a key stored with one would break every listing of its account.
+ */
+export const longestKeyLifetimeMs = 100 * 365 * 86_400_000;
+
+function validateLifetime(milliseconds: number | undefined, what: string, param: string): void {
+  if (milliseconds !== undefined && !(milliseconds <= longestKeyLifetimeMs)) {
+    throw apiError('invalid_request', `${what} is at most 100 years (36500d)`, { param });
+  }
+}
+
+/** Newlines, tabs and terminal escapes: a name holding one breaks the CLI's tables and can repaint a terminal. */
+const controlCharacter = /\p{Cc}/u;
+
 function validateKeyName(name: string): void {
-  if (name.trim().length === 0 || name.length > 100) {
+  if (name.trim().length === 0 || name.length > 100 || controlCharacter.test(name)) {
     throw apiError(
       'invalid_request',
-      'a key name is 1-100 characters, e.g. the application and environment it serves',
+      'a key name is 1-100 characters, none of them control characters (newlines, tabs, escapes), e.g. the application and environment it serves',
       { param: 'name' },
+    );
+  }
+}
+
+function validateEnvironment(environment: string | undefined): void {
+  if (environment !== undefined && (environment.length > 50 || controlCharacter.test(environment))) {
+    throw apiError(
+      'invalid_request',
+      'an environment label is at most 50 characters, none of them control characters, e.g. production',
+      { param: 'environment' },
     );
   }
 }
@@ -138,9 +163,11 @@ function buildKeyRow(
 
 export async function createKey(db: Kysely<Database>, secret: Buffer, input: CreateKeyInput): Promise<CreatedKey> {
   validateKeyName(input.name);
+  validateEnvironment(input.environment);
   if (input.expiresInMs !== undefined && input.expiresInMs <= 0) {
     throw apiError('invalid_request', 'expiry must be in the future', { param: 'expires_in' });
   }
+  validateLifetime(input.expiresInMs, 'a key lifetime (omit it for a key that never expires)', 'expires_in');
   const account = await requireAccount(db, input.account);
   const now = Date.now();
   const { key, row } = buildKeyRow(secret, account.id, input, now);
@@ -218,6 +245,7 @@ export async function rotateKey(
   keyId: string,
   graceMs: number,
 ): Promise<{ created: CreatedKey; previous: ApiKeyInfo }> {
+  validateLifetime(graceMs, 'a grace period', 'grace');
   const old = await requireKey(db, keyId);
   const now = Date.now();
   if (keyStatus(old, now) === 'revoked' || keyStatus(old, now) === 'expired') {

@@ -79,6 +79,26 @@ describe('configuration', () => {
     expect(problemsOf({ models: [{ provider: 'x' }] })).toContain('models[0].name: is required');
   });
 
+  it('tells a field of the wrong type from a missing one, without printing its value', () => {
+    const secret = 'sk-live-do-not-print';
+    const problems = problemsOf({ providers: [{ ...provider, api_key: [secret] }], server: { port: 'eighty' } });
+    expect(problems).toEqual([
+      'server.port: Invalid input: expected number, received string',
+      'providers[0].api_key: Invalid input: expected string, received array',
+    ]);
+    expect(problems.join('\n')).not.toContain(secret);
+    expect(problemsOf({ models: [{ provider: 'x' }] })).toContain('models[0].name: is required');
+  });
+
+  it('says the file must be a mapping when it holds a list or a lone value', () => {
+    expect(problemsOf(['server', 'models'])).toEqual([
+      '(top level): the file must be a YAML mapping of settings (server:, providers:, models:, ...), not a list',
+    ]);
+    expect(problemsOf('hello')).toEqual([
+      '(top level): the file must be a YAML mapping of settings (server:, providers:, models:, ...), not a string',
+    ]);
+  });
+
   it('refuses duplicate names', () => {
     const problems = problemsOf({ providers: [provider, provider], models: [model, model] }, { OPENAI_API_KEY: 'k' });
     expect(problems).toContain('providers[1].name: duplicate provider name "openai"');
@@ -95,6 +115,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ file, env: {} })).toThrow(/YAML syntax/);
     expect(() => loadConfig({ file: path.join(directory, 'missing.yaml'), env: {} })).toThrow(
       /cannot read the file: ENOENT/,
+    );
+    const laughs = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (const [index, name] of [...'bcdefghi'].entries()) {
+      laughs.push(`${name}: &${name} [${Array(9).fill(`*${'abcdefghi'[index]}`).join(', ')}]`);
+    }
+    writeFileSync(file, `${laughs.join('\n')}\n`);
+    expect(() => loadConfig({ file, env: {} })).toThrow(/invalid configuration[\s\S]*YAML: Excessive alias count/);
+    writeFileSync(file, 'server: &loop\n  nested: *loop\n');
+    expect(() => loadConfig({ file, env: {} })).toThrow(
+      'server.nested: a YAML alias (*name) that refers to its own anchor',
     );
   });
 
