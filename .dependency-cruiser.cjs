@@ -17,9 +17,10 @@ module.exports = {
     {
       name: 'db-imports-no-feature',
       severity: 'error',
-      comment: 'src/db/ is the layer features are built on; it must not reach back into them.',
+      comment:
+        'src/db/ is the layer features are built on; it must not reach back into them (package-files.ts is a leaf: the version that wrote a database).',
       from: { path: '^src/db/' },
-      to: { path: '^src/', pathNot: '^src/(db|config)/' },
+      to: { path: '^src/', pathNot: ['^src/(db|config)/', '^src/package-files[.]ts$'] },
     },
     {
       name: 'undici-part-by-part',
