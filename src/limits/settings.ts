@@ -83,8 +83,8 @@ export function hasAnyLimit(limits: LimitSettings): boolean {
 }
 
 /**
- * Validates a change given by an operator (CLI or management API): whole numbers ≥ 1 for counts, dollars ≥ 0 for
- * budgets, `null` to remove a limit. Throws a 400 naming the field.
+ * Validates a change given by an operator (CLI or management API): whole numbers ≥ 1 for counts (exact ones: past
+ * 2^53 a count is rounded), dollars ≥ 0 for budgets, `null` to remove a limit. Throws a 400 naming the field.
  */
 export function validateLimitChange(change: Record<string, unknown>): StoredLimits {
   const result: StoredLimits = {};
@@ -104,11 +104,11 @@ export function validateLimitChange(change: Record<string, unknown>): StoredLimi
       typeof value !== 'number' ||
       !Number.isFinite(value) ||
       value < 0 ||
-      (!isBudget && (!Number.isInteger(value) || value < 1))
+      (!isBudget && (!Number.isSafeInteger(value) || value < 1))
     ) {
       throw apiError(
         'invalid_request',
-        isBudget ? `${field} must be a number of dollars, 0 or more` : `${field} must be a whole number, 1 or more`,
+        isBudget ? `${field} must be a number of dollars, 0 or more` : `${field} must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
         { param: field },
       );
     }

@@ -52,6 +52,12 @@ describe('limit settings', () => {
     });
     expect(() => validateLimitChange({ requestsPerMinute: 0 })).toThrow(/requestsPerMinute must be a whole number/);
     expect(() => validateLimitChange({ requestsPerMinute: 1.5 })).toThrow(/whole number/);
+    // Past 2^53 a count is not the number the operator wrote.
+    expect(() => validateLimitChange({ tokensPerMinute: 1e30 })).toThrow(/tokensPerMinute must be a whole number/);
+    expect(() => validateLimitChange({ concurrentRequests: 2 ** 53 })).toThrow(/concurrentRequests/);
+    expect(validateLimitChange({ tokensPerMinute: Number.MAX_SAFE_INTEGER })).toEqual({
+      tokensPerMinute: Number.MAX_SAFE_INTEGER,
+    });
     expect(() => validateLimitChange({ dailyBudgetUsd: -1 })).toThrow(/dailyBudgetUsd/);
     expect(() => validateLimitChange({ speed: 1 })).toThrow(/unknown limit "speed"/);
   });
