@@ -69,6 +69,25 @@ describe('switchboard CLI on bad input', () => {
     }
     expect(await keysOfAcme()).toEqual(before);
   });
+  it('refuses an empty model list (an unset shell variable) instead of a key or account that may call nothing', async () => {
+    const keysOfAcme = () => runCliJson<Array<{ name: string }>>(withConfig('keys', 'list', '--account', 'acme'));
+    const before = await keysOfAcme();
+    for (const list of ['', ' , ']) {
+      expectRefused(
+        await runCli(withConfig('keys', 'create', '--account', 'acme', '--name', 'none', '--models', list)),
+        '--models names no model',
+      );
+      expectRefused(
+        await runCli(withConfig('accounts', 'create', 'empty', '--models', list)),
+        '--models names no model',
+      );
+      expectRefused(await runCli(withConfig('accounts', 'set-models', 'acme', list)), 'the model list names no model');
+    }
+    expect(await keysOfAcme()).toEqual(before);
+    const accounts = await runCliJson<Array<{ name: string; models: string[] }>>(withConfig('accounts', 'list'));
+    expect(accounts.map((account) => account.name)).not.toContain('empty');
+    expect(accounts.find((account) => account.name === 'acme')?.models).not.toEqual([]);
+  });
   it('refuses an empty --data-dir, --config or --host (an unset shell variable) instead of using the current directory, defaults or every interface', async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), 'switchboard-cli-cwd-'));
     try {

@@ -9,7 +9,7 @@ import {
 } from '../accounts/service.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
 import { describeLimits, type LimitFlags, limitChangeFromFlags, withLimitOptions } from './limit-options.js';
-import { type Output, printJson, printTable, splitList } from './output.js';
+import { modelList, type Output, printJson, printTable } from './output.js';
 
 function printAccount(output: Output, account: Account, verb: string): void {
   if (output.json) {
@@ -33,7 +33,7 @@ export function accountsCommand(): Command {
     await withContext(options, async ({ database, output }) => {
       const account = await createAccount(database.db, {
         name,
-        models: options.models === undefined ? undefined : splitList(options.models),
+        models: options.models === undefined ? undefined : modelList(options.models),
       });
       printAccount(output, account, 'Created');
     });
@@ -63,7 +63,7 @@ export function accountsCommand(): Command {
     accounts.command('set-models <name> <models>').description('replace the models an account may call ("*" = all)'),
   ).action(async (name: string, models: string, options: CommonOptions) => {
     await withContext(options, async ({ database, output }) => {
-      printAccount(output, await setAccountModels(database.db, name, splitList(models)), 'Updated');
+      printAccount(output, await setAccountModels(database.db, name, modelList(models, 'the model list')), 'Updated');
     });
   });
 

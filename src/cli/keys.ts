@@ -12,7 +12,7 @@ import {
 } from '../keys/service.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
 import { describeLimits, type LimitFlags, limitChangeFromFlags, withLimitOptions } from './limit-options.js';
-import { type Output, printJson, printTable, splitList } from './output.js';
+import { modelList, type Output, printJson, printTable } from './output.js';
 
 function durationOption(text: string, flag: string): number {
   const milliseconds = parseDuration(text);
@@ -81,7 +81,7 @@ export function keysCommand(): Command {
           account: options.account,
           name: options.name,
           environment: options.environment,
-          models: options.models === undefined ? undefined : splitList(options.models),
+          models: options.models === undefined ? undefined : modelList(options.models),
           expiresInMs,
         });
         printCreated(context.output, created, options.account);

@@ -33,6 +33,13 @@ export function printTable(
   output.write(rows.length === 0 ? '(none)' : formatTable(headers, rows));
 }
 
+/** A `--models` list; an empty one (an unset shell variable) would silently allow no model at all. */
+export function modelList(text: string, flag = '--models'): string[] {
+  const models = splitList(text);
+  if (models.length === 0) throw new Error(`${flag} names no model; give at least one (or leave ${flag} out)`);
+  return models;
+}
+
 /** "a,b , c" -> ["a","b","c"] */
 export function splitList(text: string): string[] {
   return text
