@@ -108,7 +108,9 @@ export function validateLimitChange(change: Record<string, unknown>): StoredLimi
     ) {
       throw apiError(
         'invalid_request',
-        isBudget ? `${field} must be a number of dollars, 0 or more` : `${field} must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
+        isBudget
+          ? `${field} must be a number of dollars, 0 or more`
+          : `${field} must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
         { param: field },
       );
     }
