@@ -10,6 +10,7 @@ import { type GatedUpstream, type GatePlan, startGatedUpstream } from './support
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { type MockAnthropicUpstream, startMockAnthropicUpstream } from './support/mock-anthropic-upstream.js';
 import { type MockGeminiUpstream, startMockGeminiUpstream } from './support/mock-gemini-upstream.js';
+import { startTimerCensus } from './support/timer-census.js';
 import { writeTinyGguf } from './support/tiny-gguf.js';
 import { waitFor } from './support/wait.js';
 
@@ -774,19 +775,23 @@ const cases: fc.Arbitrary<Case> = fc
 
 const runs = Number(process.env.FUZZ_RUNS ?? 120);
 
-/** Timers keeping the process busy (unref'd ones excluded): a stream's keepalive left running shows here. */
-const runningTimers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
-
 describe('generated client disconnects', () => {
   it(
     'every endpoint, provider, moment and way of leaving: no crash, the work stopped, one row, nothing left',
     async () => {
-      const timersBefore = runningTimers();
-      await fc.assert(
-        fc.asyncProperty(cases, (testCase) => runCase(testCase, { shared: false })),
-        { numRuns: runs },
-      );
-      await waitFor('no timer left running', () => runningTimers() <= timersBefore);
+      // Timers the cases made, still keeping the process busy: a stream's keepalive left running shows here.
+      const timers = startTimerCensus();
+      try {
+        await fc.assert(
+          fc.asyncProperty(cases, (testCase) => runCase(testCase, { shared: false })),
+          { numRuns: runs },
+        );
+        await waitFor('no timer left running', () => timers.running().length === 0).catch((error: Error) => {
+          throw new Error(`${error.message}; made at:\n${timers.running().join('\n\n')}`);
+        });
+      } finally {
+        timers.stop();
+      }
     },
     600_000 + runs * 2_000,
   );

@@ -68,6 +68,9 @@ async function openPostgres(config: Config, url: string): Promise<DatabaseHandle
     max: config.database.poolSize,
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
+    // An idle connection never keeps the process alive: the gateway's listening socket does that, and a command
+    // or test that has finished exits at once instead of 30 s later.
+    allowExitOnIdle: true,
     // Times are epoch milliseconds and ids are far below 2^53, so int8 columns are read as numbers (pg's default
     // is strings). Set per pool, not on pg's global type registry.
     types: {
