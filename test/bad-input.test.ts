@@ -1,8 +1,8 @@
-import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postChat, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { rawExchange } from './support/raw-http.js';
 
 /**
  * Bad input, generated (fast-check) and from a fixed corpus: whatever arrives, the answer is a 2xx or a 4xx with
@@ -111,26 +111,6 @@ describe('generated bad input (property-based)', () => {
   });
 });
 
-/** Sends raw bytes on a fresh connection and returns what came back before the server closed it. */
-function rawExchange(bytes: string | Buffer, timeoutMs = 3000): Promise<string> {
-  return new Promise((resolve) => {
-    const url = new URL(setup.gateway.url);
-    const socket = connect(Number(url.port), url.hostname);
-    let received = '';
-    const finish = () => {
-      socket.destroy();
-      resolve(received);
-    };
-    socket.on('data', (chunk) => {
-      received += chunk.toString('latin1');
-    });
-    socket.on('end', finish);
-    socket.on('error', finish);
-    socket.setTimeout(timeoutMs, finish);
-    socket.write(bytes);
-  });
-}
-
 function statusOf(raw: string): number {
   return Number(/^HTTP\/1\.[01] (\d{3})/.exec(raw)?.[1] ?? 0);
 }
@@ -146,19 +126,26 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
   const auth = () => `Authorization: Bearer ${setup.gateway.key}\r\n`;
 
   it('a header with a forbidden byte, and a garbage request line -> 400 with the OpenAI body', async () => {
-    expectJsonErrorResponse(await rawExchange(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`), 400);
-    expectJsonErrorResponse(await rawExchange('THIS IS NOT HTTP\r\n\r\n'), 400);
+    expectJsonErrorResponse(
+      await rawExchange(setup.gateway.url, `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n`),
+      400,
+    );
+    expectJsonErrorResponse(await rawExchange(setup.gateway.url, 'THIS IS NOT HTTP\r\n\r\n'), 400);
   });
 
   it('oversized headers -> 431 with the OpenAI body', async () => {
     expectJsonErrorResponse(
-      await rawExchange(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`),
+      await rawExchange(
+        setup.gateway.url,
+        `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`,
+      ),
       431,
     );
   });
 
   it('a malformed chunked body -> 400', async () => {
     const raw = await rawExchange(
+      setup.gateway.url,
       `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${auth()}Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nZZZ\r\n{}\r\n0\r\n\r\n`,
     );
     expectJsonErrorResponse(raw, 400);
@@ -213,6 +200,7 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
       some_future_field: { x: 1 },
     });
     const raw = await rawExchange(
+      setup.gateway.url,
       `POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\n${auth()}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     expect(statusOf(raw)).toBe(200);
@@ -222,8 +210,9 @@ describe('a fixed corpus of malformed HTTP and bodies', () => {
   it('a body that never finishes is answered 408 by the server and the connection closed', async () => {
     // The client would wait far longer than the server's 1.5 s deadline: the answer must come from the server.
     const raw = await rawExchange(
+      setup.gateway.url,
       `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${auth()}Content-Length: 1000\r\n\r\n{"model":`,
-      20_000,
+      { timeoutMs: 20_000 },
     );
     expectJsonErrorResponse(raw, 408);
     expect(raw.toLowerCase()).toContain('connection: close');
