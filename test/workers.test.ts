@@ -100,6 +100,27 @@ describe('serve --workers 2', () => {
     expect(results.every((result) => result.status === 200)).toBe(true);
   });
 
+  it('answers /metrics for every worker, whichever one a scrape reaches', async () => {
+    // Each scrape on a connection of its own, so the workers take turns answering them.
+    const requestsCounted = async () => {
+      const response = await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } });
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      let total = 0;
+      for (const line of text.split('\n')) {
+        if (line.startsWith('switchboard_requests_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+      }
+      return total;
+    };
+    const before = await requestsCounted();
+    const results = await Promise.all(Array.from({ length: 10 }, () => chat(openKey)));
+    expect(results.every((result) => result.status === 200)).toBe(true);
+    const scrapes: number[] = [];
+    for (let index = 0; index < 6; index++) scrapes.push(await requestsCounted());
+    // One worker's own counters would read a part of the 10 on every other scrape: Prometheus sees resets.
+    expect(scrapes).toEqual(Array.from({ length: 6 }, () => before + 10));
+  });
+
   it('keeps one set of limits for all workers (the primary counts, without Redis)', async () => {
     const results = await Promise.all(Array.from({ length: 30 }, () => chat(limitedKey)));
     expect(results.filter((result) => result.status === 200)).toHaveLength(10);

@@ -55,6 +55,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const listening = new Set<number>();
   const restarts: number[] = [];
   const releases = new Map<Worker, () => void>();
+  // Loaded here, not at the top: every CLI command loads this module, and only `serve --workers` needs prom-client.
+  const { collectMetricsForWorkers } = await import('./worker-metrics.js');
+  const answerMetricsRequest = collectMetricsForWorkers();
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ [workerIndexVariable]: String(index) });
@@ -65,6 +68,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       worker.on('message', served.onMessage);
       releases.set(worker, served.release);
     }
+    worker.on('message', (message: unknown) => answerMetricsRequest(worker, message));
     worker.on('message', (message: unknown) => {
       if (!isWorkerListening(message)) return;
       listening.add(index);

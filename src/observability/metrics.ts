@@ -10,6 +10,8 @@ import { registerProcessMetrics } from './process-metrics.js';
  */
 export interface Metrics {
   registry: Registry;
+  /** The text a scrape gets: this registry's, or under `serve --workers` every worker's (cluster/worker-metrics.ts). */
+  exposition: () => Promise<string>;
   /** Told of every request that arrives: the event-loop lag is sampled only while there are some. */
   eventLoopLag: EventLoopLag;
   /** One finished data-plane request: counted by route, status and model, timed by route and stream. */
@@ -76,6 +78,7 @@ export function createMetrics(options: MetricsSources): Metrics {
 function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: MetricsSources): Metrics {
   return {
     registry,
+    exposition: () => registry.metrics(),
     eventLoopLag,
     recordRequest: () => {},
     requests: new HotCounter('switchboard_requests_total', 'Data-plane requests by route, HTTP status and model', [
@@ -111,6 +114,8 @@ function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: M
       help: 'Deployments out of rotation: ejected (until a probe succeeds) or paused by an upstream retry-after (1), back in (0)',
       labelNames: ['deployment'],
       registers: [registry],
+      // Across workers (each keeps its own health without Redis): out of rotation in any of them.
+      aggregator: 'max',
       collect() {
         this.reset();
         for (const state of options.deploymentStates?.() ?? []) {
@@ -152,6 +157,8 @@ function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: M
       name: 'switchboard_redis_up',
       help: '1 when the Redis connection is ready, 0 when it is not (absent when Redis is not configured)',
       registers: [registry],
+      // Across workers: up only when every worker's connection is.
+      aggregator: 'min',
     }),
     connectionsDropped: new Counter({
       name: 'switchboard_connections_dropped_total',
