@@ -37,8 +37,11 @@ export interface StartOptions {
   limiter?: Limiter;
   /** Whether this process runs request-log retention (one worker of a cluster does). Default: true. */
   runRetention?: boolean;
-  /** A worker of `serve --workers`: /metrics answers for every worker, through the primary. */
-  metricsOfAllWorkers?: boolean;
+  /**
+   * A worker of `serve --workers`: /metrics answers for every worker, and without Redis the sign-in throttle's
+   * counts are the primary's, through it.
+   */
+  clusterWorker?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
@@ -47,7 +50,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   // Filled in as the services they read are built; read only when /metrics is scraped.
   const metricsSources: MetricsSources = { queueDepth: () => 0, inFlight: () => 0 };
   const metrics = createMetrics(metricsSources);
-  if (options.metricsOfAllWorkers) metrics.exposition = metricsOfAllWorkers(metrics.registry);
+  if (options.clusterWorker) metrics.exposition = metricsOfAllWorkers(metrics.registry);
   lifetime.add('event-loop lag sampling', metrics.eventLoopLag, (lag) => lag.close());
   const catalog = buildModelCatalog(config.models);
 
@@ -65,7 +68,9 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     lifetime,
     options.limiter,
   );
-  const { url, port, metricsUrl } = await listen(config, catalog, storage, parts, logger, metrics, lifetime);
+  const { url, port, metricsUrl } = await listen(config, catalog, storage, parts, logger, metrics, lifetime, {
+    clusterWorker: options.clusterWorker === true,
+  });
   logger.info(
     {
       url,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliJson } from './support/cli.js';
 import { holdRequests } from './support/held-requests.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import {
@@ -119,6 +120,23 @@ describe('serve --workers 2', () => {
     for (let index = 0; index < 6; index++) scrapes.push(await requestsCounted());
     // One worker's own counters would read a part of the 10 on every other scrape: Prometheus sees resets.
     expect(scrapes).toEqual(Array.from({ length: 6 }, () => before + 10));
+  });
+
+  it('counts sign-in failures once for all workers (the primary keeps them, without Redis)', async () => {
+    await runCliJson(['users', 'create', 'guarded@example.com', '--config', server.configFile], {
+      input: 'the right password\n',
+    });
+    // Each attempt on a connection of its own, so the workers take turns: each alone would have seen four failures.
+    const signIn = (password: string) =>
+      fetch(`${server.url}/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ email: 'guarded@example.com', password }),
+      }).then((response) => response.status);
+    const statuses: number[] = [];
+    for (let index = 0; index < 8; index++) statuses.push(await signIn('a wrong guess'));
+    // Five failures answered at once (console.sign_in_max_failures), then the guesser must wait, whichever worker.
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
   });
 
   it('keeps one set of limits for all workers (the primary counts, without Redis)', async () => {

@@ -113,7 +113,7 @@ export function serveCommand(): Command {
             // Without Redis, the primary keeps the limit counters for every worker.
             limiter: config.redis.url ? undefined : new IpcLimiter(),
             runRetention: workerIndex === 0,
-            metricsOfAllWorkers: true,
+            clusterWorker: true,
           },
     );
     if (config.models.length === 0 && workerIndex === undefined) {

@@ -5,6 +5,8 @@ import { sumSpend } from '../db/repositories/usage.js';
 import { serveLimiter } from '../limits/ipc-limiter.js';
 import { MemoryLimiter } from '../limits/memory-limiter.js';
 import type { Logger } from '../observability/logger.js';
+import { serveSignInThrottle } from '../users/ipc-sign-in-throttle.js';
+import { MemorySignInThrottle, signInThrottlePolicy } from '../users/sign-in-throttle.js';
 
 /**
  * `serve --workers N`: the primary process forks N workers that share the listening port (Node's cluster
@@ -58,6 +60,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   // Loaded here, not at the top: every CLI command loads this module, and only `serve --workers` needs prom-client.
   const { collectMetricsForWorkers } = await import('./worker-metrics.js');
   const answerMetricsRequest = collectMetricsForWorkers();
+  // Without Redis the workers' sign-in attempts are counted here, once for all of them.
+  const signInThrottle = config.redis.url ? undefined : new MemorySignInThrottle(signInThrottlePolicy(config));
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ [workerIndexVariable]: String(index) });
@@ -69,6 +73,14 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       releases.set(worker, served.release);
     }
     worker.on('message', (message: unknown) => answerMetricsRequest(worker, message));
+    if (signInThrottle) {
+      worker.on(
+        'message',
+        serveSignInThrottle(signInThrottle, (message) => {
+          if (worker.isConnected()) worker.send(message);
+        }),
+      );
+    }
     worker.on('message', (message: unknown) => {
       if (!isWorkerListening(message)) return;
       listening.add(index);

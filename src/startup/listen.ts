@@ -12,10 +12,11 @@ import { buildApp } from '../server/build-app.js';
 import { loadConsoleAssets } from '../server/console-assets.js';
 import { startMetricsServer } from '../server/metrics-endpoint.js';
 import { reclaimMemoryWhenIdle } from '../server/reclaim-memory-when-idle.js';
+import { IpcSignInThrottle } from '../users/ipc-sign-in-throttle.js';
 import { hashPassword } from '../users/password.js';
 import { RedisSignInThrottle } from '../users/redis-sign-in-throttle.js';
 import { startSessionSweeper } from '../users/sessions.js';
-import { MemorySignInThrottle, type SignInThrottle } from '../users/sign-in-throttle.js';
+import { MemorySignInThrottle, type SignInThrottle, signInThrottlePolicy } from '../users/sign-in-throttle.js';
 import type { DataPlaneParts } from './build-data-plane.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
@@ -28,18 +29,18 @@ function buildManagement(
   parts: DataPlaneParts,
   logger: Logger,
   lifetime: Lifetime,
+  clusterWorker: boolean,
 ): ManagementServices {
-  const policy = {
-    freeFailures: config.console.signInMaxFailures,
-    maxDelayMs: config.console.signInMaxDelayMs,
-    forgetAfterMs: config.console.signInWindowMs,
-  };
+  const policy = signInThrottlePolicy(config);
   const local = new MemorySignInThrottle(policy);
   const redisClient = parts.redis?.client;
-  // Shared by every node through Redis when there is one, this node's own count otherwise.
+  // Shared by every node through Redis when there is one, by the workers of one node through their primary,
+  // else this process's own count.
   const signInThrottle: SignInThrottle = redisClient
     ? new RedisSignInThrottle({ redis: redisClient, keyPrefix: config.redis.keyPrefix, policy, local, logger })
-    : local;
+    : clusterWorker
+      ? new IpcSignInThrottle(local, logger)
+      : local;
   lifetime.add('sign-in throttle', signInThrottle, (throttle) => throttle.close());
   const sweeper = startSessionSweeper(storage.database.db, 3_600_000, (error) =>
     logger.warn({ err: error }, 'could not delete ended console sessions'),
@@ -87,11 +88,12 @@ export async function listen(
   logger: Logger,
   metrics: Metrics,
   lifetime: Lifetime,
+  options: { clusterWorker: boolean },
 ): Promise<{ url: string; port: number; metricsUrl: string | undefined }> {
   const { dataPlane } = parts;
   const management = config.console.enabled
     ? {
-        services: buildManagement(config, catalog, storage, parts, logger, lifetime),
+        services: buildManagement(config, catalog, storage, parts, logger, lifetime, options.clusterWorker),
         consoleAssets: loadConsoleAssets(),
         version: packageVersion(),
       }

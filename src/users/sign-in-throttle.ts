@@ -1,3 +1,5 @@
+import type { Config } from '../config/schema.js';
+
 /**
  * Slows down password guessing without letting anyone lock a user out. Failed sign-ins are counted per (client
  * address, user): the first `freeFailures` are answered at once, then each further attempt from that client for that
@@ -140,4 +142,13 @@ export class MemorySignInThrottle implements SignInThrottle {
       if (now - record.lastFailureAt >= this.policy.forgetAfterMs) this.records.delete(key);
     }
   }
+}
+
+/** The throttle's policy as configured (`console.sign_in_*`). */
+export function signInThrottlePolicy(config: Config): SignInThrottlePolicy {
+  return {
+    freeFailures: config.console.signInMaxFailures,
+    maxDelayMs: config.console.signInMaxDelayMs,
+    forgetAfterMs: config.console.signInWindowMs,
+  };
 }
