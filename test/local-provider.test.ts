@@ -174,6 +174,8 @@ describe('local provider: completions', () => {
     const content: string = body.choices[0].message.content;
     expect(content).not.toContain('e');
     expect(body.usage.completion_tokens).toBe(tinyTokenCount(content) + 1);
+    // No stop sequence ended it: no stop_reason.
+    expect(body.choices[0].stop_reason).toBeUndefined();
   });
 
   it('is deterministic at temperature 0 and for a given seed; different seeds differ', async () => {
@@ -201,6 +203,8 @@ describe('local provider: completions', () => {
     const body = await complete({ max_tokens: 40, temperature: 0, stop: [stop, 'never-appears'] });
     expect(body.choices[0].message.content).toBe(greedy.slice(0, cut));
     expect(body.choices[0].finish_reason).toBe('stop');
+    // Which sequence matched, in vLLM's field (a Messages answer reads it for its stop_sequence).
+    expect(body.choices[0].stop_reason).toBe(stop);
     // The tokens of the stop sequence were generated, so they are counted.
     expect(body.usage.completion_tokens).toBe(cut + stop.length);
   });
@@ -344,6 +348,7 @@ describe('local provider: streaming', () => {
     const text = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
     expect(text).toBe(greedy.slice(0, greedy.indexOf(stop)));
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
+    expect(chunks.at(-1).choices[0].stop_reason).toBe(stop);
   });
 });
 
