@@ -74,9 +74,23 @@ const untranslatedParameters = [
   ...openAiOnlyParameters,
 ];
 
+/**
+ * Extended thinking asked for while a tool loop is under way: Anthropic wants the assistant turn whose calls are being
+ * answered to start with its signed thinking, which chat has no field to bring back (`reasoning_content` carries no
+ * signature, and redacted thinking not even text), so Anthropic would refuse the request. Without `thinking` that
+ * turn is answered as the tool loop needs; the next turn may think again.
+ */
+function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
+  const type = (request.thinking as { type?: unknown } | null | undefined)?.type;
+  if (type === undefined || type === 'disabled') return false;
+  const assistant = request.messages.findLast((message) => message.role === 'assistant');
+  return Array.isArray(assistant?.tool_calls) && assistant.tool_calls.length > 0;
+}
+
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
 export function unsupportedParameters(request: ChatCompletionRequest): string[] {
   const unsupported = parametersSet(request, untranslatedParameters);
+  if (thinkingCannotContinue(request)) unsupported.push('thinking');
   const format = request.response_format as { type?: unknown } | null | undefined;
   if (format && format.type === 'json_object') unsupported.push('response_format');
   return unsupported;
