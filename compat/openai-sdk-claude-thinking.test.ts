@@ -52,10 +52,10 @@ async function toolLoop(model: string, stream: boolean) {
     first.choices[0]?.message as OpenAI.ChatCompletionMessageParam,
     { role: 'tool', tool_call_id: call.id, content: '18 C' },
   ];
-  const request = { model, messages, tools: [weatherTool], ...extra };
+  const request: OpenAI.ChatCompletionCreateParamsNonStreaming = { model, messages, tools: [weatherTool], ...extra };
   return stream
-    ? client.chat.completions.stream(request as OpenAI.ChatCompletionCreateParamsStreaming).finalChatCompletion()
-    : client.chat.completions.create(request as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    ? client.chat.completions.stream({ ...request, stream: true }).finalChatCompletion()
+    : client.chat.completions.create(request);
 }
 
 describe('openai npm SDK: a Claude tool loop with extended thinking', () => {
