@@ -105,6 +105,13 @@ describe('Anthropic request translation', () => {
       }),
     );
     expect(tiff.status).toBe(400);
+    // image/jpg is no registered type, but clients write it (and OpenAI takes it): it is JPEG.
+    const jpg = convert({
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:IMAGE/JPG;base64,/9j/' } }] }],
+    });
+    expect(jpg.messages[0]?.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/' } },
+    ]);
     const args = apiErrorOf(() =>
       convert({
         messages: [
