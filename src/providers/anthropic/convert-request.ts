@@ -39,7 +39,9 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
   // OpenAI's range is 0-2, Anthropic's 0-1 (with the same default, 1): values above 1 are clamped, not rescaled.
   if (temperature !== undefined) body.temperature = Math.min(temperature, 1);
   const topP = number(request.top_p);
-  if (topP !== undefined) body.top_p = topP;
+  // Claude's newer models refuse temperature and top_p together; top_p 1 (what some clients, LangChain among them,
+  // send by default beside a temperature) truncates nothing, so leaving it out changes no answer.
+  if (topP !== undefined && !(topP === 1 && temperature !== undefined)) body.top_p = topP;
   // Not an OpenAI field, but clients written for Anthropic-backed gateways send it.
   const topK = number(request.top_k);
   if (topK !== undefined) body.top_k = topK;
