@@ -68,6 +68,22 @@ describe('the local model on the Messages surface', () => {
     });
   });
 
+  it('says which stop sequence ended the answer, whole and streamed', async () => {
+    const free = await jsonOf(await post('/v1/messages', { ...prompt, max_tokens: 12, temperature: 0 }));
+    const text: string = free.content[0].text;
+    // A piece of what the model writes at temperature 0, as a stop sequence: the answer ends where it first appears.
+    const sequence = text.slice(6, 9);
+    const before = text.slice(0, text.indexOf(sequence));
+    const stopped = { ...prompt, max_tokens: 12, temperature: 0, stop_sequences: ['never-written', sequence] };
+    const message = await jsonOf(await post('/v1/messages', stopped));
+    expect(message).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: sequence });
+    expect(message.content).toEqual([{ type: 'text', text: before }]);
+    const streamed = accumulate(parseEvents(await (await post('/v1/messages', { ...stopped, stream: true })).text()));
+    expect([streamed.stopReason, streamed.stopSequence]).toEqual(['stop_sequence', sequence]);
+    // Without a sequence it ends on max_tokens, as before: stop_sequence stays null.
+    expect([free.stop_reason, free.stop_sequence]).toEqual(['max_tokens', null]);
+  });
+
   it('streams Anthropic’s events', async () => {
     const response = await post('/v1/messages', { ...prompt, max_tokens: 4, stream: true });
     const message = accumulate(parseEvents(await response.text()));

@@ -52,11 +52,21 @@ export interface DataUrl {
   data: string;
 }
 
+/**
+ * Media types clients write that are not the registered ones: `image/jpg` is common (OpenAI takes it, since it reads
+ * the bytes), while Anthropic and Gemini accept only `image/jpeg`.
+ */
+const registeredMediaTypes: Readonly<Record<string, string>> = {
+  'image/jpg': 'image/jpeg',
+  'image/pjpeg': 'image/jpeg',
+};
+
 /** `data:<media type>;base64,<data>`; undefined for anything else (http URLs, malformed data URLs). */
 export function parseDataUrl(url: string): DataUrl | undefined {
   const match = /^data:([^;,]+)((?:;[^;,]+)*);base64,/i.exec(url);
   if (!match) return undefined;
-  return { mediaType: (match[1] as string).toLowerCase(), data: url.slice(match[0].length) };
+  const mediaType = (match[1] as string).trim().toLowerCase();
+  return { mediaType: registeredMediaTypes[mediaType] ?? mediaType, data: url.slice(match[0].length) };
 }
 
 /** Content the target provider has no way to represent: a 400 naming the part, never silently dropped. */

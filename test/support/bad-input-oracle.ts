@@ -94,33 +94,44 @@ export function fieldName(path: readonly (string | number)[], surface: Surface):
   return path.map((step, index) => (typeof step === 'number' ? `[${step}]` : index === 0 ? step : `.${step}`)).join('');
 }
 
-/** The steps of a field name in either surface's form. */
-export function stepsOf(name: string): (string | number)[] {
-  const steps: (string | number)[] = [];
-  for (const match of name.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
-    if (match[2] !== undefined) steps.push(Number(match[2]));
-    else steps.push(/^\d+$/.test(match[1] as string) ? Number(match[1]) : (match[1] as string));
-  }
-  return steps;
-}
-
 /**
  * Whether a field name points into the request: every step but the last exists in it (the last may be the missing
  * member the error is about). With `whole`, the last step must exist too (a value that is there but refused).
+ *
+ * The name is read against the request itself, not split on `.` and `[`: a member's own name may hold dots,
+ * brackets, quotes or spaces (`metadata. ] ` names the key " ] " of `metadata`). At each level a member matches when
+ * the rest of the name starts with it and goes on with nothing, `.` or `[`; when several do (keys `a` and `a.b`),
+ * each is tried. Array elements are `[2]` (OpenAI) or `.2` (Anthropic). A missing last member is a plain name.
  */
 export function pointsInto(request: unknown, name: string, whole = false): boolean {
-  const steps = stepsOf(name);
-  if (steps.length === 0) return false;
-  // biome-ignore lint/suspicious/noExplicitAny: walking an arbitrary JSON document
-  let at: any = request;
-  for (const [index, step] of steps.entries()) {
-    const last = index === steps.length - 1;
-    if (at === null || typeof at !== 'object') return false;
-    const key = Array.isArray(at) && typeof step === 'string' ? Number.NaN : step;
-    if (!(key in at)) return last && !whole;
-    at = at[key as keyof typeof at];
+  // An empty name is a member called '' or nothing at all.
+  if (name === '') return typeof request === 'object' && request !== null && Object.hasOwn(request, '');
+  return resolves(request, name, whole);
+}
+
+/** Whether `rest` (a name without its leading `.`, or starting with `[`) resolves from `value`. */
+function resolves(value: unknown, rest: string, whole: boolean): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const after = (matched: number, member: unknown): boolean => {
+    const remaining = rest.slice(matched);
+    if (remaining === '') return true;
+    if (remaining.startsWith('.')) return resolves(member, remaining.slice(1), whole);
+    return remaining.startsWith('[') && resolves(member, remaining, whole);
+  };
+  if (Array.isArray(value)) {
+    const index = /^\[(\d+)\]|^(\d+)(?=$|[.[])/.exec(rest);
+    if (!index) return false;
+    const position = Number(index[1] ?? index[2]);
+    if (position < value.length) return after(index[0].length, value[position]);
+    return !whole && index[0].length === rest.length;
   }
-  return true;
+  const members = Object.keys(value).filter(
+    (key) => rest.startsWith(key) && (rest.length === key.length || '.['.includes(rest.charAt(key.length))),
+  );
+  for (const key of members) {
+    if (after(key.length, (value as Record<string, unknown>)[key])) return true;
+  }
+  return !whole && !/[.[\]]/.test(rest);
 }
 
 /** What a successful answer of each endpoint looks like (a stream: every event JSON, ending with its last one). */

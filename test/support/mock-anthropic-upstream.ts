@@ -12,7 +12,8 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * `anthropic-version`, no (or, when the mock was given one, the wrong) `x-api-key`, no `max_tokens`, a `system` role
  * inside messages, empty content (but in a final assistant turn), a tool_use without its tool_result right after, a
  * tool_result that answers no tool_use of the turn before, tool results after other content of their turn, tools
- * without input_schema, a thinking block whose signature is not the one the mock issued for its text. Consecutive
+ * without input_schema, a thinking block whose signature is not the one the mock issued for its text, thinking on
+ * while the assistant turn whose tool calls are answered does not start with its thinking. Consecutive
  * turns of one role are combined, and an assistant turn may come first, as the API does today (its docs: "Consecutive
  * user or assistant turns in your request will be combined into a single turn").
  *
@@ -136,6 +137,20 @@ function checkBlocks(turn: Turn, last: boolean): string | undefined {
   return undefined;
 }
 
+/**
+ * With thinking on, the assistant turn whose tool calls are being answered must start with its thinking, as the real
+ * API requires (its own wording): a tool loop cannot go on without the signed thinking that led to the calls.
+ */
+function checkThinkingInToolLoop(body: Record<string, unknown>, turns: Turn[]): string | undefined {
+  const type = (body.thinking as { type?: unknown } | undefined)?.type;
+  if (type !== 'enabled' && type !== 'adaptive') return undefined;
+  const assistant = turns.findLast((turn) => turn.role === 'assistant');
+  if (!assistant?.blocks.some((block) => block.type === 'tool_use')) return undefined;
+  const first = assistant.blocks[0];
+  if (first?.type === 'thinking' || first?.type === 'redacted_thinking') return undefined;
+  return `messages.${assistant.index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`.`;
+}
+
 /** The checks the real API makes that a translation or a pass-through could get wrong. */
 function validate(body: Record<string, unknown>, countOnly = false): string | undefined {
   if (!countOnly && typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
@@ -154,6 +169,8 @@ function validate(body: Record<string, unknown>, countOnly = false): string | un
   }
   const pairing = checkToolPairs(turns);
   if (pairing) return pairing;
+  const thinking = checkThinkingInToolLoop(body, turns);
+  if (thinking) return thinking;
   for (const [index, tool] of ((body.tools ?? []) as Array<Record<string, unknown>>).entries()) {
     if ((tool.type === undefined || tool.type === 'custom') && !tool.input_schema) {
       return `tools.${index}.custom.input_schema: Field required`;

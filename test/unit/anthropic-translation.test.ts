@@ -30,6 +30,15 @@ describe('Anthropic request translation', () => {
     expect(convert({ temperature: 0.3 }).temperature).toBe(0.3);
   });
 
+  it('leaves out top_p 1 beside a temperature (newer Claude models refuse both; 1 truncates nothing)', () => {
+    // LangChain's ChatOpenAI sends temperature and top_p: 1 unless told otherwise.
+    expect(convert({ temperature: 0.7, top_p: 1 })).toMatchObject({ temperature: 0.7 });
+    expect(convert({ temperature: 0.7, top_p: 1 })).not.toHaveProperty('top_p');
+    // A top_p that does truncate is the client's choice, sent as it is (with or without a temperature).
+    expect(convert({ temperature: 0.7, top_p: 0.9 })).toMatchObject({ temperature: 0.7, top_p: 0.9 });
+    expect(convert({ top_p: 1 })).toMatchObject({ top_p: 1 });
+  });
+
   it('maps every tool_choice form, and parallel_tool_calls: false', () => {
     const tools = [
       { type: 'function', function: { name: 'a', parameters: { type: 'object' } } },
@@ -105,6 +114,13 @@ describe('Anthropic request translation', () => {
       }),
     );
     expect(tiff.status).toBe(400);
+    // image/jpg is no registered type, but clients write it (and OpenAI takes it): it is JPEG.
+    const jpg = convert({
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:IMAGE/JPG;base64,/9j/' } }] }],
+    });
+    expect(jpg.messages[0]?.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/' } },
+    ]);
     const args = apiErrorOf(() =>
       convert({
         messages: [

@@ -88,6 +88,8 @@ describe('Gemini request translation', () => {
           content: [
             { type: 'input_audio', input_audio: { data: 'AAA', format: 'mp3' } },
             { type: 'image_url', image_url: { url: 'https://x.test/a/pic.webp?size=2' } },
+            // image/jpg is what clients write for JPEG; Gemini takes only image/jpeg.
+            { type: 'image_url', image_url: { url: 'data:image/jpg;base64,/9j/' } },
           ],
         },
       ],
@@ -95,6 +97,7 @@ describe('Gemini request translation', () => {
     expect(body.contents[0]?.parts).toEqual([
       { inlineData: { mimeType: 'audio/mp3', data: 'AAA' } },
       { fileData: { mimeType: 'image/webp', fileUri: 'https://x.test/a/pic.webp?size=2' } },
+      { inlineData: { mimeType: 'image/jpeg', data: '/9j/' } },
     ]);
   });
 });

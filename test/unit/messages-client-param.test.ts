@@ -65,8 +65,57 @@ describe('the Messages field a translated chat path stands for', () => {
     expect(messagesParam(chatParam, translation.origins)).toBe(param);
   });
 
+  it.each([
+    ['tools[0].function.parameters', 'tools.0.input_schema'],
+    ['tools[1].function.parameters.properties.city', 'tools.1.input_schema.properties.city'],
+    ['tools[0].function.parameters.required[2]', 'tools.0.input_schema.required.2'],
+    ['tools[0].function.name', 'tools.0.name'],
+    ['tools[0].function.description', 'tools.0.description'],
+    ['tools[0].function', 'tools.0'],
+    ['tools[3]', 'tools.3'],
+    ['max_completion_tokens', 'max_tokens'],
+    ['stop', 'stop_sequences'],
+    ['stop[1]', 'stop_sequences.1'],
+    ['user', 'metadata.user_id'],
+    ['parallel_tool_calls', 'tool_choice.disable_parallel_tool_use'],
+    ['tool_choice.function.name', 'tool_choice.name'],
+    ['response_format', 'output_config.format'],
+    ['response_format.json_schema.schema', 'output_config.format.schema'],
+    ['response_format.json_schema.schema.properties.a', 'output_config.format.schema.properties.a'],
+    ['response_format.json_schema.name', 'output_config.format'],
+    ['stream_options.include_usage', 'stream'],
+  ])('the chat-only field %s -> %s', (chatParam, param) => {
+    expect(messagesParam(chatParam, translation.origins)).toBe(param);
+  });
+
+  it('renames a plain chat name only where the message quotes it as a field', () => {
+    const renamed = inMessagesTerms(
+      apiError(
+        'invalid_value',
+        "Missing 'response_format.json_schema.schema' for role 'user': a response_format needs one.",
+        { param: 'response_format' },
+      ),
+      translation.origins,
+    ) as ApiError;
+    expect(renamed.param).toBe('output_config.format');
+    expect(renamed.message).toBe(
+      "output_config.format: Missing 'output_config.format.schema' for role 'user': a response_format needs one.",
+    );
+    const user = inMessagesTerms(
+      apiError('unsupported_parameter', "Unsupported parameter: 'user' is not supported for any user.", {
+        param: 'user',
+      }),
+      translation.origins,
+    ) as ApiError;
+    expect(user.message).toBe(
+      "metadata.user_id: Unsupported parameter: 'metadata.user_id' is not supported for any user.",
+    );
+  });
+
   it('leaves other paths and errors alone', () => {
-    expect(messagesParam('tools[0].function.name', translation.origins)).toBeUndefined();
+    for (const same of ['temperature', 'top_p', 'top_k', 'model', 'messages', 'tool_choice', 'max_tokens']) {
+      expect(messagesParam(same, translation.origins)).toBeUndefined();
+    }
     expect(messagesParam('messages[9].content', translation.origins)).toBeUndefined();
     const plain = new Error('boom');
     expect(inMessagesTerms(plain, translation.origins)).toBe(plain);

@@ -39,7 +39,9 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
   // OpenAI's range is 0-2, Anthropic's 0-1 (with the same default, 1): values above 1 are clamped, not rescaled.
   if (temperature !== undefined) body.temperature = Math.min(temperature, 1);
   const topP = number(request.top_p);
-  if (topP !== undefined) body.top_p = topP;
+  // Claude's newer models refuse temperature and top_p together; top_p 1 (what some clients, LangChain among them,
+  // send by default beside a temperature) truncates nothing, so leaving it out changes no answer.
+  if (topP !== undefined && !(topP === 1 && temperature !== undefined)) body.top_p = topP;
   // Not an OpenAI field, but clients written for Anthropic-backed gateways send it.
   const topK = number(request.top_k);
   if (topK !== undefined) body.top_k = topK;
@@ -74,9 +76,23 @@ const untranslatedParameters = [
   ...openAiOnlyParameters,
 ];
 
+/**
+ * Extended thinking asked for while a tool loop is under way: Anthropic wants the assistant turn whose calls are being
+ * answered to start with its signed thinking, which chat has no field to bring back (`reasoning_content` carries no
+ * signature, and redacted thinking not even text), so Anthropic would refuse the request. Without `thinking` that
+ * turn is answered as the tool loop needs; the next turn may think again.
+ */
+function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
+  const type = (request.thinking as { type?: unknown } | null | undefined)?.type;
+  if (type === undefined || type === 'disabled') return false;
+  const assistant = request.messages.findLast((message) => message.role === 'assistant');
+  return Array.isArray(assistant?.tool_calls) && assistant.tool_calls.length > 0;
+}
+
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
 export function unsupportedParameters(request: ChatCompletionRequest): string[] {
   const unsupported = parametersSet(request, untranslatedParameters);
+  if (thinkingCannotContinue(request)) unsupported.push('thinking');
   const format = request.response_format as { type?: unknown } | null | undefined;
   if (format && format.type === 'json_object') unsupported.push('response_format');
   return unsupported;

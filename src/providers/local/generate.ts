@@ -6,7 +6,7 @@ import type { ProviderCall } from '../provider.js';
 import { EventChannel } from './event-channel.js';
 import { abortError, generationFailed } from './generation-errors.js';
 import { type GenerationOptions, readGenerationOptions } from './generation-options.js';
-import { type FinishReason, mapStopReason } from './map-stop-reason.js';
+import { type FinishReason, mapStopReason, matchedStop } from './map-stop-reason.js';
 import type { LocalRuntime, LocalSlot } from './runtime.js';
 import type { SlotLease } from './slot-pool.js';
 import { StallWatchdog } from './stall-watchdog.js';
@@ -22,7 +22,7 @@ import type { LocalUsage } from './to-openai.js';
 export type GenerationEvent =
   | { type: 'content'; text: string }
   | { type: 'reasoning'; text: string }
-  | { type: 'finish'; finishReason: FinishReason; usage: LocalUsage };
+  | { type: 'finish'; finishReason: FinishReason; stopSequence?: string; usage: LocalUsage };
 
 export interface PreparedGeneration {
   history: ChatHistoryItem[];
@@ -171,9 +171,11 @@ export async function* generate(
     .then(
       (response) => {
         const used = sequence.tokenMeter.diff(meterBefore);
+        const stopSequence = matchedStop(response.metadata, options.stop);
         channel.push({
           type: 'finish',
           finishReason: mapStopReason(response.metadata.stopReason),
+          ...(stopSequence === undefined ? {} : { stopSequence }),
           usage: {
             promptTokens: prepared.promptTokens.length,
             cachedTokens,

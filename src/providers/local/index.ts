@@ -153,7 +153,7 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
       const identity = newIdentity(call.request.model);
       let content = '';
       let reasoning = '';
-      let finish: { finishReason: FinishReason; usage: LocalUsage } | undefined;
+      let finish: { finishReason: FinishReason; stopSequence?: string; usage: LocalUsage } | undefined;
       for await (const event of events) {
         if (event.type === 'content') content += event.text;
         else if (event.type === 'reasoning') reasoning += event.text;
@@ -177,7 +177,7 @@ export function createLocalProvider(config: LocalProviderConfig, dependencies: P
             if (event.type === 'content') yield { chunk: contentChunk(identity, event.text) };
             else if (event.type === 'reasoning') yield { chunk: reasoningChunk(identity, event.text) };
             else {
-              yield { chunk: finishChunk(identity, event.finishReason) };
+              yield { chunk: finishChunk(identity, event) };
               yield { chunk: usageChunk(identity, event.usage) };
             }
           }

@@ -17,3 +17,16 @@ export function mapStopReason(stopReason: LlamaChatResponse['metadata']['stopRea
       return 'stop';
   }
 }
+
+/**
+ * Which of the client's stop sequences ended the generation: node-llama-cpp names the trigger it matched. Reported as
+ * the choice's `stop_reason`, as vLLM does, so a Messages answer can say `stop_sequence` and which one.
+ */
+export function matchedStop(
+  metadata: LlamaChatResponse['metadata'],
+  stopSequences: readonly string[],
+): string | undefined {
+  if (metadata.stopReason !== 'customStopTrigger') return undefined;
+  const trigger = metadata.customStopTrigger.filter((part): part is string => typeof part === 'string').join('');
+  return stopSequences.includes(trigger) ? trigger : undefined;
+}

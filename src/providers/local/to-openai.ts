@@ -34,7 +34,7 @@ export function toWireUsage(usage: LocalUsage): Usage {
 
 export function toCompletion(
   identity: CompletionIdentity,
-  output: { content: string; reasoning: string; finishReason: FinishReason; usage: LocalUsage },
+  output: { content: string; reasoning: string; finishReason: FinishReason; stopSequence?: string; usage: LocalUsage },
 ): ChatCompletion {
   const message: Record<string, unknown> = {
     role: 'assistant',
@@ -48,7 +48,7 @@ export function toCompletion(
     object: 'chat.completion',
     created: identity.created,
     model: identity.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: output.finishReason }],
+    choices: [withStopSequence({ index: 0, message, logprobs: null, finish_reason: output.finishReason }, output)],
     usage: toWireUsage(output.usage),
   };
 }
@@ -72,8 +72,21 @@ export const contentChunk = (identity: CompletionIdentity, content: string): Cha
 export const reasoningChunk = (identity: CompletionIdentity, reasoning: string): ChatCompletion =>
   chunk(identity, { reasoning_content: reasoning }, null);
 
-export const finishChunk = (identity: CompletionIdentity, finishReason: FinishReason): ChatCompletion =>
-  chunk(identity, {}, finishReason);
+export function finishChunk(
+  identity: CompletionIdentity,
+  finish: { finishReason: FinishReason; stopSequence?: string },
+): ChatCompletion {
+  const finished = chunk(identity, {}, finish.finishReason);
+  return { ...finished, choices: finished.choices.map((choice) => withStopSequence(choice, finish)) };
+}
+
+/** The stop sequence that ended the answer as the choice's `stop_reason`, vLLM's field (matched_stop in SGLang). */
+function withStopSequence<Choice extends object>(
+  choice: Choice,
+  finish: { stopSequence?: string },
+): Choice & { stop_reason?: string } {
+  return finish.stopSequence === undefined ? choice : { ...choice, stop_reason: finish.stopSequence };
+}
 
 /** The stream's last chunk: no choices, the usage (wire contract §3.1). */
 export const usageChunk = (identity: CompletionIdentity, usage: LocalUsage): ChatCompletion => ({

@@ -1,3 +1,4 @@
+import { reasoningText } from '../../../openai/reasoning-text.js';
 import type { ChatCompletion } from '../../../openai/types.js';
 import type { AnthropicResponse, ResponseBlock } from '../../../providers/anthropic/wire-types.js';
 import { randomId } from '../../../providers/tool-call-id.js';
@@ -34,9 +35,8 @@ export function fromChatCompletion(completion: ChatCompletion, context: MessageC
   const choice = completion.choices[0];
   const message = (choice?.message ?? {}) as Record<string, unknown>;
   const content: ResponseBlock[] = [];
-  if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '') {
-    content.push({ type: 'thinking', thinking: message.reasoning_content, signature: '' });
-  }
+  const reasoning = reasoningText(message);
+  if (reasoning !== undefined) content.push({ type: 'thinking', thinking: reasoning, signature: '' });
   const text = typeof message.content === 'string' && message.content !== '' ? message.content : undefined;
   const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : undefined;
   if (text !== undefined || refusal !== undefined) content.push({ type: 'text', text: text ?? refusal ?? '' });

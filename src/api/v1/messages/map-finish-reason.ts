@@ -33,8 +33,8 @@ export function mapFinishReason(
 
 /**
  * Which of the client's stop sequences ended the answer, when the upstream tells: vLLM reports it as the choice's
- * `stop_reason`, SGLang as `matched_stop`. OpenAI, Gemini and the local provider do not say, so their answers that
- * stopped on a sequence read as `end_turn`.
+ * `stop_reason` (as the local provider does), SGLang as `matched_stop`. OpenAI and Gemini do not say, so their
+ * answers that stopped on a sequence read as `end_turn`.
  */
 export function matchedStopSequence(
   choice: Record<string, unknown> | undefined,

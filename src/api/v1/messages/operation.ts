@@ -9,7 +9,7 @@ import type { AttemptContext, DispatchOperation, PreparedCall } from '../../../r
 import { primeItems } from '../../../routing/prime-stream.js';
 import type { Deployment, Route } from '../../../routing/router.js';
 import type { SseEvent } from '../../../upstream/sse.js';
-import { inMessagesTerms } from './client-param.js';
+import { droppedInMessagesTerms, inMessagesTerms } from './client-param.js';
 import { checkedNativeMessage } from './native-usage.js';
 import { rewriteModel } from './rewrite-model.js';
 import { toChatRequest } from './to-chat-request.js';
@@ -129,7 +129,7 @@ function messagesDispatch<Answer, ChatResult>(
         throw inMessagesTerms(error, translation.origins);
       }
       return {
-        dropped: [...translation.dropped, ...prepared.dropped],
+        dropped: [...translation.dropped, ...droppedInMessagesTerms(prepared.dropped, translation.origins)],
         send: async () => {
           try {
             return answering.translated(await prepared.send());

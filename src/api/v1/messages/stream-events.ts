@@ -1,4 +1,5 @@
 import { anthropicStreamError } from '../../../errors/render-anthropic.js';
+import { reasoningText } from '../../../openai/reasoning-text.js';
 import type { ChatCompletion, Usage } from '../../../openai/types.js';
 import { randomId } from '../../../providers/tool-call-id.js';
 import { sseEvent } from '../../../upstream/sse.js';
@@ -152,9 +153,8 @@ export function createMessagesStreamTranslator(options: MessagesStreamOptions): 
       const choice = chunk.choices.find((candidate) => candidate?.index === 0) ?? chunk.choices[0];
       const delta = choice?.delta as Record<string, unknown> | undefined;
       if (!choice || !delta) return events;
-      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
-        append('thinking', delta.reasoning_content, events);
-      }
+      const reasoning = reasoningText(delta);
+      if (reasoning !== undefined) append('thinking', reasoning, events);
       if (typeof delta.content === 'string' && delta.content !== '') {
         sawText = true;
         append('text', delta.content, events);

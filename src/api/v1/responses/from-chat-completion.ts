@@ -1,3 +1,4 @@
+import { reasoningText } from '../../../openai/reasoning-text.js';
 import type { ChatCompletion, ToolCall, Usage } from '../../../openai/types.js';
 import { mapFinishReason } from './map-finish-reason.js';
 import {
@@ -42,8 +43,8 @@ export function fromChatCompletion(completion: ChatCompletion, context: FromChat
   const { status, incompleteDetails } = mapFinishReason(choice?.finish_reason);
   const output: OutputItem[] = [];
 
-  const reasoning = message.reasoning_content;
-  if (typeof reasoning === 'string' && reasoning !== '') output.push(reasoningItem(reasoning, 'completed'));
+  const reasoning = reasoningText(message);
+  if (reasoning !== undefined) output.push(reasoningItem(reasoning, 'completed'));
 
   const content: OutputMessage['content'] = [];
   const text = textOf(message.content);

@@ -1,4 +1,5 @@
 import { toApiError } from '../../../errors/api-error.js';
+import { reasoningText } from '../../../openai/reasoning-text.js';
 import type { ChatCompletion, Usage } from '../../../openai/types.js';
 import { newToolCallId } from '../../../providers/tool-call-id.js';
 import { sseDone, sseEvent } from '../../../upstream/sse.js';
@@ -310,9 +311,8 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     if (!choice) return events;
     if (choice.finish_reason) finishReason = choice.finish_reason;
     const delta = (choice.delta ?? {}) as Record<string, unknown>;
-    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
-      reasoningDelta(delta.reasoning_content, events);
-    }
+    const reasoning = reasoningText(delta);
+    if (reasoning !== undefined) reasoningDelta(reasoning, events);
     if (typeof delta.content === 'string' && delta.content !== '') {
       textDelta(delta.content, logprobsOf(choice.logprobs), events);
     }
