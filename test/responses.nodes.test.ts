@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../src/accounts/service.js';
 import { responseCreatedAt } from '../src/api/v1/responses/ids.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
@@ -21,6 +22,8 @@ import { waitFor } from './support/wait.js';
 let mock: MockUpstream;
 let first: TestGateway;
 let second: TestGateway;
+/** A key of another account, on the second node. */
+let strangerKey: string;
 const streams = createHeldStreams();
 const heldStreamModel = { name: 'gate-stream', provider: 'mock-patient', upstream_model: 'gate-stream' };
 const nativeModel = {
@@ -54,7 +57,7 @@ beforeAll(async () => {
   first = await startTestGateway({
     mock,
     models: [heldStreamModel, nativeModel],
-    config: { request_log: { flush_interval: '3s' } },
+    config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
   // Nodes share their configuration: the second knows how long the first may hold a response.
   second = await startTestGateway({
@@ -62,8 +65,10 @@ beforeAll(async () => {
     dataDir: first.dataDir,
     database: first.database,
     models: [heldStreamModel, nativeModel],
-    config: { request_log: { flush_interval: '3s' } },
+    config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
+  await createAccount(second.gateway.database.db, { name: 'globex' });
+  strangerKey = (await second.newKey({ account: 'globex' })).key;
 });
 
 afterAll(async () => {
@@ -156,6 +161,56 @@ describe('stored responses across nodes', () => {
       { role: 'user', content: 'Which number?' },
     ]);
   });
+
+  it.each([false, true])(
+    'tells another node that a response grown too large to store was answered but not stored (stream: %s)',
+    async (stream) => {
+      // A body under 4 KB, echoed back: input and output together are over it.
+      const response = await postResponses(first, {
+        model: 'gpt-4o-mini',
+        input: `${stream ? 's' : 'j'} ${'w'.repeat(2200)}`,
+        stream,
+      });
+      expect(response.status).toBe(200);
+      const answer = stream
+        ? parseEvents(await response.text()).find((event) => event.event === 'response.completed')?.data.response
+        : await jsonOf(response);
+      expect(answer.store).toBe(false);
+      const continued = await postResponses(
+        second,
+        { model: 'gpt-4o-mini', previous_response_id: answer.id, input: 'go on' },
+        first.key,
+      );
+      expect(continued.status).toBe(400);
+      const { error } = await jsonOf(continued);
+      expect(error).toMatchObject({ code: 'stored_response_too_large', param: 'previous_response_id' });
+      expect(error.message).toContain('answered but not stored');
+      for (const path of [answer.id, `${answer.id}/input_items`]) {
+        const looked = await getStored(second, path, first.key);
+        expect(looked.status).toBe(404);
+        const lookedError = (await jsonOf(looked)).error;
+        expect(lookedError).toMatchObject({ code: 'response_not_found', param: 'response_id' });
+        expect(lookedError.message).toContain('answered but not stored');
+      }
+      // Another account knows nothing of it.
+      const stranger = await postResponses(
+        second,
+        { model: 'gpt-4o-mini', previous_response_id: answer.id, input: 'go on' },
+        strangerKey,
+      );
+      expect(stranger.status).toBe(404);
+      // Deleted, it is forgotten everywhere.
+      const deleted = await getStored(second, answer.id, first.key, 'DELETE');
+      expect(await jsonOf(deleted)).toEqual({ id: answer.id, object: 'response.deleted', deleted: true });
+      const afterDelete = await postResponses(
+        first,
+        { model: 'gpt-4o-mini', previous_response_id: answer.id, input: 'go on' },
+        first.key,
+      );
+      expect(afterDelete.status).toBe(404);
+      expect((await jsonOf(afterDelete)).error.code).toBe('previous_response_not_found');
+    },
+  );
 
   it.each([false, true])(
     'continues on another node at once a natively answered response (stream: %s)',
