@@ -36,15 +36,20 @@ const fixtures = path.resolve(import.meta.dirname, 'fixtures/responses');
 const nativeJson = readFileSync(path.join(fixtures, 'native-response.json'), 'utf8');
 const nativeSse = readFileSync(path.join(fixtures, 'native-stream.sse'), 'utf8');
 
-/** A native upstream's answer under an id shaped like OpenAI's (its digits are no time the gateway can read). */
+/**
+ * A native upstream's answer under an id shaped like OpenAI's (its digits are no time the gateway can read), whose
+ * `store` says the opposite of what it was asked: what an upstream did with its own storage is no answer to what the
+ * gateway did.
+ */
 function answerNatively(request: RecordedRequest, response: ServerResponse): void {
   const id = `resp_68af4030592c${randomBytes(16).toString('hex')}`;
+  const upstreamStore = String(request.body.store === false);
   if (request.body.stream === true) {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.end(nativeSse.replaceAll('resp_68f0native', id));
+    response.end(nativeSse.replaceAll('resp_68f0native', id).replaceAll('"store":false', `"store":${upstreamStore}`));
     return;
   }
-  const text = nativeJson.replace('resp_68f0native', id);
+  const text = nativeJson.replace('resp_68f0native', id).replace('"store": false', `"store": ${upstreamStore}`);
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
 }
@@ -217,10 +222,22 @@ describe('stored responses across nodes', () => {
     async (stream) => {
       const answer = await postResponses(first, { model: 'native-model', input: 'Native question.', stream });
       expect(answer.status).toBe(200);
-      const id = stream
-        ? parseEvents(await answer.text()).find((event) => event.event === 'response.completed')?.data.response.id
-        : (await jsonOf(answer)).id;
+      let id: string;
+      if (stream) {
+        const events = parseEvents(await answer.text());
+        const responses = events.filter((event) => event.data.response).map((event) => event.data.response);
+        expect(responses.map((response) => response.status)).toEqual(['in_progress', 'in_progress', 'completed']);
+        // Every event's response says it is stored, as it is, whatever the upstream said of its own.
+        expect(responses.map((response) => response.store)).toEqual([true, true, true]);
+        id = responses[0].id;
+      } else {
+        const body = await jsonOf(answer);
+        expect(body.store).toBe(true);
+        id = body.id;
+      }
       expect(id).toMatch(/^resp_68af4030592c/);
+      const retrieved = await jsonOf(await getStored(second, id, first.key));
+      expect(retrieved).toMatchObject({ id, store: true });
       const continued = await postResponses(
         second,
         { model: 'gpt-4o-mini', previous_response_id: id, input: 'Next question.' },
@@ -228,6 +245,28 @@ describe('stored responses across nodes', () => {
       );
       expect(continued.status).toBe(200);
       expect(mock.requests.at(-1)?.body.messages).toContainEqual({ role: 'user', content: 'Native question.' });
+    },
+  );
+
+  it.each([false, true])(
+    'answers store: false for a natively answered response it did not store (stream: %s)',
+    async (stream) => {
+      const answer = await postResponses(first, { model: 'native-model', input: 'Unstored.', stream, store: false });
+      expect(answer.status).toBe(200);
+      let id: string;
+      if (stream) {
+        const events = parseEvents(await answer.text());
+        const responses = events.filter((event) => event.data.response).map((event) => event.data.response);
+        expect(responses.map((response) => response.store)).toEqual([false, false, false]);
+        id = responses[0].id;
+      } else {
+        const body = await jsonOf(answer);
+        expect(body.store).toBe(false);
+        id = body.id;
+      }
+      // The upstream was told not to store it (it said it did).
+      expect(mock.requests.at(-1)?.body.store).toBe(false);
+      expect((await getStored(second, id, first.key)).status).toBe(404);
     },
   );
 });
