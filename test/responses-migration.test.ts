@@ -133,7 +133,7 @@ describe('migration 0014: one row per stored response', () => {
       maxQueue: 100,
     });
     const found = await store.find('acct_a', 'resp_old_2');
-    expect(JSON.stringify(found)).toBe(
+    expect(JSON.stringify(found?.response)).toBe(
       JSON.stringify({ ...settings('resp_old_2', 'resp_old_1'), output: old[1]?.output }),
     );
     expect(await store.find('acct_b', 'resp_old_2')).toBeUndefined();

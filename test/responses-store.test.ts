@@ -11,7 +11,7 @@ import {
   replayItems,
   resolveItemReferences,
 } from '../src/api/v1/responses/stored-items.js';
-import { storedResponseObject, toResponseRecord } from '../src/api/v1/responses/stored-response.js';
+import { storedResponseObject, toResponseRecord, toUnstoredRecord } from '../src/api/v1/responses/stored-response.js';
 import { toChatRequest } from '../src/api/v1/responses/to-chat-request.js';
 import type { OutputItem, ResponsesRequest } from '../src/api/v1/responses/types.js';
 import { validateResponsesRequest } from '../src/api/v1/responses/validate-request.js';
@@ -93,8 +93,8 @@ describe('stored responses', () => {
     ]);
     await insert([stored]);
     const found = await findResponse(database.db, 'acct_a', stored.id, start + 1000);
-    expect(found).toBeDefined();
-    const response = storedResponseObject(found as NonNullable<typeof found>);
+    if (!found || found.unstored) throw new Error('the response was not stored');
+    const response = storedResponseObject(found);
     expect(response).toMatchObject({ id: stored.id, object: 'response', status: 'completed', metadata: { k: 'v' } });
     expect(response.output).toEqual([message('msg_out_1', 'Hi!')]);
     // The size counted is the object as the client sees it, not the compacted column.
@@ -353,6 +353,7 @@ describe('stored responses', () => {
         input_items: item.inputItems,
         output_items: item.outputItems,
         item_ids: JSON.stringify(item.itemIds),
+        state: item.state ?? null,
       });
     }
     // One key per distinct item of a response: a client reusing an id within one response stores it once.
@@ -490,6 +491,38 @@ describe('stored responses', () => {
     }
     expect((await findItems(database.db, 'acct_a', ['msg_swept', 'msg_kept'], 0)).size).toBe(1);
     expect(await findResponse(database.db, 'acct_a', live.id, now)).toBeDefined();
+  });
+
+  it('keeps a row for a response too large to store that every read reports, and deletes and expires it', async () => {
+    const now = start + 500 * day;
+    const tooLarge = record(validateResponsesRequest({ model: 'm', input: 'big' }), [message('msg_big', 'x')], {
+      now,
+      retentionMs: day,
+    });
+    const marker = toUnstoredRecord(tooLarge, 100);
+    const deletedMarker = toUnstoredRecord(
+      record(validateResponsesRequest({ model: 'm', input: 'big' }), [message('msg_big_2', 'x')], { now }),
+      100,
+    );
+    await insert([marker, deletedMarker]);
+    const unstored = { bytes: tooLarge.storedBytes, limitBytes: 100 };
+    expect(await findResponse(database.db, 'acct_a', marker.id, now)).toEqual({ unstored });
+    expect(await loadConversation(database.db, 'acct_a', marker.id, now)).toEqual({
+      responseIds: [marker.id],
+      turns: [],
+      unstored,
+    });
+    // Another account's reads as absent; its items are not kept.
+    expect(await findResponse(database.db, 'acct_b', marker.id, now)).toBeUndefined();
+    expect(await loadConversation(database.db, 'acct_b', marker.id, now)).toBeUndefined();
+    expect((await findItems(database.db, 'acct_a', ['msg_big'], now)).size).toBe(0);
+
+    expect(await deleteResponse(database.db, 'acct_a', deletedMarker.id, now)).toBe(true);
+    expect(await findResponse(database.db, 'acct_a', deletedMarker.id, now)).toBeUndefined();
+    expect(await deleteResponse(database.db, 'acct_a', deletedMarker.id, now)).toBe(false);
+
+    expect(await deleteExpiredResponses(database.db, now + 2 * day, 10, 0)).toBeGreaterThanOrEqual(1);
+    expect(await findResponse(database.db, 'acct_a', marker.id, now)).toBeUndefined();
   });
 });
 

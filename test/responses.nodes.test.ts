@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../src/accounts/service.js';
 import { responseCreatedAt } from '../src/api/v1/responses/ids.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
@@ -21,6 +22,8 @@ import { waitFor } from './support/wait.js';
 let mock: MockUpstream;
 let first: TestGateway;
 let second: TestGateway;
+/** A key of another account, on the second node. */
+let strangerKey: string;
 const streams = createHeldStreams();
 const heldStreamModel = { name: 'gate-stream', provider: 'mock-patient', upstream_model: 'gate-stream' };
 const nativeModel = {
@@ -33,15 +36,20 @@ const fixtures = path.resolve(import.meta.dirname, 'fixtures/responses');
 const nativeJson = readFileSync(path.join(fixtures, 'native-response.json'), 'utf8');
 const nativeSse = readFileSync(path.join(fixtures, 'native-stream.sse'), 'utf8');
 
-/** A native upstream's answer under an id shaped like OpenAI's (its digits are no time the gateway can read). */
+/**
+ * A native upstream's answer under an id shaped like OpenAI's (its digits are no time the gateway can read), whose
+ * `store` says the opposite of what it was asked: what an upstream did with its own storage is no answer to what the
+ * gateway did.
+ */
 function answerNatively(request: RecordedRequest, response: ServerResponse): void {
   const id = `resp_68af4030592c${randomBytes(16).toString('hex')}`;
+  const upstreamStore = String(request.body.store === false);
   if (request.body.stream === true) {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.end(nativeSse.replaceAll('resp_68f0native', id));
+    response.end(nativeSse.replaceAll('resp_68f0native', id).replaceAll('"store":false', `"store":${upstreamStore}`));
     return;
   }
-  const text = nativeJson.replace('resp_68f0native', id);
+  const text = nativeJson.replace('resp_68f0native', id).replace('"store": false', `"store": ${upstreamStore}`);
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
 }
@@ -54,7 +62,7 @@ beforeAll(async () => {
   first = await startTestGateway({
     mock,
     models: [heldStreamModel, nativeModel],
-    config: { request_log: { flush_interval: '3s' } },
+    config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
   // Nodes share their configuration: the second knows how long the first may hold a response.
   second = await startTestGateway({
@@ -62,8 +70,10 @@ beforeAll(async () => {
     dataDir: first.dataDir,
     database: first.database,
     models: [heldStreamModel, nativeModel],
-    config: { request_log: { flush_interval: '3s' } },
+    config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
+  await createAccount(second.gateway.database.db, { name: 'globex' });
+  strangerKey = (await second.newKey({ account: 'globex' })).key;
 });
 
 afterAll(async () => {
@@ -158,14 +168,76 @@ describe('stored responses across nodes', () => {
   });
 
   it.each([false, true])(
+    'tells another node that a response grown too large to store was answered but not stored (stream: %s)',
+    async (stream) => {
+      // A body under 4 KB, echoed back: input and output together are over it.
+      const response = await postResponses(first, {
+        model: 'gpt-4o-mini',
+        input: `${stream ? 's' : 'j'} ${'w'.repeat(2200)}`,
+        stream,
+      });
+      expect(response.status).toBe(200);
+      const answer = stream
+        ? parseEvents(await response.text()).find((event) => event.event === 'response.completed')?.data.response
+        : await jsonOf(response);
+      expect(answer.store).toBe(false);
+      const continued = await postResponses(
+        second,
+        { model: 'gpt-4o-mini', previous_response_id: answer.id, input: 'go on' },
+        first.key,
+      );
+      expect(continued.status).toBe(400);
+      const { error } = await jsonOf(continued);
+      expect(error).toMatchObject({ code: 'stored_response_too_large', param: 'previous_response_id' });
+      expect(error.message).toContain('answered but not stored');
+      for (const path of [answer.id, `${answer.id}/input_items`]) {
+        const looked = await getStored(second, path, first.key);
+        expect(looked.status).toBe(404);
+        const lookedError = (await jsonOf(looked)).error;
+        expect(lookedError).toMatchObject({ code: 'response_not_found', param: 'response_id' });
+        expect(lookedError.message).toContain('answered but not stored');
+      }
+      // Another account knows nothing of it.
+      const stranger = await postResponses(
+        second,
+        { model: 'gpt-4o-mini', previous_response_id: answer.id, input: 'go on' },
+        strangerKey,
+      );
+      expect(stranger.status).toBe(404);
+      // Deleted, it is forgotten everywhere.
+      const deleted = await getStored(second, answer.id, first.key, 'DELETE');
+      expect(await jsonOf(deleted)).toEqual({ id: answer.id, object: 'response.deleted', deleted: true });
+      const afterDelete = await postResponses(
+        first,
+        { model: 'gpt-4o-mini', previous_response_id: answer.id, input: 'go on' },
+        first.key,
+      );
+      expect(afterDelete.status).toBe(404);
+      expect((await jsonOf(afterDelete)).error.code).toBe('previous_response_not_found');
+    },
+  );
+
+  it.each([false, true])(
     'continues on another node at once a natively answered response (stream: %s)',
     async (stream) => {
       const answer = await postResponses(first, { model: 'native-model', input: 'Native question.', stream });
       expect(answer.status).toBe(200);
-      const id = stream
-        ? parseEvents(await answer.text()).find((event) => event.event === 'response.completed')?.data.response.id
-        : (await jsonOf(answer)).id;
+      let id: string;
+      if (stream) {
+        const events = parseEvents(await answer.text());
+        const responses = events.filter((event) => event.data.response).map((event) => event.data.response);
+        expect(responses.map((response) => response.status)).toEqual(['in_progress', 'in_progress', 'completed']);
+        // Every event's response says it is stored, as it is, whatever the upstream said of its own.
+        expect(responses.map((response) => response.store)).toEqual([true, true, true]);
+        id = responses[0].id;
+      } else {
+        const body = await jsonOf(answer);
+        expect(body.store).toBe(true);
+        id = body.id;
+      }
       expect(id).toMatch(/^resp_68af4030592c/);
+      const retrieved = await jsonOf(await getStored(second, id, first.key));
+      expect(retrieved).toMatchObject({ id, store: true });
       const continued = await postResponses(
         second,
         { model: 'gpt-4o-mini', previous_response_id: id, input: 'Next question.' },
@@ -173,6 +245,28 @@ describe('stored responses across nodes', () => {
       );
       expect(continued.status).toBe(200);
       expect(mock.requests.at(-1)?.body.messages).toContainEqual({ role: 'user', content: 'Native question.' });
+    },
+  );
+
+  it.each([false, true])(
+    'answers store: false for a natively answered response it did not store (stream: %s)',
+    async (stream) => {
+      const answer = await postResponses(first, { model: 'native-model', input: 'Unstored.', stream, store: false });
+      expect(answer.status).toBe(200);
+      let id: string;
+      if (stream) {
+        const events = parseEvents(await answer.text());
+        const responses = events.filter((event) => event.data.response).map((event) => event.data.response);
+        expect(responses.map((response) => response.store)).toEqual([false, false, false]);
+        id = responses[0].id;
+      } else {
+        const body = await jsonOf(answer);
+        expect(body.store).toBe(false);
+        id = body.id;
+      }
+      // The upstream was told not to store it (it said it did).
+      expect(mock.requests.at(-1)?.body.store).toBe(false);
+      expect((await getStored(second, id, first.key)).status).toBe(404);
     },
   );
 });

@@ -273,7 +273,15 @@ export interface ResponsesTable {
   output_items: string;
   /** The ids of its items (a JSON array of strings), whose keys in response_item_ids go with it. */
   item_ids: string;
+  /**
+   * NULL for a response stored whole; otherwise what the row stands for instead (migration 0015): `unstored`, a
+   * response answered but too large to store (`response` holds `{"bytes","limit_bytes"}`, no items).
+   */
+  state: ResponseState | null;
 }
+
+/** What a `responses` row that is not a whole stored response stands for (ResponsesTable.state). */
+export type ResponseState = 'unstored';
 
 /** Finds a stored item by its id within the account (an `item_reference`): the key only, the item is on its response. */
 export interface ResponseItemIdsTable {

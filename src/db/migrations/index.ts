@@ -13,6 +13,7 @@ import * as requestLogProviderIndex from './0011-request-log-provider-index.js';
 import * as usageDailySpendIndex from './0012-usage-daily-spend-index.js';
 import * as narrowerUsageRollups from './0013-narrower-usage-rollups.js';
 import * as responsesOneRow from './0014-responses-one-row.js';
+import * as responseStates from './0015-response-states.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -36,4 +37,5 @@ export const migrations: Record<string, MigrationModule> = {
   '0012-usage-daily-spend-index': usageDailySpendIndex,
   '0013-narrower-usage-rollups': narrowerUsageRollups,
   '0014-responses-one-row': responsesOneRow,
+  '0015-response-states': responseStates,
 };

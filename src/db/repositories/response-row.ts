@@ -15,6 +15,7 @@ export const responseColumns = [
   'input_items',
   'output_items',
   'item_ids',
+  'state',
 ] as const;
 
 /** A stored response's row values, in responseColumns order. */
@@ -33,5 +34,6 @@ export function responseRowValues(record: ResponseRecord): unknown[] {
     record.inputItems,
     record.outputItems,
     JSON.stringify(record.itemIds),
+    record.state ?? null,
   ];
 }

@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
+import type { Database, ResponseState } from '../schema.js';
 
 /**
  * Stored `/v1/responses` answers, one row each with its input and output items as two JSON arrays (migration 0014);
@@ -7,7 +7,28 @@ import type { Database } from '../schema.js';
  * not yet expired, so another account's response, a deleted one and an expired one all read as absent. A conversation
  * is replayed by walking `previous_response_id` back from a response (one recursive query); each response stores only
  * its own items. Responses are written by responses-sqlite-writer.ts and responses-postgres-writer.ts.
+ *
+ * A row with a `state` (migration 0015) is no stored response but stands for one the gateway answered: `unstored`, one
+ * too large to store, so that any node tells a client continuing it why it cannot (UnstoredMarker). Such rows expire and
+ * are deleted like any other; they have no items, and no conversation walks through them.
  */
+
+/** What an `unstored` row keeps (in its `response` column) of a response answered but too large to store. */
+export interface UnstoredMarker {
+  /** The bytes it would have taken to store. */
+  bytes: number;
+  /** The limit it was over (responses.max_stored_bytes when it was answered). */
+  limitBytes: number;
+}
+
+export function unstoredMarkerJson(marker: UnstoredMarker): string {
+  return JSON.stringify({ bytes: marker.bytes, limit_bytes: marker.limitBytes });
+}
+
+export function readUnstoredMarker(text: string): UnstoredMarker {
+  const parsed = JSON.parse(text) as { bytes?: unknown; limit_bytes?: unknown };
+  return { bytes: Number(parsed.bytes), limitBytes: Number(parsed.limit_bytes) };
+}
 
 export interface ResponseRecord {
   id: string;
@@ -32,6 +53,8 @@ export interface ResponseRecord {
    * `expiresAt` when still below it, so a conversation in use does not lose its beginning to retention.
    */
   extendedIds?: readonly string[];
+  /** Set when the row stands for a response rather than storing it (see above); its items are then empty. */
+  state?: ResponseState;
 }
 
 export interface ConversationTurn {
@@ -54,6 +77,8 @@ export interface Conversation {
    * walk stopped there and no items were read (`turns` is empty); `bytes` is what it had counted.
    */
   tooLarge?: { bytes: number };
+  /** Set when the response asked for was answered but not stored (too large): `responseIds` is it alone, no turns. */
+  unstored?: UnstoredMarker;
 }
 
 /** How far back a conversation is followed; far beyond any real one (a longer one is `tooLarge`, never cut short). */
@@ -73,12 +98,15 @@ export function chunks<Item>(items: readonly Item[], size: number): Item[][] {
  */
 export const storableId = (id: string): boolean => !id.includes('\u0000');
 
-export interface FoundResponse {
-  /** The response object as JSON, without `output`. */
-  response: string;
-  /** Its output items, a JSON array. */
-  outputItems: string;
-}
+export type FoundResponse =
+  | {
+      /** The response object as JSON, without `output`. */
+      response: string;
+      /** Its output items, a JSON array. */
+      outputItems: string;
+      unstored?: undefined;
+    }
+  | { unstored: UnstoredMarker };
 
 export async function findResponse(
   db: Kysely<Database>,
@@ -89,12 +117,14 @@ export async function findResponse(
   if (!storableId(id)) return undefined;
   const row = await db
     .selectFrom('responses')
-    .select(['response', 'output_items'])
+    .select(['response', 'output_items', 'state'])
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .where('expires_at', '>', now)
     .executeTakeFirst();
-  return row ? { response: row.response, outputItems: row.output_items } : undefined;
+  if (!row) return undefined;
+  if (row.state === 'unstored') return { unstored: readUnstoredMarker(row.response) };
+  return { response: row.response, outputItems: row.output_items };
 }
 
 interface DeletedRow {
@@ -118,7 +148,10 @@ async function deleteItemKeys(transaction: Transaction<Database>, deleted: reado
   }
 }
 
-/** Deletes a response of the account (and its items' keys); false when there was none to delete. */
+/**
+ * Deletes a response of the account (and its items' keys), or the row standing for one not stored; false when there was
+ * none to delete.
+ */
 export async function deleteResponse(
   db: Kysely<Database>,
   accountId: string,
@@ -146,6 +179,9 @@ interface ConversationRow {
   previous_response_id: string | null;
   input_items: string | null;
   output_items: string | null;
+  state: ResponseState | null;
+  /** The `response` column of a row with a state (what it stands for). */
+  marker: string | null;
 }
 
 /**
@@ -171,10 +207,11 @@ export async function loadConversation(
       select responses.id, responses.previous_response_id, chain.depth + 1,
         chain.total + cast(responses.stored_bytes as bigint)
       from responses join chain on responses.id = chain.previous_response_id
-      where responses.account_id = ${accountId} and responses.expires_at > ${now}
+      where responses.account_id = ${accountId} and responses.expires_at > ${now} and responses.state is null
         and chain.depth < ${maxTurns} and chain.total <= ${maxBytes}
     )
-    select chain.id, responses.expires_at, chain.total, responses.previous_response_id,
+    select chain.id, responses.expires_at, chain.total, responses.previous_response_id, responses.state,
+      case when responses.state is not null then responses.response end as marker,
       case when chain.total <= ${maxBytes} then responses.input_items end as input_items,
       case when chain.total <= ${maxBytes} then responses.output_items end as output_items
     from chain join responses on responses.id = chain.id
@@ -182,6 +219,11 @@ export async function loadConversation(
   const rows = result.rows;
   if (rows.length === 0) return undefined;
   const responseIds = rows.map((row) => row.id);
+  // The response asked for is the last row; only it may have a state (the walk goes through stored responses only).
+  const asked = rows.at(-1);
+  if (asked?.state === 'unstored') {
+    return { responseIds: [asked.id], turns: [], unstored: readUnstoredMarker(asked.marker ?? '{}') };
+  }
   // Oldest first: the first row is where the walk stopped, with the largest total.
   const total = Number(rows[0]?.total);
   if (total > maxBytes) return { responseIds, turns: [], tooLarge: { bytes: total } };
@@ -226,6 +268,7 @@ export async function findItems(
       )
       .where('account_id', '=', accountId)
       .where('expires_at', '>', now)
+      .where('state', 'is', null)
       .execute();
     for (const row of rows) {
       for (const text of [row.input_items, row.output_items]) {

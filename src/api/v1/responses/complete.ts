@@ -39,16 +39,18 @@ export async function completeResponse(
       object.usage = toResponseUsage(toWireUsage(usage));
       payload = JSON.stringify(object);
     }
+    // `store` says what the gateway did with it, not what the upstream did: stored (as a response that says so), not
+    // asked to be, or grown too large to store.
+    const upstreamStore = object.store;
+    object.store = false;
     if (storing && typeof object.id === 'string') {
-      const saved = saveResponse(storing, object as ResponseObject, exchange);
-      if (!saved.stored) {
-        // Grown too large to store: the answer says so.
-        object.store = false;
-        payload = JSON.stringify(object);
-      }
+      object.store = true;
+      object.store = saveResponse(storing, object as ResponseObject, exchange).stored;
       // The upstream's id tells another node no time to wait for this node's batch: it is written first.
       await storing.store.writeBeforeAnswering(object.id);
     }
+    // The upstream's bytes go on as they came when they already say so.
+    if (object.store !== upstreamStore) payload = JSON.stringify(object);
     announceDroppedParameters(exchange.response, trace);
     return { usage, responseBody: sendJson(exchange, payload) };
   }

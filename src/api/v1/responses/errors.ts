@@ -62,7 +62,16 @@ export function storedResponseTooLarge(bytes: number, limitBytes: number): ApiEr
   );
 }
 
-/** A continuation of a response this node answered with `"store": false` because it grew too large to store. */
+/** A response answered with `"store": false` because it grew too large to store, looked up by id: not found, and why. */
+export function responseNotStored(id: string, bytes: number, limitBytes: number): ApiError {
+  return apiError(
+    'response_not_found',
+    `No response found with id '${id.slice(0, 128)}': it was answered but not stored, since it grew to ${bytes} bytes while it was generated, more than the limit of ${limitBytes} bytes (responses.max_stored_bytes), and its answer said "store": false.`,
+    { param: 'response_id' },
+  );
+}
+
+/** A continuation of a response the gateway answered with `"store": false` because it grew too large to store. */
 export function previousResponseNotStored(id: string, bytes: number, limitBytes: number): ApiError {
   return apiError(
     'stored_response_too_large',

@@ -14,8 +14,9 @@ import { fromResponseUsage, toResponseUsage } from './usage.js';
 /**
  * A native upstream's Responses stream relayed event by event (each re-framed whole, its `event:` line kept), its
  * terminal event read for usage and for the stored response. The events are numbered for the client from 0 without
- * gaps (the contract's increasing `sequence_number`), the upstream's own numbers kept only where they agree. A stream
- * that breaks, or ends without a terminal event, gets the gateway's own `error` and `response.failed` events, numbered
+ * gaps (the contract's increasing `sequence_number`), the upstream's own numbers kept only where they agree. The `store`
+ * of every event's response (created, in progress, terminal) says what the gateway does with it, whatever the upstream
+ * said of its own storage. A stream that breaks, or ends without a terminal event, gets the gateway's own `error` and `response.failed` events, numbered
  * after the last one relayed.
  */
 
@@ -57,6 +58,14 @@ export async function relayNativeStream(
       // Audio deltas are base64, not text: they would count several times what they cost.
       if (name.endsWith('.delta') && name !== 'response.audio.delta' && typeof data.delta === 'string') {
         generatedCharacters += data.delta.length;
+      }
+      const response = responseIn(data);
+      // Stored unless the client said not to; a terminal response without an id cannot be, and one grown too large is
+      // not (set below).
+      const store = storing !== undefined && (!terminalTypes.has(name) || typeof response?.id === 'string');
+      if (response && response.store !== store) {
+        response.store = store;
+        changed = true;
       }
       if (terminalTypes.has(name) && unbelievableUsage(data.response)) {
         shownEstimate = estimate();
@@ -126,6 +135,14 @@ export async function relayNativeStream(
   } finally {
     if (storing && createdId) storing.store.end(createdId);
   }
+}
+
+/** The response object an event carries (created, in progress, terminal); undefined for any other event. */
+function responseIn(data: Record<string, unknown>): Record<string, unknown> | undefined {
+  const response = data.response;
+  return response !== null && typeof response === 'object' && !Array.isArray(response)
+    ? (response as Record<string, unknown>)
+    : undefined;
 }
 
 function inProgress(created: Record<string, unknown> | undefined, output: unknown[]): ResponseObject {

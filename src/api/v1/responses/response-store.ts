@@ -5,13 +5,13 @@ import {
   findResponse,
   loadConversation,
   type ResponseRecord,
+  type UnstoredMarker,
 } from '../../../db/repositories/responses.js';
 import { idCreatedAt, responseCreatedAt } from './ids.js';
 import { otherNodeMarginMs, ResponseWriteQueue, type ResponseWriteQueueOptions } from './response-write-queue.js';
-import { storedResponseObject } from './stored-response.js';
+import { storedResponseObject, toUnstoredRecord } from './stored-response.js';
 import { StreamingResponses } from './streaming-responses.js';
 import type { ResponseObject } from './types.js';
-import { type UnstoredResponse, UnstoredResponses } from './unstored-responses.js';
 
 /**
  * The stored `/v1/responses` state as the data plane uses it. Writes are queued and written in batches (size or
@@ -27,7 +27,15 @@ import { type UnstoredResponse, UnstoredResponses } from './unstored-responses.j
  * passed, so a conversation continues on any node; an older id is answered at once. So an id is dated when it is
  * queued (a JSON answer's is named when it is complete); a stream's, named when it began, is written before its last
  * event when it has outlasted half the margin (writeBeforeAnswering).
+ *
+ * A response grown too large to store is written as a row that says so (toUnstoredRecord), through the same queue: any
+ * node then answers a continuation of it "answered but not stored", not "not found".
  */
+
+/** What a lookup of a response id finds: the response, or that it was answered but not stored. */
+export type FoundStoredResponse =
+  | { response: ResponseObject; unstored?: undefined }
+  | { response?: undefined; unstored: UnstoredMarker };
 
 export interface ResponseStoreOptions extends ResponseWriteQueueOptions {
   /** Bytes of stored responses a conversation may hold (loadConversation); a longer one is read as `tooLarge`. */
@@ -39,7 +47,6 @@ const retryEveryMs = 100;
 export class ResponseStore {
   private readonly writes: ResponseWriteQueue;
   private readonly streaming = new StreamingResponses();
-  private readonly unstored = new UnstoredResponses();
   private closed = false;
 
   constructor(private readonly options: ResponseStoreOptions) {
@@ -69,18 +76,12 @@ export class ResponseStore {
   }
 
   /**
-   * A finished response that grew too large to store: not queued, but remembered so that a continuation of it is told
-   * so. One deleted while it streamed is forgotten as if it had been stored.
+   * A finished response (its record) that grew past `limitBytes`: not stored, but a row saying so is queued in its
+   * place, so that a continuation of it on any node is told why it cannot be continued. One deleted while it streamed
+   * is forgotten as if it had been stored.
    */
-  refuse(id: string, unstored: UnstoredResponse): void {
-    const streamed = this.streaming.end(id);
-    if (this.closed || streamed?.deleted === true) return;
-    this.unstored.add(id, unstored);
-  }
-
-  /** The account's response this node answered but did not store (too large); undefined for any other. */
-  unstoredResponse(accountId: string, id: string): UnstoredResponse | undefined {
-    return this.unstored.of(accountId, id);
+  refuse(record: ResponseRecord, limitBytes: number): void {
+    this.save(toUnstoredRecord(record, limitBytes));
   }
 
   /** See ResponseWriteQueue.writeBeforeAnswering. */
@@ -167,12 +168,13 @@ export class ResponseStore {
     return this.retryUntil(until, lookup, (found) => missing.every((id) => found.has(id)));
   }
 
-  async find(accountId: string, id: string): Promise<ResponseObject | undefined> {
+  async find(accountId: string, id: string): Promise<FoundStoredResponse | undefined> {
     const streaming = this.streaming.of(accountId, id);
-    if (streaming) return streaming.deleted ? undefined : streaming.snapshot();
+    if (streaming) return streaming.deleted ? undefined : { response: streaming.snapshot() };
     await this.settled([id]);
     const found = await this.lookRecent(id, () => findResponse(this.options.db, accountId, id, Date.now()));
-    return found && storedResponseObject(found);
+    if (!found) return undefined;
+    return found.unstored ? { unstored: found.unstored } : { response: storedResponseObject(found) };
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {

@@ -41,13 +41,11 @@ export async function loadState(
   const previous = request.previous_response_id;
   if (typeof previous === 'string') {
     const conversation = await store.conversation(accountId, previous);
-    if (!conversation) {
-      // One answered here but too large to store says so; another account's, deleted, expired and never stored
-      // (store: false) all read the same.
-      const unstored = store.unstoredResponse(accountId, previous);
-      if (unstored) throw previousResponseNotStored(previous, unstored.bytes, unstored.limitBytes);
-      throw previousResponseNotFound(previous);
-    }
+    // Another account's, deleted, expired and never stored (store: false) all read the same.
+    if (!conversation) throw previousResponseNotFound(previous);
+    // One answered but too large to store says so, on any node.
+    const { unstored } = conversation;
+    if (unstored) throw previousResponseNotStored(previous, unstored.bytes, unstored.limitBytes);
     if (conversation.tooLarge) {
       throw conversationTooLarge(conversation.tooLarge.bytes, store.maxConversationBytes, 'previous_response_id');
     }
@@ -141,8 +139,8 @@ export interface SavedResponse {
 /**
  * Queues a finished response for storage, and returns its JSON as a whole (the stored pieces joined: the response is
  * serialized once for the database and the client). One grown past the size limit while it was generated is not
- * stored, but its answer is still given, saying `"store": false`; the log says so, and a continuation of it on this node
- * gets 400 stored_response_too_large naming previous_response_id.
+ * stored, but its answer is still given, saying `"store": false`; the log says so, and a row saying so is stored in its
+ * place: a continuation of it on any node gets 400 stored_response_too_large naming previous_response_id.
  */
 export function saveResponse(storing: Storing, answer: ResponseObject, exchange: Exchange): SavedResponse {
   const previous = storing.previousResponseId;
@@ -161,8 +159,7 @@ export function saveResponse(storing: Storing, answer: ResponseObject, exchange:
       { requestId: exchange.requestId, responseId: response.id, bytes: record.storedBytes },
       'response grew larger than responses.max_stored_bytes: answered with store: false, not stored',
     );
-    const limitBytes = storing.maxStoredBytes;
-    storing.store.refuse(response.id, { accountId: storing.accountId, bytes: record.storedBytes, limitBytes });
+    storing.store.refuse(record, storing.maxStoredBytes);
     return { json: JSON.stringify({ ...response, store: false }), stored: false };
   }
   storing.store.save(record);

@@ -1,12 +1,13 @@
 import type { EndpointRequest } from '../pipeline/endpoint.js';
 import { lookupEndpoint } from '../pipeline/lookup-endpoint.js';
-import { conversationTooLarge, responseNotFound } from './errors.js';
+import { conversationTooLarge, responseNotFound, responseNotStored } from './errors.js';
 import { type ListQuery, pageItems, parseListQuery } from './list-items.js';
 import { inputItemsOf } from './stored-items.js';
 
 /**
  * GET /v1/responses/{id}, DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items: the account's stored
- * responses. Another account's response, a deleted or expired one and one never stored are the same 404.
+ * responses. Another account's response, a deleted or expired one and one never stored are the same 404; one answered
+ * but too large to store is a 404 too, saying so (and deleting it forgets it).
  */
 
 interface StoredRequest extends EndpointRequest {
@@ -23,7 +24,8 @@ export const retrieveResponseEndpoint = lookupEndpoint<StoredRequest>(
   async (request, exchange) => {
     const found = await exchange.services.responses.find(exchange.principal.accountId, request.id);
     if (!found) throw responseNotFound(request.id);
-    return found;
+    if (found.unstored) throw responseNotStored(request.id, found.unstored.bytes, found.unstored.limitBytes);
+    return found.response;
   },
 );
 
@@ -44,7 +46,8 @@ export const responseInputItemsEndpoint = lookupEndpoint<ListRequest>(
     const conversation = await exchange.services.responses.conversation(exchange.principal.accountId, request.id);
     // The walk starts from the response asked for: absent means not the account's, deleted, expired or never stored.
     if (!conversation || conversation.responseIds.at(-1) !== request.id) throw responseNotFound(request.id);
-    const { tooLarge } = conversation;
+    const { tooLarge, unstored } = conversation;
+    if (unstored) throw responseNotStored(request.id, unstored.bytes, unstored.limitBytes);
     if (tooLarge)
       throw conversationTooLarge(tooLarge.bytes, exchange.services.responses.maxConversationBytes, 'response_id');
     return pageItems(inputItemsOf(conversation), request.list);

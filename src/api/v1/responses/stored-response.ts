@@ -1,4 +1,4 @@
-import { type ResponseRecord, storableId } from '../../../db/repositories/responses.js';
+import { type ResponseRecord, storableId, unstoredMarkerJson } from '../../../db/repositories/responses.js';
 import { type AncestorExpiry, conversationExpiry } from './conversation-expiry.js';
 import { storedResponseTooLarge } from './errors.js';
 import { readStoredSettings, storedSettingsJson } from './stored-settings.js';
@@ -65,6 +65,32 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
   // The object's members, then its output: the order of members means nothing in JSON.
   const json = `${settingsJson.slice(0, -1)}${settingsJson.length > 2 ? ',' : ''}"output":${outputItems}}`;
   return { record, json };
+}
+
+/**
+ * The row that stands for a response grown too large to store (the record it would have been): its id, account, key
+ * and expiry, and what it would have taken, no items. Written like any response, so every node can tell a client
+ * continuing it that it was answered but not stored, rather than "not found". It continues nothing (it moves no
+ * conversation's expiry), and nothing continues it.
+ */
+export function toUnstoredRecord(record: ResponseRecord, limitBytes: number): ResponseRecord {
+  const response = unstoredMarkerJson({ bytes: record.storedBytes, limitBytes });
+  return {
+    id: record.id,
+    accountId: record.accountId,
+    keyId: record.keyId,
+    model: record.model,
+    previousResponseId: null,
+    createdAt: record.createdAt,
+    expiresAt: record.expiresAt,
+    response,
+    inputItems: '[]',
+    outputItems: '[]',
+    itemIds: [],
+    inputCount: 0,
+    storedBytes: Buffer.byteLength(response) + 4,
+    state: 'unstored',
+  };
 }
 
 /** Throws the 400 `stored_response_too_large` when a response of this size may not be stored. */
