@@ -215,3 +215,90 @@ describe('serve on an address it cannot listen on', () => {
     expect(left).toBe('');
   });
 });
+
+describe('a configuration file that cannot be used', () => {
+  it('refuses an endless, huge, binary or directory "file" by name instead of reading until memory runs out', async () => {
+    const cwd = scratch();
+    const huge = path.join(cwd, 'huge.yaml');
+    writeFileSync(huge, `# ${'x'.repeat(1022)}\n`.repeat(5 * 1024));
+    const binary = path.join(cwd, 'binary.yaml');
+    writeFileSync(binary, Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 1]));
+    const directory = path.join(cwd, 'conf.d');
+    mkdirSync(directory);
+    const cases: Array<[string, string]> = [
+      [huge, 'the file is larger than 4 MiB: is it a configuration file?'],
+      [binary, 'the file is binary (it holds NUL bytes), not YAML text'],
+      [directory, 'cannot read the file: it is a directory, not a file (EISDIR)'],
+      [path.join(cwd, 'missing.yaml'), 'cannot read the file: there is no such file (ENOENT)'],
+    ];
+    if (existsSync('/dev/zero'))
+      cases.push(['/dev/zero', 'the file is larger than 4 MiB: is it a configuration file?']);
+    for (const [file, problem] of cases) {
+      for (const command of [
+        ['config', 'check'],
+        ['accounts', 'list'],
+        ['serve', '--port', '0'],
+      ]) {
+        const result = await run(cwd, [...command, '--config', file]);
+        expect(result.code, `${command[0]} --config ${file}: ${result.stderr}`).toBe(1);
+        expect(result.stderr).toBe(`switchboard: invalid configuration (${file}):\n  - ${problem}\n`);
+      }
+    }
+  });
+
+  it.skipIf(asNobody.prefix === undefined)(
+    `names a file this user may not read (as nobody${asNobody.prefix ? '' : `; skipped: ${(asNobody as { skipReason: string }).skipReason}`})`,
+    async () => {
+      const cwd = scratch();
+      const file = path.join(cwd, 'switchboard.yaml');
+      writeFileSync(file, 'server:\n  port: 9000\n', { mode: 0o600 });
+      const result = await run(cwd, ['config', 'check', '--config', file], { prefix: asNobody.prefix });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `switchboard: invalid configuration (${file}):\n  - cannot read the file: this user (uid 65534) may not read it (EACCES)\n`,
+      );
+    },
+  );
+
+  it('quotes the ${NAME} of a value from the environment in an error, never the value (a secret in the wrong field)', async () => {
+    const cwd = scratch();
+    const file = writeConfigFile(path.join(cwd, 'switchboard.yaml'), {
+      server: { shutdown_timeout: '${PROVIDER_TOKEN}', max_connections: '${PROVIDER_TOKEN}' },
+    });
+    const secret = 'sk-live-0123456789abcdef';
+    const result = await runCli(['config', 'check', '--config', file], {
+      cwd,
+      env: { PROVIDER_TOKEN: secret, SWITCHBOARD_DATABASE_URL: '' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('server.shutdown_timeout: "${PROVIDER_TOKEN}" is not a duration');
+    expect(result.stderr).toContain('server.max_connections:');
+    expect(result.stderr + result.stdout).not.toContain('sk-live');
+    const literal = writeConfigFile(path.join(cwd, 'literal.yaml'), { server: { shutdown_timeout: 'soon' } });
+    expect((await run(cwd, ['config', 'check', '--config', literal])).stderr).toContain(
+      'server.shutdown_timeout: "soon" is not a duration',
+    );
+  });
+
+  it('refuses a provider base_url with credentials or a query, which would not be sent, without printing them', async () => {
+    const cwd = scratch();
+    for (const baseUrl of [
+      'https://user:${UPSTREAM_PASSWORD}@llm.example.com/v1',
+      'https://llm.example.com/v1?api-key=${UPSTREAM_PASSWORD}',
+      'https://llm.example.com/v1#${UPSTREAM_PASSWORD}',
+    ]) {
+      const file = writeConfigFile(path.join(cwd, 'switchboard.yaml'), {
+        providers: [{ name: 'upstream', type: 'openai', base_url: baseUrl }],
+      });
+      const result = await runCli(['config', 'check', '--config', file, '--json'], {
+        cwd,
+        env: { UPSTREAM_PASSWORD: 'hunter2-upstream', SWITCHBOARD_DATABASE_URL: '' },
+      });
+      expect(result.code, baseUrl).toBe(1);
+      expect(result.stderr).toContain(
+        'providers[0].base_url: must not hold credentials (user:password@), a query (?…) or a fragment (#…)',
+      );
+      expect(result.stderr + result.stdout).not.toContain('hunter2');
+    }
+  });
+});
