@@ -6,8 +6,8 @@ import type { DatabaseHandle } from './db/connect.js';
 import type { Limiter } from './limits/limiter.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics, type MetricsSources } from './observability/metrics.js';
-import { buildDataPlane } from './startup/build-data-plane.js';
-import { buildStorage } from './startup/build-storage.js';
+import { buildDataPlane, type DataPlaneParts } from './startup/build-data-plane.js';
+import { buildStorage, type Storage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
 import { listen } from './startup/listen.js';
 
@@ -54,23 +54,36 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   lifetime.add('event-loop lag sampling', metrics.eventLoopLag, (lag) => lag.close());
   const catalog = buildModelCatalog(config.models);
 
-  const storage = await buildStorage(config, logger, metrics, lifetime, {
-    runRetention: options.runRetention !== false,
-  });
-  metricsSources.queueDepth = () => storage.logWriter.depth;
-  const parts = await buildDataPlane(
-    config,
-    catalog,
-    storage,
-    logger,
-    metrics,
-    metricsSources,
-    lifetime,
-    options.limiter,
-  );
-  const { url, port, metricsUrl } = await listen(config, catalog, storage, parts, logger, metrics, lifetime, {
-    clusterWorker: options.clusterWorker === true,
-  });
+  let started: { storage: Storage; parts: DataPlaneParts; url: string; port: number; metricsUrl: string | undefined };
+  try {
+    const storage = await buildStorage(config, logger, metrics, lifetime, {
+      runRetention: options.runRetention !== false,
+    });
+    metricsSources.queueDepth = () => storage.logWriter.depth;
+    const parts = await buildDataPlane(
+      config,
+      catalog,
+      storage,
+      logger,
+      metrics,
+      metricsSources,
+      lifetime,
+      options.limiter,
+    );
+    started = {
+      storage,
+      parts,
+      ...(await listen(config, catalog, storage, parts, logger, metrics, lifetime, {
+        clusterWorker: options.clusterWorker === true,
+      })),
+    };
+  } catch (error) {
+    // A start that fails half-way (the port taken, Redis refusing) closes what it had opened (database, worker
+    // thread, local models, timers), so the process can exit and the next start finds nothing held.
+    await lifetime.close(Date.now());
+    throw error;
+  }
+  const { storage, parts, url, port, metricsUrl } = started;
   logger.info(
     {
       url,

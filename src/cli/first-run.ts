@@ -1,7 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { createAccount, listAllAccounts } from '../accounts/service.js';
+import { ensureDirectory } from '../config/data-directory.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { createKey } from '../keys/service.js';
@@ -40,7 +41,7 @@ export const firstKeyFileName = 'first-api-key';
 
 /** Writes the key to a file only this user can read (0600, also when the file existed); returns its absolute path. */
 export function writeFirstKeyFile(dataDir: string, key: string): string {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensureDirectory(dataDir, 'the data directory');
   const file = path.resolve(dataDir, firstKeyFileName);
   // Made unreadable before the key goes in: a file left from an earlier installation may have another mode.
   if (existsSync(file)) chmodSync(file, 0o600);

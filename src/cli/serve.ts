@@ -105,7 +105,7 @@ export function serveCommand(): Command {
     const workerIndex = cluster.isWorker ? Number(process.env[workerIndexVariable] ?? '0') : undefined;
     // Loaded on demand: the server's modules (HTTP, metrics, upstream client) would slow every other command down.
     const { startGateway } = await import('../main.js');
-    const gateway = await startGateway(
+    const starting = startGateway(
       config,
       workerIndex === undefined
         ? {}
@@ -116,6 +116,18 @@ export function serveCommand(): Command {
             clusterWorker: true,
           },
     );
+    let gateway: Awaited<typeof starting>;
+    try {
+      gateway = await starting;
+    } catch (error) {
+      if (workerIndex === undefined) throw error;
+      // The primary prints the reason once and stops the others, rather than every worker printing it and respawning.
+      const message = error instanceof Error ? error.message : String(error);
+      await new Promise((resolve) =>
+        process.send?.({ channel: 'switchboard-worker', kind: 'start-failed', message }, resolve),
+      );
+      process.exit(1);
+    }
     if (config.models.length === 0 && workerIndex === undefined) {
       gateway.logger.warn(
         { config: file ?? 'built-in defaults' },

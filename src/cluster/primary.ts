@@ -29,6 +29,18 @@ export function isWorkerListening(message: unknown): message is WorkerListening 
   return candidate?.channel === 'switchboard-worker' && candidate.kind === 'listening';
 }
 
+/** A worker that could not start (the port taken, the database unusable): the one line to show the operator. */
+export interface WorkerStartFailed {
+  channel: 'switchboard-worker';
+  kind: 'start-failed';
+  message: string;
+}
+
+export function isWorkerStartFailed(message: unknown): message is WorkerStartFailed {
+  const candidate = message as WorkerStartFailed | null;
+  return candidate?.channel === 'switchboard-worker' && candidate.kind === 'start-failed';
+}
+
 export interface PrimaryOptions {
   config: Config;
   workers: number;
@@ -82,6 +94,12 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       );
     }
     worker.on('message', (message: unknown) => {
+      // Before every worker has listened once, a worker that cannot start means none will: restarting it would only
+      // repeat the error five times, so the server stops with the worker's reason.
+      if (isWorkerStartFailed(message) && !announced && !shuttingDown) {
+        giveUp(message.message);
+        return;
+      }
       if (!isWorkerListening(message)) return;
       listening.add(index);
       if (!announced && listening.size === workers) {
@@ -99,11 +117,32 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       while (restarts.length > 0 && (restarts[0] as number) < now - 60_000) restarts.shift();
       if (restarts.length > maxRestartsPerMinute) {
         logger.fatal({ code, signal }, 'workers keep crashing; giving up');
-        process.exit(1);
+        giveUp();
+        return;
       }
       logger.error({ worker: index, code, signal }, 'a worker process exited; starting another');
       fork(index);
     });
+  };
+  /**
+   * Stops every worker, then the primary with exit code 1. The workers are waited for: a primary that exited under a
+   * worker still starting left it crashing with Node's EPIPE stack trace, and a worker behind on the port.
+   */
+  const giveUp = (reason?: string): void => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    if (reason !== undefined) process.stderr.write(`switchboard: ${reason}\n`);
+    const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+    const exited = running.map(
+      (worker) => new Promise((resolve) => (worker.isDead() ? resolve(null) : worker.once('exit', resolve))),
+    );
+    for (const worker of running) worker.process.kill('SIGKILL');
+    Promise.all(exited)
+      .then(async () => {
+        await limiter?.close();
+        await database.close();
+      })
+      .finally(() => process.exit(1));
   };
   for (let index = 0; index < workers; index++) fork(index);
 

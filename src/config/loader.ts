@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { builtInConfig } from './defaults.js';
 import { InterpolationError, interpolate } from './interpolate.js';
+import { readConfigFile } from './read-config-file.js';
 import { type Config, configSchema } from './schema.js';
 
 /** A configuration that cannot be used; the message lists every problem with the path of its field. */
@@ -60,7 +61,27 @@ function describeValue(value: unknown): string {
   return value === null ? 'null' : `a ${typeof value}`;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+/** The value at a zod issue's path in a parsed document, or undefined. */
+function valueAt(document: unknown, segments: readonly PropertyKey[]): unknown {
+  let value = document;
+  for (const segment of segments) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
+/**
+ * A message that quotes a value taken from the environment shows the reference as written (`"${OPENAI_API_KEY}" is
+ * not a duration`), never the value: variables hold secrets, and one given to the wrong field would be printed.
+ */
+function withoutEnvironmentValues(message: string, written: unknown, interpolated: unknown): string {
+  if (typeof written !== 'string' || typeof interpolated !== 'string' || written === interpolated) return message;
+  if (interpolated === '' || !message.includes(interpolated)) return message;
+  return message.replaceAll(interpolated, written);
+}
+
+function describeIssue(issue: z.core.$ZodIssue, written: unknown, interpolated: unknown): string {
   const where = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
     return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
@@ -70,7 +91,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'invalid_type' && issue.path.length === 0) {
     return `${where}: the file must be a YAML mapping of settings (server:, providers:, models:, ...), not ${describeValue(issue.input)}`;
   }
-  return `${where}: ${issue.message}`;
+  const message = withoutEnvironmentValues(
+    issue.message,
+    valueAt(written, issue.path),
+    valueAt(interpolated, issue.path),
+  );
+  return `${where}: ${message}`;
 }
 
 /** Parses and validates a configuration object (already read from YAML). Throws ConfigError. */
@@ -86,7 +112,12 @@ export function parseConfig(raw: unknown, source: string, options: LoadConfigOpt
     throw error;
   }
   const result = configSchema.safeParse(interpolated, { reportInput: true });
-  if (!result.success) throw new ConfigError(source, result.error.issues.map(describeIssue));
+  if (!result.success) {
+    throw new ConfigError(
+      source,
+      result.error.issues.map((issue) => describeIssue(issue, raw, interpolated)),
+    );
+  }
   const config = result.data;
   const overrides = options.overrides ?? {};
   if (overrides.host !== undefined) config.server.host = overrides.host;
@@ -117,12 +148,9 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     );
     return { config: parseConfig(builtInConfig(dataDir), 'built-in defaults', options), file: undefined };
   }
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(file, [`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`]);
-  }
+  const read = readConfigFile(file);
+  if ('problem' in read) throw new ConfigError(file, [read.problem]);
+  const text = read.text;
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
     throw new ConfigError(

@@ -41,7 +41,21 @@ const providerCommon = {
   max_connections_per_account: z.number().int().min(1).max(10_000).optional(),
 };
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+/**
+ * Requests go to the URL's origin and path only: credentials, a query or a fragment in it would be dropped without a
+ * word (and `config check` would print the credentials), so they are refused with what to use instead.
+ */
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine(
+  (text) => {
+    const url = new URL(text);
+    return url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+  },
+  {
+    error:
+      'must not hold credentials (user:password@), a query (?…) or a fragment (#…): they would not be sent; ' +
+      'give the credential as api_key, or as headers',
+  },
+);
 
 const commonProviderFields = (provider: {
   name: string;

@@ -1,8 +1,9 @@
-import { chmodSync, mkdirSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
+import { DirectoryError, ensureDirectory, userDescription } from '../config/data-directory.js';
 import type { Config } from '../config/schema.js';
 import { packageVersion } from '../package-files.js';
 import { type ArrayReader, postgresArrayReader, sqliteArrayReader } from './array-reader.js';
@@ -24,7 +25,11 @@ export interface DatabaseHandle {
 
 function openSqlite(config: Config): DatabaseHandle {
   const file = path.resolve(config.server.dataDir, config.database.sqlitePath);
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const directory = path.dirname(file);
+  // SQLite writes its -wal and -shm files beside the database, so the directory must be writable even to read.
+  ensureDirectory(directory, directory === config.server.dataDir ? 'the data directory' : "the database's directory", {
+    writable: true,
+  });
   const sqlite = new SqliteDatabase(file);
   // Key hashes and request logs are nobody else's business; SQLite gives its -wal/-shm files the same mode.
   chmodSync(file, 0o600);
@@ -141,11 +146,18 @@ async function refuseNewerSchema(handle: DatabaseHandle): Promise<void> {
 }
 
 /** SQLite's own words for the two failures an operator meets most, with what they mean here. */
-function explainSqliteError(error: unknown): string {
+function explainSqliteError(error: unknown, file?: string): string {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database (or its header is damaged)';
   if (code === 'SQLITE_BUSY') return `${message}: another process has held a write transaction for over 5 s`;
+  if ((code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'EPERM') && file && existsSync(file)) {
+    try {
+      accessSync(file, constants.R_OK | constants.W_OK);
+    } catch {
+      return `${userDescription()} may not read and write the file (is it run as the user who created it?)`;
+    }
+  }
   return message;
 }
 
@@ -153,8 +165,9 @@ function openSqliteExplained(config: Config): DatabaseHandle {
   try {
     return openSqlite(config);
   } catch (error) {
+    if (error instanceof DirectoryError) throw error;
     const file = path.resolve(config.server.dataDir, config.database.sqlitePath);
-    throw new Error(`cannot use the SQLite database at ${file}: ${explainSqliteError(error)}`);
+    throw new Error(`cannot use the SQLite database at ${file}: ${explainSqliteError(error, file)}`);
   }
 }
 
@@ -167,7 +180,8 @@ export async function openDatabase(config: Config): Promise<DatabaseHandle> {
   } catch (error) {
     await handle.close();
     const engine = handle.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite';
-    throw new Error(`cannot use the ${engine} database at ${handle.location}: ${explainSqliteError(error)}`);
+    const file = handle.dialect === 'sqlite' ? handle.location : undefined;
+    throw new Error(`cannot use the ${engine} database at ${handle.location}: ${explainSqliteError(error, file)}`);
   }
   return handle;
 }

@@ -1,5 +1,6 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ensureDirectory } from '../config/data-directory.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { requestIdsPresent } from '../db/repositories/request-log.js';
 import type { Logger } from '../observability/logger.js';
@@ -203,7 +204,7 @@ export class RequestLogWriter {
 
   /** Writes lines to a `.rejected` file in the spill directory (never read back) and logs `message` with its path. */
   private setAside(lines: string[], message: string, fields: Record<string, unknown> = {}): void {
-    mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
+    ensureDirectory(this.options.spillDir, 'the request-log spill directory');
     const file = path.join(this.options.spillDir, `rejected-${Date.now()}-${process.pid}.jsonl.rejected`);
     writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
     this.options.logger.error({ ...fields, rows: lines.length, file }, message);
@@ -285,7 +286,7 @@ export class RequestLogWriter {
   }
 
   private spill(): void {
-    mkdirSync(this.options.spillDir, { recursive: true, mode: 0o700 });
+    ensureDirectory(this.options.spillDir, 'the request-log spill directory');
     const file = path.join(this.options.spillDir, `spill-${Date.now()}-${process.pid}.jsonl`);
     const rows = this.batches.flatMap((batch) => batch.rows());
     // Written under another name and renamed: a file with the final name is always whole, whatever stops the process.

@@ -57,7 +57,10 @@ export async function startMetricsServer(options: {
   server.requestTimeout = 10_000;
   server.headersTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => {
+      server.close();
+      reject(error);
+    });
     server.listen(options.port, options.host, () => resolve());
   });
   const address = server.address() as AddressInfo;

@@ -20,6 +20,7 @@ import { MemorySignInThrottle, type SignInThrottle, signInThrottlePolicy } from 
 import type { DataPlaneParts } from './build-data-plane.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
+import { describeListenError, ListenError } from './listen-error.js';
 
 /** The management API's services (for the console), with the ones that have a lifetime registered to close. */
 function buildManagement(
@@ -114,7 +115,12 @@ export async function listen(
     },
     metricsEndpoint: { onMainPort: config.metrics.port === undefined, bearerToken: config.metrics.bearerToken },
   });
-  await app.listen({ host: config.server.host, port: config.server.port });
+  try {
+    await app.listen({ host: config.server.host, port: config.server.port });
+  } catch (error) {
+    await app.close();
+    throw new ListenError(describeListenError(error, config.server.host, config.server.port, 'the gateway'));
+  }
   lifetime.add('http server', app, async (_app, deadline) => {
     logger.info({ inFlight: dataPlane.inFlight }, 'shutting down: finishing in-flight requests');
     app.server.close();
@@ -142,11 +148,17 @@ export async function listen(
   // /metrics on a listener of its own when metrics.port is set (the main port then answers 404 for it).
   let metricsUrl: string | undefined;
   if (config.metrics.port !== undefined) {
+    const host = config.metrics.host;
+    const port = config.metrics.port;
     const metricsServer = await startMetricsServer({
-      host: config.metrics.host,
-      port: config.metrics.port,
+      host,
+      port,
       metrics,
       bearerToken: config.metrics.bearerToken,
+    }).catch((error: unknown) => {
+      throw new ListenError(
+        describeListenError(error, host, port, 'the metrics listener (metrics.host, metrics.port)'),
+      );
     });
     metricsUrl = metricsServer.url;
     lifetime.add('metrics listener', metricsServer, (server) => server.close());

@@ -114,7 +114,7 @@ describe('configuration', () => {
     writeFileSync(file, 'server:\n  port: [1,\n');
     expect(() => loadConfig({ file, env: {} })).toThrow(/YAML syntax/);
     expect(() => loadConfig({ file: path.join(directory, 'missing.yaml'), env: {} })).toThrow(
-      /cannot read the file: ENOENT/,
+      /cannot read the file: there is no such file \(ENOENT\)/,
     );
     const laughs = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
     for (const [index, name] of [...'bcdefghi'].entries()) {

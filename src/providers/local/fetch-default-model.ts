@@ -1,16 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  createReadStream,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { ensureDirectory } from '../../config/data-directory.js';
 import { defaultModel, defaultModelPath } from './default-model.js';
 
 /**
@@ -93,7 +85,7 @@ export async function fetchDefaultModel(options: FetchOptions): Promise<FetchRes
     rmSync(target, { force: true });
   }
   const python = await findPython();
-  mkdirSync(path.dirname(target), { recursive: true });
+  ensureDirectory(path.dirname(target), 'the models directory', { writable: true });
   // Beside the target, so the final rename stays on one filesystem and is atomic.
   const work = mkdtempSync(path.join(path.dirname(target), '.fetch-'));
   try {
