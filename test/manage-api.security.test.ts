@@ -353,13 +353,24 @@ describe('authentication of /api', () => {
     expect((await script.request('GET', '/api/logs')).status).toBe(403);
   });
 
-  it("stops a disabled user's management tokens", async () => {
+  it("revokes a disabled user's management tokens: enabling the user again revives none", async () => {
     const user = await createTestUser(setup.gateway, { email: 'leaver@acme.test', account: 'acme' });
     const session = await signIn(setup.gateway, 'leaver@acme.test');
     const token = (await session.request('POST', '/api/tokens', { name: 'leaver' })).body.token;
     expect((await tokenClient(setup.gateway, token).request('GET', '/api/accounts')).status).toBe(200);
-    await admin.request('PATCH', `/api/users/${user.id}`, { disabled: true });
+    expect((await admin.request('PATCH', `/api/users/${user.id}`, { disabled: true })).status).toBe(200);
     expect((await tokenClient(setup.gateway, token).request('GET', '/api/accounts')).status).toBe(401);
+    // Like a session (console-isolation.security.test.ts): a token copied before the user was disabled stays dead.
+    expect((await admin.request('PATCH', `/api/users/${user.id}`, { disabled: false })).status).toBe(200);
+    const afterEnabling = await tokenClient(setup.gateway, token).request('GET', '/api/accounts');
+    expect(afterEnabling.status).toBe(401);
+    expect(afterEnabling.body.error.code).toBe('invalid_token');
+    const again = await signIn(setup.gateway, 'leaver@acme.test');
+    const tokens = (await again.request('GET', '/api/tokens')).body as Array<{ name: string; status: string }>;
+    expect(tokens.map((listed) => [listed.name, listed.status])).toEqual([['leaver', 'revoked']]);
+    // A token made after enabling works.
+    const fresh = (await again.request('POST', '/api/tokens', { name: 'back' })).body.token;
+    expect((await tokenClient(setup.gateway, fresh).request('GET', '/api/accounts')).status).toBe(200);
   });
 
   it('gives the same answer for an unknown address and a wrong password', async () => {
