@@ -9,6 +9,7 @@ import { buildDataPlane } from './startup/build-data-plane.js';
 import { buildStorage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
 import { listen } from './startup/listen.js';
+import { warnOfUnpricedModels } from './startup/warn-unpriced-models.js';
 
 /**
  * Start-up and shutdown, as a list: storage, then the data plane, then the server listening. Every service with a
@@ -36,6 +37,11 @@ export interface StartOptions {
   limiter?: Limiter;
   /** Whether this process runs request-log retention (one worker of a cluster does). Default: true. */
   runRetention?: boolean;
+  /**
+   * Whether this process logs the start-up warnings about the configuration (models without prices). Default: true;
+   * the workers of `serve --workers` leave them to the primary, so they are logged once, not once per worker.
+   */
+  warnAboutConfig?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
@@ -61,6 +67,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     lifetime,
     options.limiter,
   );
+  if (options.warnAboutConfig !== false) await warnOfUnpricedModels(config, storage.database.db, logger);
   const { url, port, metricsUrl } = await listen(config, catalog, storage, parts, logger, metrics, lifetime);
   logger.info(
     {
