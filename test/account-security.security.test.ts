@@ -217,6 +217,32 @@ describe('an invitation does not make a gateway-wide identity', () => {
     expect(firstRest).toEqual(secondRest);
     expect(Object.keys(first).sort()).toEqual(['accountName', 'email', 'expiresAt', 'role', 'signedInAsInvitee']);
   });
+
+  it('refuses a password that cannot make a new login alike, whether or not the address has a login', async () => {
+    // An owner probing an address with an invitation of their own: a short or guessable password was refused as a
+    // wrong password (401, "already has a login") where the address had a login, as too weak (400) where not.
+    await createTestUser(gateway, { email: 'probed@elsewhere.example' });
+    const withLogin = await invite(ownerA, acme, 'probed@elsewhere.example');
+    const withoutLogin = await invite(ownerA, acme, 'never.seen@elsewhere.example');
+    const anonymous = anonymousClient(gateway);
+    for (const password of ['short', 'password1234']) {
+      const first = await anonymous.request('POST', '/api/invitations/accept', { token: withLogin, password });
+      const second = await anonymous.request('POST', '/api/invitations/accept', { token: withoutLogin, password });
+      expect(first.status, password).toBe(400);
+      expect([first.status, first.body], password).toEqual([second.status, second.body]);
+      // Useful to either kind of invitee.
+      expect(first.body.error.message).toContain('If this address already has a login, give its password');
+    }
+    // The invitee who has the login still joins with its password; the new one with a strong one.
+    expect(
+      (await anonymous.request('POST', '/api/invitations/accept', { token: withLogin, password: testPassword })).status,
+    ).toBe(200);
+    const joined = await anonymous.request('POST', '/api/invitations/accept', {
+      token: withoutLogin,
+      password: 'a passphrase of my own',
+    });
+    expect(joined.status).toBe(200);
+  });
 });
 
 describe('a password change or reset revokes the management tokens', () => {

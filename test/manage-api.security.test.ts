@@ -494,6 +494,42 @@ describe('sign-in limits and session lifetime', () => {
     }
   });
 
+  it('counts weak passwords given to an invitation alike, whether or not the address has a login', async () => {
+    // Counted only where the address had a login (as wrong passwords), they would tell it by the 429s.
+    await createTestUser(limited, { email: 'inviter@acme.test', account: 'acme', role: 'owner' });
+    await createTestUser(limited, { email: 'has-login@elsewhere.test' });
+    const inviter = await signIn(limited, 'inviter@acme.test');
+    const acme = await accountId(limited, 'acme');
+    const tokens: string[] = [];
+    for (const email of ['has-login@elsewhere.test', 'no-login@elsewhere.test']) {
+      tokens.push(
+        (await inviter.request('POST', `/api/accounts/${acme}/invitations`, { email, role: 'member' })).body.token,
+      );
+    }
+    // The clock stands still, so no wait runs out between two attempts on a busy machine.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const statuses: number[][] = [];
+      for (const [index, token] of tokens.entries()) {
+        const seen: number[] = [];
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const response = await apiRequest(limited.url, 'POST', '/api/invitations/accept', {
+            body: { token, password: 'password1234' },
+            headers: { 'x-forwarded-for': `198.51.100.${70 + index}` },
+          });
+          seen.push(response.status);
+        }
+        statuses.push(seen);
+      }
+      // Past the free failures both are made to wait, at the same attempt.
+      expect(statuses[0]).toContain(429);
+      expect(statuses[0]?.slice(0, 3)).toEqual([400, 400, 400]);
+      expect(statuses[1]).toEqual(statuses[0]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("answers a disabled user's right password exactly like a wrong one", async () => {
     const user = await limited.gateway.database.db
       .selectFrom('users')
