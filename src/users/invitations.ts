@@ -90,7 +90,22 @@ export async function createInvitation(
 }
 
 export async function listInvitations(db: Kysely<Database>, accountId: string): Promise<Invitation[]> {
-  return (await listOpenInvitations(db, accountId, Date.now())).map(toInvitation);
+  const open = await listOpenInvitations(db, accountId, Date.now());
+  const valid = await Promise.all(open.map((row) => inviterMayStillInvite(db, row)));
+  return open.filter((_row, index) => valid[index]).map(toInvitation);
+}
+
+/**
+ * Whether whoever made an invitation may still invite to its account: the operator (the CLI), an admin, or an owner
+ * of the account, not disabled. An owner removed or demoted, or a user disabled, leaves no working invitation behind:
+ * one made out to another address of their own would otherwise let them back in.
+ */
+async function inviterMayStillInvite(db: Kysely<Database>, row: InvitationRow): Promise<boolean> {
+  if (row.created_by === null) return true;
+  const inviter = await findUserById(db, row.created_by);
+  if (!inviter || inviter.disabled === 1) return false;
+  if (inviter.is_admin === 1) return true;
+  return (await findMembership(db, inviter.id, row.account_id))?.role === 'owner';
 }
 
 export async function revokeInvitation(db: Kysely<Database>, accountId: string, invitationId: string): Promise<void> {
@@ -100,7 +115,11 @@ export async function revokeInvitation(db: Kysely<Database>, accountId: string, 
 }
 
 const unusable = () =>
-  apiError('invitation_invalid', 'This invitation link is not valid: it was revoked, already used, or has expired.');
+  apiError(
+    'invitation_invalid',
+    'This invitation link is not valid: it was revoked, already used, or has expired, or whoever made it may no ' +
+      'longer invite people to the account.',
+  );
 
 async function requireOpenInvitation(db: Kysely<Database>, token: string) {
   if (!looksLikeSecretToken('invitation', token)) throw unusable();
@@ -108,6 +127,7 @@ async function requireOpenInvitation(db: Kysely<Database>, token: string) {
   if (!row || row.accepted_at !== null || row.revoked_at !== null || Number(row.expires_at) <= Date.now()) {
     throw unusable();
   }
+  if (!(await inviterMayStillInvite(db, row))) throw unusable();
   return row;
 }
 
