@@ -10,6 +10,7 @@ import { buildDataPlane, type DataPlaneParts } from './startup/build-data-plane.
 import { buildStorage, type Storage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
 import { listen } from './startup/listen.js';
+import { warnOfUnpricedModels } from './startup/warn-unpriced-models.js';
 
 /**
  * Start-up and shutdown, as a list: storage, then the data plane, then the server listening. Every service with a
@@ -42,6 +43,11 @@ export interface StartOptions {
    * counts are the primary's, through it.
    */
   clusterWorker?: boolean;
+  /**
+   * Whether this process logs the start-up warnings about the configuration (models without prices). Default: true;
+   * the workers of `serve --workers` leave them to the primary, so they are logged once, not once per worker.
+   */
+  warnAboutConfig?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
@@ -70,6 +76,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       lifetime,
       options.limiter,
     );
+    if (options.warnAboutConfig !== false) await warnOfUnpricedModels(config, storage.database.db, logger);
     started = {
       storage,
       parts,

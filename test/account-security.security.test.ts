@@ -217,6 +217,74 @@ describe('an invitation does not make a gateway-wide identity', () => {
     expect(firstRest).toEqual(secondRest);
     expect(Object.keys(first).sort()).toEqual(['accountName', 'email', 'expiresAt', 'role', 'signedInAsInvitee']);
   });
+
+  it('refuses a password that cannot make a new login alike, whether or not the address has a login', async () => {
+    // An owner probing an address with an invitation of their own: a short or guessable password was refused as a
+    // wrong password (401, "already has a login") where the address had a login, as too weak (400) where not.
+    await createTestUser(gateway, { email: 'probed@elsewhere.example' });
+    const withLogin = await invite(ownerA, acme, 'probed@elsewhere.example');
+    const withoutLogin = await invite(ownerA, acme, 'never.seen@elsewhere.example');
+    const anonymous = anonymousClient(gateway);
+    for (const password of ['short', 'password1234']) {
+      const first = await anonymous.request('POST', '/api/invitations/accept', { token: withLogin, password });
+      const second = await anonymous.request('POST', '/api/invitations/accept', { token: withoutLogin, password });
+      expect(first.status, password).toBe(400);
+      expect([first.status, first.body], password).toEqual([second.status, second.body]);
+      // Useful to either kind of invitee.
+      expect(first.body.error.message).toContain('If this address already has a login, give its password');
+    }
+    // The invitee who has the login still joins with its password; the new one with a strong one.
+    expect(
+      (await anonymous.request('POST', '/api/invitations/accept', { token: withLogin, password: testPassword })).status,
+    ).toBe(200);
+    const joined = await anonymous.request('POST', '/api/invitations/accept', {
+      token: withoutLogin,
+      password: 'a passphrase of my own',
+    });
+    expect(joined.status).toBe(200);
+  });
+});
+
+describe('an invitation holds only while whoever made it may invite', () => {
+  // An owner on the way out could otherwise invite another address of their own and come back through it.
+  const waysOut: Array<[string, (userId: string) => Promise<{ status: number }>]> = [
+    ['removed', (userId) => ownerA.request('DELETE', `/api/accounts/${acme}/members/${userId}`)],
+    ['demoted', (userId) => ownerA.request('PATCH', `/api/accounts/${acme}/members/${userId}`, { role: 'member' })],
+    ['disabled', (userId) => admin.request('PATCH', `/api/users/${userId}`, { disabled: true })],
+  ];
+  for (const [wayOut, leave] of waysOut) {
+    it(`stops an owner's invitations when the owner is ${wayOut}`, async () => {
+      const email = `leaving.${wayOut}@acme.test`;
+      const leaving = await createTestUser(gateway, { email, account: 'acme', role: 'owner' });
+      const token = await invite(await signIn(gateway, email), acme, `back.door.${wayOut}@elsewhere.example`, 'owner');
+      const listed = async () =>
+        ((await ownerA.request('GET', `/api/accounts/${acme}/invitations`)).body as Array<{ email: string }>).map(
+          (invitation) => invitation.email,
+        );
+      expect(await listed()).toContain(`back.door.${wayOut}@elsewhere.example`);
+      expect((await leave(leaving.id)).status).toBeLessThan(300);
+      const anonymous = anonymousClient(gateway);
+      const preview = await anonymous.request('POST', '/api/invitations/preview', { token });
+      expect(preview.status).toBe(404);
+      expect(preview.body.error.code).toBe('invitation_invalid');
+      const accepted = await anonymous.request('POST', '/api/invitations/accept', {
+        token,
+        password: 'my way back in, I hope',
+      });
+      expect(accepted.status).toBe(404);
+      expect(accepted.body.error.code).toBe('invitation_invalid');
+      expect(await listed()).not.toContain(`back.door.${wayOut}@elsewhere.example`);
+    });
+  }
+
+  it("keeps the remaining owners' and the operator's invitations", async () => {
+    const fromOwner = await invite(ownerA, acme, 'still.welcome@elsewhere.example');
+    const fromOperator = await invite(admin, acme, 'also.welcome@elsewhere.example');
+    const anonymous = anonymousClient(gateway);
+    for (const token of [fromOwner, fromOperator]) {
+      expect((await anonymous.request('POST', '/api/invitations/preview', { token })).status).toBe(200);
+    }
+  });
 });
 
 describe('a password change or reset revokes the management tokens', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
 import { findUserById } from '../src/db/repositories/users.js';
 import { acceptInvitation, createInvitation } from '../src/users/invitations.js';
-import { verifyPassword } from '../src/users/password.js';
+import { hashPassword, verifyPassword } from '../src/users/password.js';
 import { addMember, createUser, removeMember, setMemberRole, setUserFlags } from '../src/users/service.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 
@@ -66,6 +66,7 @@ describe('changes that race', () => {
   it('give an invited login the password of the acceptance that used the invitation', async () => {
     const db = setup.gateway.gateway.database.db;
     const account = await createAccount(db, { name: 'inviting' });
+    const decoyHash = await hashPassword('decoy password that nobody has');
     for (let round = 0; round < 4; round++) {
       // A login without a password yet (made by the operator), invited; two people open the link at once.
       const invited = await createUser(db, { email: `invited-${round}@inviting.test` });
@@ -77,7 +78,9 @@ describe('changes that race', () => {
         ttlMs: 3_600_000,
       });
       const passwords = [`first passphrase of round ${round} here`, `second passphrase of round ${round} here`];
-      const results = await Promise.allSettled(passwords.map((password) => acceptInvitation(db, token, { password })));
+      const results = await Promise.allSettled(
+        passwords.map((password) => acceptInvitation(db, token, { password, decoyHash })),
+      );
       expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
       const winner = passwords[results.findIndex((result) => result.status === 'fulfilled')] as string;
       const loser = passwords.find((password) => password !== winner) as string;

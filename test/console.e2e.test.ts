@@ -421,6 +421,16 @@ describe('console in a browser', () => {
     await page.getByRole('heading', { name: 'Users' }).waitFor();
     await expect.poll(() => page.locator('tbody').textContent()).toContain('bob@globex.test');
     await shoot(page, 'admin-users');
+    // Disabling is confirmed first: it revokes the user's tokens for good, not just while they are disabled.
+    const bobRow = page.getByRole('row', { name: /bob@globex\.test/ });
+    await bobRow.getByRole('button', { name: 'Disable' }).click();
+    const disable = page.getByRole('dialog', { name: 'Disable bob@globex.test?' });
+    expect(await disable.textContent()).toContain('management tokens are revoked');
+    await disable.getByRole('button', { name: 'Disable user' }).click();
+    await disable.waitFor({ state: 'detached' });
+    await expect.poll(() => bobRow.textContent()).toContain('disabled');
+    await bobRow.getByRole('button', { name: 'Enable' }).click();
+    await expect.poll(() => bobRow.textContent()).not.toContain('disabled');
     await page.getByRole('link', { name: 'Log, all accounts' }).click();
     await page.getByRole('heading', { name: 'Request log, all accounts' }).waitFor();
     await waitForRow(page, requestIds[0] ?? '');

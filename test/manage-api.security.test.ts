@@ -353,13 +353,24 @@ describe('authentication of /api', () => {
     expect((await script.request('GET', '/api/logs')).status).toBe(403);
   });
 
-  it("stops a disabled user's management tokens", async () => {
+  it("revokes a disabled user's management tokens: enabling the user again revives none", async () => {
     const user = await createTestUser(setup.gateway, { email: 'leaver@acme.test', account: 'acme' });
     const session = await signIn(setup.gateway, 'leaver@acme.test');
     const token = (await session.request('POST', '/api/tokens', { name: 'leaver' })).body.token;
     expect((await tokenClient(setup.gateway, token).request('GET', '/api/accounts')).status).toBe(200);
-    await admin.request('PATCH', `/api/users/${user.id}`, { disabled: true });
+    expect((await admin.request('PATCH', `/api/users/${user.id}`, { disabled: true })).status).toBe(200);
     expect((await tokenClient(setup.gateway, token).request('GET', '/api/accounts')).status).toBe(401);
+    // Like a session (console-isolation.security.test.ts): a token copied before the user was disabled stays dead.
+    expect((await admin.request('PATCH', `/api/users/${user.id}`, { disabled: false })).status).toBe(200);
+    const afterEnabling = await tokenClient(setup.gateway, token).request('GET', '/api/accounts');
+    expect(afterEnabling.status).toBe(401);
+    expect(afterEnabling.body.error.code).toBe('invalid_token');
+    const again = await signIn(setup.gateway, 'leaver@acme.test');
+    const tokens = (await again.request('GET', '/api/tokens')).body as Array<{ name: string; status: string }>;
+    expect(tokens.map((listed) => [listed.name, listed.status])).toEqual([['leaver', 'revoked']]);
+    // A token made after enabling works.
+    const fresh = (await again.request('POST', '/api/tokens', { name: 'back' })).body.token;
+    expect((await tokenClient(setup.gateway, fresh).request('GET', '/api/accounts')).status).toBe(200);
   });
 
   it('gives the same answer for an unknown address and a wrong password', async () => {
@@ -478,6 +489,42 @@ describe('sign-in limits and session lifetime', () => {
       const statuses = guesses.map((response) => response.status);
       expect(statuses.filter((status) => status === 401)).toHaveLength(3);
       expect(statuses.filter((status) => status === 429)).toHaveLength(27);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('counts weak passwords given to an invitation alike, whether or not the address has a login', async () => {
+    // Counted only where the address had a login (as wrong passwords), they would tell it by the 429s.
+    await createTestUser(limited, { email: 'inviter@acme.test', account: 'acme', role: 'owner' });
+    await createTestUser(limited, { email: 'has-login@elsewhere.test' });
+    const inviter = await signIn(limited, 'inviter@acme.test');
+    const acme = await accountId(limited, 'acme');
+    const tokens: string[] = [];
+    for (const email of ['has-login@elsewhere.test', 'no-login@elsewhere.test']) {
+      tokens.push(
+        (await inviter.request('POST', `/api/accounts/${acme}/invitations`, { email, role: 'member' })).body.token,
+      );
+    }
+    // The clock stands still, so no wait runs out between two attempts on a busy machine.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const statuses: number[][] = [];
+      for (const [index, token] of tokens.entries()) {
+        const seen: number[] = [];
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const response = await apiRequest(limited.url, 'POST', '/api/invitations/accept', {
+            body: { token, password: 'password1234' },
+            headers: { 'x-forwarded-for': `198.51.100.${70 + index}` },
+          });
+          seen.push(response.status);
+        }
+        statuses.push(seen);
+      }
+      // Past the free failures both are made to wait, at the same attempt.
+      expect(statuses[0]).toContain(429);
+      expect(statuses[0]?.slice(0, 3)).toEqual([400, 400, 400]);
+      expect(statuses[1]).toEqual(statuses[0]);
     } finally {
       vi.useRealTimers();
     }

@@ -41,7 +41,8 @@ beforeAll(async () => {
     '--name',
     'limited',
   );
-  await files.cli('keys', 'set-limits', limited.id, '--rpm', '10');
+  // The budget (never reached: the models have no prices) makes the gateway warn about those models at start-up.
+  await files.cli('keys', 'set-limits', limited.id, '--rpm', '10', '--daily-budget', '100');
   limitedKey = limited.key;
   openKey = (await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'open')).key;
   const oneAtATime = await files.cli<{ key: string; id: string }>(
@@ -163,6 +164,13 @@ describe('serve --workers 2', () => {
     // The other worker answers meanwhile; the replacement has started once it too says it listens (3 such lines).
     await waitFor('the replacement to listen', () => workersListening() === 3);
     expect((await chat(openKey)).status).toBe(200);
+  });
+
+  it('warns about models without prices once for all workers, replacement included', () => {
+    // Logged by the primary, which reads the budgets once; each worker (and the replacement above) stays quiet.
+    const warnings = server.output.filter((line) => line.includes('these models have no pricing'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0] as string).models).toEqual(['mock', 'slow']);
   });
 
   it('stops every worker on SIGTERM, finishing requests and writing their log rows', async () => {

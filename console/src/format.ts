@@ -71,6 +71,29 @@ export function formatCost(value: number | null | undefined, outcome?: string): 
   return `$${value.toFixed(value < 100 ? 4 : 2)}`;
 }
 
+/**
+ * Why one request's cost reads "–" (see formatCost), or undefined when it does not: a success served by a deployment
+ * without prices (it counts as $0 against budgets, like the models GET …/budgets lists as unpricedModels), or a
+ * request that called no model (a model list).
+ */
+export function unknownCostReason(entry: {
+  costUsd: number | null;
+  outcome: string;
+  model: string;
+  servedModel: string | null;
+  deployment: string | null;
+}): { unpricedModel: string | undefined; text: string } | undefined {
+  if (formatCost(entry.costUsd, entry.outcome) !== '–') return undefined;
+  const model = entry.servedModel ?? entry.model;
+  if (entry.deployment === null || model === '') {
+    return { unpricedModel: undefined, text: 'No model was called: there is nothing to price.' };
+  }
+  return {
+    unpricedModel: model,
+    text: `No price configured for model ${model} (deployment ${entry.deployment}): it counts as $0 against budgets.`,
+  };
+}
+
 /** Dollars on a chart's axis: as few digits as tell the steps apart. */
 export function formatCostAxis(value: number): string {
   if (value === 0) return '$0';

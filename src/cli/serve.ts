@@ -70,6 +70,14 @@ async function announceFirstRun(
   }
 }
 
+function warnIfNoModels(config: Config, file: string | undefined, logger: Logger): void {
+  if (config.models.length > 0) return;
+  logger.warn(
+    { config: file ?? 'built-in defaults' },
+    `no models are configured: add providers and models to the configuration file (see switchboard.example.yaml). ${howToSupplyModel}`,
+  );
+}
+
 export function serveCommand(): Command {
   return withCommonOptions(
     new Command('serve')
@@ -87,14 +95,20 @@ export function serveCommand(): Command {
     const workers = options.workers ?? 1;
     if (workers > 1 && cluster.isPrimary) {
       const { createLogger } = await import('../observability/logger.js');
+      const { warnOfUnpricedModels } = await import('../startup/warn-unpriced-models.js');
       const logger = createLogger(config.logging.level);
       const listeningUrl = `http://${config.server.host}:${config.server.port}`;
       await runPrimary({
         config,
         workers,
         logger,
-        // The primary creates the first account once, before any worker could race it.
-        beforeWorkers: (database) => announceFirstRun(config, database, listeningUrl, json, logger),
+        // The primary creates the first account once, before any worker could race it, and warns about the
+        // configuration once for all the workers.
+        beforeWorkers: async (database) => {
+          await announceFirstRun(config, database, listeningUrl, json, logger);
+          warnIfNoModels(config, file, logger);
+          await warnOfUnpricedModels(config, database.db, logger);
+        },
         onListening: (url, port) => {
           if (json) process.stdout.write(`${JSON.stringify({ event: 'listening', url, port, workers })}\n`);
         },
@@ -114,6 +128,7 @@ export function serveCommand(): Command {
             limiter: config.redis.url ? undefined : new IpcLimiter(),
             runRetention: workerIndex === 0,
             clusterWorker: true,
+            warnAboutConfig: false,
           },
     );
     let gateway: Awaited<typeof starting>;
@@ -128,12 +143,7 @@ export function serveCommand(): Command {
       );
       process.exit(1);
     }
-    if (config.models.length === 0 && workerIndex === undefined) {
-      gateway.logger.warn(
-        { config: file ?? 'built-in defaults' },
-        `no models are configured: add providers and models to the configuration file (see switchboard.example.yaml). ${howToSupplyModel}`,
-      );
-    }
+    if (workerIndex === undefined) warnIfNoModels(config, file, gateway.logger);
     // Before anything announces that the server listens: whoever reads that may stop it at once, and a signal that
     // arrived before its handler would kill the process without a graceful shutdown.
     let signals = 0;

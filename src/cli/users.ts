@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { listAllAccounts, requireAccount } from '../accounts/service.js';
-import { deleteSessionsOfUser } from '../db/repositories/sessions.js';
 import { listMembershipsOfUser } from '../db/repositories/users.js';
 import { createInvitation, invitationPath } from '../users/invitations.js';
 import { changePassword, describePasswordChange } from '../users/password-change.js';
@@ -171,12 +170,13 @@ export function usersCommand(): Command {
       users
         .command(`${name} <email>`)
         .description(
-          disabled ? 'stop a user from signing in (sessions and tokens stop at once)' : 'let a user sign in again',
+          disabled
+            ? 'stop a user from signing in: ends their sessions and revokes their management tokens, for good'
+            : 'let a user sign in again (their old sessions and management tokens stay dead)',
         ),
     ).action(async (email: string, options: CommonOptions) => {
       await withContext(options, async ({ database, output }) => {
         const user = await setUserFlags(database.db, email, { disabled });
-        if (disabled) await deleteSessionsOfUser(database.db, user.id);
         printUser(output, user, disabled ? 'Disabled' : 'Enabled');
       });
     });

@@ -19,7 +19,6 @@ import { Router } from '../routing/router.js';
 import { UpstreamClient } from '../upstream/client.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
-import { warnOfUnpricedModels } from './warn-unpriced-models.js';
 
 /**
  * Stored responses are written a few dozen at a time: a record held until a batch of the log's size (500) outlived
@@ -161,7 +160,6 @@ export async function buildDataPlane(
   await changeFeed.start();
   lifetime.add('access change feed', changeFeed, (feed) => feed.close());
   const limiter = buildLimiter(config, storage, logger, metrics, redis, limiterOfPrimary);
-  await warnOfUnpricedModels(config, storage.database.db, logger);
   lifetime.add('limiter', limiter, (limits) => limits.close());
 
   // Stored responses are written in batches like the log, and the last ones at shutdown (before the database closes).

@@ -17,7 +17,7 @@ import {
   upsertMembership,
 } from '../db/repositories/users.js';
 import type { Database } from '../db/schema.js';
-import { apiError } from '../errors/api-error.js';
+import { ApiError, apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
 import { checkPasswordStrength, hashPassword, verifyPassword } from './password.js';
 import { generateSecretToken, hashSecretToken, looksLikeSecretToken } from './secret-token.js';
@@ -90,7 +90,22 @@ export async function createInvitation(
 }
 
 export async function listInvitations(db: Kysely<Database>, accountId: string): Promise<Invitation[]> {
-  return (await listOpenInvitations(db, accountId, Date.now())).map(toInvitation);
+  const open = await listOpenInvitations(db, accountId, Date.now());
+  const valid = await Promise.all(open.map((row) => inviterMayStillInvite(db, row)));
+  return open.filter((_row, index) => valid[index]).map(toInvitation);
+}
+
+/**
+ * Whether whoever made an invitation may still invite to its account: the operator (the CLI), an admin, or an owner
+ * of the account, not disabled. An owner removed or demoted, or a user disabled, leaves no working invitation behind:
+ * one made out to another address of their own would otherwise let them back in.
+ */
+async function inviterMayStillInvite(db: Kysely<Database>, row: InvitationRow): Promise<boolean> {
+  if (row.created_by === null) return true;
+  const inviter = await findUserById(db, row.created_by);
+  if (!inviter || inviter.disabled === 1) return false;
+  if (inviter.is_admin === 1) return true;
+  return (await findMembership(db, inviter.id, row.account_id))?.role === 'owner';
 }
 
 export async function revokeInvitation(db: Kysely<Database>, accountId: string, invitationId: string): Promise<void> {
@@ -100,7 +115,11 @@ export async function revokeInvitation(db: Kysely<Database>, accountId: string, 
 }
 
 const unusable = () =>
-  apiError('invitation_invalid', 'This invitation link is not valid: it was revoked, already used, or has expired.');
+  apiError(
+    'invitation_invalid',
+    'This invitation link is not valid: it was revoked, already used, or has expired, or whoever made it may no ' +
+      'longer invite people to the account.',
+  );
 
 async function requireOpenInvitation(db: Kysely<Database>, token: string) {
   if (!looksLikeSecretToken('invitation', token)) throw unusable();
@@ -108,6 +127,7 @@ async function requireOpenInvitation(db: Kysely<Database>, token: string) {
   if (!row || row.accepted_at !== null || row.revoked_at !== null || Number(row.expires_at) <= Date.now()) {
     throw unusable();
   }
+  if (!(await inviterMayStillInvite(db, row))) throw unusable();
   return row;
 }
 
@@ -126,8 +146,11 @@ export async function previewInvitation(
   };
 }
 
-/** Who accepts: the holder of a console session as the invited address, or whoever gives a password. */
-export type Acceptance = { signedInUserId: string } | { password: string };
+/**
+ * Who accepts: the holder of a console session as the invited address, or whoever gives a password. `decoyHash` is a
+ * password hash nobody's password matches, checked when the address has no login (see acceptWithPassword).
+ */
+export type Acceptance = { signedInUserId: string } | { password: string; decoyHash: string };
 
 const wrongPassword = () =>
   apiError(
@@ -135,6 +158,24 @@ const wrongPassword = () =>
     'This address already has a login, and that is not its password. Give that password (or sign in with it ' +
       'and open the link again); if it is forgotten, the operator can reset it.',
   );
+
+/**
+ * A password that could not become a new login's: the same answer whether or not the address has a login whose
+ * password it is not, so it says what to do in either case.
+ */
+async function requireNewLoginPassword(password: string, email: string): Promise<void> {
+  try {
+    await checkPasswordStrength(password, { userInputs: [email] });
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    throw new ApiError(
+      error.errorCode,
+      `${error.message} If this address already has a login, give its password instead (or sign in and open the ` +
+        'link again).',
+      { param: error.param },
+    );
+  }
+}
 
 /**
  * Accepts an invitation. Signed in as the invited address, nothing more is asked. Otherwise a password: it must be
@@ -159,27 +200,34 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, acce
         `This invitation is for ${invitation.email}; sign out first, or open it where you are signed in as them.`,
       );
     }
-  } else if (user?.password_hash != null) {
-    // A disabled user learns nothing more than a wrong password would tell.
-    if (!(await verifyPassword(acceptance.password, user.password_hash)) || user.disabled === 1) {
-      throw wrongPassword();
-    }
   } else {
-    // An operator's invitation vouches for the address; an account owner's only for their own account.
-    const tiedTo = !byOperator && inviter ? { accountId: invitation.account_id, inviterId: inviter.id } : undefined;
-    if (user) {
-      // Written with the acceptance itself (below): of two acceptances at once, the one that uses the invitation is
-      // the one whose password the login gets.
-      await checkPasswordStrength(acceptance.password, { userInputs: [user.email] });
-      passwordChange = {
-        password_hash: await hashPassword(acceptance.password),
-        password_changed_at: Date.now(),
-        ...(tiedTo ? { invitation_account_id: tiedTo.accountId, invitation_inviter_id: tiedTo.inviterId } : {}),
-      };
-    } else {
-      // Of two acceptances at once, the second finds the login created (409 user_exists).
-      await createUser(db, { email: invitation.email, password: acceptance.password, tiedTo });
-      user = await findUserByEmail(db, invitation.email);
+    // Whether the address has a login must not show (an owner could probe addresses with invitations of their own),
+    // neither in the answer nor in its time: either way one password is checked (against a decoy hash when there is
+    // no login) and, unless it is the login's, its strength; a weak one is refused alike. Only a strong password
+    // that is not the login's tells, by being refused rather than making a login: that costs the prober the
+    // invitation and, where there was no login, makes one the operator sees was created by their invitation.
+    const loginHash = user?.password_hash ?? null;
+    const matches = await verifyPassword(acceptance.password, loginHash ?? acceptance.decoyHash);
+    // A disabled user learns nothing more than a wrong password would tell.
+    const joinsLogin = loginHash !== null && matches && user?.disabled === 0;
+    if (!joinsLogin) await requireNewLoginPassword(acceptance.password, invitation.email);
+    if (loginHash !== null && !joinsLogin) throw wrongPassword();
+    if (loginHash === null) {
+      // An operator's invitation vouches for the address; an account owner's only for their own account.
+      const tiedTo = !byOperator && inviter ? { accountId: invitation.account_id, inviterId: inviter.id } : undefined;
+      if (user) {
+        // Written with the acceptance itself (below): of two acceptances at once, the one that uses the invitation
+        // is the one whose password the login gets.
+        passwordChange = {
+          password_hash: await hashPassword(acceptance.password),
+          password_changed_at: Date.now(),
+          ...(tiedTo ? { invitation_account_id: tiedTo.accountId, invitation_inviter_id: tiedTo.inviterId } : {}),
+        };
+      } else {
+        // Of two acceptances at once, the second finds the login created (409 user_exists).
+        await createUser(db, { email: invitation.email, password: acceptance.password, tiedTo });
+        user = await findUserByEmail(db, invitation.email);
+      }
     }
   }
   if (!user) throw apiError('internal_error', 'the invited user vanished');

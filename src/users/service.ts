@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { requireAccount } from '../accounts/service.js';
 import { findAccountById } from '../db/repositories/accounts.js';
+import { revokeManagementTokensOfUser } from '../db/repositories/management-tokens.js';
 import { deleteSessionsOfUser } from '../db/repositories/sessions.js';
 import {
   countAdmins,
@@ -196,8 +197,12 @@ export async function setUserFlags(
       throw apiError('last_admin', 'this is the last active admin; make another user admin first');
     }
     await updateUser(transaction, row.id, changes);
-    // A disabled user's sessions end for good: enabling them again must not revive a cookie someone else copied.
-    if (changes.disabled === 1) await deleteSessionsOfUser(transaction, row.id);
+    // A disabled user's sessions end and their management tokens are revoked, for good: enabling them again must not
+    // revive a cookie or a token someone else copied (a user is disabled when they left or their login is in doubt).
+    if (changes.disabled === 1) {
+      await deleteSessionsOfUser(transaction, row.id);
+      await revokeManagementTokensOfUser(transaction, row.id, Date.now());
+    }
     return toUser({ ...current, ...changes });
   });
 }

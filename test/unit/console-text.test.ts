@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiFailure } from '../../console/src/api.js';
 import { readableMessage } from '../../console/src/error-text.js';
-import { formatCompactTime, formatCost, formatWeekday } from '../../console/src/format.js';
+import { formatCompactTime, formatCost, formatWeekday, unknownCostReason } from '../../console/src/format.js';
 import { keyLabeller } from '../../console/src/key-labels.js';
 import type { ApiKeyView } from '../../console/src/types.js';
 
@@ -86,5 +86,21 @@ describe('keyLabeller', () => {
     expect(label('key_new', 'checkout')).toBe('checkout …BBBB');
     expect(label('key_batch', 'batch')).toBe('batch');
     expect(label('key_gone', 'deleted-key')).toBe('deleted-key');
+  });
+});
+
+describe('unknownCostReason', () => {
+  const row = { costUsd: null, outcome: 'success', model: 'm', servedModel: null, deployment: 'p/u' };
+  it('names the model that answered and its deployment when it had no prices', () => {
+    expect(unknownCostReason(row)?.unpricedModel).toBe('m');
+    expect(unknownCostReason({ ...row, servedModel: 'fallback', deployment: 'q/v' })).toEqual({
+      unpricedModel: 'fallback',
+      text: 'No price configured for model fallback (deployment q/v): it counts as $0 against budgets.',
+    });
+  });
+  it('tells a request that called no model apart, and has nothing to say of a known cost', () => {
+    expect(unknownCostReason({ ...row, model: '', deployment: null })?.unpricedModel).toBeUndefined();
+    expect(unknownCostReason({ ...row, costUsd: 0.5 })).toBeUndefined();
+    expect(unknownCostReason({ ...row, outcome: 'error' })).toBeUndefined();
   });
 });

@@ -18,6 +18,7 @@ export function AdminUsersPage() {
   const { busy, error, setError, run } = useAction();
 
   const [unconfirmed, setUnconfirmed] = useState<{ user: UserWithMemberships; message: string }>();
+  const [disabling, setDisabling] = useState<UserWithMemberships>();
 
   const update = async (
     user: UserWithMemberships,
@@ -54,6 +55,23 @@ export function AdminUsersPage() {
           }}
         >
           <p>{unconfirmed.message}</p>
+        </ConfirmDialog>
+      )}
+      {disabling && (
+        <ConfirmDialog
+          title={`Disable ${disabling.email}?`}
+          confirmLabel="Disable user"
+          onClose={() => setDisabling(undefined)}
+          onConfirm={async () => {
+            await api.patch(`/users/${disabling.id}`, { disabled: true });
+            setDisabling(undefined);
+            users.reload();
+          }}
+        >
+          <p>
+            They are signed out everywhere and their management tokens are revoked. Enabling them again revives neither:
+            they sign in anew and make new tokens.
+          </p>
         </ConfirmDialog>
       )}
       <Loaded state={users}>
@@ -105,7 +123,7 @@ export function AdminUsersPage() {
                         <button
                           type="button"
                           class="button small danger-outline"
-                          onClick={() => update(user, { disabled: !user.disabled })}
+                          onClick={() => (user.disabled ? update(user, { disabled: false }) : setDisabling(user))}
                         >
                           {user.disabled ? 'Enable' : 'Disable'}
                         </button>

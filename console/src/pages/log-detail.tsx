@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { Badge, Breakable, ErrorMessage, Link, Loading, PageHeader } from '../components/common.js';
 import { DataTable } from '../components/data-table.js';
 import { useApp } from '../context.js';
-import { formatCost, formatEndpoint, formatInteger, formatMs, formatTime } from '../format.js';
+import { formatCost, formatEndpoint, formatInteger, formatMs, formatTime, unknownCostReason } from '../format.js';
 import { assembleStream } from '../stream-assembly.js';
 import type { ApiKeyView, LogDetailView } from '../types.js';
 import { useAsync } from '../use-async.js';
@@ -200,7 +200,10 @@ export function LogDetailPage(props: { accountId?: string; requestId: string }) 
                 ) : null}
               </Row>
               <Row label="Token counts">{tokenSource(data.usage)}</Row>
-              <Row label="Cost">{formatCost(data.costUsd, data.outcome)}</Row>
+              <Row label="Cost">
+                {formatCost(data.costUsd, data.outcome)}
+                {unknownCostReason(data) && <span class="muted small"> {unknownCostReason(data)?.text}</span>}
+              </Row>
               <Row label="User agent">{data.userAgent ?? '–'}</Row>
             </dl>
           </section>

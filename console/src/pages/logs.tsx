@@ -12,6 +12,7 @@ import {
   formatInteger,
   formatMs,
   formatTime,
+  unknownCostReason,
 } from '../format.js';
 import { keyLabeller } from '../key-labels.js';
 import { navigate } from '../router.js';
@@ -447,13 +448,14 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
                   )}
                 </td>
                 <td class="number" data-label="Cost">
-                  {formatCost(entry.costUsd, entry.outcome)}
+                  <Cost entry={entry} />
                 </td>
               </tr>
             ))}
           </tbody>
         </DataTable>
       )}
+      <UnknownCostLegend rows={rows} />
       <ErrorMessage error={olderError} />
       {older.cursor && (
         <div class="load-more">
@@ -485,5 +487,32 @@ export function LogsPage(props: { accountId?: string; query: URLSearchParams }) 
         </div>
       )}
     </>
+  );
+}
+
+/** A request's cost; "–" says why it is unknown when pointed at (and the legend below the table says it in words). */
+function Cost(props: { entry: LogEntryView }) {
+  const reason = unknownCostReason(props.entry);
+  if (!reason) return <>{formatCost(props.entry.costUsd, props.entry.outcome)}</>;
+  return (
+    <abbr title={reason.text} data-cost-unknown>
+      –
+    </abbr>
+  );
+}
+
+/** What "–" in the Cost column means for the rows shown: the models without prices, named as the limits page does. */
+function UnknownCostLegend(props: { rows: LogEntryView[] }) {
+  const reasons = props.rows.map(unknownCostReason);
+  const unpriced = [...new Set(reasons.map((reason) => reason?.unpricedModel).filter((model) => model !== undefined))];
+  const noModel = reasons.some((reason) => reason !== undefined && reason.unpricedModel === undefined);
+  if (unpriced.length === 0 && !noModel) return null;
+  return (
+    <p class="muted small" data-cost-legend>
+      A cost of “–”:{' '}
+      {unpriced.length > 0 &&
+        `no price is configured for ${unpriced.sort().join(', ')}, so requests to ${unpriced.length === 1 ? 'it' : 'them'} cost $0 against every budget, which does not cap them. `}
+      {noModel && 'A request that called no model (a model list) has nothing to price.'}
+    </p>
   );
 }

@@ -33,6 +33,13 @@ import { startSession, tooManyAttempts } from './session.js';
 const memberParams = accountParams.extend({ userId: z.string().min(1).max(100) });
 const invitationParams = accountParams.extend({ invitationId: z.string().min(1).max(100) });
 const invitationToken = z.string().min(1).max(200);
+/** The refusals of a password given to accept an invitation, which count as failed sign-ins. */
+const passwordRefusals = new Set([
+  'invalid_credentials',
+  'password_too_short',
+  'password_too_weak',
+  'password_too_long',
+]);
 
 export const memberRoutes = [
   defineRoute({
@@ -168,6 +175,8 @@ export const memberRoutes = [
     description:
       'Without a password the caller must be signed in (console session) as the invited address. With one, it must ' +
       "be the login's password when the address has a login, and becomes its password when not (a new login). A " +
+      "password that is not the login's is checked for strength either way, so a weak one gets the same 400 " +
+      'whether or not the address has a login. A ' +
       "login created by an account owner's invitation is tied to that account until its holder accepts another " +
       'invitation or an operator confirms it. Wrong passwords are throttled like sign-ins.',
     auth: 'public',
@@ -196,10 +205,15 @@ export const memberRoutes = [
       if (wait > 0) throw tooManyAttempts(wait);
       let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
       try {
-        accepted = await acceptInvitation(db, body.token, { password: body.password });
+        accepted = await acceptInvitation(db, body.token, {
+          password: body.password,
+          decoyHash: await services.decoyPasswordHash,
+        });
       } catch (error) {
-        // A wrong password stays counted; any other refusal (a weak new password, a used link) is no guess.
-        if ((error as { code?: string }).code !== 'invalid_credentials') {
+        // A wrong password stays counted, and so does a weak one: it may have been a guess at a login's (weak, old)
+        // password, and counting it only when the address has a login would tell that it has. Any other refusal (a
+        // used link) checked no password.
+        if (!passwordRefusals.has((error as { code?: string }).code ?? '')) {
           await services.signInThrottle.withdrawAttempt(preview.email, address);
         }
         throw error;

@@ -171,7 +171,14 @@ export const logEntrySchema = z.object({
     reasoningTokens: z.number().nullable(),
     estimated: z.boolean(),
   }),
-  costUsd: z.number().nullable(),
+  costUsd: z
+    .number()
+    .nullable()
+    .describe(
+      'US dollars; null when unknown: a request served by a deployment without prices (it counted as $0 against ' +
+        "budgets; GET …/budgets lists the account's models without prices as unpricedModels), or one that called " +
+        'no model (a model list). A failed request with prices costs 0.',
+    ),
   userAgent: z.string().nullable(),
 });
 

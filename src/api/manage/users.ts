@@ -82,8 +82,8 @@ export const userRoutes = [
     tag: 'Users',
     summary: 'Make a user admin or not, disable or enable them (admin); the last active admin stays',
     description:
-      'Disabling a user ends their sessions (enabling them again revives none: they sign in anew); their management ' +
-      'tokens stop working at their next request until the user is enabled again. Making admin a login ' +
+      'Disabling a user ends their sessions and revokes their management tokens; enabling them again revives ' +
+      'neither (they sign in anew and make new tokens), so a copied cookie or token stays dead. Making admin a login ' +
       "that an account owner's invitation created (createdByInvitation) is refused with 409 " +
       'login_created_by_invitation unless confirmInvitedLogin is true.',
     auth: 'user',
