@@ -175,3 +175,47 @@ describe('docs/configuration.md and the configuration schema', () => {
     expect(wrong).toEqual([]);
   });
 });
+
+/**
+ * switchboard.example.yaml says it has every setting with its default. Settings it shows commented out (`# port: 9464`)
+ * count: they are read with their `#` taken off.
+ */
+describe('switchboard.example.yaml and the configuration schema', () => {
+  const exampleText = readDoc('switchboard.example.yaml').replace(/^(\s*)# ([a-z_]+:)/gm, '$1$2');
+  // A commented-out alternative repeats a key shown above it (`public_keys: []`, then an example entry): the last wins.
+  const example = parseYaml(exampleText, { uniqueKeys: false }) as Record<string, unknown>;
+
+  /** Every path the file writes (`providers[].timeouts.idle`), with the values written there. */
+  function writtenPaths(value: unknown, path: string, found: Map<string, unknown[]>): void {
+    if (Array.isArray(value) && value.some((item) => item !== null && typeof item === 'object')) {
+      for (const item of value) writtenPaths(item, `${path}[]`, found);
+      return;
+    }
+    if (path !== '') found.set(path, [...(found.get(path) ?? []), value]);
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [key, child] of Object.entries(value))
+        writtenPaths(child, path === '' ? key : `${path}.${key}`, found);
+    }
+  }
+  const written = new Map<string, unknown[]>();
+  writtenPaths(example, '', written);
+
+  it('shows every setting', () => {
+    const missing = settings.filter((node) => node.leaf && !written.has(node.path)).map((node) => node.path);
+    expect([...new Set(missing)]).toEqual([]);
+  });
+
+  it('shows each setting of a section at its default (provider and model entries are examples)', () => {
+    const wrong: string[] = [];
+    for (const node of settings) {
+      if (!node.leaf || !node.hasDefault || node.path.includes('[]')) continue;
+      for (const value of written.get(node.path) ?? []) {
+        const parsed = node.schema.safeParse(value);
+        if (!parsed.success || !isDeepStrictEqual(parsed.data, node.defaultValue)) {
+          wrong.push(`${node.path}: ${JSON.stringify(value)}, default ${JSON.stringify(node.defaultValue)}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});
