@@ -124,7 +124,7 @@ function headingPlainText(text: string): string {
 
 /**
  * The anchors GitHub gives a document's headings: lower-cased, punctuation other than `-` and `_` removed, spaces
- * turned into `-`, and `-1`, `-2`… appended to repeats (the algorithm of github-slugger).
+ * turned into `-`, and `-1`, `-2`… appended to repeats (the algorithm of github-slugger); and those of `<a id>`.
  */
 export function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
@@ -140,6 +140,10 @@ export function anchorsOf(markdown: string): Set<string> {
     while (anchors.has(slug)) slug = `${base}-${++count}`;
     seen.set(base, count);
     anchors.add(slug);
+  }
+  // Anchors written by hand (`<a id="hot-metrics"></a>`) for a paragraph that is not a heading.
+  for (const { text } of proseLines(markdown)) {
+    for (const match of text.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(match[1] as string);
   }
   return anchors;
 }
