@@ -1,9 +1,11 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from '../../src/config/schema.js';
 import { type SettingNode, settingsOf } from '../support/config-settings.js';
-import { codeSpans, readDoc, type Table, tablesOf } from '../support/markdown.js';
+import { codeSpans, readDoc, repositoryRoot, type Table, tablesOf } from '../support/markdown.js';
 
 /**
  * docs/configuration.md against the schema (src/config/): every setting has a row, every row is a setting, and a
@@ -217,5 +219,30 @@ describe('switchboard.example.yaml and the configuration schema', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+});
+
+/** Settings named anywhere in README.md and docs/ (`server.v1_body_timeout`, `models[].pricing`) exist. */
+describe('settings named across the documentation', () => {
+  it('are settings of the schema', () => {
+    // `request_log` and `responses` also name a table and an SDK object (`request_log.served_latency_ms`,
+    // `responses.parse`): only the other sections' names are read as settings.
+    const sections = settings
+      .filter((node) => !node.path.includes('.'))
+      .map((node) => node.path.replace(/\[\]$/, ''))
+      .filter((section) => !['request_log', 'responses'].includes(section));
+    const pattern = new RegExp(`^(${sections.join('|')})(\\[\\])?\\.[a-z_][a-z_.\\[\\]]*$`);
+    const known = new Set(settings.map((node) => node.path.replace(/\[\]$/, '')));
+    const unknown: string[] = [];
+    for (const file of ['README.md', ...readdirSync(path.join(repositoryRoot, 'docs')).map((name) => `docs/${name}`)]) {
+      if (!file.endsWith('.md')) continue;
+      for (const span of codeSpans(readDoc(file))) {
+        const isFileOrPrefix = /\.(ts|js|db|md)$|\.$/.test(span);
+        if (pattern.test(span) && !isFileOrPrefix && !known.has(span.replace(/\[\]$/, ''))) {
+          unknown.push(`${file}: ${span}`);
+        }
+      }
+    }
+    expect([...new Set(unknown)]).toEqual([]);
   });
 });
