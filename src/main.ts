@@ -3,6 +3,7 @@ import type { DataPlane } from './api/v1/data-plane.js';
 import type { Config } from './config/schema.js';
 import type { DatabaseHandle } from './db/connect.js';
 import type { Limiter } from './limits/limiter.js';
+import { workerMetrics } from './observability/cluster-metrics.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics, type MetricsSources } from './observability/metrics.js';
 import { buildDataPlane } from './startup/build-data-plane.js';
@@ -36,6 +37,8 @@ export interface StartOptions {
   limiter?: Limiter;
   /** Whether this process runs request-log retention (one worker of a cluster does). Default: true. */
   runRetention?: boolean;
+  /** A worker of `serve --workers`: /metrics answers with every worker's metrics, gathered by the primary. */
+  clusterWorker?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
@@ -44,6 +47,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   // Filled in as the services they read are built; read only when /metrics is scraped.
   const metricsSources: MetricsSources = { queueDepth: () => 0, inFlight: () => 0 };
   const metrics = createMetrics(metricsSources);
+  if (options.clusterWorker) metrics.render = workerMetrics(metrics.registry);
   lifetime.add('event-loop lag sampling', metrics.eventLoopLag, (lag) => lag.close());
   const catalog = buildModelCatalog(config.models);
 

@@ -114,6 +114,25 @@ describe('serve --workers 2', () => {
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
   });
 
+  it("answers /metrics with every worker's counts summed, whichever worker takes the scrape", async () => {
+    // Refused requests (a wrong key) on connections of their own, so both workers serve some.
+    const refusedModelLists = async () => {
+      const text = await (await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } })).text();
+      const line = /^switchboard_requests_total\{route="models",status="401",model="other"\} (\d+)$/m.exec(text);
+      return Number(line?.[1] ?? 0);
+    };
+    const before = await refusedModelLists();
+    for (let index = 0; index < 10; index++) {
+      const response = await fetch(`${server.url}/v1/models`, {
+        headers: { authorization: 'Bearer sk-sb-wrong', connection: 'close' },
+      });
+      expect(response.status).toBe(401);
+    }
+    const scrapes = [];
+    for (let index = 0; index < 4; index++) scrapes.push(await refusedModelLists());
+    expect(scrapes).toEqual([before + 10, before + 10, before + 10, before + 10]);
+  });
+
   it('replaces a worker that crashes', async () => {
     const [victim] = workerPids();
     process.kill(victim as number, 'SIGKILL');

@@ -113,6 +113,7 @@ export function serveCommand(): Command {
             // Without Redis, the primary keeps the limit counters for every worker.
             limiter: config.redis.url ? undefined : new IpcLimiter(),
             runRetention: workerIndex === 0,
+            clusterWorker: true,
           },
     );
     if (config.models.length === 0 && workerIndex === undefined) {

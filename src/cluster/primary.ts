@@ -4,6 +4,7 @@ import { openDatabase } from '../db/connect.js';
 import { sumSpend } from '../db/repositories/usage.js';
 import { serveLimiter } from '../limits/ipc-limiter.js';
 import { MemoryLimiter } from '../limits/memory-limiter.js';
+import { primaryMetricsService } from '../observability/cluster-metrics.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -55,9 +56,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const listening = new Set<number>();
   const restarts: number[] = [];
   const releases = new Map<Worker, () => void>();
+  const serveMetrics = primaryMetricsService();
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ [workerIndexVariable]: String(index) });
+    serveMetrics(worker);
     if (limiter) {
       const served = serveLimiter(limiter, (message) => {
         if (worker.isConnected()) worker.send(message);

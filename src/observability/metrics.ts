@@ -10,6 +10,8 @@ import { registerProcessMetrics } from './process-metrics.js';
  */
 export interface Metrics {
   registry: Registry;
+  /** The text /metrics answers: this registry's, or under `serve --workers` every worker's summed (cluster-metrics.ts). */
+  render(): Promise<string>;
   /** Told of every request that arrives: the event-loop lag is sampled only while there are some. */
   eventLoopLag: EventLoopLag;
   /** One finished data-plane request: counted by route, status and model, timed by route and stream. */
@@ -76,6 +78,7 @@ export function createMetrics(options: MetricsSources): Metrics {
 function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: MetricsSources): Metrics {
   return {
     registry,
+    render: () => registry.metrics(),
     eventLoopLag,
     recordRequest: () => {},
     requests: new HotCounter('switchboard_requests_total', 'Data-plane requests by route, HTTP status and model', [

@@ -219,7 +219,7 @@ export function buildApp(dependencies: AppDependencies): FastifyInstance<Server>
         throw scrapeRefused();
       }
       reply.header('content-type', metrics.registry.contentType);
-      return metrics.registry.metrics();
+      return metrics.render();
     });
   }
 

@@ -43,7 +43,7 @@ export async function startMetricsServer(options: {
       answer(response, scrapeRefused());
       return;
     }
-    options.metrics.registry.metrics().then(
+    options.metrics.render().then(
       (text) => {
         response.writeHead(200, {
           'content-type': options.metrics.registry.contentType,
