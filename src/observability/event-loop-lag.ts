@@ -42,6 +42,8 @@ export class EventLoopLag {
       name: `${prefix}nodejs_eventloop_lag_seconds`,
       help: 'Lag of event loop in seconds.',
       registers: [registry],
+      // Under `serve --workers`, how the workers' values are combined (cluster-metrics.ts): as prom-client's own.
+      aggregator: 'average',
       collect() {
         const start = process.hrtime.bigint();
         setImmediate(() => this.set(Number(process.hrtime.bigint() - start) / 1e9));
@@ -57,10 +59,10 @@ export class EventLoopLag {
         histogram.reset();
       },
     });
-    const gauge = (name: string, help: string) =>
-      new Gauge({ name: `${prefix}nodejs_eventloop_lag_${name}_seconds`, help, registers: [registry] });
-    const min = gauge('min', 'The minimum recorded event loop delay.');
-    const max = gauge('max', 'The maximum recorded event loop delay.');
+    const gauge = (name: string, help: string, aggregator: 'average' | 'min' | 'max' = 'average') =>
+      new Gauge({ name: `${prefix}nodejs_eventloop_lag_${name}_seconds`, help, registers: [registry], aggregator });
+    const min = gauge('min', 'The minimum recorded event loop delay.', 'min');
+    const max = gauge('max', 'The maximum recorded event loop delay.', 'max');
     const mean = gauge('mean', 'The mean of the recorded event loop delays.');
     const stddev = gauge('stddev', 'The standard deviation of the recorded event loop delays.');
     const p50 = gauge('p50', 'The 50th percentile of the recorded event loop delays.');

@@ -114,6 +114,8 @@ function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: M
       help: 'Deployments out of rotation: ejected (until a probe succeeds) or paused by an upstream retry-after (1), back in (0)',
       labelNames: ['deployment'],
       registers: [registry],
+      // Under `serve --workers` (cluster-metrics.ts): out of rotation if any worker has it out.
+      aggregator: 'max',
       collect() {
         this.reset();
         for (const state of options.deploymentStates?.() ?? []) {
@@ -155,6 +157,8 @@ function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: M
       name: 'switchboard_redis_up',
       help: '1 when the Redis connection is ready, 0 when it is not (absent when Redis is not configured)',
       registers: [registry],
+      // Under `serve --workers`: 1 only while every worker reaches Redis.
+      aggregator: 'min',
     }),
     connectionsDropped: new Counter({
       name: 'switchboard_connections_dropped_total',
