@@ -115,6 +115,29 @@ describe('the error-code table and the documentation', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("says how each status reads on /v1/messages, as Anthropic's status and type", () => {
+    const table = tablesOf(readDoc('docs/api.md')).find((candidate) => candidate.header[0] === 'Gateway status');
+    const wrong: string[] = [];
+    const documentedStatuses = new Set<number>();
+    for (const row of table?.rows ?? []) {
+      for (const status of (row.cells[0] ?? '').match(/\b\d{3}\b/g)?.map(Number) ?? []) {
+        documentedStatuses.add(status);
+        const shape = anthropicShapeOf({ status, type: 'invalid_request_error' }, status);
+        const written = {
+          status: row.cells[1] === 'same' ? status : Number(row.cells[1]),
+          type: codeSpans(row.cells[2] ?? '')[0],
+        };
+        if (shape.status !== written.status || shape.type !== written.type) {
+          wrong.push(`docs/api.md line ${row.line}: ${status} reads as ${shape.status} ${shape.type}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    // 499 is logged, never sent.
+    const sent = new Set(codes.map((code) => errorCodes[code].status).filter((status) => status !== 499));
+    expect([...sent].filter((status) => !documentedStatuses.has(status))).toEqual([]);
+  });
+
   it('never tells clients of a code they cannot see (one sent as another, or as null)', () => {
     const hidden = codes.filter((code) => wireCodeOf(code) !== code);
     const wrong: string[] = [];
