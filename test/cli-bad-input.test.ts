@@ -34,6 +34,15 @@ function expectRefused(result: CliResult, message: string): void {
 }
 
 describe('switchboard CLI on bad input', () => {
+  it('refuses a log filter on an endpoint the gateway has none of, naming the ones it has', async () => {
+    expectRefused(
+      await runCli(withConfig('logs', '--account', 'acme', '--endpoint', 'chat')),
+      "argument 'chat' is invalid. Allowed choices are chat_completions, models, model, responses",
+    );
+    const rows = await runCliJson<unknown[]>(withConfig('logs', '--account', 'acme', '--endpoint', 'count_tokens'));
+    expect(rows).toEqual([]);
+  });
+
   it('refuses a key lifetime or grace period past any printable date, and stores nothing', async () => {
     const keysOfAcme = () =>
       runCliJson<Array<{ id: string; expiresAt: string | null }>>(withConfig('keys', 'list', '--account', 'acme'));

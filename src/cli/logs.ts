@@ -1,5 +1,6 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { requireAccount } from '../accounts/service.js';
+import { endpointNames } from '../api/v1/pipeline/endpoint-names.js';
 import { type LogEntry, toLogEntry } from '../request-log/entry.js';
 import { searchRequestLog } from '../request-log/search.js';
 import { type CommonOptions, withCommonOptions, withContext } from './context.js';
@@ -23,7 +24,8 @@ export function logsCommand(): Command {
     new Command('logs')
       .description("show an account's request log, newest first")
       .requiredOption('--account <name>', 'account name')
-      .option('--endpoint <name>', 'only requests to this endpoint (chat_completions, models, model)')
+      // A name the gateway never logs would match nothing, and an empty list would look like no traffic.
+      .addOption(new Option('--endpoint <name>', 'only requests to this endpoint').choices(endpointNames))
       .option('--limit <n>', 'how many rows', '50'),
   ).action(async (options: CommonOptions & { account: string; endpoint?: string; limit: string }) => {
     const limit = Number(options.limit);

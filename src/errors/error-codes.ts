@@ -82,7 +82,6 @@ export const errorCodes = {
   not_signed_in: { status: 401, type: 'invalid_request_error' },
   /** Two session cookies in one request: never read as either (cookies.ts). */
   ambiguous_session_cookie: invalid(),
-  user_disabled: permission(),
   account_disabled: permission(),
   csrf_token_invalid: permission(),
   limit_set_by_operator: permission(),
@@ -105,7 +104,6 @@ export const errorCodes = {
 
   // Routing and upstream providers.
   no_healthy_deployment: server(503),
-  upstream_unavailable: server(502),
   upstream_unreachable: server(502),
   upstream_error: server(502),
   upstream_malformed_response: server(502),
@@ -132,7 +130,6 @@ export const errorCodes = {
   console_not_built: server(503),
 
   // The management API's resources.
-  not_found: notFound(),
   account_not_found: notFound(),
   key_not_found: notFound(),
   user_not_found: notFound(),
@@ -153,7 +150,6 @@ export const errorCodes = {
   invalid_role: invalid(),
   password_too_long: invalid(),
   missing_body: invalid(),
-  conflict: invalid(409),
   account_exists: invalid(409),
   user_exists: invalid(409),
   last_admin: invalid(409),

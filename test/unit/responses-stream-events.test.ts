@@ -160,13 +160,13 @@ describe('Responses stream events', () => {
     const { events, final } = run(
       { model: 'm', input: 'x', stream: true },
       [chunk({ role: 'assistant', content: 'Half an ans' })],
-      apiError('upstream_unavailable', 'The upstream connection was reset.'),
+      apiError('upstream_unreachable', 'The upstream connection was reset.'),
     );
     expect(events.slice(-2)).toEqual([
       {
         type: 'error',
         sequence_number: events.length - 2,
-        code: 'upstream_unavailable',
+        code: 'upstream_unreachable',
         message: 'The upstream connection was reset.',
         param: null,
       },
@@ -174,7 +174,7 @@ describe('Responses stream events', () => {
     ]);
     expect(final).toMatchObject({
       status: 'failed',
-      error: { code: 'upstream_unavailable', message: 'The upstream connection was reset.' },
+      error: { code: 'upstream_unreachable', message: 'The upstream connection was reset.' },
       output: [{ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'Half an ans' }] }],
     });
     // A failure before any chunk still starts the stream, so clients have a response to fail.
@@ -245,7 +245,7 @@ describe('Responses stream events', () => {
     const { text } = run(
       { model: 'm', input: 'x', stream: true },
       [chunk({ content: 'Half' })],
-      apiError('upstream_unavailable', 'reset'),
+      apiError('upstream_unreachable', 'reset'),
     );
     const client = new OpenAI({
       apiKey: 'sk-test',
@@ -266,7 +266,7 @@ describe('Responses stream events', () => {
     const { text } = run(
       { model: 'm', input: 'x', stream: true },
       [chunk({ content: 'Half' })],
-      apiError('upstream_unavailable', 'reset'),
+      apiError('upstream_unreachable', 'reset'),
     );
     const provider = createOpenAI({
       apiKey: 'sk-test',

@@ -14,6 +14,7 @@ import {
   searchRequestLog,
   statusClasses,
 } from '../../request-log/search.js';
+import { endpointNames } from '../v1/pipeline/endpoint-names.js';
 import { cursorParam, encodeCursor, limitParam, timeParam } from './query-params.js';
 import { defineRoute } from './route.js';
 import { accountParams, type LogDetailView, type LogPage, logDetailSchema, logPageSchema } from './schemas.js';
@@ -28,7 +29,7 @@ const filterFields = {
     .string()
     .regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected an endpoint name such as chat_completions')
     .optional()
-    .describe('the data-plane endpoint that served the request: chat_completions, models (the list), model (one)'),
+    .describe(`the data-plane endpoint that served the request: ${endpointNames.join(', ')}`),
   provider: z.string().min(1).max(100).optional().describe('the provider entry that served it (or was tried last)'),
   environment: z
     .string()

@@ -9,6 +9,7 @@ import type { CancelSignal } from '../../../server/cancellation.js';
 import type { ParsedBody } from '../../../server/read-body.js';
 import type { TokenUsage } from '../../../usage/usage.js';
 import type { DataPlaneServices } from '../services.js';
+import type { EndpointName } from './endpoint-names.js';
 
 /**
  * What an endpoint is to the request pipeline (serve-request.ts). An endpoint contributes only what is its own: how
@@ -17,19 +18,7 @@ import type { DataPlaneServices } from '../services.js';
  * usage and cost, the log row, metrics and error rendering are the pipeline's.
  */
 
-/** The name of an endpoint: its request-log `endpoint` and its metrics label. */
-export type EndpointName =
-  | 'chat_completions'
-  | 'models'
-  | 'model'
-  | 'responses'
-  | 'responses_retrieve'
-  | 'responses_delete'
-  | 'responses_input_items'
-  | 'messages'
-  | 'count_tokens'
-  | 'embeddings'
-  | 'completions';
+export type { EndpointName } from './endpoint-names.js';
 
 /** What the pipeline reads of any request: the model it names (authorized), and whether it asks for a stream. */
 export interface EndpointRequest {
