@@ -434,6 +434,11 @@ describe('request log', () => {
     );
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.param).toBe('endpoint');
+    // A well-formed name that is no endpoint (a typo) is refused too, naming the ones there are, not answered empty.
+    const typo = await admin.request('GET', `/api/accounts/${account}/logs?endpoint=chat`);
+    expect(typo.status).toBe(400);
+    expect(typo.body.error.param).toBe('endpoint');
+    expect(typo.body.error.message).toContain('chat_completions');
   });
 
   it('shows one request in full; bodies only when the operator turned body logging on', async () => {

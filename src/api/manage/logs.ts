@@ -25,9 +25,9 @@ import type { ManagementServices } from './services.js';
 const filterFields = {
   key: z.string().min(1).max(100).optional().describe('key id'),
   model: z.string().min(1).max(256).optional().describe('public model name'),
+  // A name from the list, not any word: a typo would otherwise answer an empty log, as if there were no traffic.
   endpoint: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]{0,63}$/, 'expected an endpoint name such as chat_completions')
+    .enum(endpointNames, { message: `expected one of ${endpointNames.join(', ')}` })
     .optional()
     .describe(`the data-plane endpoint that served the request: ${endpointNames.join(', ')}`),
   provider: z.string().min(1).max(100).optional().describe('the provider entry that served it (or was tried last)'),
