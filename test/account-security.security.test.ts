@@ -287,6 +287,49 @@ describe('an invitation holds only while whoever made it may invite', () => {
   });
 });
 
+describe('e-mail addresses', () => {
+  it('refuses an address with characters that show as nothing or reorder the text', async () => {
+    // Each would read on the Users page exactly like owner@acme.test (or, reversed, like something else).
+    for (const email of [
+      'own\u200ber@acme.test',
+      'owner\u2060@acme.test',
+      '\u202eowner@acme.test',
+      'owner@acme.test\u00ad',
+    ]) {
+      const invited = await ownerA.request('POST', `/api/accounts/${acme}/invitations`, { email, role: 'owner' });
+      expect(invited.status, JSON.stringify(email)).toBe(400);
+      expect(invited.body.error.code).toBe('invalid_email');
+      const created = await admin.request('POST', '/api/users', { email, password: 'a strong passphrase here' });
+      expect(created.status, JSON.stringify(email)).toBe(400);
+      expect(created.body.error.code).toBe('invalid_email');
+    }
+  });
+
+  it('folds full-width and other compatibility forms, as it folds case', async () => {
+    // "ＯＷＮＥＲ@ＧＬＯＢＥＸ.test" is owner@globex.test: no second login that looks like it.
+    const token = await invite(ownerA, acme, 'ＯＷＮＥＲ@ＧＬＯＢＥＸ.test');
+    const anonymous = anonymousClient(gateway);
+    expect((await anonymous.request('POST', '/api/invitations/preview', { token })).body.email).toBe(
+      'owner@globex.test',
+    );
+    const taken = await anonymous.request('POST', '/api/invitations/accept', {
+      token,
+      password: 'a login of my own now',
+    });
+    expect(taken.status).toBe(401);
+    expect(
+      (
+        await admin.request('POST', '/api/users', {
+          email: 'ｏｗｎｅｒ@acme.test',
+          password: 'another passphrase here',
+        })
+      ).body.error.code,
+    ).toBe('user_exists');
+    // And its holder signs in with either form.
+    expect((await signIn(gateway, 'Ｏwner@globex.test')).cookie).toBeDefined();
+  });
+});
+
 describe('a password change or reset revokes the management tokens', () => {
   it('revokes them when the user changes the password, and says so', async () => {
     await createTestUser(gateway, { email: 'changer@acme.test', account: 'acme' });
