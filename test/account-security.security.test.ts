@@ -1,7 +1,9 @@
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { findUserByEmail } from '../src/db/repositories/users.js';
 import { generateKey } from '../src/keys/format.js';
 import { createKey, revokeKey } from '../src/keys/service.js';
+import { listInvitations } from '../src/users/invitations.js';
 import { runCli, runCliJson } from './support/cli.js';
 import {
   type ApiClient,
@@ -276,6 +278,30 @@ describe('an invitation holds only while whoever made it may invite', () => {
       expect(await listed()).not.toContain(`back.door.${wayOut}@elsewhere.example`);
     });
   }
+
+  it('stops an invitation at its expiry, for good', async () => {
+    const token = await invite(ownerA, acme, 'too.late@elsewhere.example');
+    const db = gateway.gateway.database.db;
+    // Read straight from the service: a session would end too once the clock moves past its lifetime.
+    const listed = async () => (await listInvitations(db, acme)).map((invitation) => invitation.email);
+    expect(await listed()).toContain('too.late@elsewhere.example');
+    // The gateway runs in this process: its clock moves past console.invitation_ttl (timers stay real).
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + gateway.gateway.config.console.invitationTtlMs + 1000 });
+    try {
+      const anonymous = anonymousClient(gateway);
+      const preview = await anonymous.request('POST', '/api/invitations/preview', { token });
+      expect([preview.status, preview.body.error?.code]).toEqual([404, 'invitation_invalid']);
+      const accepted = await anonymous.request('POST', '/api/invitations/accept', {
+        token,
+        password: 'just a bit too late',
+      });
+      expect([accepted.status, accepted.body.error?.code]).toEqual([404, 'invitation_invalid']);
+      expect(await listed()).not.toContain('too.late@elsewhere.example');
+      expect(await findUserByEmail(db, 'too.late@elsewhere.example')).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it("keeps the remaining owners' and the operator's invitations", async () => {
     const fromOwner = await invite(ownerA, acme, 'still.welcome@elsewhere.example');
