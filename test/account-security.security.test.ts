@@ -1,7 +1,9 @@
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { findUserByEmail } from '../src/db/repositories/users.js';
 import { generateKey } from '../src/keys/format.js';
 import { createKey, revokeKey } from '../src/keys/service.js';
+import { listInvitations } from '../src/users/invitations.js';
 import { runCli, runCliJson } from './support/cli.js';
 import {
   type ApiClient,
@@ -277,6 +279,30 @@ describe('an invitation holds only while whoever made it may invite', () => {
     });
   }
 
+  it('stops an invitation at its expiry, for good', async () => {
+    const token = await invite(ownerA, acme, 'too.late@elsewhere.example');
+    const db = gateway.gateway.database.db;
+    // Read straight from the service: a session would end too once the clock moves past its lifetime.
+    const listed = async () => (await listInvitations(db, acme)).map((invitation) => invitation.email);
+    expect(await listed()).toContain('too.late@elsewhere.example');
+    // The gateway runs in this process: its clock moves past console.invitation_ttl (timers stay real).
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + gateway.gateway.config.console.invitationTtlMs + 1000 });
+    try {
+      const anonymous = anonymousClient(gateway);
+      const preview = await anonymous.request('POST', '/api/invitations/preview', { token });
+      expect([preview.status, preview.body.error?.code]).toEqual([404, 'invitation_invalid']);
+      const accepted = await anonymous.request('POST', '/api/invitations/accept', {
+        token,
+        password: 'just a bit too late',
+      });
+      expect([accepted.status, accepted.body.error?.code]).toEqual([404, 'invitation_invalid']);
+      expect(await listed()).not.toContain('too.late@elsewhere.example');
+      expect(await findUserByEmail(db, 'too.late@elsewhere.example')).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("keeps the remaining owners' and the operator's invitations", async () => {
     const fromOwner = await invite(ownerA, acme, 'still.welcome@elsewhere.example');
     const fromOperator = await invite(admin, acme, 'also.welcome@elsewhere.example');
@@ -284,6 +310,49 @@ describe('an invitation holds only while whoever made it may invite', () => {
     for (const token of [fromOwner, fromOperator]) {
       expect((await anonymous.request('POST', '/api/invitations/preview', { token })).status).toBe(200);
     }
+  });
+});
+
+describe('e-mail addresses', () => {
+  it('refuses an address with characters that show as nothing or reorder the text', async () => {
+    // Each would read on the Users page exactly like owner@acme.test (or, reversed, like something else).
+    for (const email of [
+      'own\u200ber@acme.test',
+      'owner\u2060@acme.test',
+      '\u202eowner@acme.test',
+      'owner@acme.test\u00ad',
+    ]) {
+      const invited = await ownerA.request('POST', `/api/accounts/${acme}/invitations`, { email, role: 'owner' });
+      expect(invited.status, JSON.stringify(email)).toBe(400);
+      expect(invited.body.error.code).toBe('invalid_email');
+      const created = await admin.request('POST', '/api/users', { email, password: 'a strong passphrase here' });
+      expect(created.status, JSON.stringify(email)).toBe(400);
+      expect(created.body.error.code).toBe('invalid_email');
+    }
+  });
+
+  it('folds full-width and other compatibility forms, as it folds case', async () => {
+    // "ＯＷＮＥＲ@ＧＬＯＢＥＸ.test" is owner@globex.test: no second login that looks like it.
+    const token = await invite(ownerA, acme, 'ＯＷＮＥＲ@ＧＬＯＢＥＸ.test');
+    const anonymous = anonymousClient(gateway);
+    expect((await anonymous.request('POST', '/api/invitations/preview', { token })).body.email).toBe(
+      'owner@globex.test',
+    );
+    const taken = await anonymous.request('POST', '/api/invitations/accept', {
+      token,
+      password: 'a login of my own now',
+    });
+    expect(taken.status).toBe(401);
+    expect(
+      (
+        await admin.request('POST', '/api/users', {
+          email: 'ｏｗｎｅｒ@acme.test',
+          password: 'another passphrase here',
+        })
+      ).body.error.code,
+    ).toBe('user_exists');
+    // And its holder signs in with either form.
+    expect((await signIn(gateway, 'Ｏwner@globex.test')).cookie).toBeDefined();
   });
 });
 

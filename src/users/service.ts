@@ -73,10 +73,22 @@ export function toUser(row: UserRow): User {
   };
 }
 
-/** Lower-cased and trimmed; a loose check (one @, no spaces): the real test of an address is that mail arrives. */
+/**
+ * The form an address is stored and looked up in: compatibility forms folded (NFKC: a full-width "ａｄｍｉｎ" is
+ * "admin"), lower-cased, trimmed.
+ */
+function foldEmail(email: string): string {
+  return email.normalize('NFKC').trim().toLowerCase();
+}
+
+/**
+ * Folded (foldEmail); a loose check (one @, no spaces): the real test of an address is that mail arrives. Characters
+ * that show as nothing or rearrange the text around them (controls, zero-width and bidirectional marks: Unicode's
+ * "other" and separator categories) are refused, so that no address reads exactly like another one on a screen.
+ */
 export function normaliseEmail(email: string, param = 'email'): string {
-  const normalised = email.trim().toLowerCase();
-  if (normalised.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(normalised)) {
+  const normalised = foldEmail(email);
+  if (normalised.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(normalised) || /[\p{C}\p{Z}]/u.test(normalised)) {
     throw apiError('invalid_email', `"${email.slice(0, 64)}" is not an e-mail address`, { param });
   }
   return normalised;
@@ -127,7 +139,7 @@ export async function createUser(
 /** By id or e-mail address; 404 otherwise. */
 export async function requireUser(db: Kysely<Database>, idOrEmail: string): Promise<UserRow> {
   const row = idOrEmail.includes('@')
-    ? await findUserByEmail(db, idOrEmail.trim().toLowerCase())
+    ? await findUserByEmail(db, foldEmail(idOrEmail))
     : await findUserById(db, idOrEmail);
   if (!row) throw apiError('user_not_found', `no user "${idOrEmail}"`);
   return row;
