@@ -14,7 +14,7 @@ import { sendJson } from '../test/support/mock-server.js';
 const usage = { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 };
 
 /** An answer whose reasoning is in `fields` (one name, or both as vLLM sends them during its rename). */
-function reasoner(fields: readonly string[]) {
+function reasoner(fields: readonly string[], reportsUsage = true) {
   return (request: RecordedRequest, response: Parameters<typeof sendJson>[0]) => {
     const reasoning = (text: string) => Object.fromEntries(fields.map((field) => [field, text]));
     if (request.body.stream !== true) {
@@ -42,7 +42,7 @@ function reasoner(fields: readonly string[]) {
     send(reasoning('two.'));
     send({ content: 'It is 4.' });
     send({}, 'stop');
-    response.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
+    if (reportsUsage) response.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
     response.end('data: [DONE]\n\n');
   };
 }
@@ -51,8 +51,13 @@ const setup = useGatewayWithMock({
   upstreamHandlers: {
     'reasoning-field': reasoner(['reasoning']),
     'both-fields': reasoner(['reasoning_content', 'reasoning']),
+    'reasoning-no-usage': reasoner(['reasoning'], false),
   },
-  models: ['reasoning-field', 'both-fields'].map((name) => ({ name, provider: 'mock', upstream_model: name })),
+  models: ['reasoning-field', 'both-fields', 'reasoning-no-usage'].map((name) => ({
+    name,
+    provider: 'mock',
+    upstream_model: name,
+  })),
 });
 
 let anthropic: Anthropic;
@@ -89,5 +94,19 @@ describe.each(['reasoning-field', 'both-fields'])('reasoning named as %s upstrea
     const streamed = await openai.responses.stream(request).finalResponse();
     expect(summaries(streamed).join('')).toContain('Two and two.');
     expect(summaries(streamed).join('')).not.toContain('Two and two.Two and two.');
+  });
+});
+
+describe('a stream without usage, whose reasoning is named `reasoning`', () => {
+  it('is estimated with its reasoning counted, as generated tokens are', async () => {
+    const request = {
+      model: 'reasoning-no-usage',
+      max_tokens: 50,
+      messages: [{ role: 'user' as const, content: '2 + 2?' }],
+    };
+    const message = await anthropic.messages.stream(request).finalMessage();
+    expect(message.content).toEqual(expectedContent.map((block) => expect.objectContaining(block)));
+    // About four characters a token over 'Two and two.' and 'It is 4.', not over the text alone.
+    expect(message.usage.output_tokens).toBe(Math.ceil('Two and two.It is 4.'.length / 4));
   });
 });

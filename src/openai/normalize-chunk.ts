@@ -1,3 +1,4 @@
+import { reasoningText } from './reasoning-text.js';
 import type { ChatCompletion } from './types.js';
 
 /**
@@ -89,7 +90,7 @@ export function generatedCharacters(chunk: ChatCompletion): number {
     const part = (choice?.delta ?? choice?.message) as Record<string, unknown> | undefined;
     if (!part) continue;
     if (typeof part.content === 'string') characters += part.content.length;
-    if (typeof part.reasoning_content === 'string') characters += part.reasoning_content.length;
+    characters += reasoningText(part)?.length ?? 0;
     if (Array.isArray(part.tool_calls)) {
       for (const call of part.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) {
         if (typeof call.function?.name === 'string') characters += call.function.name.length;

@@ -25,8 +25,8 @@ function countTokensOperation(client: ClientMessage): DispatchOperation<Buffer> 
           { param: 'model' },
         );
       }
-      const call = forwardCall(client, 'messages/count_tokens', deployment, context, false);
-      return { dropped: [], send: () => forwardForBody(provider, call) };
+      const { call, dropped } = forwardCall(client, 'messages/count_tokens', deployment, context, false);
+      return { dropped, send: () => forwardForBody(provider, call) };
     },
   };
 }

@@ -14,6 +14,7 @@ import { checkedNativeMessage } from './native-usage.js';
 import { rewriteModel } from './rewrite-model.js';
 import { toChatRequest } from './to-chat-request.js';
 import type { TranslationTarget } from './translation-target.js';
+import { withoutUnsignedThinking } from './unsigned-thinking.js';
 
 /**
  * A Messages request as dispatch operations, decided per deployment: a provider that speaks the Messages API itself
@@ -43,22 +44,32 @@ export function forwards(provider: Provider, api: 'messages' | 'messages/count_t
   return provider.forwards?.includes(api) === true;
 }
 
-/** The client's body for an upstream that is forwarded to: its bytes with the model replaced, or a serialization. */
-export function forwardedBody(client: ClientMessage, upstreamModel: string): Buffer | string {
-  if (client.bytes) return rewriteModel(client.bytes, upstreamModel).body;
-  return JSON.stringify({ ...client.request, model: upstreamModel });
+/**
+ * The client's body for an upstream that is forwarded to: its bytes with the model replaced, or a serialization; and
+ * what had to be left out (thinking blocks no Anthropic deployment would take, unsigned-thinking.ts).
+ */
+export function forwardedBody(
+  client: ClientMessage,
+  upstreamModel: string,
+): { body: Buffer | string; dropped: string[] } {
+  const signed = withoutUnsignedThinking(client.request);
+  if (signed) return { body: JSON.stringify({ ...signed.request, model: upstreamModel }), dropped: signed.dropped };
+  if (client.bytes) return { body: rewriteModel(client.bytes, upstreamModel).body, dropped: [] };
+  return { body: JSON.stringify({ ...client.request, model: upstreamModel }), dropped: [] };
 }
 
+/** The call to an upstream that is forwarded to, and the request's parameters it leaves out. */
 export function forwardCall(
   client: ClientMessage,
   api: ForwardCall['api'],
   deployment: Deployment,
   context: AttemptContext,
   stream: boolean,
-): ForwardCall {
+): { call: ForwardCall; dropped: string[] } {
+  const { body, dropped } = forwardedBody(client, deployment.model.upstreamModel);
   const call: ForwardCall = {
     api,
-    body: forwardedBody(client, deployment.model.upstreamModel),
+    body,
     headers: client.headers,
     stream,
     model: deployment.model,
@@ -67,7 +78,7 @@ export function forwardCall(
     accountId: context.accountId,
   };
   if (client.query !== undefined) call.query = client.query;
-  return call;
+  return { call, dropped };
 }
 
 /** A forwarded JSON answer read whole; a connection failure while reading is the provider's error. */
@@ -116,8 +127,8 @@ function messagesDispatch<Answer, ChatResult>(
     prepare(deployment, context): PreparedCall<Answer> {
       const provider = deployment.provider;
       if (forwards(provider, 'messages')) {
-        const call = forwardCall(client, 'messages', deployment, context, answering.stream);
-        return { dropped: [], send: () => answering.forwarded(provider, call, context) };
+        const { call, dropped } = forwardCall(client, 'messages', deployment, context, answering.stream);
+        return { dropped, send: () => answering.forwarded(provider, call, context) };
       }
       // Throws a 400 for what this provider type cannot express: this deployment is skipped.
       const translation = toChatRequest(request, provider.type as TranslationTarget);
