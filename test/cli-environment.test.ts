@@ -390,3 +390,26 @@ describe('the first run, interrupted', () => {
     ]);
   });
 });
+
+describe('two processes on one data directory', () => {
+  it('two servers started at once on a fresh SQLite database both start, and exactly one makes the first key', async () => {
+    for (let round = 0; round < 3; round++) {
+      const cwd = scratch();
+      const configFile = writeConfigFile(path.join(cwd, 'switchboard.yaml'), {
+        server: { host: '127.0.0.1', port: 0, data_dir: path.join(cwd, 'data') },
+      });
+      const env = { SWITCHBOARD_DATABASE_URL: '', SWITCHBOARD_CONFIG: '' };
+      // Both migrate the new file, switch it to WAL and look for accounts at the same moment.
+      const servers = await Promise.all([startServeProcess(configFile, env), startServeProcess(configFile, env)]);
+      await waitFor('the first run to be announced', () =>
+        servers.some((served) => served.output.some((line) => line.includes('"event":"first_run"'))),
+      );
+      const announced = servers.filter((served) => served.output.some((line) => line.includes('"event":"first_run"')));
+      expect(announced).toHaveLength(1);
+      for (const served of servers) expect((await fetch(`${served.url}/readyz`)).status).toBe(200);
+      const keys = await run(cwd, ['keys', 'list', '--account', 'default', '--json', '--config', configFile]);
+      expect(JSON.parse(keys.stdout)).toHaveLength(1);
+      for (const served of servers) expect(await served.stop()).toBe(0);
+    }
+  });
+});
