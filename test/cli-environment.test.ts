@@ -1,11 +1,22 @@
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CliResult, type RunCliOptions, runCli, unprivileged } from './support/cli.js';
+import { type CliResult, type RunCliOptions, runCli, switchboardBin, unprivileged } from './support/cli.js';
 import { killStrayServes, startServeProcess, writeConfigFile } from './support/serve-process.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * What `serve` and the other commands do in an environment that will not have them: a data directory that cannot be
@@ -299,6 +310,106 @@ describe('a configuration file that cannot be used', () => {
         'providers[0].base_url: must not hold credentials (user:password@), a query (?…) or a fragment (#…)',
       );
       expect(result.stderr + result.stdout).not.toContain('hunter2');
+    }
+  });
+});
+
+describe('the first run, interrupted', () => {
+  /** `serve` on a fresh data directory with no configuration (output not a terminal, so the key goes to a file). */
+  function spawnServe(cwd: string, dataDir: string): { child: ChildProcess; stdout: () => string } {
+    const child = spawn(process.execPath, [switchboardBin, 'serve', '--port', '0', '--data-dir', dataDir], {
+      cwd,
+      env: { ...process.env, SWITCHBOARD_CONFIG: '', SWITCHBOARD_DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    return { child, stdout: () => stdout };
+  }
+
+  const exitOf = (child: ChildProcess) =>
+    new Promise<number | null>((resolve) =>
+      child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code)),
+    );
+
+  async function accountsIn(cwd: string, dataDir: string): Promise<string[]> {
+    const listed = await run(cwd, ['accounts', 'list', '--json', '--data-dir', dataDir]);
+    expect(listed.code, listed.stderr).toBe(0);
+    return (JSON.parse(listed.stdout) as Array<{ name: string }>).map((account) => account.name);
+  }
+
+  it('creates nothing when the first key cannot be written, says why, and the next start creates it', async () => {
+    const cwd = scratch();
+    const dataDir = path.join(cwd, 'data');
+    // A directory where the key's file goes: writing it fails like a full disk or a read-only mount would.
+    mkdirSync(path.join(dataDir, 'first-api-key'), { recursive: true });
+    const failed = spawnServe(cwd, dataDir);
+    expect(await exitOf(failed.child)).toBe(1);
+    expect(failed.stdout()).toContain(
+      `switchboard: cannot write the first API key to ${path.join(dataDir, 'first-api-key')}: it is a directory; nothing was created`,
+    );
+    expect(await accountsIn(cwd, dataDir)).toEqual([]);
+
+    rmSync(path.join(dataDir, 'first-api-key'), { recursive: true });
+    const served = spawnServe(cwd, dataDir);
+    const keyFile = path.join(dataDir, 'first-api-key');
+    await waitFor('the first key in its file', () => existsSync(keyFile) && readFileSync(keyFile, 'utf8').trim());
+    served.child.kill('SIGTERM');
+    expect(await exitOf(served.child)).toBe(0);
+    const key = readFileSync(keyFile, 'utf8').trim();
+    const keys = await run(cwd, ['keys', 'list', '--account', 'default', '--json', '--data-dir', dataDir]);
+    expect(JSON.parse(keys.stdout)).toEqual([
+      expect.objectContaining({ display: expect.stringMatching(new RegExp(`${key.slice(-4)}$`)) }),
+    ]);
+  });
+
+  it('a SIGTERM as the server starts never leaves an account whose first key nobody has', async () => {
+    const cwd = scratch();
+    const dataDir = path.join(cwd, 'data');
+    const served = spawnServe(cwd, dataDir);
+    // The signal lands while the first run is under way: it is announced after "listening" is logged.
+    await waitFor('the server to listen', () => served.stdout().includes('switchboard is listening'), {
+      intervalMs: 1,
+    });
+    served.child.kill('SIGTERM');
+    expect(await exitOf(served.child)).toBe(0);
+    const keyFile = path.join(dataDir, 'first-api-key');
+    if ((await accountsIn(cwd, dataDir)).length === 0) {
+      expect(existsSync(keyFile)).toBe(false);
+      return;
+    }
+    const key = readFileSync(keyFile, 'utf8').trim();
+    const keys = await run(cwd, ['keys', 'list', '--account', 'default', '--json', '--data-dir', dataDir]);
+    expect(JSON.parse(keys.stdout)).toEqual([
+      expect.objectContaining({ display: expect.stringMatching(new RegExp(`${key.slice(-4)}$`)) }),
+    ]);
+  });
+});
+
+describe('two processes on one data directory', () => {
+  it('two servers started at once on a fresh SQLite database both start, and exactly one makes the first key', async () => {
+    for (let round = 0; round < 3; round++) {
+      const cwd = scratch();
+      const configFile = writeConfigFile(path.join(cwd, 'switchboard.yaml'), {
+        server: { host: '127.0.0.1', port: 0, data_dir: path.join(cwd, 'data') },
+      });
+      const env = { SWITCHBOARD_DATABASE_URL: '', SWITCHBOARD_CONFIG: '' };
+      // Both migrate the new file, switch it to WAL and look for accounts at the same moment.
+      const servers = await Promise.all([startServeProcess(configFile, env), startServeProcess(configFile, env)]);
+      await waitFor('the first run to be announced', () =>
+        servers.some((served) => served.output.some((line) => line.includes('"event":"first_run"'))),
+      );
+      const announced = servers.filter((served) => served.output.some((line) => line.includes('"event":"first_run"')));
+      expect(announced).toHaveLength(1);
+      for (const served of servers) expect((await fetch(`${served.url}/readyz`)).status).toBe(200);
+      const keys = await run(cwd, ['keys', 'list', '--account', 'default', '--json', '--config', configFile]);
+      expect(JSON.parse(keys.stdout)).toHaveLength(1);
+      for (const served of servers) expect(await served.stop()).toBe(0);
     }
   });
 });

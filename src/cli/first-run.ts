@@ -2,7 +2,7 @@ import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { createAccount, listAllAccounts } from '../accounts/service.js';
-import { ensureDirectory } from '../config/data-directory.js';
+import { ensureDirectory, reasonOf } from '../config/data-directory.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { createKey } from '../keys/service.js';
@@ -22,18 +22,34 @@ export interface FirstRun {
   keyId: string;
 }
 
-/** Creates the first account and key when the database has no account at all; otherwise does nothing. */
-export async function bootstrapFirstRun(db: Kysely<Database>, secret: Buffer): Promise<FirstRun | undefined> {
+/**
+ * Creates the first account and key when the database has no account at all; otherwise does nothing. Both are created
+ * in one transaction, and `keep` (writing the key to its file) runs before it commits: a start stopped half-way, or a
+ * key file that cannot be written, leaves no account without its first key, and the next start tries again.
+ */
+export async function bootstrapFirstRun(
+  db: Kysely<Database>,
+  secret: Buffer,
+  keep: (firstRun: FirstRun) => void = () => {},
+): Promise<FirstRun | undefined> {
   if ((await listAllAccounts(db)).length > 0) return undefined;
   try {
-    await createAccount(db, { name: firstAccountName });
+    return await db.transaction().execute(async (transaction) => {
+      if ((await listAllAccounts(transaction)).length > 0) return undefined;
+      await createAccount(transaction, { name: firstAccountName });
+      const created = await createKey(transaction, secret, { account: firstAccountName, name: firstKeyName });
+      const firstRun = { account: firstAccountName, key: created.key, keyId: created.info.id };
+      keep(firstRun);
+      return firstRun;
+    });
   } catch (error) {
-    // Another process (a second server, the CLI) created it in the meantime: theirs to announce.
-    if (error instanceof ApiError && error.status === 409) return undefined;
+    // Another process (a second server, the CLI) created an account in the meantime (a 409, or SQLite refusing the
+    // second writer): theirs to announce.
+    if ((error instanceof ApiError && error.status === 409) || (await listAllAccounts(db)).length > 0) {
+      return undefined;
+    }
     throw error;
   }
-  const created = await createKey(db, secret, { account: firstAccountName, name: firstKeyName });
-  return { account: firstAccountName, key: created.key, keyId: created.info.id };
 }
 
 /** The file the first key is written to when it cannot be printed to a terminal. */
@@ -43,10 +59,17 @@ export const firstKeyFileName = 'first-api-key';
 export function writeFirstKeyFile(dataDir: string, key: string): string {
   ensureDirectory(dataDir, 'the data directory');
   const file = path.resolve(dataDir, firstKeyFileName);
-  // Made unreadable before the key goes in: a file left from an earlier installation may have another mode.
-  if (existsSync(file)) chmodSync(file, 0o600);
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  try {
+    // Made unreadable before the key goes in: a file left from an earlier installation may have another mode.
+    if (existsSync(file)) chmodSync(file, 0o600);
+    writeFileSync(file, `${key}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a directory' : reasonOf(error, dataDir);
+    throw new Error(
+      `cannot write the first API key to ${file}: ${reason}; nothing was created, start again once fixed`,
+    );
+  }
   return file;
 }
 

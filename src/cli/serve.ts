@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { loadKeySecret } from '../keys/secret.js';
 import { IpcLimiter } from '../limits/ipc-limiter.js';
+import type { Gateway } from '../main.js';
 import type { Logger } from '../observability/logger.js';
 import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
@@ -44,13 +45,21 @@ async function announceFirstRun(
   json: boolean,
   logger: Logger,
 ) {
-  const firstRun = await bootstrapFirstRun(database.db, loadKeySecret(config.server.dataDir, config.keys.secret));
+  const toTerminal = process.stdout.isTTY === true;
+  let keyFile = '';
+  const firstRun = await bootstrapFirstRun(
+    database.db,
+    loadKeySecret(config.server.dataDir, config.keys.secret),
+    // Before the key is committed: a key that cannot be kept is not created.
+    (created) => {
+      if (!toTerminal) keyFile = writeFirstKeyFile(config.server.dataDir, created.key);
+    },
+  );
   if (!firstRun) return;
   const names = config.models.map((model) => model.name);
   const model = names.includes(defaultModel.name) ? defaultModel.name : names[0];
   const baseUrl = clientBaseUrl(listeningUrl);
-  if (!process.stdout.isTTY) {
-    const keyFile = writeFirstKeyFile(config.server.dataDir, firstRun.key);
+  if (!toTerminal) {
     const { key: _key, ...announced } = firstRun;
     logger.warn(
       { account: firstRun.account, keyId: firstRun.keyId, keyFile },
@@ -117,6 +126,40 @@ export function serveCommand(): Command {
     }
 
     const workerIndex = cluster.isWorker ? Number(process.env[workerIndexVariable] ?? '0') : undefined;
+    // Signal handlers come first: until a process has one, SIGTERM kills it outright, and whoever reads "listening"
+    // (logged while the gateway starts) may stop it at once. A signal while starting is acted on once started.
+    let gateway: Gateway | undefined;
+    let stopRequested: NodeJS.Signals | undefined;
+    let signals = 0;
+    // A signal during the first run waits for it: the first key is created, and printed or in its file, or neither.
+    let firstRunSettled: Promise<unknown> = Promise.resolve();
+    const shutDown = (running: Gateway) =>
+      firstRunSettled
+        .then(() => running.close())
+        .then(() => process.exit(0))
+        .catch((error: unknown) => {
+          running.logger.error({ err: error }, 'error during shutdown');
+          process.exit(1);
+        });
+    const stop = (signal: NodeJS.Signals) => {
+      signals++;
+      if (signals > 1) {
+        if (gateway) gateway.logger.warn({ signal }, 'second signal: exiting without waiting');
+        else process.stderr.write(`switchboard: second ${signal} while starting: exiting without waiting\n`);
+        process.exit(1);
+      }
+      if (!gateway) {
+        stopRequested = signal;
+        return;
+      }
+      gateway.logger.info({ signal }, 'received signal');
+      void shutDown(gateway);
+    };
+    process.on('SIGTERM', stop);
+    // A worker leaves Ctrl+C to the primary, which stops the workers in order.
+    if (workerIndex === undefined) process.on('SIGINT', stop);
+    else process.on('SIGINT', () => {});
+
     // Loaded on demand: the server's modules (HTTP, metrics, upstream client) would slow every other command down.
     const { startGateway } = await import('../main.js');
     const starting = startGateway(
@@ -131,7 +174,6 @@ export function serveCommand(): Command {
             warnAboutConfig: false,
           },
     );
-    let gateway: Awaited<typeof starting>;
     try {
       gateway = await starting;
     } catch (error) {
@@ -143,40 +185,32 @@ export function serveCommand(): Command {
       );
       process.exit(1);
     }
-    if (workerIndex === undefined) warnIfNoModels(config, file, gateway.logger);
-    // Before anything announces that the server listens: whoever reads that may stop it at once, and a signal that
-    // arrived before its handler would kill the process without a graceful shutdown.
-    let signals = 0;
-    const stop = (signal: NodeJS.Signals) => {
-      signals++;
-      if (signals > 1) {
-        gateway.logger.warn({ signal }, 'second signal: exiting without waiting');
-        process.exit(1);
-      }
-      gateway.logger.info({ signal }, 'received signal');
-      gateway
-        .close()
-        .then(() => process.exit(0))
-        .catch((error: unknown) => {
-          gateway.logger.error({ err: error }, 'error during shutdown');
-          process.exit(1);
-        });
-    };
-    process.on('SIGTERM', stop);
+    const running = gateway;
+    if (stopRequested) {
+      running.logger.info({ signal: stopRequested }, 'received signal while starting');
+      await shutDown(running);
+      return;
+    }
+    if (workerIndex === undefined) warnIfNoModels(config, file, running.logger);
     // A promise a dependency left without a handler (node-llama-cpp's decode loop has): logged, not fatal, so that one
     // request's failure inside a library does not take every tenant's traffic down with the process.
     process.on('unhandledRejection', (reason) => {
-      gateway.logger.error({ err: reason }, 'unhandled promise rejection (logged, not fatal)');
+      running.logger.error({ err: reason }, 'unhandled promise rejection (logged, not fatal)');
     });
-    // A worker leaves Ctrl+C to the primary, which stops the workers in order.
-    if (workerIndex === undefined) process.on('SIGINT', stop);
-    else process.on('SIGINT', () => {});
     if (workerIndex === undefined) {
-      await announceFirstRun(config, gateway.database, gateway.url, json, gateway.logger);
+      const firstRun = announceFirstRun(config, running.database, running.url, json, running.logger);
+      firstRunSettled = firstRun.catch(() => {});
+      try {
+        await firstRun;
+      } catch (error) {
+        // Nothing was created (bootstrapFirstRun rolled back): the server stops, saying why, and the next start retries.
+        await running.close();
+        throw error;
+      }
       if (json)
-        process.stdout.write(`${JSON.stringify({ event: 'listening', url: gateway.url, port: gateway.port })}\n`);
+        process.stdout.write(`${JSON.stringify({ event: 'listening', url: running.url, port: running.port })}\n`);
     } else {
-      process.send?.({ channel: 'switchboard-worker', kind: 'listening', url: gateway.url, port: gateway.port });
+      process.send?.({ channel: 'switchboard-worker', kind: 'listening', url: running.url, port: running.port });
     }
   });
 }

@@ -33,13 +33,14 @@ function openSqlite(config: Config): DatabaseHandle {
   const sqlite = new SqliteDatabase(file);
   // Key hashes and request logs are nobody else's business; SQLite gives its -wal/-shm files the same mode.
   chmodSync(file, 0o600);
+  // First: the CLI and the server write the same file, and two processes starting on a fresh file both switch it to
+  // WAL below; each waits for the other's locks instead of failing.
+  sqlite.pragma('busy_timeout = 5000');
   // Incremental auto-vacuum only takes effect on a database with no tables yet, so it is set before migrations:
   // request-log retention can then hand freed pages back to the file system.
   sqlite.pragma('auto_vacuum = INCREMENTAL');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  // The CLI and the server write the same file; wait for each other's locks instead of failing.
-  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return {
@@ -120,8 +121,35 @@ export function migratorFor(handle: DatabaseHandle): Migrator {
   });
 }
 
+/** How long a process waits for another one's SQLite migrations (0014 rewrites every stored response). */
+const sqliteMigrationWaitMs = 120_000;
+
 export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
   const migrator = migratorFor(handle);
+  const sqlite = handle.sqlite;
+  if (sqlite && (await migrator.getMigrations()).some((migration) => migration.executedAt === undefined)) {
+    // Kysely takes no lock on SQLite, so two processes starting on a fresh database (two servers, a server and the
+    // CLI) both ran 0001 and the second failed ("table accounts already exists"). An immediate transaction is that
+    // lock: the second waits, then finds nothing left to do. It also makes a failed migration leave nothing behind.
+    sqlite.pragma(`busy_timeout = ${sqliteMigrationWaitMs}`);
+    try {
+      sqlite.exec('begin immediate');
+    } finally {
+      sqlite.pragma('busy_timeout = 5000');
+    }
+    try {
+      await runMigrations(migrator);
+      sqlite.exec('commit');
+    } catch (error) {
+      if (sqlite.inTransaction) sqlite.exec('rollback');
+      throw error;
+    }
+    return;
+  }
+  await runMigrations(migrator);
+}
+
+async function runMigrations(migrator: Migrator): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';

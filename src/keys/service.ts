@@ -171,11 +171,14 @@ export async function createKey(db: Kysely<Database>, secret: Buffer, input: Cre
   const account = await requireAccount(db, input.account);
   const now = Date.now();
   const { key, row } = buildKeyRow(secret, account.id, input, now);
-  await db.transaction().execute(async (transaction) => {
+  const write = async (transaction: Kysely<Database>) => {
     await insertApiKey(transaction, row);
     // Servers may hold a negative cache entry for this hash (someone probing); the change clears it.
     await recordAccessChange(transaction, 'key_created', row.id);
-  });
+  };
+  // Inside a caller's transaction (the first run creates an account and its key as one), that one is used.
+  if (db.isTransaction) await write(db);
+  else await db.transaction().execute(write);
   return { key, info: toKeyInfo(row, now) };
 }
 
