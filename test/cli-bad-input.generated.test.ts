@@ -129,20 +129,27 @@ const argumentVector = fc.tuple(
   ),
 );
 
+const runs = Number(process.env.FUZZ_RUNS ?? 40);
+
 describe('switchboard CLI on generated bad command lines', () => {
-  it('answers every command line with a message, never a stack trace, and changes nothing when it refuses', async () => {
-    await fc.assert(
-      fc.asyncProperty(argumentVector, async ([command, rest]) => {
-        const before = snapshot();
-        const result = await run([...command, ...rest]);
-        expect(result.stderr).not.toMatch(/^\s+at /m);
-        expect([0, 1]).toContain(result.code);
-        if (result.code !== 0) {
-          expect(result.stderr).toMatch(/^(switchboard|error): /);
-          expect(snapshot()).toBe(before);
-        }
-      }),
-      { numRuns: 40 },
-    );
-  });
+  it(
+    'answers every command line with a message, never a stack trace, and changes nothing when it refuses',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(argumentVector, async ([command, rest]) => {
+          const before = snapshot();
+          const result = await run([...command, ...rest]);
+          expect(result.stderr).not.toMatch(/^\s+at /m);
+          expect([0, 1]).toContain(result.code);
+          if (result.code !== 0) {
+            expect(result.stderr).toMatch(/^(switchboard|error): /);
+            expect(snapshot()).toBe(before);
+          }
+        }),
+        { numRuns: runs },
+      );
+      // Each run starts a CLI process (~0.5 s, several on a loaded machine): the deadline only catches a stuck one.
+    },
+    runs * 5_000,
+  );
 });
