@@ -79,3 +79,15 @@ export function previousResponseNotStored(id: string, bytes: number, limitBytes:
     { param: 'previous_response_id' },
   );
 }
+
+/**
+ * A stored response still streaming on another node, named by `param` (`previous_response_id`, or `response_id` for its
+ * input items): there is nothing to continue or list until its stream ends.
+ */
+export function responseInProgress(id: string, param: string): ApiError {
+  return apiError(
+    'response_in_progress',
+    `Response with id '${id.slice(0, 128)}' is still in progress: its stream has not ended. Wait for its response.completed (or other final) event before using it.`,
+    { param },
+  );
+}

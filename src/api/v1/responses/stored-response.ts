@@ -93,6 +93,43 @@ export function toUnstoredRecord(record: ResponseRecord, limitBytes: number): Re
   };
 }
 
+/**
+ * The row that stands for a response while it streams (`in_progress`): its settings as it began, no items, so any node
+ * can retrieve it (as it began), delete it, and tell a continuation of it that it has not ended. The response replaces
+ * it when it ends (both engines' writers); it is written only when a batch is written before that.
+ */
+export function toInProgressRecord(
+  response: ResponseObject,
+  context: Pick<RecordContext, 'accountId' | 'keyId' | 'now' | 'retentionMs'>,
+): ResponseRecord {
+  const { output: _output, ...settings } = response;
+  const settingsJson = JSON.stringify(settings);
+  return {
+    id: response.id,
+    accountId: context.accountId,
+    keyId: context.keyId,
+    model: typeof response.model === 'string' ? response.model : '',
+    previousResponseId: null,
+    createdAt: context.now,
+    expiresAt: context.now + context.retentionMs,
+    response: storedSettingsJson(settings, settingsJson),
+    inputItems: '[]',
+    outputItems: '[]',
+    itemIds: [],
+    inputCount: 0,
+    storedBytes: Buffer.byteLength(settingsJson) + 4,
+    state: 'in_progress',
+  };
+}
+
+/**
+ * What a response deleted while it streamed leaves (the record it would have been): a row marked `deleted` over the one
+ * that stood for it, so no node retrieves it and its stream's end on another node does not store it.
+ */
+export function toDeletedRecord(record: ResponseRecord): ResponseRecord {
+  return { ...toUnstoredRecord(record, 0), response: '{}', storedBytes: 6, state: 'deleted' };
+}
+
 /** Throws the 400 `stored_response_too_large` when a response of this size may not be stored. */
 export function checkStoredSize(bytes: number, limitBytes: number): void {
   if (bytes > limitBytes) throw storedResponseTooLarge(bytes, limitBytes);
