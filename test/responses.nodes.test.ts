@@ -267,6 +267,16 @@ describe('stored responses across nodes', () => {
         expect(lookedError).toMatchObject({ code: 'response_not_found', param: 'response_id' });
         expect(lookedError.message).toContain('answered but not stored');
       }
+      // A reference to one of its items is told the same.
+      const referenced = await postResponses(
+        second,
+        { model: 'gpt-4o-mini', input: [{ type: 'item_reference', id: answer.output[0].id }] },
+        first.key,
+      );
+      expect(referenced.status).toBe(404);
+      const referenceError = (await jsonOf(referenced)).error;
+      expect(referenceError).toMatchObject({ code: 'item_not_found', param: 'input[0].id' });
+      expect(referenceError.message).toContain('answered but not stored');
       // Another account knows nothing of it.
       const stranger = await postResponses(
         second,
@@ -284,6 +294,12 @@ describe('stored responses across nodes', () => {
       );
       expect(afterDelete.status).toBe(404);
       expect((await jsonOf(afterDelete)).error.code).toBe('previous_response_not_found');
+      const referencedAfterDelete = await postResponses(
+        first,
+        { model: 'gpt-4o-mini', input: [{ type: 'item_reference', id: answer.output[0].id }] },
+        first.key,
+      );
+      expect((await jsonOf(referencedAfterDelete)).error.message).not.toContain('not stored');
     },
   );
 

@@ -263,8 +263,19 @@ export async function loadConversation(
 }
 
 /**
+ * What findItems gives for an item of a response answered but too large to store (its row keeps its items' ids, not
+ * the items): a reference to it can be told why it cannot be resolved.
+ */
+export class UnstoredItem {
+  constructor(
+    readonly responseId: string,
+    readonly marker: UnstoredMarker,
+  ) {}
+}
+
+/**
  * Items of the account's live responses by id (for `item_reference`s), parsed; an id stored twice reads as either
- * copy.
+ * copy, and one of a response too large to store as an UnstoredItem (unless a stored response has it too).
  */
 export async function findItems(
   db: Kysely<Database>,
@@ -278,7 +289,7 @@ export async function findItems(
     // Each response once, however many of the ids it holds.
     const rows = await db
       .selectFrom('responses')
-      .select(['input_items', 'output_items'])
+      .select(['id', 'input_items', 'output_items', 'state', 'response', 'item_ids'])
       .where('id', 'in', (select) =>
         select
           .selectFrom('response_item_ids')
@@ -288,13 +299,24 @@ export async function findItems(
       )
       .where('account_id', '=', accountId)
       .where('expires_at', '>', now)
-      .where('state', 'is', null)
+      .where((where) => where.or([where('state', 'is', null), where('state', '=', 'unstored')]))
       .execute();
+    const unstored: Array<{ id: string; response: string; item_ids: string }> = [];
     for (const row of rows) {
+      if (row.state === 'unstored') {
+        unstored.push(row);
+        continue;
+      }
       for (const text of [row.input_items, row.output_items]) {
         for (const item of JSON.parse(text) as Array<{ id?: unknown }>) {
           if (typeof item.id === 'string' && wanted.has(item.id) && !found.has(item.id)) found.set(item.id, item);
         }
+      }
+    }
+    for (const row of unstored) {
+      const marker = readUnstoredMarker(row.response);
+      for (const itemId of JSON.parse(row.item_ids) as string[]) {
+        if (wanted.has(itemId) && !found.has(itemId)) found.set(itemId, new UnstoredItem(row.id, marker));
       }
     }
   }

@@ -62,6 +62,21 @@ export function storedResponseTooLarge(bytes: number, limitBytes: number): ApiEr
   );
 }
 
+/** An item reference to an item of a response answered with `"store": false` because it grew too large to store. */
+export function itemNotStored(
+  id: string,
+  param: string,
+  responseId: string,
+  bytes: number,
+  limitBytes: number,
+): ApiError {
+  return apiError(
+    'item_not_found',
+    `Item with id '${id.slice(0, 128)}' not found: it is an item of response '${responseId.slice(0, 128)}', which was answered but not stored, since it grew to ${bytes} bytes while it was generated, more than the limit of ${limitBytes} bytes (responses.max_stored_bytes), and its answer said "store": false. Send the item itself instead of a reference to it.`,
+    { param },
+  );
+}
+
 /** A response answered with `"store": false` because it grew too large to store, looked up by id: not found, and why. */
 export function responseNotStored(id: string, bytes: number, limitBytes: number): ApiError {
   return apiError(

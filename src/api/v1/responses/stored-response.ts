@@ -69,7 +69,7 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
 
 /**
  * The row that stands for a response grown too large to store (the record it would have been): its id, account, key
- * and expiry, and what it would have taken, no items. Written like any response, so every node can tell a client
+ * and expiry, what it would have taken, and its items' ids but not the items. Written like any response, so every node can tell a client
  * continuing it that it was answered but not stored, rather than "not found". It continues nothing (it moves no
  * conversation's expiry), and nothing continues it.
  */
@@ -86,7 +86,8 @@ export function toUnstoredRecord(record: ResponseRecord, limitBytes: number): Re
     response,
     inputItems: '[]',
     outputItems: '[]',
-    itemIds: [],
+    // Its items' ids only: a reference to one is told the response was not stored, rather than "not found".
+    itemIds: record.itemIds,
     inputCount: 0,
     storedBytes: Buffer.byteLength(response) + 4,
     state: 'unstored',
@@ -129,7 +130,7 @@ export function toInProgressRecord(
  * that stood for it, so no node retrieves it and its stream's end on another node does not store it.
  */
 export function toDeletedRecord(record: ResponseRecord): ResponseRecord {
-  return { ...toUnstoredRecord(record, 0), response: '{}', storedBytes: 6, state: 'deleted' };
+  return { ...toUnstoredRecord(record, 0), response: '{}', itemIds: [], storedBytes: 6, state: 'deleted' };
 }
 
 /** Throws the 400 `stored_response_too_large` when a response of this size may not be stored. */
