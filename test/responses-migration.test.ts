@@ -9,7 +9,8 @@ import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from './s
 /**
  * Migration 0014 (one row per stored response) on both engines: responses stored in the layout of 0008 (a row per
  * item) are read, continued, found by item id and deleted after it exactly as before; and its way down gives the old
- * rows back.
+ * rows back. Migration 0015's way down takes away the rows that only stand for a response (too large to store, still
+ * streaming, deleted while it streamed), which the previous version would read as empty responses.
  */
 
 let opened: OpenTestDatabase;
@@ -180,6 +181,48 @@ describe('migration 0014: one row per stored response', () => {
     await migrateToLatest(database);
     const conversation = await loadAfterUp();
     expect(conversation?.responseIds).toEqual(['resp_old_1']);
+  });
+});
+
+describe('migration 0015: rows that stand for a response', () => {
+  it('takes the rows with a state away on the way down, keeping the stored responses', async () => {
+    const store = new ResponseStore({
+      db: database.db,
+      sqlite: database.sqlite,
+      logger: createLogger('silent'),
+      batchSize: 100,
+      flushIntervalMs: 3_600_000,
+      maxQueue: 100,
+    });
+    const base = {
+      accountId: 'acct_a',
+      keyId: 'key_1',
+      model: 'm',
+      previousResponseId: null,
+      createdAt: now,
+      expiresAt: now + 86_400_000,
+      response: '{}',
+      inputItems: '[]',
+      outputItems: '[]',
+      itemIds: [],
+      inputCount: 0,
+      storedBytes: 6,
+    };
+    store.save({ ...base, id: 'resp_state_unstored', state: 'unstored' });
+    store.begin('acct_a', 'resp_state_streaming', () => ({}) as never, {
+      ...base,
+      id: 'resp_state_streaming',
+      state: 'in_progress',
+    });
+    await store.close();
+    const before = await database.db.selectFrom('responses').select('id').where('state', 'is', null).execute();
+    expect(before.length).toBeGreaterThan(0);
+
+    const down = await migrator().migrateTo('0014-responses-one-row');
+    expect(down.error).toBeUndefined();
+    const ids = (await database.db.selectFrom('responses').select('id').execute()).map((row) => row.id);
+    expect(ids.sort()).toEqual(before.map((row) => row.id).sort());
+    await migrateToLatest(database);
   });
 });
 

@@ -24,6 +24,7 @@ import {
   findResponse,
   loadConversation,
   type ResponseRecord,
+  UnstoredItem,
 } from '../src/db/repositories/responses.js';
 import { insertResponsesPostgres } from '../src/db/repositories/responses-postgres-writer.js';
 import { createSqliteResponseWriter } from '../src/db/repositories/responses-sqlite-writer.js';
@@ -512,17 +513,28 @@ describe('stored responses', () => {
       turns: [],
       unstored,
     });
-    // Another account's reads as absent; its items are not kept.
+    // Its items are not kept, but a reference to one is told whose they were.
+    expect((await findItems(database.db, 'acct_a', ['msg_big'], now)).get('msg_big')).toEqual(
+      new UnstoredItem(marker.id, unstored),
+    );
+    // Another account's reads as absent.
     expect(await findResponse(database.db, 'acct_b', marker.id, now)).toBeUndefined();
     expect(await loadConversation(database.db, 'acct_b', marker.id, now)).toBeUndefined();
-    expect((await findItems(database.db, 'acct_a', ['msg_big'], now)).size).toBe(0);
+    expect((await findItems(database.db, 'acct_b', ['msg_big'], now)).size).toBe(0);
 
     expect(await deleteResponse(database.db, 'acct_a', deletedMarker.id, now)).toBe(true);
+    expect((await findItems(database.db, 'acct_a', ['msg_big_2'], now)).size).toBe(0);
     expect(await findResponse(database.db, 'acct_a', deletedMarker.id, now)).toBeUndefined();
     expect(await deleteResponse(database.db, 'acct_a', deletedMarker.id, now)).toBe(false);
 
     expect(await deleteExpiredResponses(database.db, now + 2 * day, 10, 0)).toBeGreaterThanOrEqual(1);
     expect(await findResponse(database.db, 'acct_a', marker.id, now)).toBeUndefined();
+    const keys = await database.db
+      .selectFrom('response_item_ids')
+      .select('item_id')
+      .where('response_id', 'in', [marker.id, deletedMarker.id])
+      .execute();
+    expect(keys).toEqual([]);
   });
 });
 

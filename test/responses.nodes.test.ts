@@ -54,6 +54,16 @@ function answerNatively(request: RecordedRequest, response: ServerResponse): voi
   response.end(text);
 }
 
+/** The state of a response's row in the shared database (null: stored whole; undefined: no row). */
+async function stateOf(id: string): Promise<string | null | undefined> {
+  const row = await first.gateway.database.db
+    .selectFrom('responses')
+    .select('state')
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ? row.state : undefined;
+}
+
 beforeAll(async () => {
   mock = await startMockUpstream();
   mock.on('gate-stream', streams.handler);
@@ -147,6 +157,66 @@ describe('stored responses across nodes', () => {
     ]);
   });
 
+  it('tells another node of a response still streaming: retrieved in progress, not continued yet, then whole', async () => {
+    const stream = await openHeldStream(first, streams, 'Still streaming.');
+    await waitFor('its row in progress to be written', async () => (await stateOf(stream.id)) === 'in_progress');
+    const retrieved = await getStored(second, stream.id, first.key);
+    expect(retrieved.status).toBe(200);
+    expect(await jsonOf(retrieved)).toMatchObject({ id: stream.id, status: 'in_progress', store: true, output: [] });
+    const continued = await postResponses(
+      second,
+      { model: 'gpt-4o-mini', previous_response_id: stream.id, input: 'Too soon.' },
+      first.key,
+    );
+    expect(continued.status).toBe(409);
+    const { error } = await jsonOf(continued);
+    expect(error).toMatchObject({ code: 'response_in_progress', param: 'previous_response_id' });
+    expect(error.message).toContain('still in progress');
+    const listed = await getStored(second, `${stream.id}/input_items`, first.key);
+    expect(listed.status).toBe(409);
+    expect((await jsonOf(listed)).error).toMatchObject({ code: 'response_in_progress', param: 'response_id' });
+    // Another account's read is the same 404 as ever.
+    expect((await getStored(second, stream.id, strangerKey)).status).toBe(404);
+
+    streams.release('Still streaming.');
+    expect(await stream.rest()).toContain('event: response.completed');
+    const after = await postResponses(
+      second,
+      { model: 'gpt-4o-mini', previous_response_id: stream.id, input: 'Now.' },
+      first.key,
+    );
+    expect(after.status).toBe(200);
+    expect(mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'Still streaming.' },
+      { role: 'assistant', content: 'first last' },
+      { role: 'user', content: 'Now.' },
+    ]);
+    expect(await jsonOf(await getStored(second, stream.id, first.key))).toMatchObject({ status: 'completed' });
+  });
+
+  it('deletes from another node a response still streaming, for good', async () => {
+    const stream = await openHeldStream(first, streams, 'Delete me while I stream.');
+    await waitFor('its row in progress to be written', async () => (await stateOf(stream.id)) === 'in_progress');
+    const deleted = await getStored(second, stream.id, first.key, 'DELETE');
+    expect(await jsonOf(deleted)).toEqual({ id: stream.id, object: 'response.deleted', deleted: true });
+    expect((await getStored(second, stream.id, first.key, 'DELETE')).status).toBe(404);
+    // Over half a second long, the stream's response is written before its last event (and does not replace the row).
+    const createdAt = responseCreatedAt(stream.id) ?? 0;
+    await waitFor('the stream to outlast half a second', () => Date.now() > createdAt + 600);
+    streams.release('Delete me while I stream.');
+    expect(await stream.rest()).toContain('event: response.completed');
+    expect(await stateOf(stream.id)).toBe('deleted');
+    for (const node of [first, second]) {
+      expect((await getStored(node, stream.id, first.key)).status).toBe(404);
+      const continued = await postResponses(
+        node,
+        { model: 'gpt-4o-mini', previous_response_id: stream.id, input: 'Gone?' },
+        first.key,
+      );
+      expect((await jsonOf(continued)).error.code).toBe('previous_response_not_found');
+    }
+  });
+
   it('answers on another node at once an item reference to a response the first has not written yet', async () => {
     const begun = await jsonOf(await postResponses(first, { model: 'gpt-4o-mini', input: 'Remember 42.' }));
     const referenced = await postResponses(
@@ -197,6 +267,16 @@ describe('stored responses across nodes', () => {
         expect(lookedError).toMatchObject({ code: 'response_not_found', param: 'response_id' });
         expect(lookedError.message).toContain('answered but not stored');
       }
+      // A reference to one of its items is told the same.
+      const referenced = await postResponses(
+        second,
+        { model: 'gpt-4o-mini', input: [{ type: 'item_reference', id: answer.output[0].id }] },
+        first.key,
+      );
+      expect(referenced.status).toBe(404);
+      const referenceError = (await jsonOf(referenced)).error;
+      expect(referenceError).toMatchObject({ code: 'item_not_found', param: 'input[0].id' });
+      expect(referenceError.message).toContain('answered but not stored');
       // Another account knows nothing of it.
       const stranger = await postResponses(
         second,
@@ -214,6 +294,12 @@ describe('stored responses across nodes', () => {
       );
       expect(afterDelete.status).toBe(404);
       expect((await jsonOf(afterDelete)).error.code).toBe('previous_response_not_found');
+      const referencedAfterDelete = await postResponses(
+        first,
+        { model: 'gpt-4o-mini', input: [{ type: 'item_reference', id: answer.output[0].id }] },
+        first.key,
+      );
+      expect((await jsonOf(referencedAfterDelete)).error.message).not.toContain('not stored');
     },
   );
 

@@ -275,13 +275,15 @@ export interface ResponsesTable {
   item_ids: string;
   /**
    * NULL for a response stored whole; otherwise what the row stands for instead (migration 0015): `unstored`, a
-   * response answered but too large to store (`response` holds `{"bytes","limit_bytes"}`, no items).
+   * response answered but too large to store (`response` holds `{"bytes","limit_bytes"}`, no items); `in_progress`,
+   * one still streaming on some node (`response` holds its settings as it began, no items), replaced by the response
+   * when it ends; `deleted`, one deleted while it streamed, which the response does not replace when it ends.
    */
   state: ResponseState | null;
 }
 
 /** What a `responses` row that is not a whole stored response stands for (ResponsesTable.state). */
-export type ResponseState = 'unstored';
+export type ResponseState = 'unstored' | 'in_progress' | 'deleted';
 
 /** Finds a stored item by its id within the account (an `item_reference`): the key only, the item is on its response. */
 export interface ResponseItemIdsTable {

@@ -69,6 +69,8 @@ export const errorCodes = {
   item_not_found: invalid(404),
   stored_response_too_large: invalid(),
   conversation_too_large: invalid(),
+  /** A stored response still streaming on another node, named where only a finished one will do. */
+  response_in_progress: invalid(409),
 
   // Who is calling.
   invalid_api_key: { status: 401, type: 'invalid_request_error' },

@@ -54,6 +54,16 @@ function record(id: string, previous: string | null = null): ResponseRecord {
   };
 }
 
+/** The row that stands for a response while it streams, as the stream handlers queue it (toInProgressRecord). */
+function streamingRow(id: string): ResponseRecord {
+  return { ...record(id), inputItems: '[]', outputItems: '[]', itemIds: [], inputCount: 0, state: 'in_progress' };
+}
+
+async function stateOf(id: string): Promise<string | null | undefined> {
+  const row = await database.db.selectFrom('responses').select('state').where('id', '=', id).executeTakeFirst();
+  return row ? row.state : undefined;
+}
+
 async function rowCount(): Promise<number> {
   const rows = await database.db.selectFrom('responses').select('id').execute();
   return rows.length;
@@ -120,11 +130,16 @@ describe('ResponseStore', () => {
     const conversation = await store.conversation('acct_a', 'resp_away_2');
     expect(conversation?.responseIds).toEqual(['resp_away_1', 'resp_away_2']);
     expect(lines.filter((line) => line.includes('kept and retried'))).toHaveLength(2);
-    // A record the database refuses (its id is taken) is given up, not retried forever.
-    store.save(record('resp_away_1'));
+    // A record the database refuses (its account does not exist) is given up, not retried forever.
+    store.save({ ...record('resp_away_orphan'), accountId: 'acct_gone' });
     await store.flush();
     expect(lines.filter((line) => line.includes('kept and retried'))).toHaveLength(2);
     expect(lines.at(-1)).toContain('storing a response failed');
+    // One whose id is stored already does not replace it.
+    store.save({ ...record('resp_away_1'), model: 'other' });
+    await store.flush();
+    const kept = await database.db.selectFrom('responses').select('model').where('id', '=', 'resp_away_1').execute();
+    expect(kept).toEqual([{ model: 'm' }]);
     store.save(record('resp_away_3'));
     await store.flush();
     expect(await rowCount()).toBe(before + 3);
@@ -134,7 +149,7 @@ describe('ResponseStore', () => {
   it('deletes a streamed response for good once it is queued, while its stream still sends its end', async () => {
     const store = storeOf({ batchSize: 100 });
     const snapshot = () => ({ id: 'resp_streamed' }) as never;
-    store.begin('acct_a', 'resp_streamed', snapshot);
+    store.begin('acct_a', 'resp_streamed', snapshot, streamingRow('resp_streamed'));
     store.save(record('resp_streamed'));
     // The stream has not ended (its last events are on their way): the deletion must reach the stored row.
     expect(await store.delete('acct_a', 'resp_streamed')).toBe(true);
@@ -142,14 +157,77 @@ describe('ResponseStore', () => {
     await store.flush();
     expect(await store.find('acct_a', 'resp_streamed')).toBeUndefined();
     // Deleted while it streamed, before it was queued: never stored.
-    store.begin('acct_a', 'resp_streamed_2', snapshot);
+    const before = await rowCount();
+    store.begin('acct_a', 'resp_streamed_2', snapshot, streamingRow('resp_streamed_2'));
     expect(await store.delete('acct_a', 'resp_streamed_2')).toBe(true);
     expect(await store.delete('acct_a', 'resp_streamed_2')).toBe(false);
     store.save(record('resp_streamed_2'));
     store.end('resp_streamed_2');
     await store.flush();
     expect(await store.find('acct_a', 'resp_streamed_2')).toBeUndefined();
+    // Nothing of it was written: its row in progress left the queue with it.
+    expect(await rowCount()).toBe(before);
     await store.close();
+  });
+
+  it('writes a stream that ends before the next write once, whole; one that outlasts a write as its row in progress', async () => {
+    const node = storeOf({ batchSize: 100 });
+    const other = storeOf({ batchSize: 100 });
+    const snapshot = () => ({ id: 'x' }) as never;
+    node.begin('acct_a', 'resp_quick', snapshot, streamingRow('resp_quick'));
+    node.save(record('resp_quick'));
+    await node.flush();
+    expect(await stateOf('resp_quick')).toBeNull();
+
+    node.begin('acct_a', 'resp_long', snapshot, streamingRow('resp_long'));
+    await node.flush();
+    // Another node finds it in progress, as it began, and cannot continue it yet.
+    expect(await stateOf('resp_long')).toBe('in_progress');
+    expect((await other.find('acct_a', 'resp_long'))?.response).toMatchObject({ id: 'resp_long' });
+    expect((await other.conversation('acct_a', 'resp_long'))?.inProgress).toBe(true);
+    expect((await other.items('acct_a', ['msg_out_resp_long'])).size).toBe(0);
+    node.save(record('resp_long'));
+    await node.flush();
+    expect(await stateOf('resp_long')).toBeNull();
+    expect((await other.conversation('acct_a', 'resp_long'))?.turns).toHaveLength(1);
+    expect((await other.items('acct_a', ['msg_out_resp_long'])).size).toBe(1);
+
+    // Deleted on another node while it streams: its end does not store it.
+    node.begin('acct_a', 'resp_gone', snapshot, streamingRow('resp_gone'));
+    await node.flush();
+    expect(await other.delete('acct_a', 'resp_gone')).toBe(true);
+    expect(await other.delete('acct_a', 'resp_gone')).toBe(false);
+    node.save(record('resp_gone'));
+    await node.flush();
+    expect(await stateOf('resp_gone')).toBe('deleted');
+    expect(await node.find('acct_a', 'resp_gone')).toBeUndefined();
+    expect(await other.conversation('acct_a', 'resp_gone')).toBeUndefined();
+    expect((await other.items('acct_a', ['msg_out_resp_gone'])).size).toBe(0);
+    const keys = await database.db
+      .selectFrom('response_item_ids')
+      .select('item_id')
+      .where('response_id', '=', 'resp_gone')
+      .execute();
+    expect(keys).toEqual([]);
+
+    // Deleted on its own node after its row in progress was written: marked deleted there too.
+    node.begin('acct_a', 'resp_mine', snapshot, streamingRow('resp_mine'));
+    await node.flush();
+    expect(await node.delete('acct_a', 'resp_mine')).toBe(true);
+    await node.flush();
+    expect(await other.find('acct_a', 'resp_mine')).toBeUndefined();
+    node.save(record('resp_mine'));
+    await node.flush();
+    expect(await stateOf('resp_mine')).toBe('deleted');
+
+    // Given up without being saved: its row in progress does not outlive it.
+    node.begin('acct_a', 'resp_given_up', snapshot, streamingRow('resp_given_up'));
+    await node.flush();
+    node.end('resp_given_up');
+    await node.flush();
+    expect(await other.find('acct_a', 'resp_given_up')).toBeUndefined();
+    await node.close();
+    await other.close();
   });
 
   it('writes a full batch by itself, after the callbacks of the request that filled it', async () => {

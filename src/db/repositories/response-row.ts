@@ -37,3 +37,12 @@ export function responseRowValues(record: ResponseRecord): unknown[] {
     record.state ?? null,
   ];
 }
+
+/**
+ * What both engines' writers append to their insert: a response replaces the row of its id only while that row stands
+ * for it streaming (`in_progress`); a row stored whole, or marked `deleted` while it streamed, stays as it is.
+ */
+export const replaceStreamingRow = `on conflict (id) do update set ${responseColumns
+  .filter((column) => column !== 'id')
+  .map((column) => `${column} = excluded.${column}`)
+  .join(', ')} where responses.state = 'in_progress'`;

@@ -1,11 +1,12 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import { textArrayLiteral } from '../postgres-arrays.js';
 import type { Database } from '../schema.js';
-import { responseColumns, responseRowValues } from './response-row.js';
+import { replaceStreamingRow, responseColumns, responseRowValues } from './response-row.js';
 import type { ResponseRecord } from './responses.js';
 
 /**
- * Stored responses on PostgreSQL, a batch in one transaction: the rows in one multi-row insert of plain parameters,
+ * Stored responses on PostgreSQL, a batch in one transaction: the rows in one multi-row insert of plain parameters
+ * (replacing the rows that stood for them while they streamed),
  * their items' keys from column arrays (`unnest`, as the request log), then the expiry of the conversations they
  * continue; statements written out here, not built and compiled by the query builder for each batch. The rows' JSON
  * texts are sent as they are: escaped into array literals they cost what compiling saved
@@ -21,7 +22,7 @@ function insertRowsSql(rows: number): string {
     for (let column = 0; column < responseColumns.length; column++) placeholders.push(`$${++parameter}`);
     tuples.push(`(${placeholders.join(', ')})`);
   }
-  return `insert into responses (${responseColumns.join(', ')}) values ${tuples.join(', ')}`;
+  return `insert into responses (${responseColumns.join(', ')}) values ${tuples.join(', ')} ${replaceStreamingRow} returning id`;
 }
 
 // An item may appear twice in one response (a client reusing an id): its key once.
@@ -54,9 +55,19 @@ function statementRuns(records: readonly ResponseRecord[]): ResponseRecord[][] {
   return runs;
 }
 
-async function insertRows(transaction: Transaction<Database>, records: readonly ResponseRecord[]): Promise<void> {
+/** Inserts the rows (replacing those that stood for them while they streamed); the records written. */
+async function insertRows(
+  transaction: Transaction<Database>,
+  records: readonly ResponseRecord[],
+): Promise<ResponseRecord[]> {
   const parameters = records.flatMap(responseRowValues);
-  await transaction.executeQuery(CompiledQuery.raw(insertRowsSql(records.length), parameters));
+  const result = await transaction.executeQuery<{ id: string }>(
+    CompiledQuery.raw(insertRowsSql(records.length), parameters),
+  );
+  // Not written (its id is stored whole, or was deleted while it streamed): nothing of it is.
+  if (result.rows.length === records.length) return [...records];
+  const written = new Set(result.rows.map((row) => row.id));
+  return records.filter((record) => written.has(record.id));
 }
 
 async function insertItemKeys(transaction: Transaction<Database>, records: readonly ResponseRecord[]): Promise<void> {
@@ -91,10 +102,12 @@ async function extendConversations(
 export async function insertResponsesPostgres(db: Kysely<Database>, records: readonly ResponseRecord[]): Promise<void> {
   if (records.length === 0) return;
   await db.transaction().execute(async (transaction) => {
+    const written: ResponseRecord[] = [];
     for (const run of statementRuns(records)) {
-      await insertRows(transaction, run);
-      await insertItemKeys(transaction, run);
+      const inserted = await insertRows(transaction, run);
+      await insertItemKeys(transaction, inserted);
+      written.push(...inserted);
     }
-    await extendConversations(transaction, records);
+    await extendConversations(transaction, written);
   });
 }

@@ -9,8 +9,11 @@ import type { Database, ResponseState } from '../schema.js';
  * its own items. Responses are written by responses-sqlite-writer.ts and responses-postgres-writer.ts.
  *
  * A row with a `state` (migration 0015) is no stored response but stands for one the gateway answered: `unstored`, one
- * too large to store, so that any node tells a client continuing it why it cannot (UnstoredMarker). Such rows expire and
- * are deleted like any other; they have no items, and no conversation walks through them.
+ * too large to store, so that any node tells a client continuing it why it cannot (UnstoredMarker); `in_progress`, one
+ * still streaming (its settings as it began), which any node can retrieve, delete, and tell a continuation of it that it
+ * has not ended; `deleted`, one deleted while it streamed, read as absent and not replaced when the stream ends (the
+ * writers replace only an `in_progress` row). Such rows expire and are deleted like any other; they have no items, and
+ * no conversation walks through them.
  */
 
 /** What an `unstored` row keeps (in its `response` column) of a response answered but too large to store. */
@@ -79,6 +82,8 @@ export interface Conversation {
   tooLarge?: { bytes: number };
   /** Set when the response asked for was answered but not stored (too large): `responseIds` is it alone, no turns. */
   unstored?: UnstoredMarker;
+  /** Set when the response asked for is still streaming (on some node): `responseIds` is it alone, no turns. */
+  inProgress?: true;
 }
 
 /** How far back a conversation is followed; far beyond any real one (a longer one is `tooLarge`, never cut short). */
@@ -104,9 +109,11 @@ export type FoundResponse =
       response: string;
       /** Its output items, a JSON array. */
       outputItems: string;
+      /** Still streaming (on some node): the response as it began. */
+      inProgress?: true;
       unstored?: undefined;
     }
-  | { unstored: UnstoredMarker };
+  | { unstored: UnstoredMarker; inProgress?: undefined };
 
 export async function findResponse(
   db: Kysely<Database>,
@@ -122,8 +129,9 @@ export async function findResponse(
     .where('account_id', '=', accountId)
     .where('expires_at', '>', now)
     .executeTakeFirst();
-  if (!row) return undefined;
+  if (!row || row.state === 'deleted') return undefined;
   if (row.state === 'unstored') return { unstored: readUnstoredMarker(row.response) };
+  if (row.state === 'in_progress') return { response: row.response, outputItems: row.output_items, inProgress: true };
   return { response: row.response, outputItems: row.output_items };
 }
 
@@ -150,7 +158,7 @@ async function deleteItemKeys(transaction: Transaction<Database>, deleted: reado
 
 /**
  * Deletes a response of the account (and its items' keys), or the row standing for one not stored; false when there was
- * none to delete.
+ * none to delete. One still streaming is marked `deleted` instead, so that its stream's end does not store it.
  */
 export async function deleteResponse(
   db: Kysely<Database>,
@@ -160,11 +168,21 @@ export async function deleteResponse(
 ): Promise<boolean> {
   if (!storableId(id)) return false;
   return db.transaction().execute(async (transaction) => {
+    const marked = await transaction
+      .updateTable('responses')
+      .set({ state: 'deleted' })
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .where('expires_at', '>', now)
+      .where('state', '=', 'in_progress')
+      .executeTakeFirst();
+    if (marked.numUpdatedRows > 0n) return true;
     const deleted = await transaction
       .deleteFrom('responses')
       .where('id', '=', id)
       .where('account_id', '=', accountId)
       .where('expires_at', '>', now)
+      .where((where) => where.or([where('state', 'is', null), where('state', '=', 'unstored')]))
       .returning(['id', 'account_id', 'item_ids'])
       .execute();
     await deleteItemKeys(transaction, deleted);
@@ -221,9 +239,11 @@ export async function loadConversation(
   const responseIds = rows.map((row) => row.id);
   // The response asked for is the last row; only it may have a state (the walk goes through stored responses only).
   const asked = rows.at(-1);
+  if (asked?.state === 'deleted') return undefined;
   if (asked?.state === 'unstored') {
     return { responseIds: [asked.id], turns: [], unstored: readUnstoredMarker(asked.marker ?? '{}') };
   }
+  if (asked?.state === 'in_progress') return { responseIds: [asked.id], turns: [], inProgress: true };
   // Oldest first: the first row is where the walk stopped, with the largest total.
   const total = Number(rows[0]?.total);
   if (total > maxBytes) return { responseIds, turns: [], tooLarge: { bytes: total } };
@@ -243,8 +263,19 @@ export async function loadConversation(
 }
 
 /**
+ * What findItems gives for an item of a response answered but too large to store (its row keeps its items' ids, not
+ * the items): a reference to it can be told why it cannot be resolved.
+ */
+export class UnstoredItem {
+  constructor(
+    readonly responseId: string,
+    readonly marker: UnstoredMarker,
+  ) {}
+}
+
+/**
  * Items of the account's live responses by id (for `item_reference`s), parsed; an id stored twice reads as either
- * copy.
+ * copy, and one of a response too large to store as an UnstoredItem (unless a stored response has it too).
  */
 export async function findItems(
   db: Kysely<Database>,
@@ -258,7 +289,7 @@ export async function findItems(
     // Each response once, however many of the ids it holds.
     const rows = await db
       .selectFrom('responses')
-      .select(['input_items', 'output_items'])
+      .select(['id', 'input_items', 'output_items', 'state', 'response', 'item_ids'])
       .where('id', 'in', (select) =>
         select
           .selectFrom('response_item_ids')
@@ -268,13 +299,24 @@ export async function findItems(
       )
       .where('account_id', '=', accountId)
       .where('expires_at', '>', now)
-      .where('state', 'is', null)
+      .where((where) => where.or([where('state', 'is', null), where('state', '=', 'unstored')]))
       .execute();
+    const unstored: Array<{ id: string; response: string; item_ids: string }> = [];
     for (const row of rows) {
+      if (row.state === 'unstored') {
+        unstored.push(row);
+        continue;
+      }
       for (const text of [row.input_items, row.output_items]) {
         for (const item of JSON.parse(text) as Array<{ id?: unknown }>) {
           if (typeof item.id === 'string' && wanted.has(item.id) && !found.has(item.id)) found.set(item.id, item);
         }
+      }
+    }
+    for (const row of unstored) {
+      const marker = readUnstoredMarker(row.response);
+      for (const itemId of JSON.parse(row.item_ids) as string[]) {
+        if (wanted.has(itemId) && !found.has(itemId)) found.set(itemId, new UnstoredItem(row.id, marker));
       }
     }
   }

@@ -62,6 +62,21 @@ export function storedResponseTooLarge(bytes: number, limitBytes: number): ApiEr
   );
 }
 
+/** An item reference to an item of a response answered with `"store": false` because it grew too large to store. */
+export function itemNotStored(
+  id: string,
+  param: string,
+  responseId: string,
+  bytes: number,
+  limitBytes: number,
+): ApiError {
+  return apiError(
+    'item_not_found',
+    `Item with id '${id.slice(0, 128)}' not found: it is an item of response '${responseId.slice(0, 128)}', which was answered but not stored, since it grew to ${bytes} bytes while it was generated, more than the limit of ${limitBytes} bytes (responses.max_stored_bytes), and its answer said "store": false. Send the item itself instead of a reference to it.`,
+    { param },
+  );
+}
+
 /** A response answered with `"store": false` because it grew too large to store, looked up by id: not found, and why. */
 export function responseNotStored(id: string, bytes: number, limitBytes: number): ApiError {
   return apiError(
@@ -77,5 +92,17 @@ export function previousResponseNotStored(id: string, bytes: number, limitBytes:
     'stored_response_too_large',
     `Previous response with id '${id.slice(0, 128)}' was answered but not stored: it grew to ${bytes} bytes while it was generated, more than the limit of ${limitBytes} bytes (responses.max_stored_bytes), and its answer said "store": false. Send the conversation as input instead of previous_response_id.`,
     { param: 'previous_response_id' },
+  );
+}
+
+/**
+ * A stored response still streaming on another node, named by `param` (`previous_response_id`, or `response_id` for its
+ * input items): there is nothing to continue or list until its stream ends.
+ */
+export function responseInProgress(id: string, param: string): ApiError {
+  return apiError(
+    'response_in_progress',
+    `Response with id '${id.slice(0, 128)}' is still in progress: its stream has not ended. Wait for its response.completed (or other final) event before using it.`,
+    { param },
   );
 }

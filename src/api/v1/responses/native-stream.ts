@@ -7,7 +7,7 @@ import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 import { createNativeStreamReader, terminalTypes } from './native.js';
 import { createNativeOutputCollector } from './native-output.js';
-import { type Storing, saveResponse } from './state.js';
+import { beginStoring, type Storing, saveResponse } from './state.js';
 import type { ResponseObject } from './types.js';
 import { fromResponseUsage, toResponseUsage } from './usage.js';
 
@@ -79,8 +79,9 @@ export async function relayNativeStream(
         created = responseOf(event.data);
         createdId = typeof created?.id === 'string' ? created.id : undefined;
         // From here the client knows the id: retrieval and deletion find the response while it streams.
-        if (storing && createdId)
-          storing.store.begin(storing.accountId, createdId, () => inProgress(created, collected.output()));
+        if (storing && createdId) {
+          beginStoring(storing, inProgress(created, []), () => inProgress(created, collected.output()));
+        }
       }
       if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
       const final = reader.outcome() !== undefined ? reader.response() : undefined;

@@ -9,7 +9,7 @@ import {
 } from '../../../db/repositories/responses.js';
 import { idCreatedAt, responseCreatedAt } from './ids.js';
 import { otherNodeMarginMs, ResponseWriteQueue, type ResponseWriteQueueOptions } from './response-write-queue.js';
-import { storedResponseObject, toUnstoredRecord } from './stored-response.js';
+import { storedResponseObject, toDeletedRecord, toUnstoredRecord } from './stored-response.js';
 import { StreamingResponses } from './streaming-responses.js';
 import type { ResponseObject } from './types.js';
 
@@ -29,7 +29,11 @@ import type { ResponseObject } from './types.js';
  * event when it has outlasted half the margin (writeBeforeAnswering).
  *
  * A response grown too large to store is written as a row that says so (toUnstoredRecord), through the same queue: any
- * node then answers a continuation of it "answered but not stored", not "not found".
+ * node then answers a continuation of it "answered but not stored", not "not found". A stream's response is queued as
+ * a row standing for it (`in_progress`) when it begins, which its whole row replaces when it ends (before any write, in
+ * the queue itself): when a batch is written meanwhile, other nodes retrieve it as it began, can delete it, and tell a
+ * continuation of it that it has not ended, rather than "not found". A response found in progress whose id is young is
+ * looked for again like one not found, since its end may be in the other node's queue.
  */
 
 /** What a lookup of a response id finds: the response, or that it was answered but not stored. */
@@ -58,19 +62,26 @@ export class ResponseStore {
     this.writes.start();
   }
 
-  /** A stream of a response to be stored has shown the client its id; `end` once it is given up (save ends it too). */
-  begin(accountId: string, id: string, snapshot: () => ResponseObject): void {
-    this.streaming.begin(accountId, id, snapshot);
+  /**
+   * A stream of a response to be stored has shown the client its id: `row` (toInProgressRecord) stands for it in the
+   * database until it is saved. `end` once it is given up (save ends it too).
+   */
+  begin(accountId: string, id: string, snapshot: () => ResponseObject, row: ResponseRecord): void {
+    this.streaming.begin(accountId, id, snapshot, row);
+    if (!this.closed) this.writes.push(row);
   }
 
   end(id: string): void {
-    this.streaming.end(id);
+    const given = this.streaming.end(id);
+    // Given up without being saved: the row that stood for it must not outlive it.
+    if (given && !given.deleted && !this.closed) this.writes.push(toDeletedRecord(given.row));
   }
 
   /** Queues a finished response for storage; returns at once. */
   save(record: ResponseRecord): void {
     // Queued, a stream's response is found (and deleted) where any other is: its stream may still be sending its end.
     const streamed = this.streaming.end(record.id);
+    // One deleted while it streamed has its row marked deleted already.
     if (this.closed || streamed?.deleted === true) return;
     this.writes.push(record);
   }
@@ -136,9 +147,19 @@ export class ResponseStore {
     return found;
   }
 
-  /** Runs a lookup of a response id, again while the id is young enough to be in another node's queue. */
-  private lookRecent<Found>(id: string, lookup: () => Promise<Found | undefined>): Promise<Found | undefined> {
-    return this.retryUntil(this.waitUntil(responseCreatedAt(id)), lookup, (found) => found !== undefined);
+  /**
+   * Runs a lookup of a response id, again while the id is young enough to be in another node's queue and it is not
+   * found, or found still in progress (its end may be in that queue too).
+   */
+  private lookRecent<Found extends { inProgress?: true }>(
+    id: string,
+    lookup: () => Promise<Found | undefined>,
+  ): Promise<Found | undefined> {
+    return this.retryUntil(
+      this.waitUntil(responseCreatedAt(id)),
+      lookup,
+      (found) => found !== undefined && found.inProgress !== true,
+    );
   }
 
   /**
@@ -182,13 +203,15 @@ export class ResponseStore {
     if (streaming) {
       if (streaming.deleted) return false;
       streaming.deleted = true;
+      // Another node may have its row (in progress) already: marked deleted, it is retrieved nowhere.
+      if (!this.closed) this.writes.push(toDeletedRecord(streaming.row));
       return true;
     }
     await this.settled([id]);
     const deleted = await this.lookRecent(id, async () =>
-      (await deleteResponse(this.options.db, accountId, id, Date.now())) ? true : undefined,
+      (await deleteResponse(this.options.db, accountId, id, Date.now())) ? {} : undefined,
     );
-    return deleted === true;
+    return deleted !== undefined;
   }
 
   async close(): Promise<void> {

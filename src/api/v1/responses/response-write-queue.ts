@@ -12,6 +12,11 @@ import { responseCreatedAt } from './ids.js';
  * The write side of the stored responses (response-store.ts): records queued and written in batches (size or interval,
  * and on close), never on a request's path, like the request log. Records the database could not take stay queued and
  * are tried again; the queue is bounded in records and bytes, the oldest given up (and logged) past it.
+ *
+ * A response streaming is queued twice: as the row that stands for it while it streams (`in_progress`, queued when it
+ * begins), then whole when it ends, replacing that row. While the first is still queued the second takes its place, so
+ * a stream that ends before the next batch is written once, like any response; one deleted while it streamed then
+ * writes nothing at all.
  */
 
 export interface ResponseWriteQueueOptions {
@@ -47,11 +52,35 @@ function isRefusal(error: unknown): boolean {
   return code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_TOOBIG' || /^2[23]/.test(code);
 }
 
+/**
+ * The batch without the `in_progress` records a later record of the same response replaces (one kept from a failed
+ * write, with its response queued since): one statement may not write a row twice.
+ */
+function supersededDropped(
+  batch: readonly ResponseRecord[],
+  dropped: (record: ResponseRecord) => void,
+): ResponseRecord[] {
+  const later = new Set<string>();
+  const kept: ResponseRecord[] = [];
+  for (let index = batch.length - 1; index >= 0; index--) {
+    const record = batch[index] as ResponseRecord;
+    if (record.state === 'in_progress' && later.has(record.id)) {
+      dropped(record);
+      continue;
+    }
+    later.add(record.id);
+    kept.push(record);
+  }
+  return kept.reverse();
+}
+
 export class ResponseWriteQueue {
   private queue: ResponseRecord[] = [];
   private queuedBytes = 0;
-  /** Ids in `queue` and in the batch being written, for reads that must see them. */
-  private readonly pending = new Set<string>();
+  /** Ids in `queue` and in the batch being written (with how many records each), for reads that must see them. */
+  private readonly pending = new Map<string, number>();
+  /** The `in_progress` records in `queue` by id, which their response replaces there when it comes before a write. */
+  private readonly streamingRows = new Map<string, ResponseRecord>();
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -92,13 +121,39 @@ export class ResponseWriteQueue {
   /** Queues a record; returns at once. */
   push(record: ResponseRecord): void {
     if (this.closed) return;
+    if (record.state === 'in_progress') {
+      this.streamingRows.set(record.id, record);
+    } else {
+      const streaming = this.streamingRows.get(record.id);
+      if (streaming && this.unqueue(streaming)) {
+        // Nothing was written of a response deleted while it streamed: nothing needs to be.
+        if (record.state === 'deleted') return;
+      }
+    }
     this.queue.push(record);
     this.queuedBytes += record.storedBytes;
-    this.pending.add(record.id);
+    this.pending.set(record.id, (this.pending.get(record.id) ?? 0) + 1);
     this.trim();
     const maxBytes = this.options.maxQueueBytes ?? defaultMaxQueueBytes;
     if (this.queue.length >= this.options.batchSize || this.queuedBytes >= maxBytes / 4) this.flushSoon();
     else this.armTimer();
+  }
+
+  /** Takes a queued `in_progress` record out of the queue (its response takes its place); false once it is not there. */
+  private unqueue(record: ResponseRecord): boolean {
+    this.streamingRows.delete(record.id);
+    const index = this.queue.lastIndexOf(record);
+    if (index < 0) return false;
+    this.queue.splice(index, 1);
+    this.queuedBytes -= record.storedBytes;
+    this.release(record.id);
+    return true;
+  }
+
+  private release(id: string): void {
+    const count = this.pending.get(id) ?? 0;
+    if (count > 1) this.pending.set(id, count - 1);
+    else this.pending.delete(id);
   }
 
   /** Past max_queue (or its bytes) the oldest unwritten records are given up, and logged: memory stays bounded. */
@@ -107,7 +162,8 @@ export class ResponseWriteQueue {
     while (this.queue.length > 1 && (this.queue.length > this.options.maxQueue || this.queuedBytes > maxBytes)) {
       const lost = this.queue.shift() as ResponseRecord;
       this.queuedBytes -= lost.storedBytes;
-      this.pending.delete(lost.id);
+      this.release(lost.id);
+      if (this.streamingRows.get(lost.id) === lost) this.streamingRows.delete(lost.id);
       this.options.logger.error({ responseId: lost.id }, 'stored-responses queue full: a response was not stored');
     }
   }
@@ -146,9 +202,10 @@ export class ResponseWriteQueue {
   async flush(): Promise<void> {
     while (this.writing) await this.writing;
     if (this.queue.length === 0) return;
-    const batch = this.queue;
+    const batch = supersededDropped(this.queue, (record) => this.release(record.id));
     this.queue = [];
     this.queuedBytes = 0;
+    this.streamingRows.clear();
     this.writing = this.write(batch);
     try {
       await this.writing;
@@ -187,8 +244,8 @@ export class ResponseWriteQueue {
         this.options.logger.warn({ err: error }, 'stored-responses batch retried one by one');
       }
     } finally {
-      const keptIds = new Set(kept.map((record) => record.id));
-      for (const record of batch) if (!keptIds.has(record.id)) this.pending.delete(record.id);
+      const keptRecords = new Set(kept);
+      for (const record of batch) if (!keptRecords.has(record)) this.release(record.id);
       if (kept.length > 0) {
         // Ahead of what came meanwhile (their order is the conversations' order), within the queue's bounds.
         this.queue = [...kept, ...this.queue];

@@ -1,10 +1,15 @@
 import type { ParsedBody } from '../../../server/read-body.js';
 import type { Exchange } from '../pipeline/endpoint.js';
 import type { AncestorExpiry } from './conversation-expiry.js';
-import { conversationTooLarge, previousResponseNotFound, previousResponseNotStored } from './errors.js';
+import {
+  conversationTooLarge,
+  previousResponseNotFound,
+  previousResponseNotStored,
+  responseInProgress,
+} from './errors.js';
 import type { ResponseStore } from './response-store.js';
 import { itemIdsOf, itemReferenceIds, normalizeInput, replayItems, resolveItemReferences } from './stored-items.js';
-import { checkStoredSize, type RecordContext, toResponseRecord } from './stored-response.js';
+import { checkStoredSize, type RecordContext, toInProgressRecord, toResponseRecord } from './stored-response.js';
 import type { InputItem, ResponseObject, ResponsesRequest } from './types.js';
 
 /**
@@ -46,6 +51,8 @@ export async function loadState(
     // One answered but too large to store says so, on any node.
     const { unstored } = conversation;
     if (unstored) throw previousResponseNotStored(previous, unstored.bytes, unstored.limitBytes);
+    // Still streaming on another node (this node waits for its own streams' end).
+    if (conversation.inProgress) throw responseInProgress(previous, 'previous_response_id');
     if (conversation.tooLarge) {
       throw conversationTooLarge(conversation.tooLarge.bytes, store.maxConversationBytes, 'previous_response_id');
     }
@@ -127,6 +134,20 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
     historyItemIds: state.history.length > 0 ? itemIdsOf(state.history) : undefined,
     ancestors: state.ancestors,
   };
+}
+
+/**
+ * A stored response's stream has shown the client its id (in `response`, as it began): from here it is found while it
+ * streams, on this node as far as it got (`snapshot`), on others as it began once a batch is written.
+ */
+export function beginStoring(storing: Storing, response: ResponseObject, snapshot: () => ResponseObject): void {
+  const row = toInProgressRecord(response, {
+    accountId: storing.accountId,
+    keyId: storing.keyId,
+    now: Date.now(),
+    retentionMs: storing.retentionMs,
+  });
+  storing.store.begin(storing.accountId, response.id, snapshot, row);
 }
 
 export interface SavedResponse {

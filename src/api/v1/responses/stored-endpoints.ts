@@ -1,6 +1,6 @@
 import type { EndpointRequest } from '../pipeline/endpoint.js';
 import { lookupEndpoint } from '../pipeline/lookup-endpoint.js';
-import { conversationTooLarge, responseNotFound, responseNotStored } from './errors.js';
+import { conversationTooLarge, responseInProgress, responseNotFound, responseNotStored } from './errors.js';
 import { type ListQuery, pageItems, parseListQuery } from './list-items.js';
 import { inputItemsOf } from './stored-items.js';
 
@@ -48,6 +48,7 @@ export const responseInputItemsEndpoint = lookupEndpoint<ListRequest>(
     if (!conversation || conversation.responseIds.at(-1) !== request.id) throw responseNotFound(request.id);
     const { tooLarge, unstored } = conversation;
     if (unstored) throw responseNotStored(request.id, unstored.bytes, unstored.limitBytes);
+    if (conversation.inProgress) throw responseInProgress(request.id, 'response_id');
     if (tooLarge)
       throw conversationTooLarge(tooLarge.bytes, exchange.services.responses.maxConversationBytes, 'response_id');
     return pageItems(inputItemsOf(conversation), request.list);

@@ -1,5 +1,5 @@
-import type { ConversationTurn } from '../../../db/repositories/responses.js';
-import { itemNotFound } from './errors.js';
+import { type ConversationTurn, UnstoredItem } from '../../../db/repositories/responses.js';
+import { itemNotFound, itemNotStored } from './errors.js';
 import { type ItemIdPrefix, newItemId } from './ids.js';
 import type { InputItem, ItemReference, MessageItem, ResponsesRequest } from './types.js';
 
@@ -80,6 +80,10 @@ export function resolveItemReferences(
     const id = (item as ItemReference).id;
     const stored = found.get(id);
     if (stored === undefined) throw itemNotFound(id, `input[${index}].id`);
+    if (stored instanceof UnstoredItem) {
+      const { responseId, marker } = stored;
+      throw itemNotStored(id, `input[${index}].id`, responseId, marker.bytes, marker.limitBytes);
+    }
     return stored as InputItem;
   });
 }

@@ -69,7 +69,7 @@ export function toResponseRecord(response: ResponseObject, context: RecordContex
 
 /**
  * The row that stands for a response grown too large to store (the record it would have been): its id, account, key
- * and expiry, and what it would have taken, no items. Written like any response, so every node can tell a client
+ * and expiry, what it would have taken, and its items' ids but not the items. Written like any response, so every node can tell a client
  * continuing it that it was answered but not stored, rather than "not found". It continues nothing (it moves no
  * conversation's expiry), and nothing continues it.
  */
@@ -86,11 +86,51 @@ export function toUnstoredRecord(record: ResponseRecord, limitBytes: number): Re
     response,
     inputItems: '[]',
     outputItems: '[]',
-    itemIds: [],
+    // Its items' ids only: a reference to one is told the response was not stored, rather than "not found".
+    itemIds: record.itemIds,
     inputCount: 0,
     storedBytes: Buffer.byteLength(response) + 4,
     state: 'unstored',
   };
+}
+
+/**
+ * The row that stands for a response while it streams (`in_progress`): its settings as it began, no items, so any node
+ * can retrieve it (as it began), delete it, and tell a continuation of it that it has not ended. The response replaces
+ * it when it ends (both engines' writers); it is written only when a batch is written before that.
+ */
+export function toInProgressRecord(
+  response: ResponseObject,
+  context: Pick<RecordContext, 'accountId' | 'keyId' | 'now' | 'retentionMs'>,
+): ResponseRecord {
+  const { output: _output, ...settings } = response;
+  // A response the gateway built is kept compact without serializing it whole first (~4 µs a stream saved).
+  const compact = storedSettingsJson(settings, '');
+  const settingsJson = compact === '' ? JSON.stringify(settings) : compact;
+  return {
+    id: response.id,
+    accountId: context.accountId,
+    keyId: context.keyId,
+    model: typeof response.model === 'string' ? response.model : '',
+    previousResponseId: null,
+    createdAt: context.now,
+    expiresAt: context.now + context.retentionMs,
+    response: settingsJson,
+    inputItems: '[]',
+    outputItems: '[]',
+    itemIds: [],
+    inputCount: 0,
+    storedBytes: Buffer.byteLength(settingsJson) + 4,
+    state: 'in_progress',
+  };
+}
+
+/**
+ * What a response deleted while it streamed leaves (the record it would have been): a row marked `deleted` over the one
+ * that stood for it, so no node retrieves it and its stream's end on another node does not store it.
+ */
+export function toDeletedRecord(record: ResponseRecord): ResponseRecord {
+  return { ...toUnstoredRecord(record, 0), response: '{}', itemIds: [], storedBytes: 6, state: 'deleted' };
 }
 
 /** Throws the 400 `stored_response_too_large` when a response of this size may not be stored. */

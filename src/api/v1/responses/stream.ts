@@ -14,7 +14,7 @@ import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
-import { type Storing, saveResponse } from './state.js';
+import { beginStoring, type Storing, saveResponse } from './state.js';
 import { createResponseStreamTranslator, formatEvents, streamEnd } from './stream-events.js';
 import type { ChatTranslation } from './to-chat-request.js';
 import { createToolNameMap } from './tool-names.js';
@@ -101,7 +101,7 @@ async function relayChat(
   let firstTokenAt: number | undefined;
   let saved = false;
   // From response.created on, the client knows the id: retrieval and deletion find the response while it streams.
-  storing?.store.begin(storing.accountId, base.id, translator.response);
+  if (storing) beginStoring(storing, translator.response(), translator.response);
   try {
     await sse.write(formatEvents(translator.start()));
     for await (const item of items) {

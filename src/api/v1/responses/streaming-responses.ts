@@ -1,3 +1,4 @@
+import type { ResponseRecord } from '../../../db/repositories/responses.js';
 import type { ResponseObject } from './types.js';
 
 /**
@@ -12,6 +13,8 @@ export interface StreamingResponse {
   snapshot: () => ResponseObject;
   /** Deleted while it streamed: not stored when it ends. */
   deleted: boolean;
+  /** The row that stands for it in the database while it streams (`in_progress`). */
+  row: ResponseRecord;
   /** Settles once it is queued or given up. */
   ended: Promise<void>;
 }
@@ -23,12 +26,12 @@ interface Entry extends StreamingResponse {
 export class StreamingResponses {
   private readonly entries = new Map<string, Entry>();
 
-  begin(accountId: string, id: string, snapshot: () => ResponseObject): void {
+  begin(accountId: string, id: string, snapshot: () => ResponseObject, row: ResponseRecord): void {
     let end = () => {};
     const ended = new Promise<void>((resolve) => {
       end = resolve;
     });
-    this.entries.set(id, { accountId, snapshot, deleted: false, ended, end });
+    this.entries.set(id, { accountId, snapshot, deleted: false, row, ended, end });
   }
 
   /** Forgets the response (queued or given up), releasing whoever waits for it; what it was, if it was streaming. */
