@@ -10,7 +10,7 @@ import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from './s
 /**
  * Migration 0016 on both engines (the postgres project runs this file again): addresses stored before sign-in folded
  * them with NFKC are folded, so their logins can sign in again; two logins that fold to one address are left as they
- * were, and every start-up names them.
+ * were, and every start-up names them (and any address sign-in refuses outright).
  */
 
 let opened: OpenTestDatabase;
@@ -56,6 +56,8 @@ describe('migration 0016: folded e-mail addresses', () => {
     // Two logins of one address once folded: the one already folded keeps signing in, the other is left for an operator.
     await insertUser('usr_folded_twin', 'twin@example.test');
     await insertUser('usr_fullwidth_twin', 'ｔｗｉｎ@example.test');
+    // Stored before invisible characters were refused: sign-in cannot take it, the warning names it too.
+    await insertUser('usr_zero_width', 'own\u200ber@example.test');
     await database.db
       .insertInto('invitations')
       .values({
@@ -100,7 +102,14 @@ describe('migration 0016: folded e-mail addresses', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({
       level: 40,
-      users: [{ id: 'usr_fullwidth_twin', email: 'ｔｗｉｎ@example.test', signsInAs: 'twin@example.test' }],
+      users: [
+        {
+          id: 'usr_fullwidth_twin',
+          email: 'ｔｗｉｎ@example.test',
+          reason: 'another login has the address twin@example.test',
+        },
+        { id: 'usr_zero_width', email: 'own\u200ber@example.test', reason: expect.stringContaining('invisible') },
+      ],
     });
   });
 });

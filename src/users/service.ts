@@ -77,7 +77,7 @@ export function toUser(row: UserRow): User {
  * The form an address is stored and looked up in: compatibility forms folded (NFKC: a full-width "ａｄｍｉｎ" is
  * "admin"), lower-cased, trimmed.
  */
-export function foldEmail(email: string): string {
+function foldEmail(email: string): string {
   return email.normalize('NFKC').trim().toLowerCase();
 }
 
