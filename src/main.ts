@@ -10,6 +10,7 @@ import { buildDataPlane, type DataPlaneParts } from './startup/build-data-plane.
 import { buildStorage, type Storage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
 import { listen } from './startup/listen.js';
+import { warnOfUnfoldedEmails } from './startup/warn-unfolded-emails.js';
 import { warnOfUnpricedModels } from './startup/warn-unpriced-models.js';
 
 /**
@@ -76,7 +77,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       lifetime,
       options.limiter,
     );
-    if (options.warnAboutConfig !== false) await warnOfUnpricedModels(config, storage.database.db, logger);
+    if (options.warnAboutConfig !== false) {
+      await warnOfUnpricedModels(config, storage.database.db, logger);
+      await warnOfUnfoldedEmails(storage.database.db, logger);
+    }
     started = {
       storage,
       parts,

@@ -190,6 +190,21 @@ describe('local provider: completions', () => {
     expect(others.size).toBeGreaterThan(1);
   });
 
+  it('answers the same without naming user, metadata, store or prompt_cache_key (they ask nothing of the model)', async () => {
+    const body = { model: 'tiny-chat', messages: hello, max_tokens: 16, temperature: 0 };
+    const plain = await complete(body);
+    const response = await postChat(setup.gateway, {
+      ...body,
+      user: 'end-user-4711',
+      metadata: { team: 'billing' },
+      store: true,
+      prompt_cache_key: 'cache-4711',
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-switchboard-dropped-parameters')).toBeNull();
+    expect((await jsonOf(response)).choices[0].message.content).toBe(plain.choices[0].message.content);
+  });
+
   it('honours top_p: a tiny top_p is greedy whatever the temperature', async () => {
     const greedy = await complete({ max_tokens: 20, temperature: 0 });
     const nucleus = await complete({ max_tokens: 20, temperature: 1.5, top_p: 0.000001, seed: 9 });

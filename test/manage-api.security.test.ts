@@ -373,6 +373,39 @@ describe('authentication of /api', () => {
     expect((await tokenClient(setup.gateway, fresh).request('GET', '/api/accounts')).status).toBe(200);
   });
 
+  it('ends the session a sign-in replaces, so a copy of the old cookie stops working', async () => {
+    const old = await signIn(setup.gateway, 'member@acme.test');
+    const wrong = await old.request('POST', '/api/session', {
+      email: 'member@acme.test',
+      password: 'not the password',
+    });
+    expect(wrong.status).toBe(401);
+    expect((await old.request('GET', '/api/session')).status, 'a failed sign-in replaces nothing').toBe(200);
+    const again = await old.request('POST', '/api/session', { email: 'member@acme.test', password: testPassword });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('set-cookie')).not.toContain(old.cookie);
+    const copied = await old.request('GET', '/api/session');
+    expect(copied.status).toBe(401);
+    expect(copied.body.error.code).toBe('not_signed_in');
+  });
+
+  it('ends the session an invitation accepted with a password replaces', async () => {
+    const invited = await ownerA.request('POST', `/api/accounts/${acme}/invitations`, {
+      email: 'replaces.session@acme.test',
+      role: 'member',
+    });
+    expect(invited.status).toBe(201);
+    // Signed in as someone else in this browser; accepting signs the browser in as the invitee instead.
+    const old = await signIn(setup.gateway, 'member@acme.test');
+    const accepted = await old.request('POST', '/api/invitations/accept', {
+      token: invited.body.token,
+      password: 'a brand new passphrase',
+    });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.user.email).toBe('replaces.session@acme.test');
+    expect((await old.request('GET', '/api/session')).status).toBe(401);
+  });
+
   it('gives the same answer for an unknown address and a wrong password', async () => {
     const unknown = await apiRequest(setup.gateway.url, 'POST', '/api/session', {
       body: { email: 'nobody@x.test', password: 'whatever it is' },

@@ -333,6 +333,13 @@ describe('translated for a Gemini upstream', () => {
     expect(gemini.requests.at(-1)?.path).toContain('gemini-mock'.replace('gemini-', ''));
   });
 
+  it('leaves metadata.user_id out without naming it (Gemini has no end-user field)', async () => {
+    const response = await postMessages(hello('gemini-mock', { metadata: { user_id: 'end-user-4711' } }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-switchboard-dropped-parameters')).toBeNull();
+    expect(JSON.stringify(gemini.requests.at(-1)?.body)).not.toContain('end-user-4711');
+  });
+
   it('sends top_k as topK and round-trips a tool call', async () => {
     const first = await jsonOf(
       await postMessages(

@@ -346,6 +346,22 @@ describe('per-model capabilities', () => {
     expect(upstream?.body.logit_bias).toBeUndefined();
   });
 
+  it('leaves user, metadata, store and prompt_cache_key out without naming them when Gemini has no field for them', async () => {
+    // They ask nothing of the model (docs/api.md, Parameters a model cannot take): not worth a dropped-parameters
+    // header on every answer to a client that always sends its end-user id.
+    const quiet = { user: 'end-user-4711', metadata: { team: 'billing' }, store: true, prompt_cache_key: 'cache-4711' };
+    const gemini = await postChat(setup.gateway, chatBody('gemini-ok', quiet));
+    expect(gemini.status).toBe(200);
+    expect(gemini.headers.get('x-switchboard-dropped-parameters')).toBeNull();
+    const sent = JSON.stringify(setup.providerMocks.gemini.requests.at(-1)?.body);
+    for (const value of ['end-user-4711', 'billing', 'cache-4711']) expect(sent).not.toContain(value);
+    // Where the provider has a field, the end-user id goes on; a parameter that could change the answer is named.
+    const claude = await postChat(setup.gateway, chatBody('claude-mock', { ...quiet, seed: 42 }));
+    expect(claude.status).toBe(200);
+    expect(claude.headers.get('x-switchboard-dropped-parameters')).toBe('seed');
+    expect(setup.providerMocks.anthropic.requests.at(-1)?.body.metadata).toEqual({ user_id: 'end-user-4711' });
+  });
+
   it('refuses, even under drop, what would change the shape of the answer (n > 1 on Anthropic)', async () => {
     const response = await postChat(setup.gateway, chatBody('claude-mock', { n: 2 }));
     expect(response.status).toBe(400);

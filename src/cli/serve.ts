@@ -105,6 +105,7 @@ export function serveCommand(): Command {
     if (workers > 1 && cluster.isPrimary) {
       const { createLogger } = await import('../observability/logger.js');
       const { warnOfUnpricedModels } = await import('../startup/warn-unpriced-models.js');
+      const { warnOfUnfoldedEmails } = await import('../startup/warn-unfolded-emails.js');
       const logger = createLogger(config.logging.level);
       const listeningUrl = `http://${config.server.host}:${config.server.port}`;
       await runPrimary({
@@ -117,6 +118,7 @@ export function serveCommand(): Command {
           await announceFirstRun(config, database, listeningUrl, json, logger);
           warnIfNoModels(config, file, logger);
           await warnOfUnpricedModels(config, database.db, logger);
+          await warnOfUnfoldedEmails(database.db, logger);
         },
         onListening: (url, port) => {
           if (json) process.stdout.write(`${JSON.stringify({ event: 'listening', url, port, workers })}\n`);

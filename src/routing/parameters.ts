@@ -13,6 +13,9 @@ import type { Provider } from '../providers/provider.js';
  * - `refuse`: every unsupported parameter is a 400 `unsupported_parameter`, as OpenAI answers for its own models.
  * A parameter set to its neutral value (n: 1, logprobs: false, presence_penalty: 0, …) asks for nothing and is
  * simply removed.
+ * Parameters that ask nothing of the model (`user`, `metadata`, `store`, `prompt_cache_key`) are never reported: an
+ * adapter with no field for them leaves them out, as OpenAI's own models may ignore them, and the header stays a
+ * list of what could have changed the answer.
  */
 
 const shapeChanging = new Set([

@@ -11,7 +11,7 @@ import type { ManagementServices } from './services.js';
 export const sessionCookieName = 'switchboard_session';
 
 /** Every value the Cookie header gives `name`, in the order sent. */
-function cookieValues(request: FastifyRequest, name: string): string[] {
+export function cookieValues(request: FastifyRequest, name: string): string[] {
   const header = request.headers.cookie;
   if (!header) return [];
   const values: string[] = [];

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { authorizeAccount } from '../../access/account-access.js';
-import { deleteSession } from '../../db/repositories/sessions.js';
 import { findUserById } from '../../db/repositories/users.js';
 import { apiError } from '../../errors/api-error.js';
 import {
@@ -194,8 +193,7 @@ export const memberRoutes = [
         await acceptInvitation(db, body.token, { signedInUserId: caller.userId });
         const user = await findUserById(db, caller.userId);
         if (!user) throw apiError('user_not_found', 'the invited user no longer exists');
-        // The answer carries a fresh session (and CSRF token); the one it replaces ends.
-        if (caller.sessionId !== undefined) await deleteSession(db, caller.sessionId);
+        // The answer carries a fresh session (and CSRF token); startSession ends the one it replaces.
         return startSession(services, request, reply, user);
       }
       const preview = await previewInvitation(db, body.token, undefined);

@@ -7,7 +7,14 @@ import { needsRehash, verifyPassword } from '../../users/password.js';
 import { changePassword, describePasswordChange, rehashPassword } from '../../users/password-change.js';
 import { normaliseEmail } from '../../users/service.js';
 import { createSession, csrfTokenFor, endSession } from '../../users/sessions.js';
-import { clearSessionCookie, clientAddress, readCookie, sessionCookieName, setSessionCookie } from './cookies.js';
+import {
+  clearSessionCookie,
+  clientAddress,
+  cookieValues,
+  readCookie,
+  sessionCookieName,
+  setSessionCookie,
+} from './cookies.js';
 import { defineRoute } from './route.js';
 import { type Membership, passwordChangedSchema, type SessionView, sessionSchema } from './schemas.js';
 import type { ManagementServices } from './services.js';
@@ -38,7 +45,10 @@ async function sessionView(
   };
 }
 
-/** Starts a session for a user whose credentials were just checked: new token, cookie, session view. */
+/**
+ * Starts a session for a user whose credentials were just checked: new token, cookie, session view. The session(s)
+ * the request's cookie names end here: the browser loses that cookie, and a copy of it elsewhere must not outlive it.
+ */
 export async function startSession(
   services: ManagementServices,
   request: FastifyRequest,
@@ -49,6 +59,7 @@ export async function startSession(
     ttlMs: services.config.console.sessionTtlMs,
     idleTimeoutMs: services.config.console.sessionIdleTimeoutMs,
   };
+  for (const previous of cookieValues(request, sessionCookieName)) await endSession(services.database.db, previous);
   const { token, session } = await createSession(services.database.db, user.id, policy);
   await updateUser(services.database.db, user.id, { last_sign_in_at: Date.now() });
   setSessionCookie(request, reply, services, token, policy.ttlMs);
@@ -106,7 +117,8 @@ export const sessionRoutes = [
     description:
       'Failed attempts are throttled per (client address, e-mail address): after console.sign_in_max_failures, each ' +
       'further attempt from that client must wait twice as long as the one before (429 with retry-after). Attempts ' +
-      'from other addresses are not affected. A disabled user gets the same answer as a wrong password.',
+      'from other addresses are not affected. A disabled user gets the same answer as a wrong password. A session ' +
+      'the request already had (its cookie) ends when the new one starts.',
     auth: 'public',
     access: 'anyone',
     body: z.strictObject({ email: z.string().max(320), password: z.string().max(4096) }),

@@ -14,6 +14,7 @@ import * as usageDailySpendIndex from './0012-usage-daily-spend-index.js';
 import * as narrowerUsageRollups from './0013-narrower-usage-rollups.js';
 import * as responsesOneRow from './0014-responses-one-row.js';
 import * as responseStates from './0015-response-states.js';
+import * as foldedEmails from './0016-folded-emails.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -38,4 +39,5 @@ export const migrations: Record<string, MigrationModule> = {
   '0013-narrower-usage-rollups': narrowerUsageRollups,
   '0014-responses-one-row': responsesOneRow,
   '0015-response-states': responseStates,
+  '0016-folded-emails': foldedEmails,
 };

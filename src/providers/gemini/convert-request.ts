@@ -56,6 +56,8 @@ export function convertRequest(request: ChatCompletionRequest): GeminiRequest {
   return body;
 }
 
+// `user`, `metadata`, `store` and `prompt_cache_key` are not here on purpose: they ask nothing of the model, so
+// Gemini's having no field for them is not worth a dropped-parameters header (routing/parameters.ts).
 const untranslatedParameters = ['logit_bias', 'parallel_tool_calls', ...openAiOnlyParameters];
 
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
