@@ -413,3 +413,41 @@ describe('two processes on one data directory', () => {
     }
   });
 });
+
+describe('a full disk', () => {
+  it('says the disk is full instead of a bare "disk I/O error", and leaves no short key secret behind', async (context) => {
+    const cwd = scratch();
+    const disk = path.join(cwd, 'disk');
+    mkdirSync(disk);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', disk], { stdio: 'ignore' });
+    } catch {
+      context.skip('mounting a 1 MiB tmpfs needs root (CAP_SYS_ADMIN)');
+    }
+    try {
+      const used = path.join(disk, 'used');
+      expect((await run(cwd, ['accounts', 'create', 'acme', '--data-dir', used])).code).toBe(0);
+      // The rest of the file system filled up, as by a runaway log.
+      try {
+        execFileSync('dd', ['if=/dev/zero', `of=${path.join(disk, 'filler')}`, 'bs=64k'], { stdio: 'ignore' });
+      } catch {
+        // dd stops with "No space left on device": that is the point.
+      }
+      for (const dataDir of [used, path.join(disk, 'fresh')]) {
+        const result = await run(cwd, ['accounts', 'create', 'other', '--data-dir', dataDir]);
+        expectOneLineRefusal(result, 'the disk is full (0 bytes free)');
+      }
+      const fresh = path.join(disk, 'secret-only');
+      expectOneLineRefusal(
+        await run(cwd, ['serve', '--port', '0', '--data-dir', fresh]),
+        `cannot create the key secret ${path.join(fresh, 'key-secret')}: no space left on the device of ${fresh}`,
+      );
+      expect(readdirSync(fresh)).toEqual([]);
+      rmSync(path.join(disk, 'filler'));
+      const after = await run(cwd, ['accounts', 'list', '--json', '--data-dir', used]);
+      expect(JSON.parse(after.stdout).map((account: { name: string }) => account.name)).toEqual(['acme']);
+    } finally {
+      execFileSync('umount', [disk]);
+    }
+  });
+});
