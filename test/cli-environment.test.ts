@@ -125,6 +125,16 @@ describe('a data directory that cannot be used', () => {
         `cannot use ${under} as the data directory: permission denied: this user (uid 65534) may not create entries in ${readOnly}`,
       );
       expect(readdirSync(readOnly)).toEqual([]);
+
+      // The CLI run as root first, the server as its own user later: root's files are 0600.
+      const shared = path.join(cwd, 'shared');
+      mkdirSync(shared, { mode: 0o777 });
+      chmodSync(shared, 0o777);
+      expect((await run(cwd, ['keys', 'list', '--account', 'none', '--data-dir', shared])).code).toBe(1);
+      expectOneLineRefusal(
+        await run(cwd, ['accounts', 'list', '--data-dir', shared], { prefix }),
+        `cannot use the SQLite database at ${path.join(shared, 'switchboard.db')}: this user (uid 65534) may not read and write the file`,
+      );
     },
   );
 });
