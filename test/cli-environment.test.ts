@@ -461,3 +461,43 @@ describe('a full disk', () => {
     }
   });
 });
+
+describe('standard output closed', () => {
+  it('serve keeps serving when its log reader goes away (serve | head), saying so once on stderr', async () => {
+    const cwd = scratch();
+    const child = spawn(
+      process.execPath,
+      [switchboardBin, 'serve', '--port', '0', '--data-dir', path.join(cwd, 'data'), '--json'],
+      { cwd, env: { ...process.env, SWITCHBOARD_CONFIG: '', SWITCHBOARD_DATABASE_URL: '' } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const url = await new Promise<string>((resolve) => {
+        let buffered = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString();
+          const match = /"url":"(http:[^"]+)"/.exec(buffered);
+          // The reader goes away at once: the first run's log lines and every later one meet a closed pipe.
+          if (match) {
+            child.stdout.destroy();
+            resolve(match[1] as string);
+          }
+        });
+      });
+      await waitFor('the closed output to be noticed', () => stderr.includes('standard output is closed'));
+      for (let request = 0; request < 5; request++) {
+        expect((await fetch(`${url}/readyz`)).status).toBe(200);
+        expect((await fetch(`${url}/v1/models`)).status).toBe(401);
+      }
+      expect(child.exitCode).toBeNull();
+      expect(stderr).toBe('switchboard: standard output is closed (EPIPE); serving on without writing logs to it\n');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+});
