@@ -301,6 +301,27 @@ describe('a configuration file that cannot be used', () => {
     );
   });
 
+  it('refuses an interval or timeout past what a Node timer holds (it would fire every millisecond), not a retention', async () => {
+    const cwd = scratch();
+    const file = writeConfigFile(path.join(cwd, 'switchboard.yaml'), {
+      server: { shutdown_timeout: '25d' },
+      keys: { change_poll_interval: '40d' },
+      request_log: { retention: '400d', retention_interval: '30d', flush_interval: '24d' },
+    });
+    const result = await run(cwd, ['config', 'check', '--config', file]);
+    expect(result.code).toBe(1);
+    const timerLimit = "must be at most 24d (2147483647 ms): longer timers do not fit Node's timers";
+    expect(result.stderr).toBe(
+      [
+        `switchboard: invalid configuration (${file}):`,
+        `  - server.shutdown_timeout: ${timerLimit}`,
+        `  - keys.change_poll_interval: ${timerLimit}`,
+        `  - request_log.retention_interval: ${timerLimit}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('refuses a provider base_url with credentials or a query, which would not be sent, without printing them', async () => {
     const cwd = scratch();
     for (const baseUrl of [
