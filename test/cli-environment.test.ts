@@ -125,6 +125,16 @@ describe('a data directory that cannot be used', () => {
         `cannot use ${under} as the data directory: permission denied: this user (uid 65534) may not create entries in ${readOnly}`,
       );
       expect(readdirSync(readOnly)).toEqual([]);
+
+      // The CLI run as root first, the server as its own user later: root's files are 0600.
+      const shared = path.join(cwd, 'shared');
+      mkdirSync(shared, { mode: 0o777 });
+      chmodSync(shared, 0o777);
+      expect((await run(cwd, ['keys', 'list', '--account', 'none', '--data-dir', shared])).code).toBe(1);
+      expectOneLineRefusal(
+        await run(cwd, ['accounts', 'list', '--data-dir', shared], { prefix }),
+        `cannot use the SQLite database at ${path.join(shared, 'switchboard.db')}: this user (uid 65534) may not read and write the file`,
+      );
     },
   );
 });
@@ -291,6 +301,27 @@ describe('a configuration file that cannot be used', () => {
     );
   });
 
+  it('refuses an interval or timeout past what a Node timer holds (it would fire every millisecond), not a retention', async () => {
+    const cwd = scratch();
+    const file = writeConfigFile(path.join(cwd, 'switchboard.yaml'), {
+      server: { shutdown_timeout: '25d' },
+      keys: { change_poll_interval: '40d' },
+      request_log: { retention: '400d', retention_interval: '30d', flush_interval: '24d' },
+    });
+    const result = await run(cwd, ['config', 'check', '--config', file]);
+    expect(result.code).toBe(1);
+    const timerLimit = "must be at most 24d (2147483647 ms): longer timers do not fit Node's timers";
+    expect(result.stderr).toBe(
+      [
+        `switchboard: invalid configuration (${file}):`,
+        `  - server.shutdown_timeout: ${timerLimit}`,
+        `  - keys.change_poll_interval: ${timerLimit}`,
+        `  - request_log.retention_interval: ${timerLimit}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('refuses a provider base_url with credentials or a query, which would not be sent, without printing them', async () => {
     const cwd = scratch();
     for (const baseUrl of [
@@ -411,5 +442,83 @@ describe('two processes on one data directory', () => {
       expect(JSON.parse(keys.stdout)).toHaveLength(1);
       for (const served of servers) expect(await served.stop()).toBe(0);
     }
+  });
+});
+
+describe('a full disk', () => {
+  it('says the disk is full instead of a bare "disk I/O error", and leaves no short key secret behind', async (context) => {
+    const cwd = scratch();
+    const disk = path.join(cwd, 'disk');
+    mkdirSync(disk);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', disk], { stdio: 'ignore' });
+    } catch {
+      context.skip('mounting a 1 MiB tmpfs needs root (CAP_SYS_ADMIN)');
+    }
+    try {
+      const used = path.join(disk, 'used');
+      expect((await run(cwd, ['accounts', 'create', 'acme', '--data-dir', used])).code).toBe(0);
+      // The rest of the file system filled up, as by a runaway log.
+      try {
+        execFileSync('dd', ['if=/dev/zero', `of=${path.join(disk, 'filler')}`, 'bs=64k'], { stdio: 'ignore' });
+      } catch {
+        // dd stops with "No space left on device": that is the point.
+      }
+      for (const dataDir of [used, path.join(disk, 'fresh')]) {
+        const result = await run(cwd, ['accounts', 'create', 'other', '--data-dir', dataDir]);
+        expectOneLineRefusal(result, 'the disk is full (0 bytes free)');
+      }
+      const fresh = path.join(disk, 'secret-only');
+      expectOneLineRefusal(
+        await run(cwd, ['serve', '--port', '0', '--data-dir', fresh]),
+        `cannot create the key secret ${path.join(fresh, 'key-secret')}: no space left on the device of ${fresh}`,
+      );
+      expect(readdirSync(fresh)).toEqual([]);
+      rmSync(path.join(disk, 'filler'));
+      const after = await run(cwd, ['accounts', 'list', '--json', '--data-dir', used]);
+      expect(JSON.parse(after.stdout).map((account: { name: string }) => account.name)).toEqual(['acme']);
+    } finally {
+      execFileSync('umount', [disk]);
+    }
+  });
+});
+
+describe('standard output closed', () => {
+  it('serve keeps serving when its log reader goes away (serve | head), saying so once on stderr', async () => {
+    const cwd = scratch();
+    const child = spawn(
+      process.execPath,
+      [switchboardBin, 'serve', '--port', '0', '--data-dir', path.join(cwd, 'data'), '--json'],
+      { cwd, env: { ...process.env, SWITCHBOARD_CONFIG: '', SWITCHBOARD_DATABASE_URL: '' } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const url = await new Promise<string>((resolve) => {
+        let buffered = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString();
+          const match = /"url":"(http:[^"]+)"/.exec(buffered);
+          // The reader goes away at once: the first run's log lines and every later one meet a closed pipe.
+          if (match) {
+            child.stdout.destroy();
+            resolve(match[1] as string);
+          }
+        });
+      });
+      for (let request = 0; request < 5; request++) {
+        expect((await fetch(`${url}/readyz`)).status).toBe(200);
+        expect((await fetch(`${url}/v1/models`)).status).toBe(401);
+      }
+      expect(child.exitCode).toBeNull();
+    } finally {
+      // Its shutdown log lines meet the closed pipe at the latest.
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('switchboard: standard output is closed (EPIPE); serving on without writing logs to it\n');
   });
 });

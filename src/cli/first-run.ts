@@ -32,6 +32,27 @@ export async function bootstrapFirstRun(
   secret: Buffer,
   keep: (firstRun: FirstRun) => void = () => {},
 ): Promise<FirstRun | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createFirst(db, secret, keep);
+    } catch (error) {
+      // SQLite refuses at once (no waiting) a transaction that read before another process wrote: try again, and
+      // the next attempt sees that process's account.
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('SQLITE_BUSY') && attempt < 50) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+async function createFirst(
+  db: Kysely<Database>,
+  secret: Buffer,
+  keep: (firstRun: FirstRun) => void,
+): Promise<FirstRun | undefined> {
   if ((await listAllAccounts(db)).length > 0) return undefined;
   try {
     return await db.transaction().execute(async (transaction) => {
@@ -43,8 +64,7 @@ export async function bootstrapFirstRun(
       return firstRun;
     });
   } catch (error) {
-    // Another process (a second server, the CLI) created an account in the meantime (a 409, or SQLite refusing the
-    // second writer): theirs to announce.
+    // Another process (a second server, the CLI) created an account in the meantime: theirs to announce.
     if ((error instanceof ApiError && error.status === 409) || (await listAllAccounts(db)).length > 0) {
       return undefined;
     }

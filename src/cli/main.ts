@@ -25,5 +25,12 @@ export function buildProgram(): Command {
 }
 
 export async function runCli(argv: readonly string[]): Promise<void> {
+  // Output piped to a reader that stopped (`switchboard logs | head`): done, as `cat` would be, not a stack trace.
+  // `serve` replaces this: a server keeps serving when its log reader goes away (serve.ts).
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') process.exit(0);
+    process.stderr.write(`switchboard: cannot write the output: ${error.message}\n`);
+    process.exit(1);
+  });
   await buildProgram().parseAsync([...argv]);
 }

@@ -14,6 +14,23 @@ import { installTestClock } from '../startup/test-clock.js';
 import { type CommonOptions, nonEmptyOption, withCommonOptions } from './context.js';
 import { bootstrapFirstRun, clientBaseUrl, firstRunBanner, writeFirstKeyFile } from './first-run.js';
 
+/**
+ * A server whose standard output is closed (its log reader exited: `serve | head`, a log shipper restarted) keeps
+ * serving: an EPIPE used to crash it, taking every tenant's traffic down for the sake of log lines. Said once on
+ * stderr; the lines written meanwhile are lost.
+ */
+function keepServingWithoutStdout(): void {
+  let said = false;
+  process.stdout.removeAllListeners('error');
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (said) return;
+    said = true;
+    process.stderr.write(
+      `switchboard: standard output is closed (${error.code ?? error.message}); serving on without writing logs to it\n`,
+    );
+  });
+}
+
 function portOption(text: string): number {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port "${text}" is not a port number`);
@@ -95,6 +112,7 @@ export function serveCommand(): Command {
       .option('--port <port>', 'port to listen on (overrides server.port)', portOption)
       .option('--workers <n>', 'processes sharing the port (default 1; up to one per core helps)', workersOption),
   ).action(async (options: ServeOptions) => {
+    keepServingWithoutStdout();
     installTestClock();
     const { config, file } = loadConfig({
       file: options.config,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { responsesApiMode } from './provider-schemas.js';
-import { duration, name } from './schema-fields.js';
+import { duration, name, timerDuration } from './schema-fields.js';
 
 /** `models[]` and `routing`: the public models, their deployments, prices, retries and circuit breaker. */
 
@@ -24,7 +24,11 @@ const pricingSchema = z
 
 /** Timeouts that override some of a provider's for one deployment. */
 const timeoutOverridesSchema = z
-  .strictObject({ connect: duration.optional(), first_byte: duration.optional(), idle: duration.optional() })
+  .strictObject({
+    connect: timerDuration.optional(),
+    first_byte: timerDuration.optional(),
+    idle: timerDuration.optional(),
+  })
   .transform((timeouts) => ({
     connectMs: timeouts.connect,
     firstByteMs: timeouts.first_byte,
@@ -34,10 +38,10 @@ const timeoutOverridesSchema = z
 const retryFields = {
   /** Further attempts after the first one, on the same model (another deployment when it has several). */
   attempts: z.number().int().min(0).max(10),
-  initial_backoff: duration,
-  max_backoff: duration,
+  initial_backoff: timerDuration,
+  max_backoff: timerDuration,
   /** An upstream asking to wait longer than this is not waited for: the gateway fails over instead. */
-  max_retry_after: duration,
+  max_retry_after: timerDuration,
 };
 
 const retrySchema = z.strictObject({
@@ -77,7 +81,7 @@ const circuitBreakerSchema = z
     /** Below this percentage of healthy deployments in a model's chain, ejected ones serve again; 0 refuses instead. */
     panic_threshold: z.number().min(0).max(100).default(50),
     /** How often outcomes and ejections are exchanged with the other nodes through Redis (when configured). */
-    sync_interval: duration.default(1000),
+    sync_interval: timerDuration.default(1000),
   })
   .superRefine((breaker, context) => {
     if (breaker.max_cooldown < breaker.cooldown) {

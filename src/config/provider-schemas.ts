@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration, name } from './schema-fields.js';
+import { name, timerDuration } from './schema-fields.js';
 
 /** `providers[]`: where requests go, one schema per provider type (the file's keys, transformed to camelCase). */
 
@@ -13,11 +13,11 @@ export const responsesApiMode = z.enum(['translate', 'native']);
 
 const timeoutsSchema = z
   .strictObject({
-    connect: duration.default(10_000),
+    connect: timerDuration.default(10_000),
     /** Until the upstream's response headers arrive (for non-streaming requests: the whole generation). */
-    first_byte: duration.default(300_000),
+    first_byte: timerDuration.default(300_000),
     /** Longest silence between two chunks of an upstream body. */
-    idle: duration.default(120_000),
+    idle: timerDuration.default(120_000),
   })
   .transform((timeouts) => ({
     connectMs: timeouts.connect,
@@ -123,9 +123,9 @@ const geminiProviderSchema = z
 const localTimeoutsSchema = z
   .strictObject({
     /** Until the first token: the prompt's evaluation included. */
-    first_token: duration.default(300_000),
+    first_token: timerDuration.default(300_000),
     /** Longest silence between two tokens. */
-    idle: duration.default(120_000),
+    idle: timerDuration.default(120_000),
   })
   .transform((timeouts) => ({ firstTokenMs: timeouts.first_token, idleMs: timeouts.idle }));
 
@@ -147,7 +147,7 @@ const localProviderSchema = z
     /** Requests one account may have waiting (default: a quarter of queue_size, at least 1). */
     queue_per_account: z.number().int().min(1).max(100_000).optional(),
     /** Longest wait in the queue before a request is answered 503. */
-    queue_timeout: duration.default(60_000),
+    queue_timeout: timerDuration.default(60_000),
     /** Tokens evaluated per batch (prompt processing). */
     batch_size: z.number().int().min(1).max(65_536).optional(),
     /** "auto" uses a GPU when node-llama-cpp finds one (CUDA, Vulkan, Metal), else the CPU. */

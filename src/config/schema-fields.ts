@@ -12,6 +12,15 @@ export const duration = z.union([z.string(), z.number()]).transform((value, cont
   return milliseconds;
 });
 
+/** Node fires a timer of more than 2^31-1 ms after 1 ms instead: a 30d interval would run back to back. */
+export const maxTimerMs = 2_147_483_647;
+
+/** A duration that is used as a timer's delay (an interval, a timeout), so at most ~24.8 days. */
+export const timerDuration = duration.refine(
+  (milliseconds) => milliseconds <= maxTimerMs,
+  `must be at most 24d (${maxTimerMs} ms): longer timers do not fit Node's timers`,
+);
+
 export const size = z.union([z.string(), z.number()]).transform((value, context) => {
   const bytes = parseSize(value);
   if (bytes === undefined) {

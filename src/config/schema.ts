@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { limitSettingsSchema, noLimits } from '../limits/settings.js';
 import { embeddingProviderTypes, modelSchema, routingSchema } from './model-schemas.js';
 import { providerSchema } from './provider-schemas.js';
-import { duration, size } from './schema-fields.js';
+import { duration, size, timerDuration } from './schema-fields.js';
 
 /**
  * The configuration file's schema. YAML keys are snake_case (operators' convention); each object is transformed into
@@ -18,21 +18,21 @@ const serverSchema = z
     /** Origins allowed to call /v1 from a browser. Empty by default: API keys belong on servers. */
     cors_allowed_origins: z.array(z.string().min(1)).default([]),
     /** How often an SSE comment is sent while a stream waits for its first upstream event. */
-    stream_keepalive: duration.default(15_000),
+    stream_keepalive: timerDuration.default(15_000),
     /**
      * A streaming client that takes no data for this long (it stopped reading, or vanished without closing its
      * connection) is given up as if it had disconnected: its upstream call or local generation is stopped.
      */
-    send_timeout: duration.default(60_000),
+    send_timeout: timerDuration.default(60_000),
     /** How long SIGTERM waits for in-flight requests before aborting them. */
-    shutdown_timeout: duration.default(30_000),
+    shutdown_timeout: timerDuration.default(30_000),
     /** A request to /api (console, management API) must have arrived whole this long after it started, or 408. */
-    api_body_timeout: duration.default(30_000),
+    api_body_timeout: timerDuration.default(30_000),
     /**
      * The same for /v1. Longer than /api's: a body may be up to limits.max_body_size (16 MB) from a client on a slow
      * uplink (2 MB at 256 kbit/s takes about 65 s).
      */
-    v1_body_timeout: duration.default(120_000),
+    v1_body_timeout: timerDuration.default(120_000),
     /** Open connections at most; further ones are closed at once (counted in switchboard_connections_dropped_total). */
     max_connections: z.number().int().min(1).max(1_000_000).default(10_000),
     /** Requests pipelined on one HTTP/1.1 connection served at once; later ones wait, and the connection is not read. */
@@ -99,7 +99,7 @@ const keysSchema = z
     /** Upper bound on how long a verified key is trusted from memory, on top of explicit invalidation. */
     cache_ttl: duration.default(60_000),
     /** How often the server looks for key and access changes made by other processes (the CLI, other nodes). */
-    change_poll_interval: duration.default(250),
+    change_poll_interval: timerDuration.default(250),
   })
   .transform((keys) => ({
     secret: keys.secret,
@@ -115,13 +115,13 @@ const requestLogSchema = z
     // Under load a batch fills in tens of milliseconds; with many accounts, larger batches put more rows in each index
     // page a commit writes (docs/performance.md, "The request-log store").
     batch_size: z.number().int().min(1).max(5000).default(2000),
-    flush_interval: duration.default(1000),
+    flush_interval: timerDuration.default(1000),
     /** Records held in memory before new requests wait for the writer (backpressure, never silent drops). */
     max_queue: z.number().int().min(100).default(50_000),
     /** Rows older than this are deleted (and their disk space freed); 0 keeps everything. */
     retention: duration.default(30 * 86_400_000),
     /** How often the retention job runs (it also runs shortly after start-up). */
-    retention_interval: duration.default(3_600_000),
+    retention_interval: timerDuration.default(3_600_000),
     /** Rows deleted per statement; small batches keep every statement short so requests are never stalled. */
     retention_batch_size: z.number().int().min(100).max(100_000).default(2000),
     /**
@@ -200,12 +200,12 @@ const redisSchema = z
     ),
     key_prefix: z.string().default('switchboard:'),
     /** A Redis command slower than this counts as Redis being unavailable. */
-    command_timeout: duration.default(500),
+    command_timeout: timerDuration.default(500),
     /**
      * A concurrency slot taken in Redis is renewed by its node while the request runs and expires this long after the
      * node stops renewing it (the node died), so a killed node's slots come back by themselves.
      */
-    concurrency_lease_ttl: duration.refine((ms) => ms >= 1000, 'must be at least 1s').default(30_000),
+    concurrency_lease_ttl: timerDuration.refine((ms) => ms >= 1000, 'must be at least 1s').default(30_000),
     on_unavailable: z
       .strictObject({
         /** local: this node's own counters; allow: no rate limits; deny: refuse with 503. */
@@ -249,7 +249,7 @@ const consoleSchema = z
      * users. Nothing is counted per user alone, so nobody can lock a user out from another address.
      */
     sign_in_max_failures: z.number().int().min(1).max(1000).default(5),
-    sign_in_max_delay: duration.default(15 * 60_000),
+    sign_in_max_delay: timerDuration.default(15 * 60_000),
     /** A client's failures are forgotten this long after its last one. */
     sign_in_window: duration.default(60 * 60_000),
     /** How long an invitation link stays valid. */

@@ -1,4 +1,4 @@
-import { accessSync, chmodSync, constants, existsSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -173,12 +173,26 @@ async function refuseNewerSchema(handle: DatabaseHandle): Promise<void> {
   );
 }
 
+/** Bytes this user may still write on the file system of `directory`, or undefined when that cannot be told. */
+function freeBytes(directory: string): number | undefined {
+  try {
+    const stats = statfsSync(directory);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
 /** SQLite's own words for the two failures an operator meets most, with what they mean here. */
 function explainSqliteError(error: unknown, file?: string): string {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database (or its header is damaged)';
   if (code === 'SQLITE_BUSY') return `${message}: another process has held a write transaction for over 5 s`;
+  if (typeof code === 'string' && (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) && file) {
+    const space = freeBytes(path.dirname(file));
+    if (space !== undefined && space < 1024 * 1024) return `${message}: the disk is full (${space} bytes free)`;
+  }
   if ((code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'EPERM') && file && existsSync(file)) {
     try {
       accessSync(file, constants.R_OK | constants.W_OK);
