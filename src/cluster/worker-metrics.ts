@@ -1,6 +1,7 @@
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { apiError } from '../errors/api-error.js';
+import { askPrimary } from './ask-primary.js';
 
 /**
  * /metrics under `serve --workers N`: whichever worker a scrape reaches answers for all of them. Each worker's own
@@ -44,35 +45,15 @@ export function metricsOfAllWorkers(registry: Registry): () => Promise<string> {
   AggregatorRegistry.setRegistries([registry]);
   // Its constructor installs the worker's answer to the primary's collection requests.
   new AggregatorRegistry();
-  let nextId = 0;
-  const waiting = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void }>();
-  process.on('message', (message: unknown) => {
-    if (!isMetricsAnswer(message)) return;
-    const waiter = waiting.get(message.id);
-    waiting.delete(message.id);
-    if (message.text !== undefined) waiter?.resolve(message.text);
-    else waiter?.reject(unavailable(message.error ?? 'no answer'));
-  });
-  return () =>
-    new Promise<string>((resolve, reject) => {
-      const id = nextId++;
-      const timer = setTimeout(() => {
-        waiting.delete(id);
-        reject(unavailable('the primary process did not answer in time'));
-      }, answerTimeoutMs);
-      waiting.set(id, {
-        resolve: (text) => {
-          clearTimeout(timer);
-          resolve(text);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
-      const request: MetricsRequest = { channel: 'switchboard-worker', kind: 'metrics-request', id };
-      if (!process.send?.(request)) waiting.get(id)?.reject(unavailable('the primary process is not reachable'));
-    });
+  const primary = askPrimary(isMetricsAnswer, answerTimeoutMs);
+  return async () => {
+    const answer = await primary.ask(
+      (id): MetricsRequest => ({ channel: 'switchboard-worker', kind: 'metrics-request', id }),
+    );
+    if (answer === undefined) throw unavailable('the primary process did not answer in time');
+    if (answer.text === undefined) throw unavailable(answer.error ?? 'no answer');
+    return answer.text;
+  };
 }
 
 /** In the primary: answers a worker's request for the metrics of every worker. */

@@ -1,3 +1,4 @@
+import { askPrimary, type PrimaryQuestions } from '../cluster/ask-primary.js';
 import type { Logger } from '../observability/logger.js';
 import type { MemorySignInThrottle, SignInThrottle } from './sign-in-throttle.js';
 
@@ -24,41 +25,29 @@ const isSignInThrottleMessage = (message: unknown): message is SignInThrottleMes
 
 /** The worker's side: forwards every attempt to the primary's throttle. */
 export class IpcSignInThrottle implements SignInThrottle {
-  private nextId = 1;
-  private readonly waiting = new Map<number, (answer: SignInThrottleMessage) => void>();
-  private readonly onMessage = (message: unknown) => {
-    if (!isSignInThrottleMessage(message) || message.kind !== 'answer') return;
-    this.waiting.get(message.id)?.(message);
-  };
+  private readonly primary: PrimaryQuestions<SignInThrottleMessage>;
 
   constructor(
     private readonly local: MemorySignInThrottle,
     private readonly logger: Logger,
-    private readonly channel: NodeJS.Process = process,
+    channel: NodeJS.Process = process,
   ) {
-    channel.on('message', this.onMessage);
+    const isAnswer = (message: unknown): message is SignInThrottleMessage =>
+      isSignInThrottleMessage(message) && message.kind === 'answer';
+    this.primary = askPrimary(isAnswer, answerTimeoutMs, channel);
   }
 
   /** Sends one attempt's step; resolves with the primary's answer, or undefined when it did not come in time. */
-  private ask(
+  private async ask(
     kind: SignInThrottleMessage['kind'],
     email: string,
     clientAddress: string,
   ): Promise<SignInThrottleMessage | undefined> {
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      const done = (answer: SignInThrottleMessage | undefined) => {
-        clearTimeout(timer);
-        this.waiting.delete(id);
-        if (!answer)
-          this.logger.warn('the primary process did not answer: sign-in attempts are throttled by this worker');
-        resolve(answer);
-      };
-      const timer = setTimeout(() => done(undefined), answerTimeoutMs);
-      this.waiting.set(id, done);
-      const message: SignInThrottleMessage = { channel: 'switchboard-sign-in', id, kind, email, clientAddress };
-      if (!this.channel.send?.(message)) done(undefined);
-    });
+    const answer = await this.primary.ask(
+      (id): SignInThrottleMessage => ({ channel: 'switchboard-sign-in', id, kind, email, clientAddress }),
+    );
+    if (!answer) this.logger.warn('the primary process did not answer: sign-in attempts are throttled by this worker');
+    return answer;
   }
 
   async beginAttempt(email: string, clientAddress: string): Promise<number> {
@@ -80,8 +69,7 @@ export class IpcSignInThrottle implements SignInThrottle {
   }
 
   close(): void {
-    this.channel.off('message', this.onMessage);
-    for (const done of [...this.waiting.values()]) done({ channel: 'switchboard-sign-in', id: 0, kind: 'answer' });
+    this.primary.close();
     this.local.close();
   }
 }
