@@ -16,7 +16,7 @@ import { bootstrapFirstRun, clientBaseUrl, firstRunBanner, writeFirstKeyFile } f
 
 /**
  * A server whose standard output is closed (its log reader exited: `serve | head`, a log shipper restarted) keeps
- * serving: an EPIPE used to crash it, taking every tenant's traffic down for the sake of log lines. Said once on
+ * serving: an EPIPE would otherwise crash it, taking every tenant's traffic down for the sake of log lines. Said once on
  * stderr; the lines written meanwhile are lost.
  */
 function keepServingWithoutStdout(): void {

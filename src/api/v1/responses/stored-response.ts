@@ -104,7 +104,7 @@ export function toInProgressRecord(
   context: Pick<RecordContext, 'accountId' | 'keyId' | 'now' | 'retentionMs'>,
 ): ResponseRecord {
   const { output: _output, ...settings } = response;
-  // A response the gateway built is kept compact without serializing it whole first (~4 µs a stream saved).
+  // Kept compact without serializing it whole first: this runs for every stored stream (docs/performance.md).
   const compact = storedSettingsJson(settings, '');
   const settingsJson = compact === '' ? JSON.stringify(settings) : compact;
   return {
