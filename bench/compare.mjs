@@ -710,10 +710,12 @@ function writeReport({ arms, summary, streaming, memory, cpu, workers, paired, r
       `${(median(sb.added50) / median(fl.added50)).toFixed(2)}×`,
     ],
   ];
+  // Issue 26's bars: 15× Portkey's throughput, 50× LiteLLM's.
   for (const arm of arms.filter((candidate) => /Portkey|LiteLLM/.test(candidate.name))) {
+    const multiple = /LiteLLM/.test(arm.name) ? 50 : 15;
     targets.push([
-      `≥ 15× ${arm.name}'s throughput`,
-      rpsOf('switchboard') >= 15 * rpsOf(arm.name),
+      `≥ ${multiple}× ${arm.name}'s throughput`,
+      rpsOf('switchboard') >= multiple * rpsOf(arm.name),
       `${(rpsOf('switchboard') / rpsOf(arm.name)).toFixed(1)}×`,
     ]);
     targets.push([
