@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtInModelEntry } from '../src/config/defaults.js';
 import { defaultModel } from '../src/providers/local/default-model.js';
 import { isDefaultModelFile } from '../src/providers/local/fetch-default-model.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
@@ -27,7 +28,8 @@ describe.skipIf(!hasPrerequisite('built-in model'))('the built-in model, through
     gateway = await startTestGateway({
       mock,
       providers: [{ name: 'local', type: 'local', model_path: modelPath }],
-      models: [{ name: defaultModel.name, provider: 'local' }],
+      // The entry a fresh install serves (its context_window included), on whichever file is under test.
+      models: [{ ...builtInModelEntry(), provider: 'local' }],
     });
     client = new OpenAI({ baseURL: gateway.baseUrl, apiKey: gateway.key, maxRetries: 0 });
   }, 120_000);
@@ -48,6 +50,27 @@ describe.skipIf(!hasPrerequisite('built-in model'))('the built-in model, through
     closeSync(file);
     expect(magic.toString('latin1')).toBe('GGUF');
   });
+
+  it('names one context length whichever check refuses a prompt (the estimate before, the model after)', async () => {
+    const refusal = async (content: string, copies: number) => {
+      const error = await client.chat.completions
+        .create({
+          model: defaultModel.name,
+          messages: Array.from({ length: copies }, () => ({ role: 'user' as const, content })),
+          max_tokens: 5,
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
+      return /maximum context length is (\d+) tokens/.exec((error as Error).message)?.[1];
+    };
+    // Far past any context: refused by the gateway's estimate before the model sees it.
+    const byEstimate = await refusal('apple banana cherry '.repeat(100), 2_000);
+    // Past the model's context but under the estimate's bound: refused by the local runtime, which counts tokens.
+    const byModel = await refusal('apple banana cherry '.repeat(1_700), 1);
+    expect(byEstimate).toBeDefined();
+    expect(byEstimate).toBe(byModel);
+  }, 60_000);
 
   it('answers a short prompt with a non-empty, finished answer', async () => {
     const completion = await client.chat.completions.create({

@@ -11,14 +11,17 @@ export function builtInConfig(dataDir: string): Record<string, unknown> {
   if (!existsSync(modelPath)) return {};
   return {
     providers: [{ name: defaultModel.provider, type: 'local', model_path: modelPath }],
-    models: [
-      {
-        name: defaultModel.name,
-        provider: defaultModel.provider,
-        owned_by: 'switchboard',
-        context_window: defaultModel.contextWindow,
-        pricing: { input: 0, output: 0 },
-      },
-    ],
+    models: [builtInModelEntry()],
+  };
+}
+
+/** The built-in model's entry in `models`, as a fresh install serves it. */
+export function builtInModelEntry() {
+  return {
+    name: defaultModel.name,
+    provider: defaultModel.provider,
+    owned_by: 'switchboard',
+    context_window: defaultModel.contextWindow,
+    pricing: { input: 0, output: 0 },
   };
 }

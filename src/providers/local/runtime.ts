@@ -11,6 +11,7 @@ import type { LocalProviderConfig } from '../../config/schema.js';
 import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { Logger } from '../../observability/logger.js';
 import { type ChosenTemplate, chooseChatTemplate } from './chat-template.js';
+import { defaultContextCap } from './context-cap.js';
 import { SlotPool, type SlotPoolOptions } from './slot-pool.js';
 import type { StallTimeouts } from './stall-watchdog.js';
 
@@ -76,9 +77,6 @@ export function isEmbeddingModel(model: LlamaModel): boolean {
   const settings = metadata[architecture] as { pooling_type?: unknown } | undefined;
   return embeddingPoolingTypes.has(settings?.pooling_type);
 }
-
-/** Without a context_size setting: the model's training context, capped so memory stays modest per slot. */
-const defaultContextCap = 4096;
 
 export const howToSupplyModel =
   'Fetch the built-in model with `npx switchboard models fetch` (`npm start` does it), or serve any GGUF chat model ' +
