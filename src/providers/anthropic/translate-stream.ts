@@ -8,7 +8,10 @@ import type { AnthropicUsage } from './wire-types.js';
 /**
  * Anthropic stream events -> OpenAI chunks, one translator per stream (its state lives in this closure):
  * - message_start: the role delta;
- * - text_delta -> `content`; thinking_delta -> `reasoning_content`;
+ * - text_delta -> `content`; thinking_delta -> `reasoning_content`, and the same piece as a `thinking_blocks` fragment
+ *   (LiteLLM's streamed shape): `{type: "thinking", thinking}` pieces, then the block's signature_delta as
+ *   `{type: "thinking", thinking: "", signature}`, which ends the block; a redacted_thinking block is one fragment
+ *   `{type: "redacted_thinking", data}`. A client joins the pieces up to each signature to send the block back;
  * - a tool_use block start -> the tool call's first delta (id, type, name, `arguments: ""`), numbered over tool
  *   blocks only; its input_json_delta fragments -> `function.arguments` deltas; a tool whose input never streamed
  *   gets `"{}"` so the arguments are valid JSON;
@@ -53,10 +56,16 @@ export function createAnthropicStreamTranslator(
     model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
   });
-  // A block's text or thinking, at its start or in a delta: nothing for an empty one.
-  const textChunks = (text: unknown, field: 'content' | 'reasoning_content'): ChatCompletion[] => {
-    if (typeof text !== 'string' || text === '') return [];
-    return [chunk(field === 'content' ? { content: text } : { reasoning_content: text })];
+  // A block's text, at its start or in a delta: nothing for an empty one.
+  const textChunks = (text: unknown): ChatCompletion[] =>
+    typeof text !== 'string' || text === '' ? [] : [chunk({ content: text })];
+  const thinkingChunks = (thinking: unknown): ChatCompletion[] => {
+    if (typeof thinking !== 'string' || thinking === '') return [];
+    return [chunk({ reasoning_content: thinking, thinking_blocks: [{ type: 'thinking', thinking }] })];
+  };
+  const signatureChunks = (signature: unknown): ChatCompletion[] => {
+    if (typeof signature !== 'string' || signature === '') return [];
+    return [chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature }] })];
   };
   const toolDelta = (index: number, fields: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...fields }] });
   const mergeUsage = (next: unknown) => {
@@ -81,8 +90,12 @@ export function createAnthropicStreamTranslator(
         case 'content_block_start': {
           const index = Number(event.index);
           const block = (event.content_block ?? {}) as Record<string, unknown>;
-          if (block.type === 'text') return textChunks(block.text, 'content');
-          if (block.type === 'thinking') return textChunks(block.thinking, 'reasoning_content');
+          if (block.type === 'text') return textChunks(block.text);
+          if (block.type === 'thinking')
+            return [...thinkingChunks(block.thinking), ...signatureChunks(block.signature)];
+          if (block.type === 'redacted_thinking' && typeof block.data === 'string') {
+            return [chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: block.data }] })];
+          }
           if (block.type === 'tool_use') {
             const tool: ToolBlock = { index: toolBlocks.size, sentArguments: false };
             toolBlocks.set(index, tool);
@@ -102,8 +115,9 @@ export function createAnthropicStreamTranslator(
         }
         case 'content_block_delta': {
           const delta = (event.delta ?? {}) as Record<string, unknown>;
-          if (delta.type === 'text_delta') return textChunks(delta.text, 'content');
-          if (delta.type === 'thinking_delta') return textChunks(delta.thinking, 'reasoning_content');
+          if (delta.type === 'text_delta') return textChunks(delta.text);
+          if (delta.type === 'thinking_delta') return thinkingChunks(delta.thinking);
+          if (delta.type === 'signature_delta') return signatureChunks(delta.signature);
           if (delta.type === 'input_json_delta') {
             const tool = toolBlocks.get(Number(event.index));
             if (!tool || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];
