@@ -54,17 +54,19 @@ describe('thinking blocks out of Claude', () => {
     expect(deltas.map((delta) => delta?.reasoning_content ?? '').join('')).toBe(
       'The user asks about cafés. Let me think.',
     );
+    // Each fragment names its block, the signature in a fragment of its own.
+    const signature = (recordedThinking[0] as { signature: string }).signature;
+    expect(deltas).toContainEqual({ thinking_blocks: [{ type: 'thinking', thinking: '', signature, index: 0 }] });
     expect(deltas).toContainEqual({
-      thinking_blocks: [
-        { type: 'thinking', thinking: '', signature: (recordedThinking[0] as { signature: string }).signature },
-      ],
+      thinking_blocks: [{ type: 'redacted_thinking', data: (recordedThinking[1] as { data: string }).data, index: 1 }],
     });
   });
 });
 
 describe('thinking blocks back to Claude', () => {
   it('open the assistant turn, before its text and tool_use, unchanged, and thinking stays on', () => {
-    const request = toolLoop({ thinking_blocks: recordedThinking });
+    // As the openai Python SDK's stream helper assembles them: with the fragments' index, which is not sent on.
+    const request = toolLoop({ thinking_blocks: recordedThinking.map((block, index) => ({ ...block, index })) });
     const body = convert(request);
     expect(body.messages[1]?.content).toEqual([
       ...recordedThinking,

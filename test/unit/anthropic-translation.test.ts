@@ -180,8 +180,8 @@ describe('Anthropic responses, streams and errors', () => {
     ].flatMap((event) => translator.push(event).map((chunk) => chunk.choices[0]?.delta));
     expect(deltas).toEqual([
       { role: 'assistant', content: '' },
-      { reasoning_content: 'hmm', thinking_blocks: [{ type: 'thinking', thinking: 'hmm' }] },
-      { thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'sig' }] },
+      { reasoning_content: 'hmm', thinking_blocks: [{ type: 'thinking', thinking: 'hmm', index: 0 }] },
+      { thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'sig', index: 0 }] },
     ]);
     const overloaded = apiErrorOf(() =>
       translator.push({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
