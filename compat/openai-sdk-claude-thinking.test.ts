@@ -156,6 +156,33 @@ describe('openai npm SDK: a Claude tool loop with extended thinking', () => {
     expect(upstream?.raw?.toString('utf8')).toContain(JSON.stringify(answered[0]));
   });
 
+  it.each(['claude-tools', 'claude-tools-strict'])(
+    'refuses a malformed block with a 400 naming it (%s)',
+    async (model) => {
+      const messages = [
+        { role: 'user', content: 'Weather in Paris?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"P"}' } },
+          ],
+          thinking_blocks: [{ type: 'thinking', thinking: 'hmm', signature: 42 }],
+        },
+        { role: 'tool', tool_call_id: 'toolu_1', content: '18 C' },
+      ];
+      const requests = setup.providerMocks.anthropic.requests.length;
+      const refused = await client.chat.completions
+        .create({ model, messages, tools: [weatherTool], thinking } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      const error = refused as InstanceType<typeof OpenAI.BadRequestError>;
+      expect(error.param).toBe('messages[1].thinking_blocks[0].signature');
+      expect(error.code).toBe('invalid_type');
+      expect(setup.providerMocks.anthropic.requests.length).toBe(requests);
+    },
+  );
+
   it('keeps thinking where no tool results are being answered', async () => {
     const { response } = await client.chat.completions
       .create({

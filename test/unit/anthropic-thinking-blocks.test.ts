@@ -142,7 +142,10 @@ describe('thinking blocks back to Claude', () => {
     ],
     [{ reasoning_details: [{ type: 'reasoning.encrypted' }] }, 'messages[1].reasoning_details[0].data', 'invalid_type'],
   ])('malformed %j is a 400 naming the field', (assistant, param, code) => {
-    const error = apiErrorOf(() => convert(toolLoop(assistant as Partial<ChatMessage>)));
+    const request = toolLoop(assistant as Partial<ChatMessage>);
+    // Not a reason to drop thinking (or to refuse it, for a strict model): the block itself is refused.
+    expect(unsupportedParameters(request)).toEqual([]);
+    const error = apiErrorOf(() => convert(request));
     expect(error.status).toBe(400);
     expect(openAiErrorBody(error).error).toMatchObject({ param, code, type: 'invalid_request_error' });
   });

@@ -100,11 +100,14 @@ export function signedThinkingOf(message: ChatMessage, param: string): SignedThi
   return [];
 }
 
-/** Whether the message brings back signed thinking; false for malformed blocks too (translation refuses those). */
+/**
+ * Whether the message brings back signed thinking. Malformed blocks count as brought back: the translation then
+ * refuses them with a 400 naming the field, rather than `thinking` being dropped (or refused) for them.
+ */
 export function hasSignedThinking(message: ChatMessage): boolean {
   try {
     return signedThinkingOf(message, 'message').length > 0;
   } catch {
-    return false;
+    return true;
   }
 }
