@@ -129,9 +129,11 @@ export function createAnthropicStreamTranslator(
         case 'content_block_delta': {
           const delta = (event.delta ?? {}) as Record<string, unknown>;
           if (delta.type === 'text_delta') return textChunks(delta.text);
-          const index = thinkingIndex(Number(event.index));
-          if (delta.type === 'thinking_delta') return thinkingChunks(delta.thinking, index);
-          if (delta.type === 'signature_delta') return signatureChunks(delta.signature, index);
+          if (delta.type === 'thinking_delta')
+            return thinkingChunks(delta.thinking, thinkingIndex(Number(event.index)));
+          if (delta.type === 'signature_delta') {
+            return signatureChunks(delta.signature, thinkingIndex(Number(event.index)));
+          }
           if (delta.type === 'input_json_delta') {
             const tool = toolBlocks.get(Number(event.index));
             if (!tool || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];
