@@ -10,8 +10,8 @@ import { compatPython, hasPrerequisite } from '../test/support/prerequisites.js'
 const python = compatPython;
 
 const setup = useGatewayWithMock({
-  // Anthropic and Gemini mock upstreams too, for compat/python/test_providers.py.
-  providerMocks: true,
+  // Anthropic and Gemini mock upstreams too, for compat/python/test_providers.py (thinking-tools: Claude's thinking).
+  providerMocks: ['mock', 'tools', 'thinking-tools'],
   // Embedding models for compat/python/test_embeddings.py.
   models: ['embed', 'embed-float-only', 'embed-base64-only'].map((upstream) => ({
     name: upstream === 'embed' ? 'text-embedding-3-small' : upstream,

@@ -87,3 +87,29 @@ def test_tool_round_trip(client, prefix):
     second = client.chat.completions.create(model=f"{prefix}tools", messages=messages, tools=[WEATHER_TOOL])
     assert "The weather:" in second.choices[0].message.content
     assert "20" in second.choices[0].message.content
+
+
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_claude_thinking_across_a_tool_call(client, stream):
+    # Claude's signed thinking comes as `thinking_blocks`; the stream helper merges its fragments by their index, and
+    # the assistant message goes back as the SDK parsed it, blocks included, so thinking stays on for the results.
+    messages = [{"role": "user", "content": "Weather in Paris?"}]
+    request = {"model": "claude-thinking-tools", "tools": [WEATHER_TOOL], "extra_body": {"thinking": THINKING}}
+    if stream:
+        with client.chat.completions.stream(messages=messages, **request) as events:
+            first = events.get_final_completion()
+    else:
+        first = client.chat.completions.create(messages=messages, **request)
+    message = first.choices[0].message
+    assistant = message.model_dump(exclude_none=True)
+    kinds = [block["type"] for block in assistant["thinking_blocks"]]
+    assert kinds == ["thinking", "redacted_thinking"]
+    assert assistant["thinking_blocks"][0]["signature"]
+    messages.append(assistant)
+    messages.append({"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "18 C"})
+    raw = client.chat.completions.with_raw_response.create(messages=messages, **request)
+    assert raw.headers.get("x-switchboard-dropped-parameters") is None
+    assert raw.parse().choices[0].message.content == "The weather: 18 C"

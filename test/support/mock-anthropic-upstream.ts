@@ -18,7 +18,9 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * user or assistant turns in your request will be combined into a single turn").
  *
  * Behaviour is chosen by the upstream model name, as in mock-openai-upstream.ts: `mock` echoes the last user text;
- * `tools` calls get_weather, then answers from the tool result; `thinking` answers with the recorded answer of
+ * `tools` calls get_weather, then answers from the tool result; `thinking-tools` does the same, and with thinking on
+ * starts each answer with a signed thinking block (streamed as thinking_delta pieces and a signature_delta) and a
+ * redacted_thinking block; `thinking` answers with the recorded answer of
  * test/fixtures/messages/native-thinking.{json,sse} byte for byte (thinking with a signature, redacted thinking, text,
  * a tool call, cache usage), for pass-through tests; `error-NNN`, `hang`, `reset`, `midstream-error`,
  * `midstream-reset`, `overloaded-first` (an overloaded_error before any content), `slow-stream` (50 deltas 100 ms
@@ -215,22 +217,47 @@ function usageFor(body: Record<string, unknown>, output: string) {
 interface Answer {
   text: string;
   toolUse?: { id: string; name: string; input: Record<string, unknown> };
+  /** Signed thinking, then redacted thinking, before the text. */
+  thinking?: { thinking: string; redacted: string };
+}
+
+function thinkingOn(body: Record<string, unknown>): boolean {
+  const type = (body.thinking as { type?: unknown } | undefined)?.type;
+  return type === 'enabled' || type === 'adaptive';
+}
+
+function toolAnswer(body: Record<string, unknown>): Answer {
+  const result = lastToolResult(body);
+  if (result !== undefined) return { text: `The weather: ${result}` };
+  return {
+    text: 'Let me check.',
+    toolUse: { id: 'toolu_mock_1', name: weatherCall.name, input: weatherCall.arguments },
+  };
 }
 
 function answerFor(model: string, body: Record<string, unknown>): Answer {
-  if (model === 'tools' && Array.isArray(body.tools) && body.tools.length > 0) {
-    const result = lastToolResult(body);
-    if (result !== undefined) return { text: `The weather: ${result}` };
+  const tools = Array.isArray(body.tools) && body.tools.length > 0;
+  if (model === 'tools' && tools) return toolAnswer(body);
+  if (model === 'thinking-tools' && tools) {
+    const answer = toolAnswer(body);
+    if (!thinkingOn(body)) return answer;
+    const step = answer.toolUse ? 'ask the weather tool' : 'read the tool result';
     return {
-      text: 'Let me check.',
-      toolUse: { id: 'toolu_mock_1', name: weatherCall.name, input: weatherCall.arguments },
+      ...answer,
+      thinking: { thinking: `I should ${step}, "quoted" \u00e9.`, redacted: 'EmwKAhgBEgyMockRedacted' },
     };
   }
   return { text: `Echo: ${lastUserText(body)}` };
 }
 
 function message(model: string, body: Record<string, unknown>, answer: Answer) {
-  const content: Block[] = [{ type: 'text', text: answer.text }];
+  const content: Block[] = [];
+  if (answer.thinking) {
+    const { thinking, redacted } = answer.thinking;
+    content.push({ type: 'thinking', thinking, signature: signThinking(thinking) });
+    content.push({ type: 'redacted_thinking', data: redacted });
+  }
+  content.push({ type: 'text', text: answer.text });
   if (answer.toolUse) content.push({ type: 'tool_use', ...answer.toolUse });
   return {
     id: 'msg_mock123',
@@ -279,7 +306,22 @@ async function stream(
     response.end();
     return;
   }
-  send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+  let index = 0;
+  if (answer.thinking) {
+    const { thinking, redacted } = answer.thinking;
+    send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    for (const piece of splitIntoPieces(thinking, 5)) {
+      send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
+    }
+    send('content_block_delta', { index, delta: { type: 'signature_delta', signature: signThinking(thinking) } });
+    send('content_block_stop', { index });
+    index++;
+    send('content_block_start', { index, content_block: { type: 'redacted_thinking', data: redacted } });
+    send('content_block_stop', { index });
+    index++;
+  }
+  const textIndex = index;
+  send('content_block_start', { index: textIndex, content_block: { type: 'text', text: '' } });
   send('ping', {});
   let sent = 0;
   for (const piece of splitIntoPieces(answer.text)) {
@@ -294,19 +336,20 @@ async function stream(
     }
     if (options.delayMs) await sleep(options.delayMs);
     if (response.destroyed) return;
-    send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: piece } });
+    send('content_block_delta', { index: textIndex, delta: { type: 'text_delta', text: piece } });
     sent++;
   }
-  send('content_block_stop', { index: 0 });
+  send('content_block_stop', { index: textIndex });
   if (answer.toolUse) {
+    const toolIndex = textIndex + 1;
     send('content_block_start', {
-      index: 1,
+      index: toolIndex,
       content_block: { type: 'tool_use', id: answer.toolUse.id, name: answer.toolUse.name, input: {} },
     });
     for (const piece of splitIntoPieces(JSON.stringify(answer.toolUse.input), 7)) {
-      send('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: piece } });
+      send('content_block_delta', { index: toolIndex, delta: { type: 'input_json_delta', partial_json: piece } });
     }
-    send('content_block_stop', { index: 1 });
+    send('content_block_stop', { index: toolIndex });
   }
   send('message_delta', {
     delta: { stop_reason: answer.toolUse ? 'tool_use' : 'end_turn', stop_sequence: null },

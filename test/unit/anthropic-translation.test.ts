@@ -165,7 +165,7 @@ describe('Anthropic responses, streams and errors', () => {
     ).toEqual(['stop', 'stop', 'stop', 'length', 'length', 'tool_calls', 'content_filter', 'stop']);
   });
 
-  it('streams thinking as reasoning_content, ignores unknown events and pings, throws on error events', () => {
+  it('streams thinking as reasoning_content and thinking_blocks, ignores unknown events and pings, throws on error events', () => {
     const translator = createAnthropicStreamTranslator('claude', 'm', 1);
     const deltas = [
       {
@@ -178,7 +178,11 @@ describe('Anthropic responses, streams and errors', () => {
       { type: 'ping' },
       { type: 'some_future_event', index: 0 },
     ].flatMap((event) => translator.push(event).map((chunk) => chunk.choices[0]?.delta));
-    expect(deltas).toEqual([{ role: 'assistant', content: '' }, { reasoning_content: 'hmm' }]);
+    expect(deltas).toEqual([
+      { role: 'assistant', content: '' },
+      { reasoning_content: 'hmm', thinking_blocks: [{ type: 'thinking', thinking: 'hmm', index: 0 }] },
+      { thinking_blocks: [{ type: 'thinking', thinking: '', signature: 'sig', index: 0 }] },
+    ]);
     const overloaded = apiErrorOf(() =>
       translator.push({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
     );

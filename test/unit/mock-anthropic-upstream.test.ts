@@ -143,6 +143,39 @@ describe('the Anthropic mock upstream', () => {
     expect(thinking.signature).toBe(signThinking(thinking.thinking));
   });
 
+  it('thinks before its tool calls (thinking-tools, thinking on), and wants that thinking back for the results', async () => {
+    const weather = { name: 'get_weather', input_schema: { type: 'object' } };
+    const question = body([{ role: 'user', content: 'Weather?' }], {
+      model: 'thinking-tools',
+      tools: [weather],
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    });
+    const json = JSON.parse((await post(question)).bytes.toString());
+    const streamed = accumulate(parseEvents((await post({ ...question, stream: true })).bytes.toString()));
+    expect(streamed.content).toEqual(json.content);
+    expect(json.content.map((block: { type: string }) => block.type)).toEqual([
+      'thinking',
+      'redacted_thinking',
+      'text',
+      'tool_use',
+    ]);
+    const answer = (assistant: unknown[]) => ({
+      ...question,
+      messages: [
+        ...question.messages,
+        { role: 'assistant', content: assistant },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_mock_1', content: '18 C' }] },
+      ],
+    });
+    expect((await problem(answer(json.content))).status).toBe(200);
+    expect((await problem(answer(json.content.slice(2)))).message).toMatch(
+      /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `text`/,
+    );
+    // Without thinking, it answers as `tools` does.
+    const plain = JSON.parse((await post({ ...question, thinking: undefined })).bytes.toString());
+    expect(plain.content.map((block: { type: string }) => block.type)).toEqual(['text', 'tool_use']);
+  });
+
   it('counts tokens', async () => {
     const { status, bytes } = await post(
       { model: 'claude', messages: [{ role: 'user', content: 'hello' }] },

@@ -2,12 +2,14 @@ import type { ChatMessage } from '../../openai/types.js';
 import { convertParts, parseToolArguments, textOf, untranslatable } from '../message-content.js';
 import { splitToolCallId } from '../tool-call-id.js';
 import { cacheControlOf, convertPart } from './convert-content.js';
-import type { AnthropicMessage, RequestBlock, TextBlock, ToolResultBlock } from './wire-types.js';
+import { signedThinkingOf } from './convert-thinking.js';
+import type { AnthropicMessage, RequestBlock, TextBlock, ToolResultBlock, TurnBlock } from './wire-types.js';
 
 /**
  * OpenAI messages -> Anthropic `system` + `messages`:
  * - system and developer messages, wherever they are, become the top-level system blocks, in order;
- * - assistant tool calls become `tool_use` blocks (arguments parsed from their JSON string);
+ * - assistant tool calls become `tool_use` blocks (arguments parsed from their JSON string), after the message's signed
+ *   thinking (`thinking_blocks`, see convert-thinking.ts), which Anthropic wants first in the turn;
  * - tool messages become `tool_result` blocks in a user turn; consecutive ones share one turn (Anthropic wants every
  *   result of a parallel call in the turn right after it), and a following user message joins that turn after them;
  * - a message-level `cache_control` marks the message's last block.
@@ -46,7 +48,7 @@ function toolResult(message: ChatMessage, param: string): ToolResultBlock {
 export function convertMessages(messages: readonly ChatMessage[]): ConvertedMessages {
   const system: TextBlock[] = [];
   const converted: AnthropicMessage[] = [];
-  const append = (role: AnthropicMessage['role'], blocks: RequestBlock[]) => {
+  const append = (role: AnthropicMessage['role'], blocks: TurnBlock[]) => {
     if (blocks.length === 0) return;
     const last = converted.at(-1);
     if (last?.role === role) last.content.push(...blocks);
@@ -85,7 +87,7 @@ export function convertMessages(messages: readonly ChatMessage[]): ConvertedMess
           });
         });
         markLast(blocks, message.cache_control);
-        append('assistant', blocks);
+        append('assistant', [...signedThinkingOf(message, param), ...blocks]);
         openCalls = new Set((message.tool_calls ?? []).map((call) => splitToolCallId(call.id).id));
         return;
       }

@@ -2,6 +2,7 @@ import type { ChatCompletionRequest } from '../../openai/types.js';
 import { openAiOnlyParameters } from '../openai-only-parameters.js';
 import { parametersSet } from '../tool-choice.js';
 import { convertMessages } from './convert-messages.js';
+import { hasSignedThinking } from './convert-thinking.js';
 import { convertTools } from './convert-tools.js';
 import type { AnthropicRequest } from './wire-types.js';
 
@@ -77,16 +78,17 @@ const untranslatedParameters = [
 ];
 
 /**
- * Extended thinking asked for while a tool loop is under way: Anthropic wants the assistant turn whose calls are being
- * answered to start with its signed thinking, which chat has no field to bring back (`reasoning_content` carries no
- * signature, and redacted thinking not even text), so Anthropic would refuse the request. Without `thinking` that
- * turn is answered as the tool loop needs; the next turn may think again.
+ * Extended thinking asked for while a tool loop is under way, without the signed thinking of the assistant message whose
+ * calls are being answered (the client did not bring its `thinking_blocks` back): Anthropic wants that turn to start
+ * with it and would refuse the request. Without `thinking` that turn is answered as the tool loop needs, which is what
+ * Anthropic's own error advises; the next turn may think again.
  */
 function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
   const type = (request.thinking as { type?: unknown } | null | undefined)?.type;
   if (type === undefined || type === 'disabled') return false;
   const assistant = request.messages.findLast((message) => message.role === 'assistant');
-  return Array.isArray(assistant?.tool_calls) && assistant.tool_calls.length > 0;
+  if (!assistant || !Array.isArray(assistant.tool_calls) || assistant.tool_calls.length === 0) return false;
+  return !hasSignedThinking(assistant);
 }
 
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */

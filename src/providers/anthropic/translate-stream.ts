@@ -8,7 +8,12 @@ import type { AnthropicUsage } from './wire-types.js';
 /**
  * Anthropic stream events -> OpenAI chunks, one translator per stream (its state lives in this closure):
  * - message_start: the role delta;
- * - text_delta -> `content`; thinking_delta -> `reasoning_content`;
+ * - text_delta -> `content`; thinking_delta -> `reasoning_content`, and the same piece as a `thinking_blocks` fragment
+ *   (LiteLLM's streamed shape, plus the block's `index` among the thinking blocks): `{type: "thinking", thinking,
+ *   index}` pieces, then the block's signature_delta as `{type: "thinking", thinking: "", signature, index}`; a
+ *   redacted_thinking block is one fragment `{type: "redacted_thinking", data, index}`. The index is what the openai
+ *   Python SDK's stream helper merges list fragments by (it throws for fragments without one), and lets any client
+ *   join each block's pieces to send it back;
  * - a tool_use block start -> the tool call's first delta (id, type, name, `arguments: ""`), numbered over tool
  *   blocks only; its input_json_delta fragments -> `function.arguments` deltas; a tool whose input never streamed
  *   gets `"{}"` so the arguments are valid JSON;
@@ -53,10 +58,24 @@ export function createAnthropicStreamTranslator(
     model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
   });
-  // A block's text or thinking, at its start or in a delta: nothing for an empty one.
-  const textChunks = (text: unknown, field: 'content' | 'reasoning_content'): ChatCompletion[] => {
-    if (typeof text !== 'string' || text === '') return [];
-    return [chunk(field === 'content' ? { content: text } : { reasoning_content: text })];
+  // A block's text, at its start or in a delta: nothing for an empty one.
+  const textChunks = (text: unknown): ChatCompletion[] =>
+    typeof text !== 'string' || text === '' ? [] : [chunk({ content: text })];
+  // Anthropic's block index -> the block's index among the thinking blocks (the fragments' `index`).
+  const thinkingBlocks = new Map<number, number>();
+  const thinkingIndex = (blockIndex: number) => thinkingBlocks.get(blockIndex) ?? 0;
+  const openThinkingBlock = (blockIndex: number) => {
+    const index = thinkingBlocks.size;
+    thinkingBlocks.set(blockIndex, index);
+    return index;
+  };
+  const thinkingChunks = (thinking: unknown, index: number): ChatCompletion[] => {
+    if (typeof thinking !== 'string' || thinking === '') return [];
+    return [chunk({ reasoning_content: thinking, thinking_blocks: [{ type: 'thinking', thinking, index }] })];
+  };
+  const signatureChunks = (signature: unknown, index: number): ChatCompletion[] => {
+    if (typeof signature !== 'string' || signature === '') return [];
+    return [chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature, index }] })];
   };
   const toolDelta = (index: number, fields: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...fields }] });
   const mergeUsage = (next: unknown) => {
@@ -81,8 +100,15 @@ export function createAnthropicStreamTranslator(
         case 'content_block_start': {
           const index = Number(event.index);
           const block = (event.content_block ?? {}) as Record<string, unknown>;
-          if (block.type === 'text') return textChunks(block.text, 'content');
-          if (block.type === 'thinking') return textChunks(block.thinking, 'reasoning_content');
+          if (block.type === 'text') return textChunks(block.text);
+          if (block.type === 'thinking') {
+            const thinking = openThinkingBlock(index);
+            return [...thinkingChunks(block.thinking, thinking), ...signatureChunks(block.signature, thinking)];
+          }
+          if (block.type === 'redacted_thinking' && typeof block.data === 'string') {
+            const redacted = { type: 'redacted_thinking', data: block.data, index: openThinkingBlock(index) };
+            return [chunk({ thinking_blocks: [redacted] })];
+          }
           if (block.type === 'tool_use') {
             const tool: ToolBlock = { index: toolBlocks.size, sentArguments: false };
             toolBlocks.set(index, tool);
@@ -102,8 +128,12 @@ export function createAnthropicStreamTranslator(
         }
         case 'content_block_delta': {
           const delta = (event.delta ?? {}) as Record<string, unknown>;
-          if (delta.type === 'text_delta') return textChunks(delta.text, 'content');
-          if (delta.type === 'thinking_delta') return textChunks(delta.thinking, 'reasoning_content');
+          if (delta.type === 'text_delta') return textChunks(delta.text);
+          if (delta.type === 'thinking_delta')
+            return thinkingChunks(delta.thinking, thinkingIndex(Number(event.index)));
+          if (delta.type === 'signature_delta') {
+            return signatureChunks(delta.signature, thinkingIndex(Number(event.index)));
+          }
           if (delta.type === 'input_json_delta') {
             const tool = toolBlocks.get(Number(event.index));
             if (!tool || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];

@@ -68,9 +68,12 @@ export interface ToolResultBlock {
 
 export type RequestBlock = TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock;
 
+/** A block of a translated turn: thinking only opens an assistant turn. */
+export type TurnBlock = RequestBlock | ThinkingBlock | RedactedThinkingBlock;
+
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
-  content: RequestBlock[];
+  content: TurnBlock[];
 }
 
 /** A custom tool (`type` absent or "custom"): the client runs it. */

@@ -7,6 +7,7 @@ import { estimatePromptCharacters, estimateUsage, readUsage, type TokenUsage } f
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { openSse } from '../pipeline/exchange-dispatch.js';
+import { finishedChatChoice, finishUnfinishedChoices } from '../pipeline/finish-unfinished-choices.js';
 import { endChunkStream, endFailedStream } from '../pipeline/openai-stream-end.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 
@@ -84,15 +85,7 @@ async function relay(
       }
       await sse.write(sseData(raw ?? JSON.stringify(chunk)));
     }
-    // A choice the upstream never finished (its [DONE] came first) ends as it stopped: the openai package's stream
-    // helper throws for a choice without a finish reason.
-    if (lastChunk) {
-      const { id, object, created, model, system_fingerprint } = lastChunk;
-      for (const index of finishOnce.unfinished()) {
-        const choice = { index, delta: {}, logprobs: null, finish_reason: 'stop' };
-        await sse.write(sseData(JSON.stringify({ id, object, created, model, system_fingerprint, choices: [choice] })));
-      }
-    }
+    await finishUnfinishedChoices(sse, lastChunk, finishOnce.unfinished(), finishedChatChoice);
     const usage = reported ?? estimateUsage(plan.promptCharacters, completionCharacters);
     await endChunkStream(sse, lastChunk, plan.includeUsage && !reported ? usage : undefined);
     return { usage, firstTokenAt, responseBody: sse.body() };

@@ -6,6 +6,7 @@ import { sseData } from '../../../upstream/sse.js';
 import { readUsage, type TokenUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { openSse, runOperation, streamFailureReporter } from '../pipeline/exchange-dispatch.js';
+import { finishedTextChoice, finishUnfinishedChoices } from '../pipeline/finish-unfinished-choices.js';
 import { endChunkStream, endFailedStream } from '../pipeline/openai-stream-end.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 import { textStreamOperation } from './operation.js';
@@ -72,15 +73,7 @@ async function relay(
       }
       await sse.write(sseData(raw ?? JSON.stringify(chunk)));
     }
-    // A choice the upstream never finished (its [DONE] came first) ends as it stopped, as on chat: a client that
-    // expects one finish per choice would otherwise throw or wait.
-    if (lastChunk) {
-      const { id, object, created, model, system_fingerprint } = lastChunk;
-      for (const index of finishOnce.unfinished()) {
-        const choice = { text: '', index, logprobs: null, finish_reason: 'stop' };
-        await sse.write(sseData(JSON.stringify({ id, object, created, model, system_fingerprint, choices: [choice] })));
-      }
-    }
+    await finishUnfinishedChoices(sse, lastChunk, finishOnce.unfinished(), finishedTextChoice);
     const usage = reported ?? estimate(completionCharacters);
     await endChunkStream(sse, lastChunk, includeUsage && !reported ? usage : undefined);
     return { usage, firstTokenAt, responseBody: sse.body() };
