@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliJson } from './support/cli.js';
 import { holdRequests } from './support/held-requests.js';
@@ -19,6 +20,7 @@ let server: Served;
 let limitedKey: string;
 let openKey: string;
 let oneAtATimeKey: string;
+let serverStartedAt: number;
 
 beforeAll(async () => {
   mock = await startMockUpstream();
@@ -55,6 +57,7 @@ beforeAll(async () => {
   );
   await files.cli('keys', 'set-limits', oneAtATime.id, '--concurrency', '1');
   oneAtATimeKey = oneAtATime.key;
+  serverStartedAt = Date.now();
   server = await startServe({ reuse: files, args: ['--workers', '2'] });
 });
 
@@ -121,6 +124,28 @@ describe('serve --workers 2', () => {
     for (let index = 0; index < 6; index++) scrapes.push(await requestsCounted());
     // One worker's own counters would read a part of the 10 on every other scrape: Prometheus sees resets.
     expect(scrapes).toEqual(Array.from({ length: 6 }, () => before + 10));
+  });
+
+  it('combines per-process limits and constants across workers instead of summing them', async () => {
+    const response = await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } });
+    const text = await response.text();
+    const value = (name: string) => {
+      const line = text.split('\n').find((entry) => entry.startsWith(`${name} `) || entry.startsWith(`${name}{`));
+      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    // Each worker's own limit (inherited from the primary, so the same in both), not their sum.
+    const limits = workerPids().map((pid) => {
+      const line = readFileSync(`/proc/${pid}/limits`, 'utf8')
+        .split('\n')
+        .find((entry) => entry.startsWith('Max open files')) as string;
+      return Number(line.split(/\s+/)[3]);
+    });
+    expect(value('switchboard_process_process_max_fds')).toBe(Math.min(...limits));
+    // A time, not two times added up: the workers started after this server's primary did.
+    const started = value('switchboard_process_process_start_time_seconds') as number;
+    expect(started).toBeGreaterThanOrEqual(Math.floor(serverStartedAt / 1000) - 1);
+    expect(started).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
+    expect(value('switchboard_process_nodejs_version_info')).toBe(1);
   });
 
   it('counts sign-in failures once for all workers (the primary keeps them, without Redis)', async () => {
