@@ -5,6 +5,8 @@ import { sumSpend } from '../db/repositories/usage.js';
 import { serveLimiter } from '../limits/ipc-limiter.js';
 import { MemoryLimiter } from '../limits/memory-limiter.js';
 import type { Logger } from '../observability/logger.js';
+import { HealthLedger } from '../routing/health-ledger.js';
+import { serveHealthLedger } from '../routing/ipc-health-store.js';
 import { testMigrationPause } from '../startup/test-migration-pause.js';
 import { serveSignInThrottle } from '../users/ipc-sign-in-throttle.js';
 import { MemorySignInThrottle, signInThrottlePolicy } from '../users/sign-in-throttle.js';
@@ -112,8 +114,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const restarts: number[] = [];
   const releases = new Map<Worker, () => void>();
   const answerMetricsRequest = collectMetricsForWorkers();
-  // Without Redis the workers' sign-in attempts are counted here, once for all of them.
+  // Without Redis the workers' sign-in attempts are counted here, once for all of them, and their deployment health
+  // is shared here.
   const signInThrottle = config.redis.url ? undefined : new MemorySignInThrottle(signInThrottlePolicy(config));
+  const breaker = config.routing.circuitBreaker;
+  const healthLedger = config.redis.url || !breaker.enabled ? undefined : new HealthLedger(breaker.windowMs);
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ [workerIndexVariable]: String(index) });
@@ -129,6 +134,14 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       worker.on(
         'message',
         serveSignInThrottle(signInThrottle, (message) => {
+          if (worker.isConnected()) worker.send(message);
+        }),
+      );
+    }
+    if (healthLedger) {
+      worker.on(
+        'message',
+        serveHealthLedger(healthLedger, (message) => {
           if (worker.isConnected()) worker.send(message);
         }),
       );
