@@ -76,6 +76,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       metricsSources,
       lifetime,
       options.limiter,
+      options.clusterWorker === true,
     );
     if (options.warnAboutConfig !== false) {
       await warnOfUnpricedModels(config, storage.database.db, logger);

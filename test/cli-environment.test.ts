@@ -267,6 +267,45 @@ describe('a configuration file that cannot be used', () => {
     }
   });
 
+  it('refuses a named pipe that nothing writes to instead of waiting for a writer forever', async () => {
+    const cwd = scratch();
+    const fifo = path.join(cwd, 'switchboard.yaml');
+    execFileSync('mkfifo', [fifo]);
+    for (const command of [
+      ['config', 'check'],
+      ['accounts', 'list'],
+      ['serve', '--port', '0'],
+    ]) {
+      const result = await run(cwd, [...command, '--config', fifo]);
+      expect(result.code, `${command[0]} --config ${fifo}: ${result.stderr}`).toBe(1);
+      expect(result.stderr).toBe(
+        `switchboard: invalid configuration (${fifo}):\n  - it is a pipe and nothing wrote to it (a named pipe needs a writer)\n`,
+      );
+    }
+  });
+
+  it('reads a configuration from a pipe that has a writer: a named one, or standard input', async () => {
+    const cwd = scratch();
+    const fifo = path.join(cwd, 'switchboard.yaml');
+    execFileSync('mkfifo', [fifo]);
+    // The writer blocks until the reader opens the pipe, or connects while the reader waits for one.
+    const writer = spawn('sh', ['-c', `printf 'server:\\n  port: 9001\\n' > '${fifo}'`]);
+    const named = await run(cwd, ['config', 'check', '--config', fifo, '--json']);
+    await new Promise((resolve) => (writer.exitCode !== null ? resolve(null) : writer.once('exit', resolve)));
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stdout).toContain('9001');
+    // Through a shell's pipe: Node gives a child's standard input a socket, which /dev/stdin cannot reopen.
+    const piped = execFileSync(
+      'sh',
+      [
+        '-c',
+        `printf 'server:\\n  port: 9002\\n' | '${process.execPath}' '${switchboardBin}' config check --json --config /dev/stdin`,
+      ],
+      { cwd, env: { ...process.env, SWITCHBOARD_CONFIG: '', SWITCHBOARD_DATABASE_URL: '' }, encoding: 'utf8' },
+    );
+    expect(piped).toContain('9002');
+  });
+
   it.skipIf(asNobody.prefix === undefined)(
     `names a file this user may not read (as nobody${asNobody.prefix ? '' : `; skipped: ${(asNobody as { skipReason: string }).skipReason}`})`,
     async () => {

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliJson } from './support/cli.js';
 import { holdRequests } from './support/held-requests.js';
-import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
+import { sendJson, sleep } from './support/mock-server.js';
 import {
   childProcessIds,
   killStrayServes,
@@ -19,6 +22,9 @@ let server: Served;
 let limitedKey: string;
 let openKey: string;
 let oneAtATimeKey: string;
+let serverStartedAt: number;
+let otherAccountKey: string;
+const serverError = { error: { message: 'boom', type: 'server_error', param: null, code: null } };
 
 beforeAll(async () => {
   mock = await startMockUpstream();
@@ -29,10 +35,39 @@ beforeAll(async () => {
       models: [
         { name: 'mock', provider: 'mock' },
         { name: 'slow', provider: 'mock', upstream_model: 'held' },
+        {
+          name: 'isolated',
+          deployments: [
+            { provider: 'mock', upstream_model: 'isolated-primary' },
+            { provider: 'mock', upstream_model: 'isolated-standby', weight: 0 },
+          ],
+        },
+        {
+          name: 'flaky',
+          deployments: [
+            { provider: 'mock', upstream_model: 'flaky-primary' },
+            { provider: 'mock', upstream_model: 'flaky-standby', weight: 0 },
+          ],
+        },
       ],
+      // Only the window's evidence ejects (failures of two accounts), and it is exchanged with the primary often.
+      routing: {
+        retry: { initial_backoff: '10ms', max_backoff: '40ms' },
+        circuit_breaker: { failure_threshold: 1000, sync_interval: '100ms' },
+      },
     },
   });
   await files.cli('accounts', 'create', 'acme');
+  await files.cli('accounts', 'create', 'globex');
+  otherAccountKey = (await files.cli<{ key: string }>('keys', 'create', '--account', 'globex', '--name', 'app')).key;
+  mock.on('flaky-primary', (_request, response) => sendJson(response, 500, serverError));
+  for (const upstreamModel of ['isolated-primary', 'isolated-standby']) {
+    mock.on(upstreamModel, (request, response) =>
+      JSON.stringify(request.body.messages).includes('POISON')
+        ? sendJson(response, 500, serverError)
+        : defaultBehaviour(request, response),
+    );
+  }
   const limited = await files.cli<{ key: string; id: string }>(
     'keys',
     'create',
@@ -55,6 +90,7 @@ beforeAll(async () => {
   );
   await files.cli('keys', 'set-limits', oneAtATime.id, '--concurrency', '1');
   oneAtATimeKey = oneAtATime.key;
+  serverStartedAt = Date.now();
   server = await startServe({ reuse: files, args: ['--workers', '2'] });
 });
 
@@ -63,11 +99,11 @@ afterAll(async () => {
   await mock.close();
 });
 
-function chat(key: string, model = 'mock') {
+function chat(key: string, model = 'mock', content = 'hi') {
   return fetch(`${server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
   }).then(async (response) => ({
     status: response.status,
     id: response.headers.get('x-request-id') as string,
@@ -123,6 +159,28 @@ describe('serve --workers 2', () => {
     expect(scrapes).toEqual(Array.from({ length: 6 }, () => before + 10));
   });
 
+  it('combines per-process limits and constants across workers instead of summing them', async () => {
+    const response = await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } });
+    const text = await response.text();
+    const value = (name: string) => {
+      const line = text.split('\n').find((entry) => entry.startsWith(`${name} `) || entry.startsWith(`${name}{`));
+      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    // Each worker's own limit (inherited from the primary, so the same in both), not their sum.
+    const limits = workerPids().map((pid) => {
+      const line = readFileSync(`/proc/${pid}/limits`, 'utf8')
+        .split('\n')
+        .find((entry) => entry.startsWith('Max open files')) as string;
+      return Number(line.split(/\s+/)[3]);
+    });
+    expect(value('switchboard_process_process_max_fds')).toBe(Math.min(...limits));
+    // A time, not two times added up: the workers started after this server's primary did.
+    const started = value('switchboard_process_process_start_time_seconds') as number;
+    expect(started).toBeGreaterThanOrEqual(Math.floor(serverStartedAt / 1000) - 1);
+    expect(started).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
+    expect(value('switchboard_process_nodejs_version_info')).toBe(1);
+  });
+
   it('counts sign-in failures once for all workers (the primary keeps them, without Redis)', async () => {
     await runCliJson(['users', 'create', 'guarded@example.com', '--config', server.configFile], {
       input: 'the right password\n',
@@ -138,6 +196,64 @@ describe('serve --workers 2', () => {
     for (let index = 0; index < 8; index++) statuses.push(await signIn('a wrong guess'));
     // Five failures answered at once (console.sign_in_max_failures), then the guesser must wait, whichever worker.
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+  });
+
+  it('shares ejections: a deployment one worker ejected, the other stops sending requests to as well', async () => {
+    const primaryCalls = () => mock.requests.filter((request) => request.body.model === 'flaky-primary').length;
+    // Every request of this phase on one connection, so one worker alone sees the failures of both accounts.
+    const pinned = new Client(server.url);
+    try {
+      for (let index = 0; index < 6; index++) {
+        for (const key of [openKey, otherAccountKey]) {
+          const response = await pinned.request({
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'flaky', messages: [{ role: 'user', content: `pinned #${index}` }] }),
+          });
+          // The standby answers what the primary failed.
+          expect(response.statusCode).toBe(200);
+          await response.body.text();
+        }
+      }
+    } finally {
+      await pinned.close();
+    }
+    await waitFor('a worker to eject the primary', async () => {
+      const text = await (await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } })).text();
+      return text.includes('switchboard_deployment_unavailable{deployment="mock/flaky-primary"} 1');
+    });
+    // Now on connections of their own, so the workers take turns; from one account only, so the other worker could
+    // never gather the evidence to eject the primary by itself (failures of two accounts).
+    await waitFor('both workers to route around the primary', async () => {
+      const before = primaryCalls();
+      const statuses: number[] = [];
+      for (let index = 0; index < 4; index++) statuses.push((await chat(openKey, 'flaky')).status);
+      expect(statuses).toEqual([200, 200, 200, 200]);
+      return primaryCalls() === before;
+    });
+  });
+
+  it("keeps one account's failing requests from ejecting a deployment for the others, across workers", async () => {
+    const calls = (upstreamModel: string, marker: string) =>
+      mock.requests.filter(
+        (request) => request.body.model === upstreamModel && JSON.stringify(request.body.messages).includes(marker),
+      ).length;
+    // globex's prompts always fail upstream, acme's never; both on connections of their own, so both workers see both.
+    const poisoned = Array.from({ length: 30 }, (_, index) => chat(otherAccountKey, 'isolated', `POISON #${index}`));
+    const ordinary: number[] = [];
+    for (let index = 0; index < 10; index++)
+      ordinary.push((await chat(openKey, 'isolated', `ordinary #${index}`)).status);
+    expect(new Set((await Promise.all(poisoned)).map((result) => result.status))).toEqual(new Set([502]));
+    // Let the workers exchange what they saw with the primary a few times, then check nobody ejected the primary.
+    await sleep(500);
+    for (let index = 10; index < 14; index++)
+      ordinary.push((await chat(openKey, 'isolated', `ordinary #${index}`)).status);
+    expect(ordinary).toEqual(Array(14).fill(200));
+    expect(calls('isolated-primary', 'ordinary')).toBe(14);
+    expect(calls('isolated-standby', 'ordinary')).toBe(0);
+    const text = await (await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } })).text();
+    expect(text).not.toContain('switchboard_deployment_unavailable{deployment="mock/isolated-primary"} 1');
   });
 
   it('keeps one set of limits for all workers (the primary counts, without Redis)', async () => {
@@ -170,7 +286,7 @@ describe('serve --workers 2', () => {
     // Logged by the primary, which reads the budgets once; each worker (and the replacement above) stays quiet.
     const warnings = server.output.filter((line) => line.includes('these models have no pricing'));
     expect(warnings).toHaveLength(1);
-    expect(JSON.parse(warnings[0] as string).models).toEqual(['mock', 'slow']);
+    expect(JSON.parse(warnings[0] as string).models).toEqual(['mock', 'slow', 'isolated', 'flaky']);
   });
 
   it('stops every worker on SIGTERM, finishing requests and writing their log rows', async () => {

@@ -1,10 +1,13 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/schema.js';
-import { openDatabase } from '../db/connect.js';
+import { type DatabaseHandle, openDatabase } from '../db/connect.js';
 import { sumSpend } from '../db/repositories/usage.js';
 import { serveLimiter } from '../limits/ipc-limiter.js';
 import { MemoryLimiter } from '../limits/memory-limiter.js';
 import type { Logger } from '../observability/logger.js';
+import { HealthLedger } from '../routing/health-ledger.js';
+import { serveHealthLedger } from '../routing/ipc-health-store.js';
+import { testMigrationPause } from '../startup/test-migration-pause.js';
 import { serveSignInThrottle } from '../users/ipc-sign-in-throttle.js';
 import { MemorySignInThrottle, signInThrottlePolicy } from '../users/sign-in-throttle.js';
 
@@ -46,17 +49,58 @@ export interface PrimaryOptions {
   workers: number;
   logger: Logger;
   /** Runs once, before the workers start (first-run bootstrap), with the migrated database. */
-  beforeWorkers: (database: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>;
+  beforeWorkers: (database: DatabaseHandle) => Promise<void>;
   /** Runs once, when every worker listens. */
   onListening: (url: string, port: number) => void;
 }
 
 const maxRestartsPerMinute = 5;
 
+/**
+ * SIGTERM/SIGINT before the workers are forked (the primary migrating the database or creating the first account):
+ * without a handler the signal would kill the process outright. The step under way finishes (a migration is one
+ * transaction, applied whole or not at all; the first account and its key are created, or neither), then the database
+ * is closed and the primary exits 0 without starting any worker. A second signal exits at once (1); the database
+ * then rolls back the transaction that was open.
+ */
+function stopWhilePreparing(logger: Logger) {
+  let requested: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (requested) {
+      logger.warn({ signal }, 'second signal while preparing the database: exiting without waiting');
+      process.exit(1);
+    }
+    requested = signal;
+    logger.info({ signal }, 'received signal while preparing the database; stopping once the step under way is done');
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const done = () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+  return {
+    requested: () => requested !== undefined,
+    done,
+    stop: async (database: DatabaseHandle): Promise<void> => {
+      await database.close();
+      logger.info({ signal: requested }, 'stopped before starting the workers');
+      process.exit(0);
+    },
+  };
+}
+
 export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const { config, workers, logger } = options;
-  const database = await openDatabase(config);
+  const preparing = stopWhilePreparing(logger);
+  const database = await openDatabase(config, { afterEachMigration: testMigrationPause() });
+  if (preparing.requested()) return preparing.stop(database);
   await options.beforeWorkers(database);
+  // Loaded here, not at the top: every CLI command loads this module, and only `serve --workers` needs prom-client.
+  const { collectMetricsForWorkers } = await import('./worker-metrics.js');
+  if (preparing.requested()) return preparing.stop(database);
+  // From here to the stop handlers below, nothing waits: no signal can fall between the two.
+  preparing.done();
   const limiter = config.redis.url
     ? undefined
     : new MemoryLimiter((subject, _period, since) => {
@@ -69,11 +113,12 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const listening = new Set<number>();
   const restarts: number[] = [];
   const releases = new Map<Worker, () => void>();
-  // Loaded here, not at the top: every CLI command loads this module, and only `serve --workers` needs prom-client.
-  const { collectMetricsForWorkers } = await import('./worker-metrics.js');
   const answerMetricsRequest = collectMetricsForWorkers();
-  // Without Redis the workers' sign-in attempts are counted here, once for all of them.
+  // Without Redis the workers' sign-in attempts are counted here, once for all of them, and their deployment health
+  // is shared here.
   const signInThrottle = config.redis.url ? undefined : new MemorySignInThrottle(signInThrottlePolicy(config));
+  const breaker = config.routing.circuitBreaker;
+  const healthLedger = config.redis.url || !breaker.enabled ? undefined : new HealthLedger(breaker.windowMs);
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ [workerIndexVariable]: String(index) });
@@ -89,6 +134,14 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       worker.on(
         'message',
         serveSignInThrottle(signInThrottle, (message) => {
+          if (worker.isConnected()) worker.send(message);
+        }),
+      );
+    }
+    if (healthLedger) {
+      worker.on(
+        'message',
+        serveHealthLedger(healthLedger, (message) => {
           if (worker.isConnected()) worker.send(message);
         }),
       );

@@ -80,7 +80,7 @@ const circuitBreakerSchema = z
     max_cooldown: duration.default(300_000),
     /** Below this percentage of healthy deployments in a model's chain, ejected ones serve again; 0 refuses instead. */
     panic_threshold: z.number().min(0).max(100).default(50),
-    /** How often outcomes and ejections are exchanged with the other nodes through Redis (when configured). */
+    /** How often outcomes and ejections are exchanged: with the other nodes through Redis, or the primary of --workers. */
     sync_interval: timerDuration.default(1000),
   })
   .superRefine((breaker, context) => {

@@ -100,8 +100,13 @@ async function openPostgres(config: Config, url: string): Promise<DatabaseHandle
   };
 }
 
+export interface MigrationOptions {
+  /** Runs after each migration, inside its transaction (a test's pause: startup/test-migration-pause.ts). */
+  afterEachMigration?: (() => Promise<void>) | undefined;
+}
+
 /** The migrator over every migration of this build, for the handle's dialect (tests also migrate down with it). */
-export function migratorFor(handle: DatabaseHandle): Migrator {
+export function migratorFor(handle: DatabaseHandle, options: MigrationOptions = {}): Migrator {
   return new Migrator({
     db: handle.db,
     // Migrations are developed on branches and numbered by feature; each is independent of the others.
@@ -111,7 +116,10 @@ export function migratorFor(handle: DatabaseHandle): Migrator {
         const result: Record<string, Migration> = {};
         for (const [name, migration] of Object.entries(migrations)) {
           result[name] = {
-            up: (db) => migration.up(db, handle.dialect),
+            up: async (db) => {
+              await migration.up(db, handle.dialect);
+              await options.afterEachMigration?.();
+            },
             down: (db) => migration.down(db, handle.dialect),
           };
         }
@@ -124,8 +132,8 @@ export function migratorFor(handle: DatabaseHandle): Migrator {
 /** How long a process waits for another one's SQLite migrations (0014 rewrites every stored response). */
 const sqliteMigrationWaitMs = 120_000;
 
-export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
-  const migrator = migratorFor(handle);
+export async function migrateToLatest(handle: DatabaseHandle, options: MigrationOptions = {}): Promise<void> {
+  const migrator = migratorFor(handle, options);
   const sqlite = handle.sqlite;
   if (sqlite && (await migrator.getMigrations()).some((migration) => migration.executedAt === undefined)) {
     // Kysely takes no lock on SQLite, so two processes starting on a fresh database (two servers, a server and the
@@ -214,11 +222,11 @@ function openSqliteExplained(config: Config): DatabaseHandle {
 }
 
 /** Opens the configured database (PostgreSQL when database.url is set, else SQLite) and migrates it. */
-export async function openDatabase(config: Config): Promise<DatabaseHandle> {
+export async function openDatabase(config: Config, options: MigrationOptions = {}): Promise<DatabaseHandle> {
   const handle = config.database.url ? await openPostgres(config, config.database.url) : openSqliteExplained(config);
   try {
     await refuseNewerSchema(handle);
-    await migrateToLatest(handle);
+    await migrateToLatest(handle, options);
   } catch (error) {
     await handle.close();
     const engine = handle.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite';

@@ -24,8 +24,6 @@ export interface ErrorCodeEntry {
   type: string;
   /** The `error.code` clients see, when it is not the table's code. */
   wireCode?: string | null;
-  /** Anthropic's type for this error, when its status alone does not say it (see anthropicShapeOf). */
-  anthropicType?: AnthropicErrorType;
 }
 
 const invalid = (status = 400): ErrorCodeEntry => ({ status, type: 'invalid_request_error' });
@@ -162,7 +160,7 @@ export const errorCodes = {
 export type ErrorCode = keyof typeof errorCodes;
 
 /**
- * Anthropic's status and type for an error, where the table row does not name a type: by the gateway's status, with
+ * Anthropic's status and type for an error, by the gateway's status, with
  * gateway faults Anthropic has no status for mapped to its own (502 -> 500 api_error, 503 -> 529 overloaded_error),
  * per anthropic-sdk-typescript's error classes and the API's errors page.
  */
@@ -183,10 +181,13 @@ const anthropicByStatus: Readonly<Record<number, { status: number; type: Anthrop
   529: { status: 529, type: 'overloaded_error' },
 };
 
-/** The status and type an error has on /v1/messages. */
-export function anthropicShapeOf(entry: ErrorCodeEntry, status: number): { status: number; type: AnthropicErrorType } {
+/**
+ * The status and type an error has on /v1/messages, from its status alone: every code's status names the Anthropic
+ * type Anthropic's own API gives that kind of error (test/unit/messages-errors.test.ts).
+ */
+export function anthropicShapeOf(status: number): { status: number; type: AnthropicErrorType } {
   const byStatus = anthropicByStatus[status];
-  const type = entry.anthropicType ?? byStatus?.type ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+  const type = byStatus?.type ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
   if (type === 'overloaded_error') return { status: 529, type };
   return { status: byStatus?.status ?? Math.min(status, 500), type };
 }

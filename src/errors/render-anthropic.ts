@@ -1,5 +1,5 @@
 import { type ApiError, toApiError } from './api-error.js';
-import { type AnthropicErrorType, anthropicShapeOf, errorCodes } from './error-codes.js';
+import { type AnthropicErrorType, anthropicShapeOf } from './error-codes.js';
 import type { RenderedError } from './render-openai.js';
 
 /**
@@ -30,13 +30,13 @@ function messageOf(error: ApiError): string {
 }
 
 export function anthropicStatusOf(error: ApiError): number {
-  return anthropicShapeOf(errorCodes[error.errorCode], error.status).status;
+  return anthropicShapeOf(error.status).status;
 }
 
 export function anthropicErrorBody(error: ApiError, requestId?: string): AnthropicErrorBody {
   const body: AnthropicErrorBody = {
     type: 'error',
-    error: { type: anthropicShapeOf(errorCodes[error.errorCode], error.status).type, message: messageOf(error) },
+    error: { type: anthropicShapeOf(error.status).type, message: messageOf(error) },
   };
   if (requestId !== undefined) body.request_id = requestId;
   return body;

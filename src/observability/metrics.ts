@@ -114,7 +114,7 @@ function buildMetrics(registry: Registry, eventLoopLag: EventLoopLag, options: M
       help: 'Deployments out of rotation: ejected (until a probe succeeds) or paused by an upstream retry-after (1), back in (0)',
       labelNames: ['deployment'],
       registers: [registry],
-      // Across workers (each keeps its own health without Redis): out of rotation in any of them.
+      // Across workers (each reads its own copy of the shared health, which may lag an interval): out of rotation in any.
       aggregator: 'max',
       collect() {
         this.reset();

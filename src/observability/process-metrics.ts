@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Aggregator, Registry } from 'prom-client';
 import gc from 'prom-client/lib/metrics/gc.js';
 import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
 import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
@@ -18,6 +18,17 @@ import { EventLoopLag } from './event-loop-lag.js';
  * with the event-loop lag from event-loop-lag.ts instead of prom-client's, whose sampling timer never stops.
  * `collectDefaultMetrics` offers no way to leave one out, hence its modules one by one.
  */
+/**
+ * Under `serve --workers N`, the per-process values that a sum would make wrong (the rest are summed, prom-client's
+ * default): a limit every worker has is the lowest one, the one that runs out first; the start time is the latest
+ * worker's, which moves whenever a restarted worker's counters drop out of the sums.
+ */
+const acrossWorkers: Readonly<Record<string, Aggregator>> = {
+  process_max_fds: 'min',
+  process_start_time_seconds: 'max',
+  nodejs_version_info: 'first',
+};
+
 export function registerProcessMetrics(registry: Registry, prefix: string, busy: () => boolean): EventLoopLag {
   const config = { prefix };
   for (const register of [
@@ -35,6 +46,10 @@ export function registerProcessMetrics(registry: Registry, prefix: string, busy:
     gc,
   ]) {
     register(registry, config);
+  }
+  for (const [name, aggregator] of Object.entries(acrossWorkers)) {
+    const metric = registry.getSingleMetric(`${prefix}${name}`) as { aggregator: Aggregator } | undefined;
+    if (metric) metric.aggregator = aggregator;
   }
   const lag = new EventLoopLag({ busy });
   lag.register(registry, prefix);

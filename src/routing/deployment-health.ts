@@ -16,9 +16,10 @@ import type { RouteChain } from './router.js';
  *   chain is never ejected into a refusal: each request gets the upstream's own answer.
  * - An upstream that says "retry after N seconds" pauses the deployment for that long, panic or not.
  *
- * State is kept per process and keyed by the configured deployment ids (bounded). With Redis, `RedisHealthStore`
- * exchanges outcomes and ejections with the other nodes in the background; this class then judges the window on
- * the merged outcomes it is handed (`adoptShared`), and never waits for Redis on a request's path.
+ * State is kept per process and keyed by the configured deployment ids (bounded). With Redis, or between the workers
+ * of `serve --workers` through the primary, `SharedHealthStore` exchanges outcomes and ejections with the others in
+ * the background; this class then judges the window on the merged outcomes it is handed (`adoptShared`), and never
+ * waits for the store on a request's path.
  */
 
 export interface CircuitBreakerSettings extends OutlierSettings {
@@ -68,7 +69,7 @@ export interface DeploymentHealthEntry {
   availableInMs: number;
 }
 
-/** Receives ejections and recoveries decided on this node, to share them (RedisHealthStore). */
+/** Receives ejections and recoveries decided on this node, to share them (SharedHealthStore). */
 export type TransitionListener = (deployment: string, ejection: Ejection | undefined) => void;
 
 const anonymous = '';
@@ -181,7 +182,7 @@ export class DeploymentHealth {
     return entries;
   }
 
-  // --- Sharing with other nodes (used by RedisHealthStore) ---
+  // --- Sharing with other nodes (used by SharedHealthStore) ---
 
   /** Called with every ejection and recovery this node decides. */
   onTransition(listener: TransitionListener): void {

@@ -14,7 +14,8 @@ import { ProviderRegistry } from '../providers/registry.js';
 import { connectRedis, waitUntilReady } from '../redis/connect.js';
 import { DeploymentHealth } from '../routing/deployment-health.js';
 import { Dispatcher } from '../routing/dispatch.js';
-import { RedisHealthStore } from '../routing/redis-health-store.js';
+import { ipcHealthStore } from '../routing/ipc-health-store.js';
+import { redisHealthStore } from '../routing/redis-health-store.js';
 import { Router } from '../routing/router.js';
 import { UpstreamClient } from '../upstream/client.js';
 import type { Storage } from './build-storage.js';
@@ -109,6 +110,8 @@ export async function buildDataPlane(
   metricsSources: MetricsSources,
   lifetime: Lifetime,
   limiterOfPrimary: Limiter | undefined,
+  /** A worker of `serve --workers`: without Redis, deployment health is shared through the primary. */
+  clusterWorker = false,
 ): Promise<DataPlaneParts> {
   const upstream = lifetime.add('upstream client', new UpstreamClient(), (client) => client.close());
   const registry = lifetime.add('providers', new ProviderRegistry(config, { upstream, logger }), (providers) =>
@@ -134,17 +137,25 @@ export async function buildDataPlane(
     limitDefaults: { account: config.limits.accountDefaults, key: config.limits.keyDefaults },
   });
   const redis = await connectRedisIfConfigured(config, logger, metrics, lifetime);
-  if (redis && config.routing.circuitBreaker.enabled) {
-    // Deployment health is shared through Redis in the background; requests read this node's copy.
-    const healthStore = new RedisHealthStore({
-      redis: redis.client,
-      keyPrefix: config.redis.keyPrefix,
-      health,
-      deployments: router.deploymentIds(),
-      windowMs: config.routing.circuitBreaker.windowMs,
-      intervalMs: config.routing.circuitBreaker.syncIntervalMs,
-      logger,
-    });
+  // Deployment health is shared in the background, through Redis or else the primary of `serve --workers`; requests
+  // read this process's copy.
+  const breaker = config.routing.circuitBreaker;
+  const healthStore = !breaker.enabled
+    ? undefined
+    : redis
+      ? redisHealthStore({
+          redis: redis.client,
+          keyPrefix: config.redis.keyPrefix,
+          health,
+          deployments: router.deploymentIds(),
+          windowMs: breaker.windowMs,
+          intervalMs: breaker.syncIntervalMs,
+          logger,
+        })
+      : clusterWorker
+        ? ipcHealthStore({ health, deployments: router.deploymentIds(), intervalMs: breaker.syncIntervalMs, logger })
+        : undefined;
+  if (healthStore) {
     healthStore.start();
     lifetime.add('shared deployment health', healthStore, (store) => store.close());
   }

@@ -8,6 +8,7 @@ import { ensurePartitions, RetentionJob } from '../request-log/retention.js';
 import { type SqliteWorker, startSqliteWorker } from '../request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../request-log/writer.js';
 import type { Lifetime } from './lifetime.js';
+import { testMigrationPause } from './test-migration-pause.js';
 
 /** The gateway's storage: the key secret, the database, and the request log's writer and retention. */
 export interface Storage {
@@ -26,7 +27,11 @@ export async function buildStorage(
   options: { runRetention: boolean },
 ): Promise<Storage> {
   const secret = loadKeySecret(config.server.dataDir, config.keys.secret);
-  const database = lifetime.add('database', await openDatabase(config), (handle) => handle.close());
+  const database = lifetime.add(
+    'database',
+    await openDatabase(config, { afterEachMigration: testMigrationPause() }),
+    (handle) => handle.close(),
+  );
   let sqliteWorker: SqliteWorker | undefined;
   if (database.sqlite) {
     // The worker thread checkpoints on its own schedule; automatic checkpoints would stall whichever commit hit them.

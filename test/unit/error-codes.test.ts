@@ -93,10 +93,7 @@ describe('the error-code table and the documentation', () => {
 
   it('writes only real status and code pairs anywhere in README.md and docs/', () => {
     const types = new Set(
-      codes.flatMap((code) => [
-        errorCodes[code].type,
-        anthropicShapeOf(errorCodes[code], errorCodes[code].status).type,
-      ]),
+      codes.flatMap((code) => [errorCodes[code].type, anthropicShapeOf(errorCodes[code].status).type]),
     );
     const wrong: string[] = [];
     for (const file of ['README.md', ...readdirSync(path.join(repositoryRoot, 'docs')).map((name) => `docs/${name}`)]) {
@@ -122,7 +119,7 @@ describe('the error-code table and the documentation', () => {
     for (const row of table?.rows ?? []) {
       for (const status of (row.cells[0] ?? '').match(/\b\d{3}\b/g)?.map(Number) ?? []) {
         documentedStatuses.add(status);
-        const shape = anthropicShapeOf({ status, type: 'invalid_request_error' }, status);
+        const shape = anthropicShapeOf(status);
         const written = {
           status: row.cells[1] === 'same' ? status : Number(row.cells[1]),
           type: codeSpans(row.cells[2] ?? '')[0],

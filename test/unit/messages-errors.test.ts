@@ -14,7 +14,6 @@ const error = (status: number, code: string | null = null, message = 'm') => {
   const entry = (Object.keys(errorCodes) as ErrorCode[]).find((key) => key === code);
   return entry ? apiError(entry, message) : upstreamRejectedRequest({ status, code: code ?? undefined }, message);
 };
-const shapeOf = (status: number) => anthropicShapeOf({ status, type: 'server_error' }, status);
 
 describe('errors in Anthropic’s shape', () => {
   it('gives every code of the table an Anthropic status', () => {
@@ -23,14 +22,14 @@ describe('errors in Anthropic’s shape', () => {
     ]);
     for (const code of Object.keys(errorCodes) as ErrorCode[]) {
       const entry: { status: number; type: string } = errorCodes[code];
-      expect(anthropicStatuses.has(anthropicShapeOf(entry, entry.status).status), code).toBe(true);
+      expect(anthropicStatuses.has(anthropicShapeOf(entry.status).status), code).toBe(true);
     }
   });
 
   it('maps each status to Anthropic’s type and status', () => {
     const shapes = Object.fromEntries(
       [400, 401, 402, 403, 404, 405, 408, 409, 413, 422, 429, 431, 499, 500, 502, 503, 504, 529, 418, 507].map(
-        (status) => [status, shapeOf(status)],
+        (status) => [status, anthropicShapeOf(status)],
       ),
     );
     expect(shapes).toEqual({
@@ -54,6 +53,49 @@ describe('errors in Anthropic’s shape', () => {
       529: { status: 529, type: 'overloaded_error' },
       418: { status: 418, type: 'invalid_request_error' },
       507: { status: 500, type: 'api_error' },
+    });
+  });
+
+  it('gives each kind of error the type Anthropic’s API gives it', () => {
+    const typeOf = (code: ErrorCode) => JSON.parse(renderAnthropicError(apiError(code, 'm')).body).error.type;
+    expect(
+      Object.fromEntries(
+        (
+          [
+            'invalid_value',
+            'context_length_exceeded',
+            'invalid_api_key',
+            'invalid_authorization_header',
+            'account_disabled',
+            'model_not_found',
+            'unknown_url',
+            'request_too_large',
+            'request_timeout',
+            'requests_rate_limited',
+            'insufficient_quota',
+            'upstream_error',
+            'upstream_timeout',
+            'no_healthy_deployment',
+            'internal_error',
+          ] as const
+        ).map((code) => [code, typeOf(code)]),
+      ),
+    ).toEqual({
+      invalid_value: 'invalid_request_error',
+      context_length_exceeded: 'invalid_request_error',
+      invalid_api_key: 'authentication_error',
+      invalid_authorization_header: 'authentication_error',
+      account_disabled: 'permission_error',
+      model_not_found: 'not_found_error',
+      unknown_url: 'not_found_error',
+      request_too_large: 'request_too_large',
+      request_timeout: 'timeout_error',
+      requests_rate_limited: 'rate_limit_error',
+      insufficient_quota: 'rate_limit_error',
+      upstream_error: 'api_error',
+      upstream_timeout: 'timeout_error',
+      no_healthy_deployment: 'overloaded_error',
+      internal_error: 'api_error',
     });
   });
 

@@ -32,14 +32,21 @@ export class RouteTable {
   /** Paths without parameters, found with one lookup (chat completions is one of them). */
   private readonly exact = new Map<string, RouteMatch>();
   private readonly patterns: PatternRoute[] = [];
+  private readonly declared: Array<{ pattern: string; methods: Method[] }> = [];
 
   add(pattern: string, endpoints: MethodEndpoints): this {
+    this.declared.push({ pattern, methods: Object.keys(endpoints) as Method[] });
     if (!pattern.includes(':') && !pattern.includes('*')) {
       this.exact.set(pattern, { endpoints, params: noParams });
     } else {
       this.patterns.push({ segments: pattern.split('/'), endpoints });
     }
     return this;
+  }
+
+  /** Every route as declared, for the docs test that keeps docs/api.md in step. */
+  routes(): ReadonlyArray<{ pattern: string; methods: readonly Method[] }> {
+    return this.declared;
   }
 
   match(path: string): RouteMatch | undefined {

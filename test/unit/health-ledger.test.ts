@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { HealthLedger } from '../../src/routing/health-ledger.js';
+import { bucketLengthMs } from '../../src/routing/outcome-window.js';
+import type { HealthExchange } from '../../src/routing/shared-health-store.js';
+
+/** The primary's shared deployment health for `serve --workers` without Redis: what Redis keeps, in memory. */
+
+const windowMs = 60_000;
+const exchange = (now: number, parts: Partial<HealthExchange> = {}): HealthExchange => ({
+  transitions: [],
+  outcomes: [],
+  judge: [],
+  readStates: true,
+  now,
+  ...parts,
+});
+
+describe('HealthLedger', () => {
+  it('merges the outcomes of every worker per account, and hands every worker the ejections', () => {
+    let now = 1_000_000;
+    const ledger = new HealthLedger(windowMs, () => now);
+    const bucketStart = now - (now % bucketLengthMs(windowMs));
+    const delta = (account: string, failures: number) => ({ bucketStart, account, successes: 0, failures });
+    ledger.exchange(exchange(now, { outcomes: [{ deployment: 'd', deltas: [delta('a', 3)] }] }));
+    const answer = ledger.exchange(
+      exchange(now, { outcomes: [{ deployment: 'd', deltas: [delta('a', 2), delta('b', 1)] }], judge: ['d'] }),
+    );
+    expect(answer.merged).toEqual({
+      d: [
+        { successes: 0, failures: 5 },
+        { successes: 0, failures: 1 },
+      ],
+    });
+    expect(answer.states).toEqual({});
+
+    ledger.exchange(exchange(now, { transitions: [['d', { count: 1, until: now + 30_000 }]] }));
+    expect(ledger.exchange(exchange(now)).states).toEqual({ d: { count: 1, until: now + 30_000 } });
+    // Kept a window past its cooldown (a half-open deployment stays so until a probe reports), then forgotten.
+    now += 30_000 + windowMs - 1;
+    expect(ledger.exchange(exchange(now)).states).toEqual({ d: { count: 1, until: now - windowMs + 1 } });
+    now += 1;
+    expect(ledger.exchange(exchange(now)).states).toEqual({});
+  });
+
+  it('forgets the ejection and its evidence when a worker reports the deployment recovered', () => {
+    const now = 2_000_000;
+    const ledger = new HealthLedger(windowMs, () => now);
+    const bucketStart = now - (now % bucketLengthMs(windowMs));
+    ledger.exchange(
+      exchange(now, {
+        transitions: [['d', { count: 1, until: now + 30_000 }]],
+        outcomes: [{ deployment: 'd', deltas: [{ bucketStart, account: 'a', successes: 0, failures: 4 }] }],
+      }),
+    );
+    const answer = ledger.exchange(exchange(now, { transitions: [['d', null]], judge: ['d'] }));
+    expect(answer).toEqual({ merged: { d: [] }, states: {} });
+  });
+});
