@@ -19,6 +19,7 @@ import {
 import type { Database } from '../db/schema.js';
 import { ApiError, apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
+import { refuseLookAlikeEmail } from './look-alike-email.js';
 import { checkPasswordStrength, hashPassword, verifyPassword } from './password.js';
 import { generateSecretToken, hashSecretToken, looksLikeSecretToken } from './secret-token.js';
 import { createUser, normaliseEmail, type Role } from './service.js';
@@ -71,6 +72,7 @@ export async function createInvitation(
   input: { accountId: string; email: string; role: Role; createdBy: string | null; ttlMs: number },
 ): Promise<{ token: string; invitation: Invitation }> {
   const email = normaliseEmail(input.email);
+  await refuseLookAlikeEmail(email);
   const token = generateSecretToken('invitation');
   const now = Date.now();
   const row: InvitationRow = {
