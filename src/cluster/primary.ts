@@ -5,6 +5,8 @@ import { sumSpend } from '../db/repositories/usage.js';
 import { serveLimiter } from '../limits/ipc-limiter.js';
 import { MemoryLimiter } from '../limits/memory-limiter.js';
 import type { Logger } from '../observability/logger.js';
+import { FlexibleInvitationLimit, invitationLimitPolicy } from '../users/invitation-limit.js';
+import { serveInvitationLimit } from '../users/ipc-invitation-limit.js';
 import { serveSignInThrottle } from '../users/ipc-sign-in-throttle.js';
 import { MemorySignInThrottle, signInThrottlePolicy } from '../users/sign-in-throttle.js';
 
@@ -74,6 +76,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const answerMetricsRequest = collectMetricsForWorkers();
   // Without Redis the workers' sign-in attempts are counted here, once for all of them.
   const signInThrottle = config.redis.url ? undefined : new MemorySignInThrottle(signInThrottlePolicy(config));
+  const invitationLimit = config.redis.url ? undefined : new FlexibleInvitationLimit(invitationLimitPolicy(config));
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ [workerIndexVariable]: String(index) });
@@ -89,6 +92,14 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       worker.on(
         'message',
         serveSignInThrottle(signInThrottle, (message) => {
+          if (worker.isConnected()) worker.send(message);
+        }),
+      );
+    }
+    if (invitationLimit) {
+      worker.on(
+        'message',
+        serveInvitationLimit(invitationLimit, (message) => {
           if (worker.isConnected()) worker.send(message);
         }),
       );
