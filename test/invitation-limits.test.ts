@@ -104,15 +104,10 @@ describe('one node', () => {
 
   it("does not limit the operator's CLI", async () => {
     for (let index = 0; index < 6; index++) {
-      await runCliJson([
-        'users',
-        'invite',
-        `cli${index}@elsewhere.test`,
-        '--account',
-        'acme',
-        '--data-dir',
-        gateway.dataDir,
-      ]);
+      await runCliJson(
+        ['users', 'invite', `cli${index}@elsewhere.test`, '--account', 'acme', '--data-dir', gateway.dataDir],
+        { env: gateway.cliEnv },
+      );
     }
   });
 });
