@@ -47,12 +47,11 @@ function buildManagement(
   lifetime.add('sign-in throttle', signInThrottle, (throttle) => throttle.close());
   // Shared the same way: Redis (with this process's count as the library's fallback), else the primary, else here.
   const limitPolicy = invitationLimitPolicy(config);
-  const ownInvitationLimit = new FlexibleInvitationLimit(limitPolicy);
   const invitationLimit: InvitationLimit = redisClient
     ? new FlexibleInvitationLimit(limitPolicy, { client: redisClient, keyPrefix: config.redis.keyPrefix })
     : clusterWorker
-      ? new IpcInvitationLimit(ownInvitationLimit, logger)
-      : ownInvitationLimit;
+      ? new IpcInvitationLimit(new FlexibleInvitationLimit(limitPolicy), logger)
+      : new FlexibleInvitationLimit(limitPolicy);
   lifetime.add('invitation limit', invitationLimit, (limit) => limit.close());
   const sweeper = startSessionSweeper(storage.database.db, 3_600_000, (error) =>
     logger.warn({ err: error }, 'could not delete ended console sessions'),
