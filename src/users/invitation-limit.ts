@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config/schema.js';
 
 /**
@@ -34,46 +34,65 @@ export function invitationLimitPolicy(config: Config): InvitationLimitPolicy {
 
 /** The library's two counters (per user, per account), in memory or in Redis. */
 export class FlexibleInvitationLimit implements InvitationLimit {
-  private readonly perUser: RateLimiterAbstract;
-  private readonly perAccount: RateLimiterAbstract;
+  private counters: Promise<Counters> | undefined;
 
-  constructor(policy: InvitationLimitPolicy, redis?: { client: Redis; keyPrefix: string }) {
-    const duration = Math.max(1, Math.ceil(policy.windowMs / 1000));
-    const counter = (name: string, points: number): RateLimiterAbstract => {
-      const memory = new RateLimiterMemory({ points, duration, keyPrefix: name });
-      if (!redis) return memory;
-      return new RateLimiterRedis({
-        storeClient: redis.client,
-        keyPrefix: `${redis.keyPrefix}${name}`,
-        points,
-        duration,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: memory,
-      });
-    };
-    this.perUser = counter('invitations-by-user', policy.perUser);
-    this.perAccount = counter('invitations-to-account', policy.perAccount);
+  constructor(
+    private readonly policy: InvitationLimitPolicy,
+    private readonly redis?: { client: Redis; keyPrefix: string },
+  ) {}
+
+  /** The library is loaded with the first invitation, not at start-up: invitations are rare. */
+  private countersReady(): Promise<Counters> {
+    this.counters ??= import('rate-limiter-flexible').then((library) => {
+      const duration = Math.max(1, Math.ceil(this.policy.windowMs / 1000));
+      const redis = this.redis;
+      const counter = (name: string, points: number): RateLimiterAbstract => {
+        const memory = new library.RateLimiterMemory({ points, duration, keyPrefix: name });
+        if (!redis) return memory;
+        return new library.RateLimiterRedis({
+          storeClient: redis.client,
+          keyPrefix: `${redis.keyPrefix}${name}`,
+          points,
+          duration,
+          rejectIfRedisNotReady: true,
+          insuranceLimiter: memory,
+        });
+      };
+      return {
+        perUser: counter('invitations-by-user', this.policy.perUser),
+        perAccount: counter('invitations-to-account', this.policy.perAccount),
+        isRefusal: (value: unknown): value is RateLimiterRes => value instanceof library.RateLimiterRes,
+      };
+    });
+    return this.counters;
   }
 
   async consume(accountId: string, userId: string): Promise<number> {
+    const counters = await this.countersReady();
     // The user's count first: a user past their own limit then spends none of the account's, which other owners share.
-    const userWait = await waitOf(this.perUser.consume(userId));
+    const userWait = await waitOf(counters.perUser.consume(userId), counters);
     if (userWait > 0) return userWait;
-    const accountWait = await waitOf(this.perAccount.consume(accountId));
-    if (accountWait > 0) await this.perUser.reward(userId).catch(() => undefined);
+    const accountWait = await waitOf(counters.perAccount.consume(accountId), counters);
+    if (accountWait > 0) await counters.perUser.reward(userId).catch(() => undefined);
     return accountWait;
   }
 
   close(): void {}
 }
 
+interface Counters {
+  perUser: RateLimiterAbstract;
+  perAccount: RateLimiterAbstract;
+  isRefusal: (value: unknown) => value is RateLimiterRes;
+}
+
 /** 0 when the library let the points be consumed, else the seconds until they could be. */
-async function waitOf(consumed: Promise<RateLimiterRes>): Promise<number> {
+async function waitOf(consumed: Promise<RateLimiterRes>, counters: Counters): Promise<number> {
   try {
     await consumed;
     return 0;
   } catch (refusal) {
-    if (refusal instanceof RateLimiterRes) return Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+    if (counters.isRefusal(refusal)) return Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
     throw refusal;
   }
 }
