@@ -139,3 +139,29 @@ describe('two nodes sharing Redis', () => {
     expect((await invite(onSecond, acme, 'z@elsewhere.test')).status).toBe(429);
   });
 });
+
+describe('Redis unreachable', () => {
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startTestGateway({
+      mock,
+      config: {
+        redis: { url: 'redis://127.0.0.1:1', command_timeout: '200ms' },
+        console: { invitation_limit_per_user: 2 },
+      },
+    });
+    await createTestUser(gateway, { email: 'owner@acme.test', account: 'acme', role: 'owner' });
+  });
+  afterAll(async () => gateway?.close());
+
+  it("limits invitations with this node's own count, and says so in the log", async () => {
+    const acme = await accountId(gateway, 'acme');
+    const owner = await signIn(gateway, 'owner@acme.test');
+    const statuses: number[] = [];
+    for (const email of ['p@elsewhere.test', 'q@elsewhere.test', 'r@elsewhere.test']) {
+      statuses.push((await invite(owner, acme, email)).status);
+    }
+    expect(statuses).toEqual([201, 201, 429]);
+    expect(gateway.logLines.join('\n')).toContain('invitations are limited by this node alone');
+  });
+});

@@ -48,7 +48,7 @@ function buildManagement(
   // Shared the same way: Redis (with this process's count as the library's fallback), else the primary, else here.
   const limitPolicy = invitationLimitPolicy(config);
   const invitationLimit: InvitationLimit = redisClient
-    ? new FlexibleInvitationLimit(limitPolicy, { client: redisClient, keyPrefix: config.redis.keyPrefix })
+    ? new FlexibleInvitationLimit(limitPolicy, { client: redisClient, keyPrefix: config.redis.keyPrefix, logger })
     : clusterWorker
       ? new IpcInvitationLimit(new FlexibleInvitationLimit(limitPolicy), logger)
       : new FlexibleInvitationLimit(limitPolicy);

@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
 
 /**
  * How many invitations may be made, per account and per inviting user, in a window (`console.invitation_limit_*`),
  * so that a compromised owner's session or a runaway script cannot make them without end. Counted with
  * rate-limiter-flexible: in this process's memory, or in Redis when it is configured (every node counts alike, and
- * the library falls back to this process's own count while Redis cannot answer). The workers of `serve --workers`
+ * this process's own count answers while Redis cannot, logged). The workers of `serve --workers`
  * without Redis ask their primary (ipc-invitation-limit.ts). The cap on pending invitations is the database's
  * (invitations.ts).
  */
@@ -38,7 +39,7 @@ export class FlexibleInvitationLimit implements InvitationLimit {
 
   constructor(
     private readonly policy: InvitationLimitPolicy,
-    private readonly redis?: { client: Redis; keyPrefix: string },
+    private readonly redis?: { client: Redis; keyPrefix: string; logger: Logger },
   ) {}
 
   /** The library is loaded with the first invitation, not at start-up: invitations are rare. */
@@ -46,17 +47,11 @@ export class FlexibleInvitationLimit implements InvitationLimit {
     this.counters ??= import('rate-limiter-flexible').then((library) => {
       const duration = Math.max(1, Math.ceil(this.policy.windowMs / 1000));
       const redis = this.redis;
-      const counter = (name: string, points: number): RateLimiterAbstract => {
-        const memory = new library.RateLimiterMemory({ points, duration, keyPrefix: name });
-        if (!redis) return memory;
-        return new library.RateLimiterRedis({
-          storeClient: redis.client,
-          keyPrefix: `${redis.keyPrefix}${name}`,
-          points,
-          duration,
-          rejectIfRedisNotReady: true,
-          insuranceLimiter: memory,
-        });
+      const counter = (name: string, points: number): Counter => {
+        const local = new library.RateLimiterMemory({ points, duration, keyPrefix: name });
+        if (!redis) return { local };
+        const options = { keyPrefix: `${redis.keyPrefix}${name}`, points, duration, rejectIfRedisNotReady: true };
+        return { local, shared: new library.RateLimiterRedis({ storeClient: redis.client, ...options }) };
       };
       return {
         perUser: counter('invitations-by-user', this.policy.perUser),
@@ -70,29 +65,53 @@ export class FlexibleInvitationLimit implements InvitationLimit {
   async consume(accountId: string, userId: string): Promise<number> {
     const counters = await this.countersReady();
     // The user's count first: a user past their own limit then spends none of the account's, which other owners share.
-    const userWait = await waitOf(counters.perUser.consume(userId), counters);
+    const userWait = await this.waitOf(counters.perUser, userId, counters);
     if (userWait > 0) return userWait;
-    const accountWait = await waitOf(counters.perAccount.consume(accountId), counters);
-    if (accountWait > 0) await counters.perUser.reward(userId).catch(() => undefined);
+    const accountWait = await this.waitOf(counters.perAccount, accountId, counters);
+    if (accountWait > 0) {
+      await Promise.all([
+        counters.perUser.local.reward(userId),
+        counters.perUser.shared?.reward(userId).catch(() => undefined),
+      ]);
+    }
     return accountWait;
+  }
+
+  /**
+   * Counts one point: 0 when the library let it be consumed, else the seconds until it could be. This node's own
+   * count takes every point too, and answers while Redis cannot (logged), as the sign-in throttle's does.
+   */
+  private async waitOf(counter: Counter, key: string, counters: Counters): Promise<number> {
+    const wait = async (consumed: Promise<RateLimiterRes>) => {
+      try {
+        await consumed;
+        return 0;
+      } catch (refusal) {
+        if (counters.isRefusal(refusal)) return Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+        throw refusal;
+      }
+    };
+    const localWait = await wait(counter.local.consume(key));
+    if (!counter.shared) return localWait;
+    try {
+      return await wait(counter.shared.consume(key));
+    } catch (error) {
+      this.redis?.logger.warn({ err: error }, 'Redis unreachable: invitations are limited by this node alone');
+      return localWait;
+    }
   }
 
   close(): void {}
 }
 
-interface Counters {
-  perUser: RateLimiterAbstract;
-  perAccount: RateLimiterAbstract;
-  isRefusal: (value: unknown) => value is RateLimiterRes;
+interface Counter {
+  /** This process's count: the only one without Redis, the fallback with it. */
+  local: RateLimiterAbstract;
+  shared?: RateLimiterAbstract;
 }
 
-/** 0 when the library let the points be consumed, else the seconds until they could be. */
-async function waitOf(consumed: Promise<RateLimiterRes>, counters: Counters): Promise<number> {
-  try {
-    await consumed;
-    return 0;
-  } catch (refusal) {
-    if (counters.isRefusal(refusal)) return Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
-    throw refusal;
-  }
+interface Counters {
+  perUser: Counter;
+  perAccount: Counter;
+  isRefusal: (value: unknown) => value is RateLimiterRes;
 }
