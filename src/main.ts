@@ -10,6 +10,7 @@ import { buildDataPlane, type DataPlaneParts } from './startup/build-data-plane.
 import { buildStorage, type Storage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
 import { listen } from './startup/listen.js';
+import { warnOfLookAlikeEmails } from './startup/warn-look-alike-emails.js';
 import { warnOfUnfoldedEmails } from './startup/warn-unfolded-emails.js';
 import { warnOfUnpricedModels } from './startup/warn-unpriced-models.js';
 
@@ -81,6 +82,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     if (options.warnAboutConfig !== false) {
       await warnOfUnpricedModels(config, storage.database.db, logger);
       await warnOfUnfoldedEmails(storage.database.db, logger);
+      await warnOfLookAlikeEmails(storage.database.db, logger);
     }
     started = {
       storage,

@@ -331,6 +331,43 @@ describe('e-mail addresses', () => {
     }
   });
 
+  it('refuses look-alike letters of another script, naming the field, and keeps addresses of one script', async () => {
+    // Each would read on the Users page like a Latin address (or another login) it is not.
+    for (const [email, part] of [
+      ['p\u0430ypal@acme.test', 'local part'], // Cyrillic "а" among Latin letters
+      ['owner@p\u0430ypal.test', 'domain'],
+      ['\u0430\u0441\u0435@acme.test', 'local part'], // "асе": all Cyrillic, all looking Latin
+      ['\u0131nvoices@acme.test', 'local part'], // the dotless "ı"
+      ['\u03c1aypal@acme.test', 'local part'], // Greek "ρ"
+    ] as const) {
+      const invited = await ownerA.request('POST', `/api/accounts/${acme}/invitations`, { email, role: 'member' });
+      expect([invited.status, invited.body.error?.code, invited.body.error?.param], email).toEqual([
+        400,
+        'invalid_email',
+        'email',
+      ]);
+      expect(invited.body.error.message).toContain(part);
+      const created = await admin.request('POST', '/api/users', { email, password: 'a strong passphrase here' });
+      expect([created.status, created.body.error?.code, created.body.error?.param], email).toEqual([
+        400,
+        'invalid_email',
+        'email',
+      ]);
+    }
+    // Internationalized addresses in one script (or Latin with Japanese, as UTS #39 allows) still work.
+    for (const email of [
+      '\u043f\u043e\u0447\u0442\u0430@\u043f\u0440\u0438\u043c\u0435\u0440.test', // почта@пример
+      'j\u00f6rg.m\u00fcller@stra\u00dfe.test',
+      '\u03b4\u03bf\u03ba\u03b9\u03bc\u03ae@acme.test', // δοκιμή
+      '\u5c71\u7530\u3055\u3093@acme.test', // 山田さん
+      'taro\u5c71\u7530@acme.test',
+    ]) {
+      const invited = await ownerA.request('POST', `/api/accounts/${acme}/invitations`, { email, role: 'member' });
+      expect(invited.status, email).toBe(201);
+      expect(invited.body.email).toBe(email);
+    }
+  });
+
   it('folds full-width and other compatibility forms, as it folds case', async () => {
     // "ＯＷＮＥＲ@ＧＬＯＢＥＸ.test" is owner@globex.test: no second login that looks like it.
     const token = await invite(ownerA, acme, 'ＯＷＮＥＲ@ＧＬＯＢＥＸ.test');

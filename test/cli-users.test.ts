@@ -103,3 +103,95 @@ describe('switchboard users', () => {
     expect(membership.role).toBe('owner');
   });
 });
+
+describe('switchboard users rename and delete', () => {
+  /** Signs in through the API; the session cookie and a management token made with it. */
+  async function signedIn(email: string, password: string) {
+    const session = await apiRequest(server.url, 'POST', '/api/session', { body: { email, password } });
+    expect(session.status).toBe(200);
+    const cookie = `switchboard_session=${/switchboard_session=([^;]+)/.exec(session.headers.get('set-cookie') ?? '')?.[1]}`;
+    const token = await apiRequest(server.url, 'POST', '/api/tokens', {
+      body: { name: 'script' },
+      headers: { cookie, 'x-csrf-token': session.body.csrfToken },
+    });
+    expect(token.status).toBe(201);
+    return {
+      sessionStatus: async () => (await apiRequest(server.url, 'GET', '/api/session', { headers: { cookie } })).status,
+      tokenStatus: async () =>
+        (
+          await apiRequest(server.url, 'GET', '/api/session', {
+            headers: { authorization: `Bearer ${token.body.token}` },
+          })
+        ).status,
+    };
+  }
+
+  it('renames a login, checked as a new address, ending its sessions and tokens', async () => {
+    await runCliJson(withConfig('users', 'create', 'Mover@acme.test', '--account', 'acme'), {
+      input: 'the mover password\n',
+    });
+    const before = await signedIn('mover@acme.test', 'the mover password');
+    const renamed = await runCliJson<{
+      from: string;
+      to: string;
+      sessionsEnded: number;
+      managementTokensRevoked: number;
+    }>(withConfig('users', 'rename', 'mover@acme.test', 'Moved@ACME.test'));
+    expect(renamed).toMatchObject({ from: 'mover@acme.test', to: 'moved@acme.test', sessionsEnded: 1 });
+    expect(renamed.managementTokensRevoked).toBe(1);
+    expect(await before.sessionStatus()).toBe(401);
+    expect(await before.tokenStatus()).toBe(401);
+    expect(await canSignIn('mover@acme.test', 'the mover password')).toBe(401);
+    expect(await canSignIn('moved@acme.test', 'the mover password')).toBe(200);
+    // The same refusals as a new login's address, said plainly.
+    for (const [newEmail, says] of [
+      ['root@example.com', 'already exists'],
+      ['not an address', 'is not an e-mail address'],
+      ['m\u043eved@acme.test', 'mixes the Cyrillic and Latin scripts'],
+    ] as const) {
+      const refused = await runCli(withConfig('users', 'rename', 'moved@acme.test', newEmail));
+      expect(refused.code, newEmail).not.toBe(0);
+      expect(refused.stderr).toContain(says);
+    }
+    const unknown = await runCli(withConfig('users', 'rename', 'nobody@acme.test', 'somebody@acme.test'));
+    expect(unknown.stderr).toContain('no user');
+  });
+
+  it('deletes a login with its sessions and tokens, never the last admin or the last owner of an account', async () => {
+    await runCliJson(withConfig('users', 'create', 'leaver@acme.test', '--account', 'acme'), {
+      input: 'the leaver password\n',
+    });
+    const leaver = await signedIn('leaver@acme.test', 'the leaver password');
+    const deleted = await runCliJson<{ email: string; sessionsEnded: number; managementTokensRevoked: number }>(
+      withConfig('users', 'delete', 'leaver@acme.test'),
+    );
+    expect(deleted).toMatchObject({ email: 'leaver@acme.test', sessionsEnded: 1, managementTokensRevoked: 1 });
+    expect(await leaver.sessionStatus()).toBe(401);
+    expect(await leaver.tokenStatus()).toBe(401);
+    expect(await canSignIn('leaver@acme.test', 'the leaver password')).toBe(401);
+    const listed = await runCliJson<Array<{ email: string }>>(withConfig('users', 'list'));
+    expect(listed.map((user) => user.email)).not.toContain('leaver@acme.test');
+
+    await runCliJson(withConfig('accounts', 'create', 'solo'));
+    await runCliJson(withConfig('users', 'create', 'solo@acme.test', '--account', 'solo', '--role', 'owner'), {
+      input: 'the solo owner password\n',
+    });
+    const lastOwner = await runCli(withConfig('users', 'delete', 'solo@acme.test'));
+    expect(lastOwner.code).not.toBe(0);
+    expect(lastOwner.stderr).toContain('last owner of the account solo');
+
+    // dev@acme.test was made admin above; with it demoted, root is the last active admin.
+    await runCliJson(withConfig('users', 'set-admin', 'dev@acme.test', 'off'));
+    const lastAdmin = await runCli(withConfig('users', 'delete', 'root@example.com'));
+    expect(lastAdmin.code).not.toBe(0);
+    expect(lastAdmin.stderr).toContain('last active admin');
+    expect(await canSignIn('root@example.com', 'the admin password')).toBe(200);
+  });
+
+  it('explains both commands in --help', async () => {
+    const rename = await runCli(['users', 'rename', '--help']);
+    expect(rename.stdout.replace(/\s+/g, ' ')).toContain('ends their sessions and revokes their management tokens');
+    const remove = await runCli(['users', 'delete', '--help']);
+    expect(remove.stdout.replace(/\s+/g, ' ')).toContain('refused for the last active admin');
+  });
+});

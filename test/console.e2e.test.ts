@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { laptop, launchChromium, openConsolePage, phone, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
-import { accountId, createTestUser, testPassword } from './support/console.js';
+import { accountId, createTestUser, signIn as signInThroughApi, testPassword } from './support/console.js';
 import { waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 import { waitFor } from './support/wait.js';
@@ -345,6 +345,33 @@ describe('console in a browser', () => {
     expect(messages[0]).toContain('1 management token revoked');
     const refused = await fetch(`${setup.gateway.url}/api/accounts`, { headers: { authorization: `Bearer ${token}` } });
     expect(refused.status).toBe(401);
+  });
+
+  it('says plainly when an owner has made as many invitations lately as allowed', async () => {
+    // Alice's budget (console.invitation_limit_per_user, 30 an hour) spent through the API, revoked as it goes.
+    const api = await signInThroughApi(setup.gateway, 'alice@acme.test');
+    for (let index = 0; index < 40; index++) {
+      const made = await api.request('POST', `/api/accounts/${acme}/invitations`, {
+        email: `batch${index}@elsewhere.test`,
+        role: 'member',
+      });
+      if (made.status === 429) break;
+      expect(made.status).toBe(201);
+      await api.request('DELETE', `/api/accounts/${acme}/invitations/${made.body.id}`);
+    }
+    // A page of its own: the browser logs the refused request (429), which this page expects.
+    const { context, page } = await newPage(laptop, [/429/]);
+    await signIn(page, 'alice@acme.test');
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('heading', { name: 'Members' }).waitFor();
+    await page.getByLabel('E-mail address').fill('one.more@acme.test');
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'invitations' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(
+      /made as many invitations lately as the gateway allows\. Try again in \d+/,
+    );
+    await context.close();
   });
 
   it('is readable at phone width, with the navigation behind a Menu button', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, migrateToLatest, migratorFor } from '../src/db/connect.js';
 import { findUserByEmail } from '../src/db/repositories/users.js';
 import { createLogger } from '../src/observability/logger.js';
+import { warnOfLookAlikeEmails } from '../src/startup/warn-look-alike-emails.js';
 import { warnOfUnfoldedEmails } from '../src/startup/warn-unfolded-emails.js';
 import { normaliseEmail } from '../src/users/service.js';
 import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from './support/database.js';
@@ -111,5 +112,30 @@ describe('migration 0016: folded e-mail addresses', () => {
         { id: 'usr_zero_width', email: 'own\u200ber@example.test', reason: expect.stringContaining('invisible') },
       ],
     });
+  });
+
+  it('names logins stored with look-alike letters at start-up, and leaves them as they are', async () => {
+    await insertUser('usr_cyrillic_a', 'p\u0430ypal@example.test');
+    await insertUser('usr_one_script', '\u043f\u043e\u0447\u0442\u0430@example.test');
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    await warnOfLookAlikeEmails(database.db, createLogger('info', sink));
+    const warnings = lines.map((line) => JSON.parse(line));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({
+      level: 40,
+      users: [
+        { id: 'usr_cyrillic_a', email: 'p\u0430ypal@example.test', reason: expect.stringContaining('Cyrillic') },
+        // Left unfolded by the migration (above): its full-width letters read as "twin" too.
+        { id: 'usr_fullwidth_twin', email: 'ｔｗｉｎ@example.test', reason: expect.stringContaining('looks like') },
+      ],
+    });
+    // Nothing is changed: the login still signs in under its address.
+    expect(await emailOf('usr_cyrillic_a')).toBe('p\u0430ypal@example.test');
   });
 });

@@ -7,8 +7,8 @@ import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /**
  * Accepting an invitation with a password does the same work whether or not the invited address has a login, so the
- * time the answer takes does not tell an inviter probing addresses which have one: one password check (the login's
- * hash, or a decoy) and one strength check. The answers themselves are compared over HTTP in
+ * time the answer takes does not tell an inviter probing addresses which have one: one strength check first, and for a
+ * password strong enough, one password check (the login's hash, or a decoy). The answers themselves are compared over HTTP in
  * account-security.security.test.ts; this counts the slow steps (scrypt, zxcvbn) rather than timing them.
  */
 
@@ -25,7 +25,7 @@ vi.mock('../src/users/password.js', async (importOriginal) => {
 const setup = useGatewayWithMock();
 
 describe('accepting an invitation with a password', () => {
-  it('checks one password and its strength whether or not the address has a login', async () => {
+  it('checks a weak password for strength alone, before any hash, whether or not the address has a login', async () => {
     const db = setup.gateway.gateway.database.db;
     const account = await createAccount(db, { name: 'probing' });
     await createUser(db, { email: 'has.login@probed.test', password: 'the login holder passphrase' });
@@ -53,8 +53,9 @@ describe('accepting an invitation with a password', () => {
         answer,
       };
     }
+    // Refused before any hash is checked: no guess at the login's password, so nothing to count as a failed sign-in.
     expect(work['has.login@probed.test']).toEqual({
-      verified: 1,
+      verified: 0,
       hashed: 0,
       strengthChecked: 1,
       answer: 'password_too_weak',

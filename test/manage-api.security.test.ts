@@ -527,8 +527,9 @@ describe('sign-in limits and session lifetime', () => {
     }
   });
 
-  it('counts weak passwords given to an invitation alike, whether or not the address has a login', async () => {
-    // Counted only where the address had a login (as wrong passwords), they would tell it by the 429s.
+  it('never counts a weak password given to an invitation, whether or not the address has a login', async () => {
+    // A password refused for its strength is checked against no login: the invitee's typing, not a guess. Counted
+    // only where the address had a login, it would tell that it has one by the 429s.
     await createTestUser(limited, { email: 'inviter@acme.test', account: 'acme', role: 'owner' });
     await createTestUser(limited, { email: 'has-login@elsewhere.test' });
     const inviter = await signIn(limited, 'inviter@acme.test');
@@ -542,22 +543,61 @@ describe('sign-in limits and session lifetime', () => {
     // The clock stands still, so no wait runs out between two attempts on a busy machine.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
     try {
-      const statuses: number[][] = [];
       for (const [index, token] of tokens.entries()) {
-        const seen: number[] = [];
-        for (let attempt = 0; attempt < 5; attempt++) {
+        const client = `198.51.100.${70 + index}`;
+        const weak = ['password1234', 'qwertyuiop', 'aaaaaaaaaaaa', 'password12345', 'letmein12345', 'iloveyou1234'];
+        const seen: Array<[number, string]> = [];
+        for (const password of weak) {
           const response = await apiRequest(limited.url, 'POST', '/api/invitations/accept', {
-            body: { token, password: 'password1234' },
-            headers: { 'x-forwarded-for': `198.51.100.${70 + index}` },
+            body: { token, password },
+            headers: { 'x-forwarded-for': client },
           });
-          seen.push(response.status);
+          seen.push([response.status, response.body.error?.code]);
         }
-        statuses.push(seen);
+        expect(
+          seen.every(([status, code]) => status === 400 && code?.startsWith('password_too_')),
+          client,
+        ).toBe(true);
+        // The invitee's next, strong password is taken at once: a new login, or refused as not the login's.
+        const strong = await apiRequest(limited.url, 'POST', '/api/invitations/accept', {
+          body: { token, password: 'a strong passphrase at last' },
+          headers: { 'x-forwarded-for': client },
+        });
+        expect(strong.status).toBe(index === 0 ? 401 : 200);
       }
-      // Past the free failures both are made to wait, at the same attempt.
-      expect(statuses[0]).toContain(429);
-      expect(statuses[0]?.slice(0, 3)).toEqual([400, 400, 400]);
-      expect(statuses[1]).toEqual(statuses[0]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('counts invitation links that do not work (unknown, used) as failed sign-ins of the client', async () => {
+    const inviter = await signIn(limited, 'inviter@acme.test');
+    const acme = await accountId(limited, 'acme');
+    const used = (
+      await inviter.request('POST', `/api/accounts/${acme}/invitations`, {
+        email: 'used@elsewhere.test',
+        role: 'member',
+      })
+    ).body.token;
+    const client = '198.51.100.90';
+    const accept = (token: string, password?: string) =>
+      apiRequest(limited.url, 'POST', '/api/invitations/accept', {
+        body: password === undefined ? { token } : { token, password },
+        headers: { 'x-forwarded-for': client },
+      });
+    expect((await accept(used, 'a strong passphrase for this')).status).toBe(200);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    try {
+      const statuses: number[] = [];
+      for (let attempt = 0; attempt < 6; attempt++) {
+        const token = attempt % 2 === 0 ? used : `sbi_${'x'.repeat(43)}`;
+        const response = await accept(token, 'a strong passphrase for this');
+        statuses.push(response.status);
+        if (response.status === 429) expect(response.body.error.code).toBe('too_many_sign_in_attempts');
+      }
+      // Three free failures (sign_in_max_failures), then the client waits.
+      expect(statuses.slice(0, 3)).toEqual([404, 404, 404]);
+      expect(statuses.slice(3)).toContain(429);
     } finally {
       vi.useRealTimers();
     }

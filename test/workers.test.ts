@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliJson } from './support/cli.js';
+import { signIn, testPassword } from './support/console.js';
+import type { TestGateway } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { sendJson, sleep } from './support/mock-server.js';
@@ -31,6 +33,7 @@ beforeAll(async () => {
   const files = await prepareServe({
     config: {
       request_log: { flush_interval: '100ms' },
+      console: { invitation_limit_per_user: 2 },
       providers: [{ name: 'mock', type: 'openai', base_url: mock.baseUrl }],
       models: [
         { name: 'mock', provider: 'mock' },
@@ -254,6 +257,28 @@ describe('serve --workers 2', () => {
     expect(calls('isolated-standby', 'ordinary')).toBe(0);
     const text = await (await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } })).text();
     expect(text).not.toContain('switchboard_deployment_unavailable{deployment="mock/isolated-primary"} 1');
+  });
+
+  it("counts a user's invitations once for all workers (the primary keeps them, without Redis)", async () => {
+    await runCliJson(['users', 'create', 'inviter@example.com', '--account', 'acme', '--config', server.configFile], {
+      input: `${testPassword}\n`,
+    });
+    const session = await signIn({ url: server.url } as TestGateway, 'inviter@example.com');
+    const account = (
+      (await session.request('GET', '/api/session')).body as { memberships: Array<{ accountId: string }> }
+    ).memberships[0]?.accountId;
+    const statuses: number[] = [];
+    // Each on a connection of its own, so the workers take turns: each alone would have allowed two.
+    for (let index = 0; index < 4; index++) {
+      const response = await session.request(
+        'POST',
+        `/api/accounts/${account}/invitations`,
+        { email: `invitee${index}@example.com`, role: 'member' },
+        { connection: 'close' },
+      );
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([201, 201, 429, 429]);
   });
 
   it('keeps one set of limits for all workers (the primary counts, without Redis)', async () => {

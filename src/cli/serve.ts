@@ -124,6 +124,7 @@ export function serveCommand(): Command {
       const { createLogger } = await import('../observability/logger.js');
       const { warnOfUnpricedModels } = await import('../startup/warn-unpriced-models.js');
       const { warnOfUnfoldedEmails } = await import('../startup/warn-unfolded-emails.js');
+      const { warnOfLookAlikeEmails } = await import('../startup/warn-look-alike-emails.js');
       const logger = createLogger(config.logging.level);
       const listeningUrl = `http://${config.server.host}:${config.server.port}`;
       await runPrimary({
@@ -137,6 +138,7 @@ export function serveCommand(): Command {
           warnIfNoModels(config, file, logger);
           await warnOfUnpricedModels(config, database.db, logger);
           await warnOfUnfoldedEmails(database.db, logger);
+          await warnOfLookAlikeEmails(database.db, logger);
         },
         onListening: (url, port) => {
           if (json) process.stdout.write(`${JSON.stringify({ event: 'listening', url, port, workers })}\n`);

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { listAllAccounts, requireAccount } from '../accounts/service.js';
 import { listMembershipsOfUser } from '../db/repositories/users.js';
 import { createInvitation, invitationPath } from '../users/invitations.js';
+import { deleteUser, renameUser } from '../users/login-changes.js';
 import { changePassword, describePasswordChange } from '../users/password-change.js';
 import {
   addMember,
@@ -16,7 +17,7 @@ import { type CommonOptions, withCommonOptions, withContext } from './context.js
 import { type Output, printJson, printTable } from './output.js';
 import { readNewPassword } from './read-password.js';
 
-/** Console users: the operator creates the first admin here, and can invite, reset passwords, disable. */
+/** Console users: the operator creates the first admin here, and can invite, reset passwords, disable, rename, delete. */
 
 function parseSwitch(value: string, what: string): boolean {
   if (value === 'on') return true;
@@ -198,6 +199,36 @@ export function usersCommand(): Command {
       });
       if (output.json) return printJson(output, { userId: user.id, email: user.email, accountId: account.id, role });
       output.write(`${user.email} is now ${role} of ${account.name}.`);
+    });
+  });
+
+  withCommonOptions(
+    users
+      .command('rename <email> <new-email>')
+      .description(
+        "change a login's e-mail address (checked as a new login's: folded, no look-alike letters, not taken); " +
+          'ends their sessions and revokes their management tokens',
+      ),
+  ).action(async (email: string, newEmail: string, options: CommonOptions) => {
+    await withContext(options, async ({ database, output }) => {
+      const renamed = await renameUser(database.db, email, newEmail, '<new-email>');
+      if (output.json) return printJson(output, renamed);
+      output.write(`Renamed ${renamed.from} to ${renamed.to} (${renamed.id}); ${describePasswordChange(renamed)}.`);
+    });
+  });
+
+  withCommonOptions(
+    users
+      .command('delete <email>')
+      .description(
+        'delete a login with its memberships, sessions and management tokens; refused for the last active admin ' +
+          'and for the last owner of an account (disable keeps the login instead)',
+      ),
+  ).action(async (email: string, options: CommonOptions) => {
+    await withContext(options, async ({ database, output }) => {
+      const deleted = await deleteUser(database.db, email);
+      if (output.json) return printJson(output, { ...deleted, deleted: true });
+      output.write(`Deleted user ${deleted.email} (${deleted.id}); ${describePasswordChange(deleted)}.`);
     });
   });
 

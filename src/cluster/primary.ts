@@ -8,6 +8,8 @@ import type { Logger } from '../observability/logger.js';
 import { HealthLedger } from '../routing/health-ledger.js';
 import { serveHealthLedger } from '../routing/ipc-health-store.js';
 import { testMigrationPause } from '../startup/test-migration-pause.js';
+import { FlexibleInvitationLimit, invitationLimitPolicy } from '../users/invitation-limit.js';
+import { serveInvitationLimit } from '../users/ipc-invitation-limit.js';
 import { serveSignInThrottle } from '../users/ipc-sign-in-throttle.js';
 import { MemorySignInThrottle, signInThrottlePolicy } from '../users/sign-in-throttle.js';
 
@@ -114,11 +116,12 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const restarts: number[] = [];
   const releases = new Map<Worker, () => void>();
   const answerMetricsRequest = collectMetricsForWorkers();
-  // Without Redis the workers' sign-in attempts are counted here, once for all of them, and their deployment health
-  // is shared here.
+  // Without Redis the workers' sign-in attempts and invitations are counted here, once for all of them, and their
+  // deployment health is shared here.
   const signInThrottle = config.redis.url ? undefined : new MemorySignInThrottle(signInThrottlePolicy(config));
   const breaker = config.routing.circuitBreaker;
   const healthLedger = config.redis.url || !breaker.enabled ? undefined : new HealthLedger(breaker.windowMs);
+  const invitationLimit = config.redis.url ? undefined : new FlexibleInvitationLimit(invitationLimitPolicy(config));
 
   const fork = (index: number): void => {
     const worker = cluster.fork({ [workerIndexVariable]: String(index) });
@@ -142,6 +145,14 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       worker.on(
         'message',
         serveHealthLedger(healthLedger, (message) => {
+          if (worker.isConnected()) worker.send(message);
+        }),
+      );
+    }
+    if (invitationLimit) {
+      worker.on(
+        'message',
+        serveInvitationLimit(invitationLimit, (message) => {
           if (worker.isConnected()) worker.send(message);
         }),
       );

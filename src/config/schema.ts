@@ -254,6 +254,13 @@ const consoleSchema = z
     sign_in_window: duration.default(60 * 60_000),
     /** How long an invitation link stays valid. */
     invitation_ttl: duration.default(7 * 86_400_000),
+    /** Invitations one account may get through the management API per invitation_limit_window. */
+    invitation_limit_per_account: z.number().int().min(1).max(100_000).default(100),
+    /** Invitations one user (owner or admin, session or token) may make through the API per invitation_limit_window. */
+    invitation_limit_per_user: z.number().int().min(1).max(100_000).default(30),
+    invitation_limit_window: duration.default(60 * 60_000),
+    /** Open invitations an account may have at once through the API (the operator's CLI is not limited). */
+    max_pending_invitations: z.number().int().min(1).max(100_000).default(200),
   })
   .transform((console) => ({
     enabled: console.enabled,
@@ -266,6 +273,10 @@ const consoleSchema = z
     signInMaxDelayMs: console.sign_in_max_delay,
     signInWindowMs: console.sign_in_window,
     invitationTtlMs: console.invitation_ttl,
+    invitationLimitPerAccount: console.invitation_limit_per_account,
+    invitationLimitPerUser: console.invitation_limit_per_user,
+    invitationLimitWindowMs: console.invitation_limit_window,
+    maxPendingInvitations: console.max_pending_invitations,
   }));
 
 const secretScanningSchema = z

@@ -97,6 +97,7 @@ export const errorCodes = {
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
   insufficient_quota: { status: 429, type: 'insufficient_quota' },
   too_many_sign_in_attempts: { status: 429, type: 'rate_limit_error' },
+  too_many_invitations: { status: 429, type: 'rate_limit_error' },
   limits_unavailable: server(503),
 
   // The client went away; logged, never sent (nobody is listening).
@@ -155,6 +156,7 @@ export const errorCodes = {
   last_admin: invalid(409),
   last_owner: invalid(409),
   login_created_by_invitation: invalid(409),
+  too_many_pending_invitations: invalid(409),
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof errorCodes;

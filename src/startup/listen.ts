@@ -12,6 +12,8 @@ import { buildApp } from '../server/build-app.js';
 import { loadConsoleAssets } from '../server/console-assets.js';
 import { startMetricsServer } from '../server/metrics-endpoint.js';
 import { reclaimMemoryWhenIdle } from '../server/reclaim-memory-when-idle.js';
+import { FlexibleInvitationLimit, type InvitationLimit, invitationLimitPolicy } from '../users/invitation-limit.js';
+import { IpcInvitationLimit } from '../users/ipc-invitation-limit.js';
 import { IpcSignInThrottle } from '../users/ipc-sign-in-throttle.js';
 import { hashPassword } from '../users/password.js';
 import { RedisSignInThrottle } from '../users/redis-sign-in-throttle.js';
@@ -43,6 +45,14 @@ function buildManagement(
       ? new IpcSignInThrottle(local, logger)
       : local;
   lifetime.add('sign-in throttle', signInThrottle, (throttle) => throttle.close());
+  // Shared the same way: Redis (with this process's count as the library's fallback), else the primary, else here.
+  const limitPolicy = invitationLimitPolicy(config);
+  const invitationLimit: InvitationLimit = redisClient
+    ? new FlexibleInvitationLimit(limitPolicy, { client: redisClient, keyPrefix: config.redis.keyPrefix, logger })
+    : clusterWorker
+      ? new IpcInvitationLimit(new FlexibleInvitationLimit(limitPolicy), logger)
+      : new FlexibleInvitationLimit(limitPolicy);
+  lifetime.add('invitation limit', invitationLimit, (limit) => limit.close());
   const sweeper = startSessionSweeper(storage.database.db, 3_600_000, (error) =>
     logger.warn({ err: error }, 'could not delete ended console sessions'),
   );
@@ -55,6 +65,7 @@ function buildManagement(
     secret: storage.secret,
     logger,
     signInThrottle,
+    invitationLimit,
     secretScanningKeys: config.secretScanning.enabled
       ? new GitHubSigningKeys({
           url: config.secretScanning.publicKeysUrl,

@@ -19,6 +19,7 @@ import {
 import type { Database } from '../db/schema.js';
 import { ApiError, apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
+import { refuseLookAlikeEmail } from './look-alike-email.js';
 import { checkPasswordStrength, hashPassword, verifyPassword } from './password.js';
 import { generateSecretToken, hashSecretToken, looksLikeSecretToken } from './secret-token.js';
 import { createUser, normaliseEmail, type Role } from './service.js';
@@ -68,9 +69,16 @@ export function invitationPath(token: string): string {
 
 export async function createInvitation(
   db: Kysely<Database>,
-  input: { accountId: string; email: string; role: Role; createdBy: string | null; ttlMs: number },
+  input: {
+    accountId: string;
+    email: string;
+    role: Role;
+    createdBy: string | null;
+    ttlMs: number;
+  },
 ): Promise<{ token: string; invitation: Invitation }> {
   const email = normaliseEmail(input.email);
+  await refuseLookAlikeEmail(email);
   const token = generateSecretToken('invitation');
   const now = Date.now();
   const row: InvitationRow = {
@@ -87,6 +95,23 @@ export async function createInvitation(
   };
   await insertInvitation(db, row);
   return { token, invitation: toInvitation(row) };
+}
+
+/**
+ * Refuses (409) a further invitation to an account that has `maxPending` open ones: those its list shows, so that its
+ * owners can revoke what blocks them. The operator's CLI is not held to it.
+ */
+export async function requireRoomForInvitation(
+  db: Kysely<Database>,
+  accountId: string,
+  maxPending: number,
+): Promise<void> {
+  if ((await listInvitations(db, accountId)).length < maxPending) return;
+  throw apiError(
+    'too_many_pending_invitations',
+    `This account already has ${maxPending} open invitations (console.max_pending_invitations). Revoke the ones ` +
+      'nobody will use, or wait until they are accepted or expire, then invite again.',
+  );
 }
 
 export async function listInvitations(db: Kysely<Database>, accountId: string): Promise<Invitation[]> {
@@ -202,15 +227,17 @@ export async function acceptInvitation(db: Kysely<Database>, token: string, acce
     }
   } else {
     // Whether the address has a login must not show (an owner could probe addresses with invitations of their own),
-    // neither in the answer nor in its time: either way one password is checked (against a decoy hash when there is
-    // no login) and, unless it is the login's, its strength; a weak one is refused alike. Only a strong password
-    // that is not the login's tells, by being refused rather than making a login: that costs the prober the
-    // invitation and, where there was no login, makes one the operator sees was created by their invitation.
+    // neither in the answer nor in its time. A weak password is refused first, alike, before any hash is checked: it
+    // is no guess at a login's password, so it need not count as a failed sign-in (a login whose old password is
+    // weak joins signed in instead). Then one password is checked (against a decoy hash when there is no login).
+    // Only a strong password that is not the login's tells, by being refused rather than making a login: that costs
+    // the prober the invitation and, where there was no login, makes one the operator sees was created by their
+    // invitation.
+    await requireNewLoginPassword(acceptance.password, invitation.email);
     const loginHash = user?.password_hash ?? null;
     const matches = await verifyPassword(acceptance.password, loginHash ?? acceptance.decoyHash);
     // A disabled user learns nothing more than a wrong password would tell.
     const joinsLogin = loginHash !== null && matches && user?.disabled === 0;
-    if (!joinsLogin) await requireNewLoginPassword(acceptance.password, invitation.email);
     if (loginHash !== null && !joinsLogin) throw wrongPassword();
     if (loginHash === null) {
       // An operator's invitation vouches for the address; an account owner's only for their own account.

@@ -23,6 +23,7 @@ import type { Database } from '../db/schema.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import { apiError } from '../errors/api-error.js';
 import { newId } from '../keys/format.js';
+import { refuseLookAlikeEmail } from './look-alike-email.js';
 import { checkPasswordStrength, hashPassword } from './password.js';
 
 /** Console users and their memberships (CLI and management API). Sign-in and sessions are in sessions.ts. */
@@ -110,6 +111,7 @@ export async function createUser(
   },
 ): Promise<User> {
   const email = normaliseEmail(input.email);
+  await refuseLookAlikeEmail(email);
   if (input.password !== undefined) await checkPasswordStrength(input.password, { userInputs: [email] });
   const exists = () => apiError('user_exists', `a user with e-mail ${email} already exists`);
   if (await findUserByEmail(db, email)) throw exists();

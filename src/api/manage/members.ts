@@ -8,6 +8,7 @@ import {
   invitationPath,
   listInvitations,
   previewInvitation,
+  requireRoomForInvitation,
   revokeInvitation,
 } from '../../users/invitations.js';
 import { listMembers, removeMember, setMemberRole } from '../../users/service.js';
@@ -22,6 +23,7 @@ import {
   roleSchema,
   sessionSchema,
 } from './schemas.js';
+import type { ManagementServices } from './services.js';
 import { startSession, tooManyAttempts } from './session.js';
 
 /**
@@ -32,13 +34,42 @@ import { startSession, tooManyAttempts } from './session.js';
 const memberParams = accountParams.extend({ userId: z.string().min(1).max(100) });
 const invitationParams = accountParams.extend({ invitationId: z.string().min(1).max(100) });
 const invitationToken = z.string().min(1).max(200);
-/** The refusals of a password given to accept an invitation, which count as failed sign-ins. */
-const passwordRefusals = new Set([
-  'invalid_credentials',
-  'password_too_short',
-  'password_too_weak',
-  'password_too_long',
-]);
+/** The refusals of an acceptance that count as failed sign-ins: a wrong password, a link that does not work. */
+const countedRefusals = new Set(['invalid_credentials', 'invitation_invalid']);
+/** What a link that does not work is counted against: no address is known, so the client's own budget. */
+const unusableLinkSubject = 'unusable invitation link';
+
+/**
+ * Runs a step that looks up an invitation link; a link that does not work (unknown, revoked, used, expired) counts
+ * as a failed sign-in of the client, so links cannot be tried without limit, and past the client's budget the answer
+ * is 429 rather than whether the link works.
+ */
+async function countingUnusableLinks<Result>(
+  services: ManagementServices,
+  address: string,
+  step: () => Promise<Result>,
+): Promise<Result> {
+  try {
+    return await step();
+  } catch (error) {
+    if ((error as { code?: string }).code === 'invitation_invalid') {
+      const wait = await services.signInThrottle.beginAttempt(unusableLinkSubject, address);
+      if (wait > 0) throw tooManyAttempts(wait);
+    }
+    throw error;
+  }
+}
+
+function tooManyInvitations(retryAfterSeconds: number) {
+  const wait =
+    retryAfterSeconds < 120 ? `${retryAfterSeconds} seconds` : `${Math.ceil(retryAfterSeconds / 60)} minutes`;
+  return apiError(
+    'too_many_invitations',
+    `You, or this account, made as many invitations lately as the gateway allows. Try again in ${wait}, or ask ` +
+      'the operator (console.invitation_limit_per_user, console.invitation_limit_per_account).',
+    { headers: { 'retry-after': String(retryAfterSeconds) } },
+  );
+}
 
 export const memberRoutes = [
   defineRoute({
@@ -114,7 +145,10 @@ export const memberRoutes = [
     summary: 'Invite someone by e-mail address with a role (owners); returns the link once',
     description:
       'Switchboard sends no e-mail: pass the link (console origin + path) to the person. It is valid for ' +
-      'console.invitation_ttl and can be used once.',
+      'console.invitation_ttl and can be used once. Past console.invitation_limit_per_user or ' +
+      'console.invitation_limit_per_account invitations in console.invitation_limit_window: 429 ' +
+      'too_many_invitations with retry-after; with console.max_pending_invitations open: 409 ' +
+      'too_many_pending_invitations.',
     auth: 'user',
     access: 'account-owner',
     params: accountParams,
@@ -124,6 +158,10 @@ export const memberRoutes = [
     handle: async ({ caller, params, body, services }) => {
       const db = services.database.db;
       const { account } = await authorizeAccount(db, caller, params.accountId, 'manage-members');
+      // The open invitations first: a refusal there spends nothing of the caller's budget.
+      await requireRoomForInvitation(db, account.id, services.config.console.maxPendingInvitations);
+      const wait = await services.invitationLimit.consume(account.id, caller.userId);
+      if (wait > 0) throw tooManyInvitations(wait);
       const { token, invitation } = await createInvitation(db, {
         accountId: account.id,
         email: body.email,
@@ -173,45 +211,47 @@ export const memberRoutes = [
     summary: 'Accept an invitation: signed in as the invited address, or with a password; signs in',
     description:
       'Without a password the caller must be signed in (console session) as the invited address. With one, it must ' +
-      "be the login's password when the address has a login, and becomes its password when not (a new login). A " +
-      "password that is not the login's is checked for strength either way, so a weak one gets the same 400 " +
-      'whether or not the address has a login. A ' +
+      "be the login's password when the address has a login, and becomes its password when not (a new login). " +
+      'Every password is checked for strength first, so a weak one gets the same 400 whether or not the address ' +
+      'has a login, before any hash is checked. A ' +
       "login created by an account owner's invitation is tied to that account until its holder accepts another " +
-      'invitation or an operator confirms it. Wrong passwords are throttled like sign-ins.',
+      'invitation or an operator confirms it. Wrong passwords, and links that do not work, are throttled like ' +
+      'sign-ins; a password refused for its strength is checked against no login and is not counted.',
     auth: 'public',
     access: 'anyone',
     body: z.strictObject({ token: invitationToken, password: z.string().max(4096).optional() }),
     response: sessionSchema,
     handle: async ({ body, caller, services, request, reply }) => {
       const db = services.database.db;
+      const address = clientAddress(request, services);
       if (body.password === undefined) {
         if (caller?.via !== 'session') {
           throw apiError('invalid_request', 'Give a password, or sign in as the invited address first.', {
             param: 'password',
           });
         }
-        await acceptInvitation(db, body.token, { signedInUserId: caller.userId });
+        await countingUnusableLinks(services, address, () =>
+          acceptInvitation(db, body.token, { signedInUserId: caller.userId }),
+        );
         const user = await findUserById(db, caller.userId);
         if (!user) throw apiError('user_not_found', 'the invited user no longer exists');
         // The answer carries a fresh session (and CSRF token); startSession ends the one it replaces.
         return startSession(services, request, reply, user);
       }
-      const preview = await previewInvitation(db, body.token, undefined);
-      const address = clientAddress(request, services);
+      const password = body.password;
+      const preview = await countingUnusableLinks(services, address, () =>
+        previewInvitation(db, body.token, undefined),
+      );
       // Counted as a failure until the acceptance goes through (sign-in-throttle.ts): it may check a password.
       const wait = await services.signInThrottle.beginAttempt(preview.email, address);
       if (wait > 0) throw tooManyAttempts(wait);
       let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
       try {
-        accepted = await acceptInvitation(db, body.token, {
-          password: body.password,
-          decoyHash: await services.decoyPasswordHash,
-        });
+        accepted = await acceptInvitation(db, body.token, { password, decoyHash: await services.decoyPasswordHash });
       } catch (error) {
-        // A wrong password stays counted, and so does a weak one: it may have been a guess at a login's (weak, old)
-        // password, and counting it only when the address has a login would tell that it has. Any other refusal (a
-        // used link) checked no password.
-        if (!passwordRefusals.has((error as { code?: string }).code ?? '')) {
+        // A wrong password stays counted, and so does a link used up meanwhile. A password refused for its strength
+        // was checked against no login (acceptInvitation refuses it first): the invitee's typing, not a guess.
+        if (!countedRefusals.has((error as { code?: string }).code ?? '')) {
           await services.signInThrottle.withdrawAttempt(preview.email, address);
         }
         throw error;

@@ -3,6 +3,7 @@ import type { Config } from '../../config/schema.js';
 import type { DatabaseHandle } from '../../db/connect.js';
 import type { Logger } from '../../observability/logger.js';
 import type { GitHubSigningKeys } from '../../secret-scanning/github-keys.js';
+import type { InvitationLimit } from '../../users/invitation-limit.js';
 import type { SignInThrottle } from '../../users/sign-in-throttle.js';
 
 /** Everything the management API needs, built once in main.ts and passed down. */
@@ -14,6 +15,8 @@ export interface ManagementServices {
   secret: Buffer;
   /** Slows password guessing per (client address, user); shared through Redis when Redis is configured. */
   signInThrottle: SignInThrottle;
+  /** Invitations per account and per inviting user in a window; shared like the sign-in throttle. */
+  invitationLimit: InvitationLimit;
   logger: Logger;
   /** Called after a change to keys or account access, so this process's key cache drops it at once. */
   onAccessChanged(): void;

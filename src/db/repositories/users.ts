@@ -148,3 +148,15 @@ export async function countOwners(db: Kysely<Database>, accountId: string): Prom
     .executeTakeFirst();
   return Number(row?.owners ?? 0);
 }
+
+export async function updateUserEmail(db: Kysely<Database>, id: string, email: string): Promise<void> {
+  await db.updateTable('users').set({ email }).where('id', '=', id).execute();
+}
+
+/** Deletes a user with their memberships, sessions and management tokens (rows that cannot outlive them). */
+export async function deleteUserAndTheirRows(db: Kysely<Database>, id: string): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', id).execute();
+  await db.deleteFrom('management_tokens').where('user_id', '=', id).execute();
+  await db.deleteFrom('memberships').where('user_id', '=', id).execute();
+  await db.deleteFrom('users').where('id', '=', id).execute();
+}
