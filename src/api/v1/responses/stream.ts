@@ -14,7 +14,7 @@ import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
-import { beginStoring, type Storing, saveResponse } from './state.js';
+import { beginStoring, type Storing, saveResponse, showItem } from './state.js';
 import { createResponseStreamTranslator, formatEvents, streamEnd } from './stream-events.js';
 import type { ChatTranslation } from './to-chat-request.js';
 import { createToolNameMap } from './tool-names.js';
@@ -110,7 +110,9 @@ async function relayChat(
       completionCharacters += generatedCharacters(chunk);
       if (chunk.usage) reported = readUsage(chunk.usage) ?? reported;
       const events = translator.push(chunk);
-      if (events.length > 0) await sse.write(formatEvents(events));
+      if (events.length === 0) continue;
+      if (storing) showItems(storing, base.id, events);
+      await sse.write(formatEvents(events));
     }
     const usage = reported ?? estimateUsage(promptCharacters, completionCharacters);
     let finishing = translator.finish(reported ? undefined : toWireUsage(usage));
@@ -136,6 +138,13 @@ async function relayChat(
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
   } finally {
     storing?.store.end(base.id);
+  }
+}
+
+/** The output items these events show the client, for the row that stands for the response while it streams. */
+function showItems(storing: Storing, responseId: string, events: readonly ResponseEvent[]): void {
+  for (const event of events) {
+    if (event.type === 'response.output_item.added') showItem(storing, responseId, event.item);
   }
 }
 
