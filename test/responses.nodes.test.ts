@@ -26,6 +26,10 @@ let second: TestGateway;
 let strangerKey: string;
 const streams = createHeldStreams();
 const heldStreamModel = { name: 'gate-stream', provider: 'mock-patient', upstream_model: 'gate-stream' };
+/** A held stream whose upstream answers only when the test opens it (`openLateStream`). */
+const lateStreamModel = { name: 'late-stream', provider: 'mock-patient', upstream_model: 'late-stream' };
+let openLateStream: () => void = () => {};
+let lateStreamArrivedAt: number | undefined;
 const nativeModel = {
   name: 'native-model',
   provider: 'mock',
@@ -106,10 +110,14 @@ beforeAll(async () => {
   mock = await startMockUpstream();
   mock.on('gate-stream', streams.handler);
   mock.on('native-upstream', answerNatively);
+  mock.on('late-stream', (request, response) => {
+    lateStreamArrivedAt = Date.now();
+    openLateStream = () => streams.handler(request, response);
+  });
   // Writes every 3 s: long after the second node is asked.
   first = await startTestGateway({
     mock,
-    models: [heldStreamModel, nativeModel],
+    models: [heldStreamModel, lateStreamModel, nativeModel],
     config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
   // Nodes share their configuration: the second knows how long the first may hold a response.
@@ -117,7 +125,7 @@ beforeAll(async () => {
     mock,
     dataDir: first.dataDir,
     database: first.database,
-    models: [heldStreamModel, nativeModel],
+    models: [heldStreamModel, lateStreamModel, nativeModel],
     config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
   await createAccount(second.gateway.database.db, { name: 'globex' });
@@ -232,12 +240,34 @@ describe('stored responses across nodes', () => {
     expect(await jsonOf(await getStored(second, stream.id, first.key))).toMatchObject({ status: 'completed' });
   });
 
+  it('finds on another node, from its first event, a stream whose upstream was slow to begin', async () => {
+    const marker = 'A stream slow to begin.';
+    lateStreamArrivedAt = undefined;
+    const opening = openHeldStream(first, streams, marker, { model: 'late-stream' });
+    await waitFor('the request to reach the upstream', () => lateStreamArrivedAt !== undefined);
+    // The upstream begins after a flush interval and a second: the client learns the id only then.
+    const arrivedAt = lateStreamArrivedAt ?? 0;
+    await waitFor('a flush interval and a second and a half to pass', () => Date.now() > arrivedAt + 4500);
+    openLateStream();
+    const stream = await opening;
+    // Another node asked at once waits for the first node's batch, rather than answering "not found".
+    const retrieved = await getStored(second, stream.id, first.key);
+    expect(retrieved.status).toBe(200);
+    expect(await jsonOf(retrieved)).toMatchObject({ id: stream.id, status: 'in_progress' });
+    streams.release(marker);
+    expect(await stream.rest()).toContain('event: response.completed');
+    expect(await jsonOf(await getStored(second, stream.id, first.key))).toMatchObject({ status: 'completed' });
+  });
+
   it('deletes from another node a response still streaming, for good', async () => {
     const stream = await openHeldStream(first, streams, 'Delete me while I stream.');
     await waitFor('its row in progress to be written', async () => (await stateOf(stream.id)) === 'in_progress');
     const deleted = await getStored(second, stream.id, first.key, 'DELETE');
     expect(await jsonOf(deleted)).toEqual({ id: stream.id, object: 'response.deleted', deleted: true });
     expect((await getStored(second, stream.id, first.key, 'DELETE')).status).toBe(404);
+    // The node streaming it reads its row, once written, before answering for it: deleted there too.
+    expect((await getStored(first, stream.id, first.key)).status).toBe(404);
+    expect((await getStored(first, stream.id, first.key, 'DELETE')).status).toBe(404);
     // Over half a second long, the stream's response is written before its last event (and does not replace the row).
     const createdAt = responseCreatedAt(stream.id) ?? 0;
     await waitFor('the stream to outlast half a second', () => Date.now() > createdAt + 600);

@@ -199,6 +199,10 @@ describe('ResponseStore', () => {
     await node.flush();
     expect(await other.delete('acct_a', 'resp_gone')).toBe(true);
     expect(await other.delete('acct_a', 'resp_gone')).toBe(false);
+    // An item it shows afterwards queues its row again: that does not bring it back either.
+    node.itemShown('acct_a', 'resp_gone', 'msg_after_delete');
+    await node.flush();
+    expect(await stateOf('resp_gone')).toBe('deleted');
     node.save(record('resp_gone'));
     await node.flush();
     expect(await stateOf('resp_gone')).toBe('deleted');
@@ -317,9 +321,14 @@ describe('ResponseStore', () => {
     expect((await other.items('acct_a', ['msg_in_orphan'])).get('msg_in_orphan')).toEqual(
       new StreamingItem('resp_orphan', true),
     );
+    // Deleted on another node while it streams: the renewals of its lease do not bring it back.
+    expect(await other.delete('acct_a', 'resp_renewed')).toBe(true);
+    const deletedAt = Date.now();
+    await waitFor('a renewal or two', () => Date.now() > deletedAt + leaseMs);
+    expect(await stateOf('resp_renewed')).toBe('deleted');
     node.save(record('resp_renewed'));
     await node.close();
-    expect(await stateOf('resp_renewed')).toBeNull();
+    expect(await stateOf('resp_renewed')).toBe('deleted');
     await other.close();
   });
 

@@ -165,6 +165,21 @@ export async function findResponse(
   return { response: row.response, outputItems: row.output_items };
 }
 
+/**
+ * Whether the account's row of this id is marked `deleted` (a response deleted, on some node, while it streamed); false
+ * when it is anything else, or there is none (not written yet, or gone).
+ */
+export async function isMarkedDeleted(db: Kysely<Database>, accountId: string, id: string): Promise<boolean> {
+  if (!storableId(id)) return false;
+  const row = await db
+    .selectFrom('responses')
+    .select('state')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.state === 'deleted';
+}
+
 interface DeletedRow {
   id: string;
   account_id: string;

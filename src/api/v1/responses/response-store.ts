@@ -4,6 +4,7 @@ import {
   deleteResponse,
   findItems,
   findResponse,
+  isMarkedDeleted,
   loadConversation,
   type ResponseRecord,
   renewStreamingRows,
@@ -14,7 +15,7 @@ import {
 import { idCreatedAt, responseCreatedAt } from './ids.js';
 import { otherNodeMarginMs, ResponseWriteQueue, type ResponseWriteQueueOptions } from './response-write-queue.js';
 import { stoppedResponseObject, storedResponseObject, toDeletedRecord, toUnstoredRecord } from './stored-response.js';
-import { StreamingResponses } from './streaming-responses.js';
+import { type StreamingResponse, StreamingResponses } from './streaming-responses.js';
 import type { ResponseObject } from './types.js';
 
 /**
@@ -273,9 +274,23 @@ export class ResponseStore {
     return this.retryUntil(until, lookup, (found) => unresolved(found).length === 0);
   }
 
+  /**
+   * Whether a response streaming here was deleted on another node (its row there marked deleted): it is then deleted
+   * here too, and not stored when it ends. Read only once its row may have been written, by a retrieval or a deletion.
+   */
+  private async deletedElsewhere(accountId: string, streaming: StreamingResponse): Promise<boolean> {
+    if (this.writes.queues(streaming.row)) return false;
+    if (!(await isMarkedDeleted(this.options.db, accountId, streaming.row.id))) return false;
+    streaming.deleted = true;
+    return true;
+  }
+
   async find(accountId: string, id: string): Promise<FoundStoredResponse | undefined> {
     const streaming = this.streaming.of(accountId, id);
-    if (streaming) return streaming.deleted ? undefined : { response: streaming.snapshot() };
+    if (streaming) {
+      if (streaming.deleted || (await this.deletedElsewhere(accountId, streaming))) return undefined;
+      return { response: streaming.snapshot() };
+    }
     await this.settled([id]);
     const found = await this.lookRecent(id, () => findResponse(this.options.db, accountId, id, Date.now()));
     if (!found) return undefined;
@@ -285,7 +300,9 @@ export class ResponseStore {
 
   async delete(accountId: string, id: string): Promise<boolean> {
     const streaming = this.streaming.of(accountId, id);
-    if (streaming) {
+    if (streaming && !streaming.deleted) await this.deletedElsewhere(accountId, streaming);
+    // Still streaming here after that read, it is deleted here (once); ended meanwhile, it is deleted where it is stored.
+    if (streaming && this.streaming.of(accountId, id) === streaming) {
       if (streaming.deleted) return false;
       streaming.deleted = true;
       // Another node may have its row (in progress) already: marked deleted, it is retrieved nowhere.

@@ -12,6 +12,7 @@ import { abortedError } from '../pipeline/aborted-error.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
+import { newResponseId } from './ids.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
 import { beginStoring, type Storing, saveResponse, showItem } from './state.js';
@@ -90,10 +91,13 @@ async function relayChat(
   items: AsyncIterable<StreamItem>,
   translation: ChatTranslation,
   sse: SseResponse,
-  base: ResponseObject,
+  asked: ResponseObject,
   storing: Storing | undefined,
   exchange: Exchange,
 ): Promise<Outcome> {
+  // Named when its stream shows it, not when it was asked for: another node looks for a young id until the batch with
+  // the row standing for it must have been written, and the upstream may have taken long to begin.
+  const base: ResponseObject = { ...asked, id: newResponseId() };
   const translator = createResponseStreamTranslator({ response: base, toolNames: translation.toolNames });
   const promptCharacters = estimatePromptCharacters(translation.request);
   let completionCharacters = 0;
