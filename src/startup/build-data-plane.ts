@@ -1,7 +1,8 @@
 import { AccessChangeFeed, sqliteLatestChangeId } from '../access/change-feed.js';
 import type { ModelCatalog } from '../access/policy.js';
 import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
-import { ResponseStore, streamLeaseMs } from '../api/v1/responses/response-store.js';
+import { ResponseStore } from '../api/v1/responses/response-store.js';
+import { streamLeaseMs } from '../api/v1/responses/stream-leases.js';
 import type { Config } from '../config/schema.js';
 import { sumSpend } from '../db/repositories/usage.js';
 import { Authenticator } from '../keys/authenticate.js';

@@ -7,7 +7,6 @@ import {
   isMarkedDeleted,
   loadConversation,
   type ResponseRecord,
-  renewStreamingRows,
   StreamingItem,
   storableId,
   type UnstoredMarker,
@@ -15,6 +14,7 @@ import {
 import { idCreatedAt, responseCreatedAt } from './ids.js';
 import { otherNodeMarginMs, ResponseWriteQueue, type ResponseWriteQueueOptions } from './response-write-queue.js';
 import { stoppedResponseObject, storedResponseObject, toDeletedRecord, toUnstoredRecord } from './stored-response.js';
+import { StreamLeases, streamLeaseMs } from './stream-leases.js';
 import { type StreamingResponse, StreamingResponses } from './streaming-responses.js';
 import type { ResponseObject } from './types.js';
 
@@ -40,9 +40,9 @@ import type { ResponseObject } from './types.js';
  * continuation of it that it has not ended, rather than "not found". A response found in progress whose id is young is
  * looked for again like one not found, since its end may be in the other node's queue.
  *
- * That row says until when its node has said the stream runs (`streamingUntil`: a lease). While streams last, the node
- * moves the lease of their rows on, in one statement for all of them; a row whose lease has run out is read as failed,
- * its node having stopped without ending it (killed mid-stream). At close, the rows of streams still running here are
+ * That row says until when its node has said the stream runs (`streamingUntil`: a lease, moved on while the stream
+ * lasts: stream-leases.ts); a row whose lease has run out is read as failed, its node having stopped without ending it
+ * (killed mid-stream). At close, the rows of streams still running here are
  * written with their lease ended, so every node reads them as failed at once. The row also keeps the ids of the items the
  * stream has shown (its input's, its output's as they come: itemShown), so a reference to one of them is told the
  * response has not ended rather than "not found".
@@ -62,25 +62,21 @@ export interface ResponseStoreOptions extends ResponseWriteQueueOptions {
 
 const retryEveryMs = 100;
 
-/**
- * How long a node's word that a stream still runs holds: responses.stream_lease, or four flush intervals when longer (a
- * row queued may wait a flush interval to be written, and the lease is renewed every quarter of it).
- */
-export function streamLeaseMs(leaseMs: number, flushIntervalMs: number): number {
-  return Math.max(leaseMs, 4 * flushIntervalMs);
-}
-
 export class ResponseStore {
   private readonly writes: ResponseWriteQueue;
   private readonly streaming = new StreamingResponses();
-  private readonly leaseMs: number;
-  private renewTimer: NodeJS.Timeout | undefined;
-  private renewing: Promise<void> | undefined;
+  private readonly leases: StreamLeases;
   private closed = false;
 
   constructor(private readonly options: ResponseStoreOptions) {
     this.writes = new ResponseWriteQueue(options);
-    this.leaseMs = options.streamLeaseMs ?? streamLeaseMs(defaultStreamLeaseMs, options.flushIntervalMs);
+    this.leases = new StreamLeases({
+      db: options.db,
+      logger: options.logger,
+      leaseMs: options.streamLeaseMs ?? streamLeaseMs(defaultStreamLeaseMs, options.flushIntervalMs),
+      streaming: this.streaming,
+      queued: (row) => this.writes.queues(row),
+    });
   }
 
   /** Writes begin. */
@@ -93,11 +89,11 @@ export class ResponseStore {
    * database until it is saved. `end` once it is given up (save ends it too).
    */
   begin(accountId: string, id: string, snapshot: () => ResponseObject, row: ResponseRecord): void {
-    row.streamingUntil = Date.now() + this.leaseMs;
+    row.streamingUntil = this.leases.until();
     this.streaming.begin(accountId, id, snapshot, row);
     if (this.closed) return;
     this.writes.push(row);
-    this.armRenewal();
+    this.leases.arm();
   }
 
   /**
@@ -111,7 +107,7 @@ export class ResponseStore {
       (entry.row.itemIds as string[]).push(itemId);
       return;
     }
-    entry.row = { ...entry.row, itemIds: [...entry.row.itemIds, itemId], streamingUntil: Date.now() + this.leaseMs };
+    entry.row = { ...entry.row, itemIds: [...entry.row.itemIds, itemId], streamingUntil: this.leases.until() };
     this.writes.push(entry.row);
   }
 
@@ -129,38 +125,6 @@ export class ResponseStore {
     if (this.closed || streamed?.deleted === true) return;
     if (streamed && !this.writes.queues(streamed.row)) keepWrittenIds(record, streamed.row);
     this.writes.push(record);
-  }
-
-  /** Renews the leases of this node's streams every quarter of a lease while there are any. */
-  private armRenewal(): void {
-    if (this.renewTimer || this.closed) return;
-    this.renewTimer = setInterval(() => {
-      if (this.streaming.size === 0) {
-        clearInterval(this.renewTimer);
-        this.renewTimer = undefined;
-        return;
-      }
-      if (!this.renewing) this.renewing = this.renew().finally(() => (this.renewing = undefined));
-    }, this.leaseMs / 4);
-    this.renewTimer.unref();
-  }
-
-  /** Moves the lease of this node's streaming rows on: those still queued in place, those written in one statement. */
-  private async renew(): Promise<void> {
-    const until = Date.now() + this.leaseMs;
-    const written: string[] = [];
-    for (const entry of this.streaming.all()) {
-      if (entry.deleted) continue;
-      entry.row.streamingUntil = until;
-      if (!this.writes.queues(entry.row)) written.push(entry.row.id);
-    }
-    if (written.length === 0) return;
-    try {
-      await renewStreamingRows(this.options.db, written, until);
-    } catch (error) {
-      // Tried again at the next renewal, well within the lease.
-      this.options.logger.warn({ err: error, streams: written.length }, 'renewing streaming responses failed');
-    }
   }
 
   /**
@@ -317,8 +281,7 @@ export class ResponseStore {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.renewTimer);
-    this.renewTimer = undefined;
+    await this.leases.close();
     // Streams still running as the node stops will not be stored: their rows say so now, not when their lease runs out.
     const now = Date.now();
     for (const entry of this.streaming.all()) {
@@ -326,7 +289,6 @@ export class ResponseStore {
       entry.row = { ...entry.row, streamingUntil: now };
       this.writes.push(entry.row);
     }
-    await this.renewing;
     await this.writes.close();
     this.closed = true;
   }
