@@ -42,10 +42,11 @@ import type { ResponseObject } from './types.js';
  *
  * That row says until when its node has said the stream runs (`streamingUntil`: a lease, moved on while the stream
  * lasts: stream-leases.ts); a row whose lease has run out is read as failed, its node having stopped without ending it
- * (killed mid-stream). At close, the rows of streams still running here are
- * written with their lease ended, so every node reads them as failed at once. The row also keeps the ids of the items the
- * stream has shown (its input's, its output's as they come: itemShown), so a reference to one of them is told the
- * response has not ended rather than "not found".
+ * (killed mid-stream). At close, the rows of streams still running here are written with their lease ended, so every
+ * node reads them as failed at once. The row also keeps the ids of the items the stream has shown (its input's, its
+ * output's as they come: itemShown), so a reference to one of them is told the response has not ended rather than "not
+ * found". The node streaming a response reads its row before answering a retrieval or deletion of it once the row may
+ * be written, since another node may have deleted it (deletedElsewhere).
  */
 
 /** What a lookup of a response id finds: the response, or that it was answered but not stored. */
@@ -107,8 +108,14 @@ export class ResponseStore {
       (entry.row.itemIds as string[]).push(itemId);
       return;
     }
+    entry.rowWritten = true;
     entry.row = { ...entry.row, itemIds: [...entry.row.itemIds, itemId], streamingUntil: this.leases.until() };
     this.writes.push(entry.row);
+  }
+
+  /** Whether a version of a streaming response's row may have been written (another node may then know of it). */
+  private rowMayBeWritten(streaming: StreamingResponse): boolean {
+    return streaming.rowWritten === true || !this.writes.queues(streaming.row);
   }
 
   end(id: string): void {
@@ -123,7 +130,7 @@ export class ResponseStore {
     const streamed = this.streaming.end(record.id);
     // One deleted while it streamed has its row marked deleted already.
     if (this.closed || streamed?.deleted === true) return;
-    if (streamed && !this.writes.queues(streamed.row)) keepWrittenIds(record, streamed.row);
+    if (streamed && this.rowMayBeWritten(streamed)) keepWrittenIds(record, streamed.row);
     this.writes.push(record);
   }
 
@@ -243,7 +250,7 @@ export class ResponseStore {
    * here too, and not stored when it ends. Read only once its row may have been written, by a retrieval or a deletion.
    */
   private async deletedElsewhere(accountId: string, streaming: StreamingResponse): Promise<boolean> {
-    if (this.writes.queues(streaming.row)) return false;
+    if (!this.rowMayBeWritten(streaming)) return false;
     if (!(await isMarkedDeleted(this.options.db, accountId, streaming.row.id))) return false;
     streaming.deleted = true;
     return true;

@@ -18,6 +18,8 @@ export interface StreamingResponse {
    * shown so far (its input's, then its output's as they come).
    */
   row: ResponseRecord;
+  /** Set once a version of its row has left the write queue: other nodes may know of it from then on. */
+  rowWritten?: true;
   /** Settles once it is queued or given up. */
   ended: Promise<void>;
 }
