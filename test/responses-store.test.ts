@@ -323,6 +323,8 @@ describe('stored responses', () => {
         itemIds,
         inputCount: Math.min(2, items.length),
         storedBytes: 1000 + index,
+        // Some stand for a stream, with the time its node says it runs until (a bigint on PostgreSQL).
+        ...(index % 7 === 3 ? { state: 'in_progress' as const, streamingUntil: start + day + index } : {}),
       };
     });
     // Larger than a megabyte, with every character an array literal or JSON escapes.
@@ -355,6 +357,7 @@ describe('stored responses', () => {
         output_items: item.outputItems,
         item_ids: JSON.stringify(item.itemIds),
         state: item.state ?? null,
+        streaming_until: item.streamingUntil ?? null,
       });
     }
     // One key per distinct item of a response: a client reusing an id within one response stores it once.

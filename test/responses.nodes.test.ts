@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
-import { responseCreatedAt } from '../src/api/v1/responses/ids.js';
+import { newItemId, newResponseId, responseCreatedAt } from '../src/api/v1/responses/ids.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { createHeldStreams, openHeldStream } from './support/held-stream.js';
@@ -26,6 +26,10 @@ let second: TestGateway;
 let strangerKey: string;
 const streams = createHeldStreams();
 const heldStreamModel = { name: 'gate-stream', provider: 'mock-patient', upstream_model: 'gate-stream' };
+/** A held stream whose upstream answers only when the test opens it (`openLateStream`). */
+const lateStreamModel = { name: 'late-stream', provider: 'mock-patient', upstream_model: 'late-stream' };
+let openLateStream: () => void = () => {};
+let lateStreamArrivedAt: number | undefined;
 const nativeModel = {
   name: 'native-model',
   provider: 'mock',
@@ -64,14 +68,56 @@ async function stateOf(id: string): Promise<string | null | undefined> {
   return row ? row.state : undefined;
 }
 
+/**
+ * The row a node killed mid-stream leaves behind: standing for a response in progress (its settings as it began, its
+ * input item's id), its lease last renewed `leaseAgoMs` ago, renewed by no node since.
+ */
+async function leaveStreamingRow(leaseAgoMs: number): Promise<{ id: string; inputItemId: string }> {
+  const db = first.gateway.database.db;
+  const account = await db.selectFrom('accounts').select('id').where('name', '=', 'acme').executeTakeFirstOrThrow();
+  const now = Date.now();
+  const id = newResponseId(now - 120_000);
+  const inputItemId = newItemId('msg', now - 120_000);
+  const settings = { id, object: 'response', created_at: Math.floor((now - 120_000) / 1000), status: 'in_progress' };
+  await db
+    .insertInto('responses')
+    .values({
+      id,
+      account_id: account.id,
+      key_id: first.keyId,
+      model: 'gate-stream',
+      previous_response_id: null,
+      created_at: now - 120_000,
+      expires_at: now + 86_400_000,
+      input_count: 0,
+      stored_bytes: 100,
+      response: JSON.stringify({ ...settings, model: 'gate-stream', store: true }),
+      input_items: '[]',
+      output_items: '[]',
+      item_ids: JSON.stringify([inputItemId]),
+      state: 'in_progress',
+      streaming_until: now - leaseAgoMs,
+    })
+    .execute();
+  await db
+    .insertInto('response_item_ids')
+    .values({ account_id: account.id, item_id: inputItemId, response_id: id })
+    .execute();
+  return { id, inputItemId };
+}
+
 beforeAll(async () => {
   mock = await startMockUpstream();
   mock.on('gate-stream', streams.handler);
   mock.on('native-upstream', answerNatively);
+  mock.on('late-stream', (request, response) => {
+    lateStreamArrivedAt = Date.now();
+    openLateStream = () => streams.handler(request, response);
+  });
   // Writes every 3 s: long after the second node is asked.
   first = await startTestGateway({
     mock,
-    models: [heldStreamModel, nativeModel],
+    models: [heldStreamModel, lateStreamModel, nativeModel],
     config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
   // Nodes share their configuration: the second knows how long the first may hold a response.
@@ -79,7 +125,7 @@ beforeAll(async () => {
     mock,
     dataDir: first.dataDir,
     database: first.database,
-    models: [heldStreamModel, nativeModel],
+    models: [heldStreamModel, lateStreamModel, nativeModel],
     config: { request_log: { flush_interval: '3s' }, responses: { max_stored_bytes: '4kb' } },
   });
   await createAccount(second.gateway.database.db, { name: 'globex' });
@@ -194,12 +240,34 @@ describe('stored responses across nodes', () => {
     expect(await jsonOf(await getStored(second, stream.id, first.key))).toMatchObject({ status: 'completed' });
   });
 
+  it('finds on another node, from its first event, a stream whose upstream was slow to begin', async () => {
+    const marker = 'A stream slow to begin.';
+    lateStreamArrivedAt = undefined;
+    const opening = openHeldStream(first, streams, marker, { model: 'late-stream' });
+    await waitFor('the request to reach the upstream', () => lateStreamArrivedAt !== undefined);
+    // The upstream begins after a flush interval and a second: the client learns the id only then.
+    const arrivedAt = lateStreamArrivedAt ?? 0;
+    await waitFor('a flush interval and a second and a half to pass', () => Date.now() > arrivedAt + 4500);
+    openLateStream();
+    const stream = await opening;
+    // Another node asked at once waits for the first node's batch, rather than answering "not found".
+    const retrieved = await getStored(second, stream.id, first.key);
+    expect(retrieved.status).toBe(200);
+    expect(await jsonOf(retrieved)).toMatchObject({ id: stream.id, status: 'in_progress' });
+    streams.release(marker);
+    expect(await stream.rest()).toContain('event: response.completed');
+    expect(await jsonOf(await getStored(second, stream.id, first.key))).toMatchObject({ status: 'completed' });
+  });
+
   it('deletes from another node a response still streaming, for good', async () => {
     const stream = await openHeldStream(first, streams, 'Delete me while I stream.');
     await waitFor('its row in progress to be written', async () => (await stateOf(stream.id)) === 'in_progress');
     const deleted = await getStored(second, stream.id, first.key, 'DELETE');
     expect(await jsonOf(deleted)).toEqual({ id: stream.id, object: 'response.deleted', deleted: true });
     expect((await getStored(second, stream.id, first.key, 'DELETE')).status).toBe(404);
+    // The node streaming it reads its row, once written, before answering for it: deleted there too.
+    expect((await getStored(first, stream.id, first.key)).status).toBe(404);
+    expect((await getStored(first, stream.id, first.key, 'DELETE')).status).toBe(404);
     // Over half a second long, the stream's response is written before its last event (and does not replace the row).
     const createdAt = responseCreatedAt(stream.id) ?? 0;
     await waitFor('the stream to outlast half a second', () => Date.now() > createdAt + 600);
@@ -215,6 +283,106 @@ describe('stored responses across nodes', () => {
       );
       expect((await jsonOf(continued)).error.code).toBe('previous_response_not_found');
     }
+  });
+
+  it('tells another node that an item of a response still streaming is in progress, then gives it once it has ended', async () => {
+    const givenId = newItemId('msg');
+    const marker = 'Refer to my items while I stream.';
+    const stream = await openHeldStream(first, streams, marker, {
+      input: [{ type: 'message', role: 'user', id: givenId, content: marker }],
+    });
+    const events = await stream.readUntil('response.output_item.added');
+    const outputId = events.find((event) => event.event === 'response.output_item.added')?.data.item.id as string;
+    await waitFor('its row in progress to be written', async () => (await stateOf(stream.id)) === 'in_progress');
+    const refer = (node: TestGateway, id: string, key = first.key) =>
+      postResponses(
+        node,
+        {
+          model: 'gpt-4o-mini',
+          input: [
+            { role: 'user', content: 'Before.' },
+            { type: 'item_reference', id },
+          ],
+        },
+        key,
+      );
+    // Its input item and the output item it has shown so far: not "not found", but not ended yet.
+    for (const id of [givenId, outputId]) {
+      const referenced = await refer(second, id);
+      expect(referenced.status).toBe(409);
+      const { error } = await jsonOf(referenced);
+      expect(error).toMatchObject({
+        code: 'response_in_progress',
+        param: 'input[1].id',
+        type: 'invalid_request_error',
+      });
+      expect(error.message).toContain(stream.id);
+      // Another account's reference is the 404 of an item that never was.
+      const stranger = await refer(second, id, strangerKey);
+      expect(stranger.status).toBe(404);
+      expect((await jsonOf(stranger)).error).toMatchObject({ code: 'item_not_found', param: 'input[1].id' });
+      expect((await jsonOf(await refer(second, `${id}0`))).error.code).toBe('item_not_found');
+    }
+
+    streams.release(marker);
+    expect(await stream.rest()).toContain('event: response.completed');
+    expect((await refer(second, givenId)).status).toBe(200);
+    expect(mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'Before.' },
+      { role: 'user', content: marker },
+    ]);
+    expect((await refer(second, outputId)).status).toBe(200);
+    expect(mock.requests.at(-1)?.body.messages).toEqual([
+      { role: 'user', content: 'Before.' },
+      { role: 'assistant', content: 'first last' },
+    ]);
+  });
+
+  it('reads a response whose node stopped mid-stream as failed on every node once its lease has run out', async () => {
+    const { id, inputItemId } = await leaveStreamingRow(1000);
+    for (const node of [first, second]) {
+      const retrieved = await getStored(node, id, first.key);
+      expect(retrieved.status).toBe(200);
+      const response = await jsonOf(retrieved);
+      expect(response).toMatchObject({ id, status: 'failed', output: [], error: { code: 'server_error' } });
+      expect(response.error.message).toContain('stopped before its stream ended');
+      // Nothing of it was stored to continue or list: the 404s of a response not found, saying why.
+      const continued = await postResponses(
+        node,
+        { model: 'gpt-4o-mini', previous_response_id: id, input: 'Go on.' },
+        first.key,
+      );
+      expect(continued.status).toBe(404);
+      const { error } = await jsonOf(continued);
+      expect(error).toMatchObject({ code: 'previous_response_not_found', param: 'previous_response_id' });
+      expect(error.message).toContain('stopped before its stream ended');
+      const listed = await getStored(node, `${id}/input_items`, first.key);
+      expect(listed.status).toBe(404);
+      expect((await jsonOf(listed)).error).toMatchObject({ code: 'response_not_found', param: 'response_id' });
+      const referenced = await postResponses(
+        node,
+        { model: 'gpt-4o-mini', input: [{ type: 'item_reference', id: inputItemId }] },
+        first.key,
+      );
+      expect(referenced.status).toBe(404);
+      expect((await jsonOf(referenced)).error).toMatchObject({ code: 'item_not_found', param: 'input[0].id' });
+      // Another account knows nothing of it.
+      expect((await getStored(node, id, strangerKey)).status).toBe(404);
+    }
+    // Deleted, it is gone like any other.
+    expect((await getStored(second, id, first.key, 'DELETE')).status).toBe(200);
+    expect((await getStored(first, id, first.key)).status).toBe(404);
+  });
+
+  it('reads a row whose lease still runs as in progress, however old its response', async () => {
+    const { id } = await leaveStreamingRow(-30_000);
+    expect(await jsonOf(await getStored(second, id, first.key))).toMatchObject({ id, status: 'in_progress' });
+    const continued = await postResponses(
+      second,
+      { model: 'gpt-4o-mini', previous_response_id: id, input: 'Too soon.' },
+      first.key,
+    );
+    expect(continued.status).toBe(409);
   });
 
   it('answers on another node at once an item reference to a response the first has not written yet', async () => {

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { storedResponseObject } from '../src/api/v1/responses/stored-response.js';
+import { findResponse } from '../src/db/repositories/responses.js';
 import { useMockForServes } from './support/serve-fixture.js';
 import { openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
 import { parseStrictSse } from './support/sse.js';
@@ -54,6 +56,49 @@ function openStream(server: Server, model: string) {
   }));
 }
 
+/** A stored `/v1/responses` stream, opened and read up to its response's id: the id, and the whole text once it ends. */
+async function openResponseStream(server: Server, model: string) {
+  const response = await fetch(`${server.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, stream: true, input: 'hi' }),
+  });
+  const reader = response.body?.getReader();
+  if (!reader) throw new Error('no body');
+  const decoder = new TextDecoder();
+  let text = '';
+  let id: string | undefined;
+  while (id === undefined) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before its id: ${text}`);
+    text += decoder.decode(value, { stream: true });
+    id = /"id":"(resp_[0-9a-f]+)"/.exec(text)?.[1];
+  }
+  const finished = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return text;
+      text += decoder.decode(value, { stream: true });
+    }
+  })();
+  return { id, finished };
+}
+
+/** How the stored response of this id reads in the served database now (undefined: not found). */
+async function storedResponse(server: Pick<Served, 'dataDir' | 'databaseUrl'>, id: string) {
+  const database = await openServedDatabase(server);
+  try {
+    const account = await database.db
+      .selectFrom('accounts')
+      .select('id')
+      .where('name', '=', 'acme')
+      .executeTakeFirstOrThrow();
+    return await findResponse(database.db, account.id, id, Date.now());
+  } finally {
+    await database.close();
+  }
+}
+
 async function logRows(server: Pick<Served, 'dataDir' | 'databaseUrl'>) {
   const database = await openServedDatabase(server);
   try {
@@ -103,6 +148,55 @@ describe('graceful shutdown (SIGTERM)', () => {
     for (const result of finished) {
       const row = rows.find((candidate) => candidate.request_id === result.id);
       expect(row).toMatchObject({ outcome: 'error', error_code: 'server_shutting_down' });
+    }
+  });
+});
+
+describe('stored responses at shutdown', () => {
+  it('leaves no stored stream in progress when SIGTERM cuts it: it reads as failed on any node', async () => {
+    const server = await startServer({ server: { shutdown_timeout: '700ms' } });
+    const opened = await Promise.all(Array.from({ length: 3 }, () => openResponseStream(server, 'slow')));
+    server.process.kill('SIGTERM');
+    for (const stream of opened) expect(await stream.finished).toContain('event: response.failed');
+    expect(await server.exited).toBe(0);
+    for (const stream of opened) {
+      const stored = await storedResponse(server, stream.id);
+      expect(stored?.inProgress).toBeUndefined();
+      if (!stored || stored.unstored) throw new Error(`${stream.id} was not stored`);
+      // Stored as it failed, with the output it had; or, cut after the store closed, its row says its node stopped.
+      if (!stored.stopped) expect(storedResponseObject(stored)).toMatchObject({ status: 'failed' });
+    }
+  });
+
+  it('lets another process read a stream whose node was killed as failed once its lease has run out', async () => {
+    const server = await startServer({
+      request_log: { flush_interval: '100ms' },
+      responses: { stream_lease: '1s' },
+    });
+    const stream = await openResponseStream(server, 'slow');
+    await waitFor(
+      'its row in progress to be written',
+      async () => (await storedResponse(server, stream.id))?.inProgress,
+    );
+    await server.kill();
+    await server.exited;
+    await stream.finished;
+    const restarted = await startServe({ reuse: server });
+    try {
+      const get = () =>
+        fetch(`${restarted.url}/v1/responses/${stream.id}`, { headers: { authorization: `Bearer ${server.key}` } });
+      await waitFor('the response to read as failed', async () => (await (await get()).json()).status === 'failed');
+      const response = await (await get()).json();
+      expect(response).toMatchObject({ id: stream.id, status: 'failed', error: { code: 'server_error' } });
+      const continued = await fetch(`${restarted.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'fast', previous_response_id: stream.id, input: 'go on' }),
+      });
+      expect(continued.status).toBe(404);
+      expect(((await continued.json()) as { error: { code: string } }).error.code).toBe('previous_response_not_found');
+    } finally {
+      expect(await restarted.stop()).toBe(0);
     }
   });
 });

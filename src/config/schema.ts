@@ -180,12 +180,23 @@ const responsesSchema = z
     max_conversation_bytes: size.default(64 * 1024 * 1024),
     /** Expired responses deleted per statement by the retention job. */
     retention_batch_size: z.number().int().min(10).max(100_000).default(500),
+    /**
+     * How long a node's word that a stored response is still streaming holds (it renews it every quarter of this while
+     * the stream runs): a stream whose node stopped without ending it reads as failed this long after its last renewal.
+     */
+    stream_lease: timerDuration.default(60_000),
+  })
+  .superRefine((responses, context) => {
+    if (responses.stream_lease < 1000) {
+      context.addIssue({ code: 'custom', path: ['stream_lease'], message: 'must be at least 1s' });
+    }
   })
   .transform((responses) => ({
     retentionMs: responses.retention,
     maxStoredBytes: responses.max_stored_bytes,
     maxConversationBytes: responses.max_conversation_bytes,
     retentionBatchSize: responses.retention_batch_size,
+    streamLeaseMs: responses.stream_lease,
   }));
 
 const redisSchema = z

@@ -280,6 +280,11 @@ export interface ResponsesTable {
    * when it ends; `deleted`, one deleted while it streamed, which the response does not replace when it ends.
    */
   state: ResponseState | null;
+  /**
+   * On an `in_progress` row, until when the node serving its stream has said it still runs (migration 0017): past it
+   * the row is read as failed. NULL on other rows.
+   */
+  streaming_until: number | null;
 }
 
 /** What a `responses` row that is not a whole stored response stands for (ResponsesTable.state). */

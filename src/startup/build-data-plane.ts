@@ -2,6 +2,7 @@ import { AccessChangeFeed, sqliteLatestChangeId } from '../access/change-feed.js
 import type { ModelCatalog } from '../access/policy.js';
 import { createDataPlane, type DataPlane } from '../api/v1/data-plane.js';
 import { ResponseStore } from '../api/v1/responses/response-store.js';
+import { streamLeaseMs } from '../api/v1/responses/stream-leases.js';
 import type { Config } from '../config/schema.js';
 import { sumSpend } from '../db/repositories/usage.js';
 import { Authenticator } from '../keys/authenticate.js';
@@ -183,6 +184,7 @@ export async function buildDataPlane(
     flushIntervalMs: config.requestLog.flushIntervalMs,
     maxQueue: config.requestLog.maxQueue,
     maxConversationBytes: config.responses.maxConversationBytes,
+    streamLeaseMs: streamLeaseMs(config.responses.streamLeaseMs, config.requestLog.flushIntervalMs),
   });
   responses.start();
   lifetime.add('stored responses', responses, (store) => store.close());

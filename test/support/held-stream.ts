@@ -78,5 +78,15 @@ export async function openHeldStream(
       text += decoder.decode(value, { stream: true });
     }
   };
-  return { id: created?.data.response.id as string, rest, cancel: () => reader.cancel() };
+  /** The events read so far once one of this type has been read (the stream still held). */
+  const readUntil = async (type: string) => {
+    for (;;) {
+      const events = parseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2));
+      if (events.some((event) => event.event === type)) return events;
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before ${type}: ${text}`);
+      text += decoder.decode(value, { stream: true });
+    }
+  };
+  return { id: created?.data.response.id as string, rest, readUntil, cancel: () => reader.cancel() };
 }

@@ -180,7 +180,7 @@ describe('providers and routing configuration', () => {
           { ...provider, name: 'native', api_key: 'k', responses_api: 'native' },
         ],
         models: [model, { name: 'm2', provider: 'openai', responses_api: 'native' }],
-        responses: { retention: '7d', max_stored_bytes: '2mb' },
+        responses: { retention: '7d', max_stored_bytes: '2mb', stream_lease: '2m' },
       },
       'test',
       { env: {} },
@@ -190,6 +190,7 @@ describe('providers and routing configuration', () => {
       maxStoredBytes: 2 * 1024 * 1024,
       maxConversationBytes: 64 * 1024 * 1024,
       retentionBatchSize: 500,
+      streamLeaseMs: 120_000,
     });
     expect(config.providers.map((entry) => (entry.type === 'openai' ? entry.responsesApi : undefined))).toEqual([
       'translate',
@@ -201,7 +202,11 @@ describe('providers and routing configuration', () => {
       maxStoredBytes: 16 * 1024 * 1024,
       maxConversationBytes: 64 * 1024 * 1024,
       retentionBatchSize: 500,
+      streamLeaseMs: 60_000,
     });
+    expect(problemsOf({ responses: { stream_lease: '500ms' } })).toEqual([
+      'responses.stream_lease: must be at least 1s',
+    ]);
     expect(problemsOf({ providers: [{ ...provider, api_key: 'k', responses_api: 'both' }] })[0]).toMatch(
       /^providers\[0\]\.responses_api: /,
     );

@@ -2,11 +2,13 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idCreatedAt, newItemId, newResponseId, responseCreatedAt } from '../../src/api/v1/responses/ids.js';
 import { ResponseStore, type ResponseStoreOptions } from '../../src/api/v1/responses/response-store.js';
+import { ResponseWriteQueue } from '../../src/api/v1/responses/response-write-queue.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import type { ResponseRecord } from '../../src/db/repositories/responses.js';
+import { type ResponseRecord, StreamingItem } from '../../src/db/repositories/responses.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startSqliteWorker } from '../../src/request-log/sqlite-worker.js';
 import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from '../support/database.js';
+import { waitFor } from '../support/wait.js';
 
 /** The batched writer of stored responses: nothing written per request, yet nothing queued is ever missed by a read. */
 
@@ -197,6 +199,10 @@ describe('ResponseStore', () => {
     await node.flush();
     expect(await other.delete('acct_a', 'resp_gone')).toBe(true);
     expect(await other.delete('acct_a', 'resp_gone')).toBe(false);
+    // An item it shows afterwards queues its row again: that does not bring it back either.
+    node.itemShown('acct_a', 'resp_gone', 'msg_after_delete');
+    await node.flush();
+    expect(await stateOf('resp_gone')).toBe('deleted');
     node.save(record('resp_gone'));
     await node.flush();
     expect(await stateOf('resp_gone')).toBe('deleted');
@@ -227,6 +233,125 @@ describe('ResponseStore', () => {
     await node.flush();
     expect(await other.find('acct_a', 'resp_given_up')).toBeUndefined();
     await node.close();
+    await other.close();
+  });
+
+  it('keeps on its row in progress the ids of the items a stream shows, so another node knows them unended', async () => {
+    const node = storeOf({ batchSize: 100 });
+    const other = storeOf({ batchSize: 100 });
+    const snapshot = () => ({ id: 'x' }) as never;
+    node.begin('acct_a', 'resp_shown', snapshot, { ...streamingRow('resp_shown'), itemIds: ['msg_in_resp_shown'] });
+    // Shown while its row waits in the queue, then after it was written.
+    node.itemShown('acct_a', 'resp_shown', 'msg_early');
+    await node.flush();
+    node.itemShown('acct_a', 'resp_shown', 'msg_late');
+    await node.flush();
+    const found = await other.items('acct_a', ['msg_in_resp_shown', 'msg_early', 'msg_late', 'msg_never']);
+    expect([...found.keys()].sort()).toEqual(['msg_early', 'msg_in_resp_shown', 'msg_late']);
+    for (const item of found.values()) expect(item).toEqual(new StreamingItem('resp_shown', false));
+    // Another account's reference finds nothing.
+    expect((await other.items('acct_b', ['msg_early'])).size).toBe(0);
+
+    // Ended: its items are found stored; one its output does not list any more is not found, and its key goes with it.
+    node.save(record('resp_shown'));
+    await node.flush();
+    const ended = await other.items('acct_a', ['msg_in_resp_shown', 'msg_out_resp_shown', 'msg_late']);
+    expect([...ended.keys()].sort()).toEqual(['msg_in_resp_shown', 'msg_out_resp_shown']);
+    expect(await other.delete('acct_a', 'resp_shown')).toBe(true);
+    const keys = await database.db
+      .selectFrom('response_item_ids')
+      .select('item_id')
+      .where('response_id', '=', 'resp_shown')
+      .execute();
+    expect(keys).toEqual([]);
+
+    // Deleted while it streams: its row keeps the ids whose keys were written, which expire with it.
+    node.begin('acct_a', 'resp_shown_gone', snapshot, { ...streamingRow('resp_shown_gone'), itemIds: ['msg_in_gone'] });
+    await node.flush();
+    expect(await node.delete('acct_a', 'resp_shown_gone')).toBe(true);
+    await node.flush();
+    expect((await other.items('acct_a', ['msg_in_gone'])).size).toBe(0);
+    const row = await database.db
+      .selectFrom('responses')
+      .select(['state', 'item_ids'])
+      .where('id', '=', 'resp_shown_gone')
+      .executeTakeFirst();
+    expect(row).toEqual({ state: 'deleted', item_ids: JSON.stringify(['msg_in_gone']) });
+    await node.close();
+    await other.close();
+  });
+
+  it('renews the lease of its streams while they run; a stream no node renews reads as stopped once it has run out', async () => {
+    const leaseMs = 400;
+    const node = storeOf({ batchSize: 100, streamLeaseMs: leaseMs });
+    const other = storeOf({ batchSize: 100, streamLeaseMs: leaseMs });
+    const snapshot = () => ({ id: 'x' }) as never;
+    node.begin('acct_a', 'resp_renewed', snapshot, { ...streamingRow('resp_renewed'), itemIds: ['msg_in_renewed'] });
+    await node.flush();
+    // The row a node killed mid-stream leaves: written by its queue, renewed by no one since.
+    const killed = new ResponseWriteQueue({
+      db: database.db,
+      sqlite: database.sqlite,
+      logger,
+      batchSize: 100,
+      flushIntervalMs: 3_600_000,
+      maxQueue: 10,
+    });
+    killed.push({ ...streamingRow('resp_orphan'), itemIds: ['msg_in_orphan'], streamingUntil: Date.now() + leaseMs });
+    await killed.close();
+    const begun = Date.now();
+    await waitFor('two leases and a half to pass', () => Date.now() > begun + 2.5 * leaseMs);
+
+    expect((await other.conversation('acct_a', 'resp_renewed'))?.inProgress).toBe(true);
+    expect((await other.find('acct_a', 'resp_renewed'))?.response?.status).not.toBe('failed');
+    expect((await other.items('acct_a', ['msg_in_renewed'])).get('msg_in_renewed')).toEqual(
+      new StreamingItem('resp_renewed', false),
+    );
+
+    expect(await other.conversation('acct_a', 'resp_orphan')).toEqual({
+      responseIds: ['resp_orphan'],
+      turns: [],
+      stopped: true,
+    });
+    expect((await other.find('acct_a', 'resp_orphan'))?.response).toMatchObject({
+      id: 'resp_orphan',
+      status: 'failed',
+      error: { code: 'server_error' },
+    });
+    expect((await other.items('acct_a', ['msg_in_orphan'])).get('msg_in_orphan')).toEqual(
+      new StreamingItem('resp_orphan', true),
+    );
+    // Deleted on another node while it streams: the renewals of its lease do not bring it back.
+    expect(await other.delete('acct_a', 'resp_renewed')).toBe(true);
+    const deletedAt = Date.now();
+    await waitFor('a renewal or two', () => Date.now() > deletedAt + leaseMs);
+    expect(await stateOf('resp_renewed')).toBe('deleted');
+    node.save(record('resp_renewed'));
+    await node.close();
+    expect(await stateOf('resp_renewed')).toBe('deleted');
+    await other.close();
+  });
+
+  it('at close, leaves the rows of streams still running read as stopped at once, not when their lease runs out', async () => {
+    const node = storeOf({ batchSize: 100, streamLeaseMs: 3_600_000 });
+    const other = storeOf({ batchSize: 100 });
+    const snapshot = () => ({ id: 'x' }) as never;
+    node.begin('acct_a', 'resp_cut_written', snapshot, streamingRow('resp_cut_written'));
+    await node.flush();
+    node.begin('acct_a', 'resp_cut_deleted', snapshot, streamingRow('resp_cut_deleted'));
+    await node.flush();
+    expect(await node.delete('acct_a', 'resp_cut_deleted')).toBe(true);
+    // Still queued when the node stops.
+    node.begin('acct_a', 'resp_cut_queued', snapshot, streamingRow('resp_cut_queued'));
+    await node.close();
+    for (const id of ['resp_cut_written', 'resp_cut_queued']) {
+      expect((await other.find('acct_a', id))?.response).toMatchObject({ id, status: 'failed' });
+      expect((await other.conversation('acct_a', id))?.stopped).toBe(true);
+    }
+    expect(await other.find('acct_a', 'resp_cut_deleted')).toBeUndefined();
+    // Its stream's end, after the node closed, changes nothing.
+    node.save(record('resp_cut_written'));
+    expect((await other.find('acct_a', 'resp_cut_written'))?.response?.status).toBe('failed');
     await other.close();
   });
 

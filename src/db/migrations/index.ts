@@ -15,6 +15,7 @@ import * as narrowerUsageRollups from './0013-narrower-usage-rollups.js';
 import * as responsesOneRow from './0014-responses-one-row.js';
 import * as responseStates from './0015-response-states.js';
 import * as foldedEmails from './0016-folded-emails.js';
+import * as responseStreamLease from './0017-response-stream-lease.js';
 import type { Dialect } from './dialect.js';
 
 export interface MigrationModule {
@@ -40,4 +41,5 @@ export const migrations: Record<string, MigrationModule> = {
   '0014-responses-one-row': responsesOneRow,
   '0015-response-states': responseStates,
   '0016-folded-emails': foldedEmails,
+  '0017-response-stream-lease': responseStreamLease,
 };

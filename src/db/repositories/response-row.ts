@@ -16,6 +16,7 @@ export const responseColumns = [
   'output_items',
   'item_ids',
   'state',
+  'streaming_until',
 ] as const;
 
 /** A stored response's row values, in responseColumns order. */
@@ -35,6 +36,7 @@ export function responseRowValues(record: ResponseRecord): unknown[] {
     record.outputItems,
     JSON.stringify(record.itemIds),
     record.state ?? null,
+    record.streamingUntil ?? null,
   ];
 }
 

@@ -12,9 +12,27 @@ import type { Database, ResponseState } from '../schema.js';
  * too large to store, so that any node tells a client continuing it why it cannot (UnstoredMarker); `in_progress`, one
  * still streaming (its settings as it began), which any node can retrieve, delete, and tell a continuation of it that it
  * has not ended; `deleted`, one deleted while it streamed, read as absent and not replaced when the stream ends (the
- * writers replace only an `in_progress` row). Such rows expire and are deleted like any other; they have no items, and
- * no conversation walks through them.
+ * writers replace only an `in_progress` row). Such rows expire and are deleted like any other; they have no stored
+ * items, and no conversation walks through them. An `in_progress` row keeps the ids of the items its stream has shown
+ * (its input's, and its output's so far), so that a reference to one is told the response has not ended; and until when
+ * its node has said the stream still runs (`streaming_until`, moved on while it does): past that, its node stopped
+ * without ending it (killed, or shut down mid-stream), and it reads as failed.
  */
+
+/**
+ * How long an `in_progress` row written without `streaming_until` (by a node older than that column) is taken to be
+ * streaming: as long as a node now says a row is at least (response-store.ts).
+ */
+export const defaultStreamLeaseMs = 60_000;
+
+/** Whether an `in_progress` row's node has stopped without ending its stream: it has not said it runs for too long. */
+export function streamStopped(
+  row: { streaming_until: number | string | null; created_at: number | string },
+  now: number,
+) {
+  const until = row.streaming_until ?? Number(row.created_at) + defaultStreamLeaseMs;
+  return Number(until) <= now;
+}
 
 /** What an `unstored` row keeps (in its `response` column) of a response answered but too large to store. */
 export interface UnstoredMarker {
@@ -58,6 +76,8 @@ export interface ResponseRecord {
   extendedIds?: readonly string[];
   /** Set when the row stands for a response rather than storing it (see above); its items are then empty. */
   state?: ResponseState;
+  /** On an `in_progress` row: until when its node says its stream runs (epoch milliseconds). */
+  streamingUntil?: number;
 }
 
 export interface ConversationTurn {
@@ -84,6 +104,11 @@ export interface Conversation {
   unstored?: UnstoredMarker;
   /** Set when the response asked for is still streaming (on some node): `responseIds` is it alone, no turns. */
   inProgress?: true;
+  /**
+   * Set when the response asked for was streaming on a node that stopped before its stream ended: nothing of it was
+   * stored but how it began. `responseIds` is it alone, no turns.
+   */
+  stopped?: true;
 }
 
 /** How far back a conversation is followed; far beyond any real one (a longer one is `tooLarge`, never cut short). */
@@ -111,6 +136,8 @@ export type FoundResponse =
       outputItems: string;
       /** Still streaming (on some node): the response as it began. */
       inProgress?: true;
+      /** Its stream's node stopped before the stream ended: the response as it began, all that was stored of it. */
+      stopped?: true;
       unstored?: undefined;
     }
   | { unstored: UnstoredMarker; inProgress?: undefined };
@@ -124,15 +151,33 @@ export async function findResponse(
   if (!storableId(id)) return undefined;
   const row = await db
     .selectFrom('responses')
-    .select(['response', 'output_items', 'state'])
+    .select(['response', 'output_items', 'state', 'streaming_until', 'created_at'])
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .where('expires_at', '>', now)
     .executeTakeFirst();
   if (!row || row.state === 'deleted') return undefined;
   if (row.state === 'unstored') return { unstored: readUnstoredMarker(row.response) };
-  if (row.state === 'in_progress') return { response: row.response, outputItems: row.output_items, inProgress: true };
+  if (row.state === 'in_progress') {
+    if (streamStopped(row, now)) return { response: row.response, outputItems: row.output_items, stopped: true };
+    return { response: row.response, outputItems: row.output_items, inProgress: true };
+  }
   return { response: row.response, outputItems: row.output_items };
+}
+
+/**
+ * Whether the account's row of this id is marked `deleted` (a response deleted, on some node, while it streamed); false
+ * when it is anything else, or there is none (not written yet, or gone).
+ */
+export async function isMarkedDeleted(db: Kysely<Database>, accountId: string, id: string): Promise<boolean> {
+  if (!storableId(id)) return false;
+  const row = await db
+    .selectFrom('responses')
+    .select('state')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.state === 'deleted';
 }
 
 interface DeletedRow {
@@ -200,6 +245,8 @@ interface ConversationRow {
   state: ResponseState | null;
   /** The `response` column of a row with a state (what it stands for). */
   marker: string | null;
+  streaming_until: number | string | null;
+  created_at: number | string;
 }
 
 /**
@@ -229,6 +276,7 @@ export async function loadConversation(
         and chain.depth < ${maxTurns} and chain.total <= ${maxBytes}
     )
     select chain.id, responses.expires_at, chain.total, responses.previous_response_id, responses.state,
+      responses.streaming_until, responses.created_at,
       case when responses.state is not null then responses.response end as marker,
       case when chain.total <= ${maxBytes} then responses.input_items end as input_items,
       case when chain.total <= ${maxBytes} then responses.output_items end as output_items
@@ -243,7 +291,10 @@ export async function loadConversation(
   if (asked?.state === 'unstored') {
     return { responseIds: [asked.id], turns: [], unstored: readUnstoredMarker(asked.marker ?? '{}') };
   }
-  if (asked?.state === 'in_progress') return { responseIds: [asked.id], turns: [], inProgress: true };
+  if (asked?.state === 'in_progress') {
+    if (streamStopped(asked, now)) return { responseIds: [asked.id], turns: [], stopped: true };
+    return { responseIds: [asked.id], turns: [], inProgress: true };
+  }
   // Oldest first: the first row is where the walk stopped, with the largest total.
   const total = Number(rows[0]?.total);
   if (total > maxBytes) return { responseIds, turns: [], tooLarge: { bytes: total } };
@@ -274,8 +325,21 @@ export class UnstoredItem {
 }
 
 /**
+ * What findItems gives for an item of a response still streaming (an `in_progress` row keeps the ids of the items its
+ * stream has shown, not the items), or whose node stopped before its stream ended (`stopped`): a reference to it can be
+ * told why it cannot be resolved.
+ */
+export class StreamingItem {
+  constructor(
+    readonly responseId: string,
+    readonly stopped: boolean,
+  ) {}
+}
+
+/**
  * Items of the account's live responses by id (for `item_reference`s), parsed; an id stored twice reads as either
- * copy, and one of a response too large to store as an UnstoredItem (unless a stored response has it too).
+ * copy, one of a response too large to store as an UnstoredItem, and one of a response still streaming as a
+ * StreamingItem (each unless a stored response has it too).
  */
 export async function findItems(
   db: Kysely<Database>,
@@ -289,7 +353,7 @@ export async function findItems(
     // Each response once, however many of the ids it holds.
     const rows = await db
       .selectFrom('responses')
-      .select(['id', 'input_items', 'output_items', 'state', 'response', 'item_ids'])
+      .select(['id', 'input_items', 'output_items', 'state', 'response', 'item_ids', 'streaming_until', 'created_at'])
       .where('id', 'in', (select) =>
         select
           .selectFrom('response_item_ids')
@@ -299,12 +363,19 @@ export async function findItems(
       )
       .where('account_id', '=', accountId)
       .where('expires_at', '>', now)
-      .where((where) => where.or([where('state', 'is', null), where('state', '=', 'unstored')]))
+      .where((where) =>
+        where.or([where('state', 'is', null), where('state', '=', 'unstored'), where('state', '=', 'in_progress')]),
+      )
       .execute();
-    const unstored: Array<{ id: string; response: string; item_ids: string }> = [];
+    const unstored: typeof rows = [];
+    const streaming: typeof rows = [];
     for (const row of rows) {
       if (row.state === 'unstored') {
         unstored.push(row);
+        continue;
+      }
+      if (row.state === 'in_progress') {
+        streaming.push(row);
         continue;
       }
       for (const text of [row.input_items, row.output_items]) {
@@ -319,8 +390,29 @@ export async function findItems(
         if (wanted.has(itemId) && !found.has(itemId)) found.set(itemId, new UnstoredItem(row.id, marker));
       }
     }
+    for (const row of streaming) {
+      const item = new StreamingItem(row.id, streamStopped(row, now));
+      for (const itemId of JSON.parse(row.item_ids) as string[]) {
+        if (wanted.has(itemId) && !found.has(itemId)) found.set(itemId, item);
+      }
+    }
   }
   return found;
+}
+
+/**
+ * Moves on `streaming_until` of the rows standing for these responses while they stream (`in_progress`): their node
+ * says they still run. Rows not written yet, replaced by their response, or deleted are left as they are.
+ */
+export async function renewStreamingRows(db: Kysely<Database>, ids: readonly string[], until: number): Promise<void> {
+  for (const batch of chunks(ids, idsPerStatement)) {
+    await db
+      .updateTable('responses')
+      .set({ streaming_until: until })
+      .where('id', 'in', batch)
+      .where('state', '=', 'in_progress')
+      .execute();
+  }
 }
 
 /**

@@ -106,3 +106,42 @@ export function responseInProgress(id: string, param: string): ApiError {
     { param },
   );
 }
+
+/** An item reference to an item of a stored response still streaming on another node (its item is not stored yet). */
+export function itemOfResponseInProgress(id: string, param: string, responseId: string): ApiError {
+  return apiError(
+    'response_in_progress',
+    `Item with id '${id.slice(0, 128)}' is an item of response '${responseId.slice(0, 128)}', which is still in progress: its stream has not ended. Wait for its response.completed (or other final) event before referring to its items.`,
+    { param },
+  );
+}
+
+const stoppedWhy =
+  'the gateway node serving it stopped before its stream ended (it was shut down or failed), and nothing of it was stored but how it began';
+
+/** A response whose stream's node stopped before the stream ended, continued: there is nothing stored to replay. */
+export function previousResponseStopped(id: string): ApiError {
+  return apiError(
+    'previous_response_not_found',
+    `Previous response with id '${id.slice(0, 128)}' not found: it failed, since ${stoppedWhy}. Send the conversation as input instead of previous_response_id.`,
+    { param: 'previous_response_id' },
+  );
+}
+
+/** The input items of a response whose stream's node stopped before the stream ended: they were never stored. */
+export function responseStopped(id: string): ApiError {
+  return apiError(
+    'response_not_found',
+    `No input items found for response '${id.slice(0, 128)}': it failed, since ${stoppedWhy}.`,
+    { param: 'response_id' },
+  );
+}
+
+/** An item reference to an item of a response whose stream's node stopped before the stream ended. */
+export function itemOfStoppedResponse(id: string, param: string, responseId: string): ApiError {
+  return apiError(
+    'item_not_found',
+    `Item with id '${id.slice(0, 128)}' not found: it is an item of response '${responseId.slice(0, 128)}', which failed, since ${stoppedWhy}. Send the item itself instead of a reference to it.`,
+    { param },
+  );
+}

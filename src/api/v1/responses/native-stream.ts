@@ -7,7 +7,7 @@ import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
 import { createNativeStreamReader, terminalTypes } from './native.js';
 import { createNativeOutputCollector } from './native-output.js';
-import { beginStoring, type Storing, saveResponse } from './state.js';
+import { beginStoring, type Storing, saveResponse, showItem } from './state.js';
 import type { ResponseObject } from './types.js';
 import { fromResponseUsage, toResponseUsage } from './usage.js';
 
@@ -83,6 +83,7 @@ export async function relayNativeStream(
           beginStoring(storing, inProgress(created, []), () => inProgress(created, collected.output()));
         }
       }
+      if (storing && createdId && name === 'response.output_item.added') showItem(storing, createdId, data.item);
       if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
       const final = reader.outcome() !== undefined ? reader.response() : undefined;
       if (storing && final && typeof final.id === 'string') {

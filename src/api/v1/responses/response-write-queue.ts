@@ -16,7 +16,8 @@ import { responseCreatedAt } from './ids.js';
  * A response streaming is queued twice: as the row that stands for it while it streams (`in_progress`, queued when it
  * begins), then whole when it ends, replacing that row. While the first is still queued the second takes its place, so
  * a stream that ends before the next batch is written once, like any response; one deleted while it streamed then
- * writes nothing at all.
+ * writes nothing at all. A later `in_progress` record of a response (its row with more item ids) likewise takes the place
+ * of one still queued.
  */
 
 export interface ResponseWriteQueueOptions {
@@ -122,6 +123,8 @@ export class ResponseWriteQueue {
   push(record: ResponseRecord): void {
     if (this.closed) return;
     if (record.state === 'in_progress') {
+      const queued = this.streamingRows.get(record.id);
+      if (queued) this.unqueue(queued);
       this.streamingRows.set(record.id, record);
     } else {
       const streaming = this.streamingRows.get(record.id);
@@ -253,6 +256,14 @@ export class ResponseWriteQueue {
         this.trim();
       }
     }
+  }
+
+  /**
+   * Whether this `in_progress` record is still queued, not yet taken into a write: it may then still be changed in place
+   * (what the write takes is what it is then).
+   */
+  queues(record: ResponseRecord): boolean {
+    return this.streamingRows.get(record.id) === record;
   }
 
   /** Whether anything is queued or being written. */

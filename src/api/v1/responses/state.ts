@@ -5,6 +5,7 @@ import {
   conversationTooLarge,
   previousResponseNotFound,
   previousResponseNotStored,
+  previousResponseStopped,
   responseInProgress,
 } from './errors.js';
 import type { ResponseStore } from './response-store.js';
@@ -53,6 +54,8 @@ export async function loadState(
     if (unstored) throw previousResponseNotStored(previous, unstored.bytes, unstored.limitBytes);
     // Still streaming on another node (this node waits for its own streams' end).
     if (conversation.inProgress) throw responseInProgress(previous, 'previous_response_id');
+    // Its stream's node stopped before it ended: nothing of it was stored to replay.
+    if (conversation.stopped) throw previousResponseStopped(previous);
     if (conversation.tooLarge) {
       throw conversationTooLarge(conversation.tooLarge.bytes, store.maxConversationBytes, 'previous_response_id');
     }
@@ -117,6 +120,11 @@ export interface Storing {
   /** The ids of the items of the conversation it continues: an input item reusing one is stored under a new id. */
   historyItemIds: ReadonlySet<string> | undefined;
   ancestors: readonly AncestorExpiry[];
+  /**
+   * The input normalized when its stream began (beginStoring): its row then names the same item ids as the response
+   * stored when it ends.
+   */
+  normalizedInput?: InputItem[];
 }
 
 /** What a stored response needs besides the finished response; undefined when the request is not to be stored. */
@@ -141,13 +149,21 @@ export function storingFor(exchange: Exchange, state: RequestState, store: Respo
  * streams, on this node as far as it got (`snapshot`), on others as it began once a batch is written.
  */
 export function beginStoring(storing: Storing, response: ResponseObject, snapshot: () => ResponseObject): void {
+  storing.normalizedInput = normalizeInput(storing.input, storing.historyItemIds);
   const row = toInProgressRecord(response, {
     accountId: storing.accountId,
     keyId: storing.keyId,
+    inputItems: storing.normalizedInput,
     now: Date.now(),
     retentionMs: storing.retentionMs,
   });
   storing.store.begin(storing.accountId, response.id, snapshot, row);
+}
+
+/** The stream of a stored response has shown the client an output item (its `response.output_item.added`). */
+export function showItem(storing: Storing, responseId: string, item: unknown): void {
+  const id = (item as { id?: unknown } | null)?.id;
+  if (typeof id === 'string' && id !== '') storing.store.itemShown(storing.accountId, responseId, id);
 }
 
 export interface SavedResponse {
@@ -169,7 +185,7 @@ export function saveResponse(storing: Storing, answer: ResponseObject, exchange:
   const context: RecordContext = {
     accountId: storing.accountId,
     keyId: storing.keyId,
-    inputItems: normalizeInput(storing.input, storing.historyItemIds),
+    inputItems: storing.normalizedInput ?? normalizeInput(storing.input, storing.historyItemIds),
     now: Date.now(),
     retentionMs: storing.retentionMs,
     ancestors: storing.ancestors,

@@ -1,6 +1,12 @@
 import type { EndpointRequest } from '../pipeline/endpoint.js';
 import { lookupEndpoint } from '../pipeline/lookup-endpoint.js';
-import { conversationTooLarge, responseInProgress, responseNotFound, responseNotStored } from './errors.js';
+import {
+  conversationTooLarge,
+  responseInProgress,
+  responseNotFound,
+  responseNotStored,
+  responseStopped,
+} from './errors.js';
 import { type ListQuery, pageItems, parseListQuery } from './list-items.js';
 import { inputItemsOf } from './stored-items.js';
 
@@ -49,6 +55,7 @@ export const responseInputItemsEndpoint = lookupEndpoint<ListRequest>(
     const { tooLarge, unstored } = conversation;
     if (unstored) throw responseNotStored(request.id, unstored.bytes, unstored.limitBytes);
     if (conversation.inProgress) throw responseInProgress(request.id, 'response_id');
+    if (conversation.stopped) throw responseStopped(request.id);
     if (tooLarge)
       throw conversationTooLarge(tooLarge.bytes, exchange.services.responses.maxConversationBytes, 'response_id');
     return pageItems(inputItemsOf(conversation), request.list);

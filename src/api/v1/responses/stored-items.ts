@@ -1,5 +1,5 @@
-import { type ConversationTurn, UnstoredItem } from '../../../db/repositories/responses.js';
-import { itemNotFound, itemNotStored } from './errors.js';
+import { type ConversationTurn, StreamingItem, UnstoredItem } from '../../../db/repositories/responses.js';
+import { itemNotFound, itemNotStored, itemOfResponseInProgress, itemOfStoppedResponse } from './errors.js';
 import { type ItemIdPrefix, newItemId } from './ids.js';
 import type { InputItem, ItemReference, MessageItem, ResponsesRequest } from './types.js';
 
@@ -68,7 +68,8 @@ export function itemReferenceIds(input: ResponsesRequest['input']): string[] {
 
 /**
  * The input with each `item_reference` replaced by the stored item (as findItems returns it); a 404 naming the
- * reference when it is not the account's or no longer stored. The same array when there are none.
+ * reference when it is not the account's or no longer stored, a 409 when its response is still streaming (on another
+ * node). The same array when there are none.
  */
 export function resolveItemReferences(
   input: ResponsesRequest['input'],
@@ -83,6 +84,11 @@ export function resolveItemReferences(
     if (stored instanceof UnstoredItem) {
       const { responseId, marker } = stored;
       throw itemNotStored(id, `input[${index}].id`, responseId, marker.bytes, marker.limitBytes);
+    }
+    if (stored instanceof StreamingItem) {
+      const param = `input[${index}].id`;
+      if (stored.stopped) throw itemOfStoppedResponse(id, param, stored.responseId);
+      throw itemOfResponseInProgress(id, param, stored.responseId);
     }
     return stored as InputItem;
   });

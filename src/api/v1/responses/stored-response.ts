@@ -95,18 +95,22 @@ export function toUnstoredRecord(record: ResponseRecord, limitBytes: number): Re
 }
 
 /**
- * The row that stands for a response while it streams (`in_progress`): its settings as it began, no items, so any node
- * can retrieve it (as it began), delete it, and tell a continuation of it that it has not ended. The response replaces
- * it when it ends (both engines' writers); it is written only when a batch is written before that.
+ * The row that stands for a response while it streams (`in_progress`): its settings as it began and its input items'
+ * ids, no items, so any node can retrieve it (as it began), delete it, and tell a continuation of it, or a reference to
+ * one of its items, that it has not ended. The ids of its output items are added as its stream shows them
+ * (ResponseStore.itemShown), and its node says until when it still runs (`streamingUntil`, set by the store). The
+ * response replaces it when it ends (both engines' writers); it is written only when a batch is written before that.
  */
 export function toInProgressRecord(
   response: ResponseObject,
-  context: Pick<RecordContext, 'accountId' | 'keyId' | 'now' | 'retentionMs'>,
+  context: Pick<RecordContext, 'accountId' | 'keyId' | 'inputItems' | 'now' | 'retentionMs'>,
 ): ResponseRecord {
   const { output: _output, ...settings } = response;
   // Kept compact without serializing it whole first: this runs for every stored stream (docs/performance.md).
   const compact = storedSettingsJson(settings, '');
   const settingsJson = compact === '' ? JSON.stringify(settings) : compact;
+  const ids: string[] = [];
+  itemIds(context.inputItems, ids);
   return {
     id: response.id,
     accountId: context.accountId,
@@ -118,7 +122,7 @@ export function toInProgressRecord(
     response: settingsJson,
     inputItems: '[]',
     outputItems: '[]',
-    itemIds: [],
+    itemIds: ids,
     inputCount: 0,
     storedBytes: Buffer.byteLength(settingsJson) + 4,
     state: 'in_progress',
@@ -127,15 +131,32 @@ export function toInProgressRecord(
 
 /**
  * What a response deleted while it streamed leaves (the record it would have been): a row marked `deleted` over the one
- * that stood for it, so no node retrieves it and its stream's end on another node does not store it.
+ * that stood for it, so no node retrieves it and its stream's end on another node does not store it. It keeps the ids
+ * the row had (their keys may be written already), so that they go with it when it expires.
  */
 export function toDeletedRecord(record: ResponseRecord): ResponseRecord {
-  return { ...toUnstoredRecord(record, 0), response: '{}', itemIds: [], storedBytes: 6, state: 'deleted' };
+  return { ...toUnstoredRecord(record, 0), response: '{}', storedBytes: 6, state: 'deleted' };
 }
 
 /** Throws the 400 `stored_response_too_large` when a response of this size may not be stored. */
 export function checkStoredSize(bytes: number, limitBytes: number): void {
   if (bytes > limitBytes) throw storedResponseTooLarge(bytes, limitBytes);
+}
+
+/**
+ * A response whose stream's node stopped before the stream ended (findResponse's `stopped`), as `GET` answers it: as it
+ * began, failed, saying why. Nothing else of it was stored.
+ */
+export function stoppedResponseObject(stored: { response: string; outputItems: string }): ResponseObject {
+  return {
+    ...storedResponseObject(stored),
+    status: 'failed',
+    error: {
+      code: 'server_error',
+      message:
+        'The gateway node serving this response stopped before its stream ended (it was shut down or failed): nothing of it was stored but how it began. Send the request again.',
+    },
+  } as ResponseObject;
 }
 
 /** A stored response (findResponse) as the response object `GET /v1/responses/{id}` answers. */

@@ -12,9 +12,10 @@ import { abortedError } from '../pipeline/aborted-error.js';
 import { announceDroppedParameters } from '../pipeline/dropped-parameters.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
+import { newResponseId } from './ids.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
-import { beginStoring, type Storing, saveResponse } from './state.js';
+import { beginStoring, type Storing, saveResponse, showItem } from './state.js';
 import { createResponseStreamTranslator, formatEvents, streamEnd } from './stream-events.js';
 import type { ChatTranslation } from './to-chat-request.js';
 import { createToolNameMap } from './tool-names.js';
@@ -90,10 +91,13 @@ async function relayChat(
   items: AsyncIterable<StreamItem>,
   translation: ChatTranslation,
   sse: SseResponse,
-  base: ResponseObject,
+  asked: ResponseObject,
   storing: Storing | undefined,
   exchange: Exchange,
 ): Promise<Outcome> {
+  // Named when its stream shows it, not when it was asked for: another node looks for a young id until the batch with
+  // the row standing for it must have been written, and the upstream may have taken long to begin.
+  const base: ResponseObject = { ...asked, id: newResponseId() };
   const translator = createResponseStreamTranslator({ response: base, toolNames: translation.toolNames });
   const promptCharacters = estimatePromptCharacters(translation.request);
   let completionCharacters = 0;
@@ -110,7 +114,9 @@ async function relayChat(
       completionCharacters += generatedCharacters(chunk);
       if (chunk.usage) reported = readUsage(chunk.usage) ?? reported;
       const events = translator.push(chunk);
-      if (events.length > 0) await sse.write(formatEvents(events));
+      if (events.length === 0) continue;
+      if (storing) showItems(storing, base.id, events);
+      await sse.write(formatEvents(events));
     }
     const usage = reported ?? estimateUsage(promptCharacters, completionCharacters);
     let finishing = translator.finish(reported ? undefined : toWireUsage(usage));
@@ -136,6 +142,13 @@ async function relayChat(
     return { error: failure, usage, firstTokenAt, responseBody: sse.body() };
   } finally {
     storing?.store.end(base.id);
+  }
+}
+
+/** The output items these events show the client, for the row that stands for the response while it streams. */
+function showItems(storing: Storing, responseId: string, events: readonly ResponseEvent[]): void {
+  for (const event of events) {
+    if (event.type === 'response.output_item.added') showItem(storing, responseId, event.item);
   }
 }
 

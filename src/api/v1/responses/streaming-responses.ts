@@ -13,8 +13,13 @@ export interface StreamingResponse {
   snapshot: () => ResponseObject;
   /** Deleted while it streamed: not stored when it ends. */
   deleted: boolean;
-  /** The row that stands for it in the database while it streams (`in_progress`). */
+  /**
+   * The row that stands for it in the database while it streams (`in_progress`), with the ids of the items it has
+   * shown so far (its input's, then its output's as they come).
+   */
   row: ResponseRecord;
+  /** Set once a version of its row has left the write queue: other nodes may know of it from then on. */
+  rowWritten?: true;
   /** Settles once it is queued or given up. */
   ended: Promise<void>;
 }
@@ -44,18 +49,26 @@ export class StreamingResponses {
   }
 
   /**
-   * The account's responses streaming here (not deleted) whose output so far holds one of these item ids: what an
-   * item_reference to such an item must wait for, as a continuation does.
+   * The account's responses streaming here (not deleted) that hold one of these item ids (in their input, or their
+   * output so far): what an item_reference to such an item must wait for, as a continuation does.
    */
   holding(accountId: string, itemIds: readonly string[]): StreamingResponse[] {
     const wanted = new Set(itemIds);
     const found: StreamingResponse[] = [];
     for (const entry of this.entries.values()) {
       if (entry.accountId !== accountId || entry.deleted) continue;
-      const output = entry.snapshot().output ?? [];
-      if (output.some((item) => typeof item.id === 'string' && wanted.has(item.id))) found.push(entry);
+      if (entry.row.itemIds.some((id) => wanted.has(id))) found.push(entry);
     }
     return found;
+  }
+
+  /** Every response streaming here (deleted or not). */
+  all(): IterableIterator<StreamingResponse> {
+    return this.entries.values();
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   /** The account's response streaming here (deleted or not); undefined for another account's, as for none. */
