@@ -14,6 +14,7 @@ import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import { SseResponse } from '../pipeline/sse-response.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
+import { encryptsThinking } from './reasoning-envelope.js';
 import { beginStoring, type Storing, saveResponse } from './state.js';
 import { createResponseStreamTranslator, formatEvents, streamEnd } from './stream-events.js';
 import type { ChatTranslation } from './to-chat-request.js';
@@ -52,7 +53,8 @@ export function streamResponse(
   );
   // The prompt's size, for an estimate of usage a native upstream does not report (the request is not kept).
   const promptCharacters = inputCharacters(plan.request);
-  return relay(primed, sse, base, storing, exchange, onFailure, promptCharacters);
+  const encryptThinking = encryptsThinking(plan.request.include, storing !== undefined);
+  return relay(primed, sse, base, storing, exchange, onFailure, promptCharacters, encryptThinking);
 }
 
 async function relay(
@@ -63,6 +65,7 @@ async function relay(
   exchange: Exchange,
   onFailure: (error: unknown) => void,
   promptCharacters: number,
+  encryptThinking: boolean,
 ): Promise<Outcome> {
   let result: ResponsesResult;
   try {
@@ -83,7 +86,7 @@ async function relay(
   if (result.kind === 'native')
     return relayNativeStream(result.response, sse, storing, exchange, onFailure, promptCharacters);
   if (result.kind !== 'chat-stream') throw new Error('a stream got a JSON response');
-  return relayChat(result.items, result.translation, sse, base, storing, exchange);
+  return relayChat(result.items, result.translation, sse, base, storing, exchange, encryptThinking);
 }
 
 async function relayChat(
@@ -93,8 +96,13 @@ async function relayChat(
   base: ResponseObject,
   storing: Storing | undefined,
   exchange: Exchange,
+  encryptThinking: boolean,
 ): Promise<Outcome> {
-  const translator = createResponseStreamTranslator({ response: base, toolNames: translation.toolNames });
+  const translator = createResponseStreamTranslator({
+    response: base,
+    toolNames: translation.toolNames,
+    encryptThinking,
+  });
   const promptCharacters = estimatePromptCharacters(translation.request);
   let completionCharacters = 0;
   let reported: TokenUsage | undefined;
