@@ -7,6 +7,7 @@ import type { DispatchOperation, PreparedCall } from '../../../routing/operation
 import type { Deployment } from '../../../routing/router.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { inResponsesTerms } from './client-param.js';
+import { unsupportedParameter } from './errors.js';
 import { type ChatTranslation, toChatRequest } from './to-chat-request.js';
 import type { InputItem, ResponsesRequest } from './types.js';
 
@@ -101,6 +102,10 @@ export function responsesOperation(
   const translationFor = (deployment: Deployment): ChatTranslation => {
     const translated = translation(deployment.model);
     if (deployment.provider.type === 'anthropic') return translated;
+    const asked = request.include?.includes('reasoning.encrypted_content') === true;
+    if (asked && deployment.model.parameters.onUnsupported === 'refuse') {
+      throw unsupportedParameter('include.reasoning.encrypted_content', 'cannot be honoured by this model.');
+    }
     let found = stripped.get(deployment.model.name);
     if (!found) {
       found = withoutThinking(translated, request);
