@@ -177,9 +177,8 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     const upstream = setup.providerMocks.anthropic.requests.map((request) => request.body);
     expect(upstream).toHaveLength(2);
     for (const body of upstream) expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
-    const assistant = (upstream[1]?.messages as Array<{ role: string; content: Array<{ type: string }> }>).findLast(
-      (message) => message.role === 'assistant',
-    );
+    const messages = (upstream[1]?.messages ?? []) as Array<{ role: string; content: Array<{ type: string }> }>;
+    const assistant = messages.findLast((message) => message.role === 'assistant');
     expect(assistant?.content.map((block) => block.type)).toEqual([
       'thinking',
       'redacted_thinking',
