@@ -14,7 +14,8 @@ import { waitFor } from '../test/support/wait.js';
  * provider with `wire_api = "responses"` whose base URL is the gateway, serving a model whose upstream speaks only
  * chat completions. Codex sends what the contract page describes (store: false with the whole history, developer
  * messages, reasoning settings, a namespace tool, the hosted web_search tool); the upstream first calls Codex's
- * `exec_command` tool, then answers from the tool's output. Codex must print that answer.
+ * `exec_command` tool, then answers from the tool's output. Codex must print that answer. Then the same with a Claude
+ * model (the mock Anthropic upstream) and a reasoning effort: its signed thinking must survive the tool loop.
  */
 
 const codexDir = process.env.SWITCHBOARD_CODEX_DIR ?? path.join(projectRoot, 'data', 'tools', 'codex');
@@ -70,6 +71,7 @@ function answerCodex(request: RecordedRequest, response: ServerResponse) {
 
 describe.skipIf(!present)('Codex CLI through a translated provider', () => {
   const setup = useGatewayWithMock({
+    providerMocks: ['thinking-tools'],
     upstreamHandlers: { 'codex-upstream': answerCodex },
     models: [{ name: 'codex-model', provider: 'mock', upstream_model: 'codex-upstream' }],
   });
@@ -98,39 +100,32 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     if (codexHome) rmSync(codexHome, { recursive: true, force: true });
   });
 
+  /** `codex exec` with the prompt (and `-c` overrides before it), run to its end. */
+  function runCodex(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(codex, ['exec', '--skip-git-repo-check', '--color', 'never', ...args], {
+        cwd: codexHome,
+        env: { ...process.env, CODEX_HOME: codexHome, SWITCHBOARD_KEY: setup.gateway.key },
+        // Codex reads a prompt from a piped stdin; it has its prompt.
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // A Codex that hangs fails the test with what it printed, instead of timing it out silently.
+      const watchdog = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.on('exit', () => clearTimeout(watchdog));
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk) => {
+        out += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        err += chunk;
+      });
+      child.on('exit', (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
+    });
+  }
+
   it('runs a tool through the gateway and prints the model’s answer', async () => {
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (resolve) => {
-        const child = spawn(
-          codex,
-          [
-            'exec',
-            '--skip-git-repo-check',
-            '--color',
-            'never',
-            'Run `echo hello-from-codex` and tell me what it printed.',
-          ],
-          {
-            cwd: codexHome,
-            env: { ...process.env, CODEX_HOME: codexHome, SWITCHBOARD_KEY: setup.gateway.key },
-            // Codex reads a prompt from a piped stdin; it has its prompt.
-            stdio: ['ignore', 'pipe', 'pipe'],
-          },
-        );
-        // A Codex that hangs fails the test with what it printed, instead of timing it out silently.
-        const watchdog = setTimeout(() => child.kill('SIGKILL'), 90_000);
-        child.on('exit', () => clearTimeout(watchdog));
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (chunk) => {
-          out += chunk;
-        });
-        child.stderr.on('data', (chunk) => {
-          err += chunk;
-        });
-        child.on('exit', (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
-      },
-    );
+    const { code, stdout, stderr } = await runCodex(['Run `echo hello-from-codex` and tell me what it printed.']);
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     expect(stdout).toMatch(/Done: the command (printed hello-from-codex|ran)/);
 
@@ -164,5 +159,31 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     for (const row of rows) {
       expect(row).toMatchObject({ model: 'codex-model', status: 200, stream: 1, prompt_tokens: 1200 });
     }
+  }, 120_000);
+
+  it('keeps a Claude model’s signed thinking across its tool call (reasoning effort set)', async () => {
+    // The mock Claude calls get_weather, which Codex has not: Codex answers the call with an error output, and the
+    // tool loop goes on. With thinking on, the mock refuses the second turn unless it starts with the signed thinking,
+    // which comes back from the reasoning item Codex resends (store: false, encrypted_content included).
+    const { code, stdout, stderr } = await runCodex([
+      '-c',
+      'model="claude-thinking-tools"',
+      '-c',
+      'model_reasoning_effort="low"',
+      'What is the weather in Paris?',
+    ]);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toContain('The weather:');
+    const upstream = setup.providerMocks.anthropic.requests.map((request) => request.body);
+    expect(upstream).toHaveLength(2);
+    for (const body of upstream) expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    const messages = (upstream[1]?.messages ?? []) as Array<{ role: string; content: Array<{ type: string }> }>;
+    const assistant = messages.findLast((message) => message.role === 'assistant');
+    expect(assistant?.content.map((block) => block.type)).toEqual([
+      'thinking',
+      'redacted_thinking',
+      'text',
+      'tool_use',
+    ]);
   }, 120_000);
 });

@@ -107,6 +107,15 @@ describe('POST /v1/responses refuses bad input', () => {
     );
   });
 
+  it('refuses include of encrypted reasoning for a model configured to refuse that is not Claude', async () => {
+    await expectError(
+      { model: 'strict-model', input: 'hi', include: ['reasoning.encrypted_content'], stream: true },
+      400,
+      'include.reasoning.encrypted_content',
+      'unsupported_parameter',
+    );
+  });
+
   it('gives an unknown previous_response_id the same 404 as any missing one', async () => {
     const error = await expectError(
       { model: 'gpt-4o-mini', input: 'hi', previous_response_id: 'resp_doesnotexist' },

@@ -86,7 +86,6 @@ describe('toChatRequest', () => {
       'input.reasoning.encrypted_content',
       'input.reasoning',
       'reasoning.summary',
-      'include.reasoning.encrypted_content',
     ]);
     expect(toolNames.fromChat('mcp__github__search_issues')).toEqual({
       name: 'search_issues',

@@ -4,6 +4,7 @@ import { parametersSet } from '../tool-choice.js';
 import { convertMessages } from './convert-messages.js';
 import { hasSignedThinking } from './convert-thinking.js';
 import { convertTools } from './convert-tools.js';
+import { effortLeftOut, thinkingFromEffort, thinksByEffort } from './thinking-from-effort.js';
 import type { AnthropicRequest } from './wire-types.js';
 
 /**
@@ -60,8 +61,15 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
   if (format?.type === 'json_schema') {
     body.output_config = { format: { type: 'json_schema', schema: format.json_schema?.schema ?? { type: 'object' } } };
   }
-  // Extended thinking, for clients that ask for it in Anthropic's own terms.
+  // Extended thinking, for clients that ask for it in Anthropic's own terms, or with OpenAI's reasoning effort.
   if (request.thinking && typeof request.thinking === 'object') body.thinking = request.thinking;
+  else {
+    const byEffort = thinkingFromEffort(request, defaults.maxOutputTokens, defaultMaxTokens);
+    if (byEffort) {
+      body.thinking = byEffort.thinking;
+      body.max_tokens = byEffort.maxTokens;
+    }
+  }
   if (defaults.stream) body.stream = true;
   return body;
 }
@@ -74,7 +82,7 @@ const untranslatedParameters = [
   'presence_penalty',
   'frequency_penalty',
   'seed',
-  ...openAiOnlyParameters,
+  ...openAiOnlyParameters.filter((name) => name !== 'reasoning_effort'),
 ];
 
 /**
@@ -85,7 +93,8 @@ const untranslatedParameters = [
  */
 function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
   const type = (request.thinking as { type?: unknown } | null | undefined)?.type;
-  if (type === undefined || type === 'disabled') return false;
+  const thinks = type === undefined ? thinksByEffort(request) : type !== 'disabled';
+  if (!thinks) return false;
   const assistant = request.messages.findLast((message) => message.role === 'assistant');
   if (!assistant || !Array.isArray(assistant.tool_calls) || assistant.tool_calls.length === 0) return false;
   return !hasSignedThinking(assistant);
@@ -94,7 +103,9 @@ function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
 export function unsupportedParameters(request: ChatCompletionRequest): string[] {
   const unsupported = parametersSet(request, untranslatedParameters);
-  if (thinkingCannotContinue(request)) unsupported.push('thinking');
+  if (effortLeftOut(request)) unsupported.push('reasoning_effort');
+  // Whichever field asked for the thinking is the one left out.
+  if (thinkingCannotContinue(request)) unsupported.push(request.thinking ? 'thinking' : 'reasoning_effort');
   const format = request.response_format as { type?: unknown } | null | undefined;
   if (format && format.type === 'json_object') unsupported.push('response_format');
   return unsupported;

@@ -8,6 +8,7 @@ import { fromChatCompletion } from './from-chat-completion.js';
 import { newResponseId } from './ids.js';
 import { checkedNativeResponse, nativeUsage } from './native.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
+import { encryptsThinking } from './reasoning-envelope.js';
 import { type Storing, saveResponse } from './state.js';
 import type { ResponseObject } from './types.js';
 import { inputCharacters, outputCharacters, toResponseUsage } from './usage.js';
@@ -67,6 +68,7 @@ export async function completeResponse(
     response: { ...base, id: newResponseId() },
     toolNames: translation.toolNames,
     usage: reported ? undefined : toWireUsage(usage),
+    encryptThinking: encryptsThinking(plan.request.include, storing !== undefined),
   });
   const payload = storing ? saveResponse(storing, response, exchange).json : JSON.stringify(response);
   announceDroppedParameters(exchange.response, trace);

@@ -1,5 +1,6 @@
 import type { ChatMessage, ToolCall } from '../../../openai/types.js';
 import { itemNotFound, unknownCallId, untranslatable } from './errors.js';
+import { decodeThinking } from './reasoning-envelope.js';
 import type { ToolNameMap } from './tool-names.js';
 import type {
   ContentPart,
@@ -18,8 +19,10 @@ import type {
  * - the items of one assistant turn (its messages, function calls and reasoning, up to the next user message or
  *   function output) become one assistant message: text as content, function calls as `tool_calls`;
  * - `function_call_output` -> a tool message; its `call_id` must answer a function call made before it;
- * - reasoning goes into the assistant message as `reasoning_content` when the caller asks (`carryReasoning`), and
- *   is otherwise left out and named in `dropped`, as is reasoning state only its provider can read (`encrypted_content`);
+ * - signed thinking the gateway gave in a reasoning item's `encrypted_content` (reasoning-envelope.ts) goes back into
+ *   the assistant message as `thinking_blocks`, which the Anthropic adapter puts first in the turn; other reasoning
+ *   goes in as `reasoning_content` when the caller asks (`carryReasoning`), and is otherwise left out and named in
+ *   `dropped`, as is reasoning state only its provider can read (OpenAI's `encrypted_content`);
  * - records of hosted tools that ran before (`web_search_call`, …) are left out and named; anything else the chat side
  *   cannot carry (computer and shell calls, compaction, unknown item types) is a 400 naming the item;
  * - an item whose id came before (input repeating what `previous_response_id` replays) is not sent twice.
@@ -203,11 +206,19 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
       }
       case 'reasoning': {
         const reasoning = item as ReasoningItem;
-        if (typeof reasoning.encrypted_content === 'string') dropped.push('input.reasoning.encrypted_content');
+        const signed = decodeThinking(reasoning.encrypted_content);
+        if (signed) {
+          const message = assistantTurn();
+          const before = Array.isArray(message.thinking_blocks) ? message.thinking_blocks : [];
+          message.thinking_blocks = [...before, ...signed];
+        } else if (typeof reasoning.encrypted_content === 'string') {
+          dropped.push('input.reasoning.encrypted_content');
+        }
         const text = reasoningText(reasoning);
         if (text === '') break;
         if (!options.carryReasoning) {
-          dropped.push('input.reasoning');
+          // Signed thinking carries its own text.
+          if (!signed) dropped.push('input.reasoning');
           break;
         }
         const message = assistantTurn();

@@ -4,6 +4,7 @@ import { completeResponse } from './complete.js';
 import { newResponseId } from './ids.js';
 import { nativeRequestBody } from './native.js';
 import { isNative, type ResponsesPlan, translateFor } from './operation.js';
+import { isThinkingEnvelope } from './reasoning-envelope.js';
 import { createResponseObject } from './response-object.js';
 import type { ResponseStore } from './response-store.js';
 import { checkStorable, loadState, storingFor } from './state.js';
@@ -47,6 +48,9 @@ export async function createResponse(
       ? undefined
       : { model: route.model.name, translation: translateFor(translated, state.history, route.model) },
     nativeBody: (upstreamModel) => nativeBody(translated, state.history, upstreamModel, forwardable),
+    nativeDropped: [translated.input, state.history].some(holdsOwnThinking)
+      ? ['input.reasoning.encrypted_content']
+      : [],
   };
   const storing = storingFor(exchange, state, store);
   return translated.stream === true
@@ -54,9 +58,19 @@ export async function createResponse(
     : completeResponse(plan, base, storing, exchange);
 }
 
+/** A reasoning item carrying Claude's signed thinking in the gateway's envelope (reasoning-envelope.ts). */
+function isOwnThinking(item: InputItem): boolean {
+  return item.type === 'reasoning' && isThinkingEnvelope(item.encrypted_content);
+}
+
+function holdsOwnThinking(items: ResponsesRequest['input'] | readonly InputItem[]): boolean {
+  return Array.isArray(items) && items.some(isOwnThinking);
+}
+
 /**
  * A native upstream's body: the request as it came, or with the history the gateway resolved placed before the input
- * (the upstream is not asked for a response it never saw).
+ * (the upstream is not asked for a response it never saw). Reasoning items holding the gateway's envelope of Claude's
+ * thinking are left out: an OpenAI upstream cannot read them and would refuse the request; its own pass untouched.
  */
 function nativeBody(
   request: ResponsesRequest,
@@ -64,7 +78,8 @@ function nativeBody(
   upstreamModel: string,
   bytes: Buffer | undefined,
 ): string | Buffer {
-  if (history.length === 0) return nativeRequestBody(request, upstreamModel, bytes);
+  const own = holdsOwnThinking(request.input) || holdsOwnThinking(history);
+  if (history.length === 0 && !own) return nativeRequestBody(request, upstreamModel, bytes);
   const input: InputItem[] =
     typeof request.input === 'string'
       ? [{ role: 'user', content: request.input }]
@@ -72,5 +87,10 @@ function nativeBody(
         ? request.input
         : [];
   const { previous_response_id: _previous, ...rest } = request;
-  return JSON.stringify({ ...rest, model: upstreamModel, input: [...history, ...input] });
+  const items = [...history, ...input];
+  return JSON.stringify({
+    ...rest,
+    model: upstreamModel,
+    input: own ? items.filter((item) => !isOwnThinking(item)) : items,
+  });
 }

@@ -9,6 +9,7 @@ import {
   outputText,
   reasoningItem,
 } from './output-items.js';
+import { completeThinkingBlocks, encodeThinking } from './reasoning-envelope.js';
 import type { ToolNameMap } from './tool-names.js';
 import type { OutputItem, OutputMessage, ResponseObject } from './types.js';
 import { toResponseUsage } from './usage.js';
@@ -17,7 +18,8 @@ import { toResponseUsage } from './usage.js';
  * A whole chat completion as the finished response: the object built for the request (response-object.ts) with its
  * output and usage. Output items come in the order a model produces them: reasoning (from `reasoning_content`), then
  * the message (`output_text` with `annotations`, and a `refusal` part), then one `function_call` per tool call under
- * its original name and namespace. A completion cut by `length` or `content_filter` is `incomplete`, and so is its
+ * its original name and namespace. Signed thinking (`thinking_blocks`, Claude's) goes into the reasoning item's
+ * `encrypted_content` when the context says so (reasoning-envelope.ts). A completion cut by `length` or `content_filter` is `incomplete`, and so is its
  * last item.
  */
 
@@ -29,6 +31,8 @@ export interface FromChatContext {
   usage?: Usage;
   /** Unix seconds. */
   completedAt?: number;
+  /** Carry signed thinking in `encrypted_content` (asked for with `include`, or kept for a stored response). */
+  encryptThinking?: boolean;
 }
 
 function textOf(content: unknown): string {
@@ -44,7 +48,15 @@ export function fromChatCompletion(completion: ChatCompletion, context: FromChat
   const output: OutputItem[] = [];
 
   const reasoning = reasoningText(message);
-  if (reasoning !== undefined) output.push(reasoningItem(reasoning, 'completed'));
+  const signed =
+    context.encryptThinking === true && Array.isArray(message.thinking_blocks)
+      ? completeThinkingBlocks(message.thinking_blocks)
+      : [];
+  if (reasoning !== undefined || signed.length > 0) {
+    const item = reasoningItem(reasoning ?? '', 'completed');
+    if (signed.length > 0) item.encrypted_content = encodeThinking(signed);
+    output.push(item);
+  }
 
   const content: OutputMessage['content'] = [];
   const text = textOf(message.content);

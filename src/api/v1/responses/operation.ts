@@ -7,6 +7,7 @@ import type { DispatchOperation, PreparedCall } from '../../../routing/operation
 import type { Deployment } from '../../../routing/router.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { inResponsesTerms } from './client-param.js';
+import { unsupportedParameter } from './errors.js';
 import { type ChatTranslation, toChatRequest } from './to-chat-request.js';
 import type { InputItem, ResponsesRequest } from './types.js';
 
@@ -20,6 +21,8 @@ import type { InputItem, ResponsesRequest } from './types.js';
  *   upstream's own `/responses` as it came (only `model` changed, and the gateway's history in `input` when it
  *   resolved `previous_response_id` itself), so reasoning items, `encrypted_content` and unknown item types pass
  *   through untouched.
+ * Signed thinking brought back from reasoning items (`thinking_blocks`, convert-items.ts) is Anthropic's: only Anthropic
+ * deployments get it; for others it is left out and named, as OpenAI's own encrypted reasoning is.
  */
 
 export type ResponsesResult =
@@ -35,6 +38,8 @@ export interface ResponsesPlan {
   first: { model: string; translation: ChatTranslation } | undefined;
   /** The native upstream body without the model (the client's bytes are used when they can be). */
   nativeBody: (upstreamModel: string) => string | Buffer;
+  /** What the native body leaves out of the client's (the gateway's own envelopes of Claude's thinking). */
+  nativeDropped?: readonly string[];
 }
 
 /** Whether a deployment takes Responses requests natively. */
@@ -56,6 +61,27 @@ export function translateFor(
   return toChatRequest(request, history, { onUnsupported: model.parameters.onUnsupported });
 }
 
+/**
+ * The translation for a deployment of a provider other than Anthropic: without the signed thinking brought back, and
+ * naming `include.reasoning.encrypted_content` as left out (no answer of theirs has any).
+ */
+function withoutThinking(translation: ChatTranslation, request: ResponsesRequest): ChatTranslation {
+  const messages = translation.request.messages;
+  const signed = messages.some((message) => message.thinking_blocks !== undefined);
+  const asked = request.include?.includes('reasoning.encrypted_content') === true;
+  if (!signed && !asked) return translation;
+  const dropped = [...translation.dropped];
+  if (signed) dropped.push('input.reasoning.encrypted_content');
+  if (asked) dropped.push('include.reasoning.encrypted_content');
+  return {
+    ...translation,
+    request: signed
+      ? { ...translation.request, messages: messages.map(({ thinking_blocks: _blocks, ...message }) => message) }
+      : translation.request,
+    dropped: [...new Set(dropped)],
+  };
+}
+
 export function responsesOperation(
   plan: ResponsesPlan,
   /** Told of a stream's failure after it was primed (the caller reports it in-band; dispatch records it). */
@@ -69,6 +95,21 @@ export function responsesOperation(
     if (!found) {
       found = translateFor(request, plan.history, model);
       translations.set(model.name, found);
+    }
+    return found;
+  };
+  const stripped = new Map<string, ChatTranslation>();
+  const translationFor = (deployment: Deployment): ChatTranslation => {
+    const translated = translation(deployment.model);
+    if (deployment.provider.type === 'anthropic') return translated;
+    const asked = request.include?.includes('reasoning.encrypted_content') === true;
+    if (asked && deployment.model.parameters.onUnsupported === 'refuse') {
+      throw unsupportedParameter('include.reasoning.encrypted_content', 'cannot be honoured by this model.');
+    }
+    let found = stripped.get(deployment.model.name);
+    if (!found) {
+      found = withoutThinking(translated, request);
+      stripped.set(deployment.model.name, found);
     }
     return found;
   };
@@ -98,14 +139,14 @@ export function responsesOperation(
           accountId: context.accountId,
         };
         return {
-          dropped: [],
+          dropped: plan.nativeDropped ?? [],
           send: async () => ({
             kind: 'native',
             response: await forward.call(deployment.provider, call),
           }),
         };
       }
-      const translated = translation(deployment.model);
+      const translated = translationFor(deployment);
       // What the provider (or upstream) refuses in the chat request is named as the client's Responses field.
       const named = async <T>(send: () => Promise<T>): Promise<T> => {
         try {

@@ -12,6 +12,7 @@ import {
   outputText,
   reasoningItem,
 } from './output-items.js';
+import { createThinkingFragments, encodeThinking, type ThinkingFragments } from './reasoning-envelope.js';
 import type { ToolNameMap } from './tool-names.js';
 import type {
   ItemStatus,
@@ -29,7 +30,9 @@ import { toResponseUsage } from './usage.js';
  * order the specification gives, with `sequence_number` counting from 0:
  * - `response.created`, `response.in_progress` (by `start()`, or before the first chunk's events);
  * - reasoning deltas open a `reasoning` item streamed as a summary part (`response.reasoning_summary_text.delta`:
- *   what the AI SDK and Codex show); text deltas a `message` item with an `output_text` part (`content_part.added`,
+ *   what the AI SDK and Codex show), and with `encryptThinking` the item also gathers the signed thinking fragments
+ *   (`thinking_blocks`, Claude's) that come while it is open, given whole in its `encrypted_content` when it closes
+ *   (`response.output_item.done`); text deltas a `message` item with an `output_text` part (`content_part.added`,
  *   `output_text.delta`…, `output_text.done`, `content_part.done`); refusal deltas a `refusal` part; each tool call a
  *   `function_call` item (`function_call_arguments.delta`…, `.done`) under its original name and namespace;
  * - a new kind of output closes the open item (`output_item.done`); tool calls of one turn stay open together, since
@@ -59,6 +62,8 @@ export interface StreamContext {
   toolNames: ToolNameMap;
   /** Unix seconds, for `completed_at`. */
   now?: () => number;
+  /** Carry signed thinking in the reasoning items' `encrypted_content` (reasoning-envelope.ts). */
+  encryptThinking?: boolean;
 }
 
 interface OpenMessage {
@@ -75,6 +80,9 @@ interface OpenReasoning {
   item: OutputReasoning;
   outputIndex: number;
   text: string;
+  /** Whether the summary part was announced (a reasoning item of redacted thinking alone has none). */
+  summarized: boolean;
+  thinking: ThinkingFragments;
 }
 
 interface OpenCall {
@@ -99,6 +107,12 @@ function copyItem(item: OutputItem): OutputItem {
   if (item.type === 'message') return { ...item, content: item.content.map((part) => ({ ...part })) };
   if (item.type === 'reasoning') return { ...item, summary: item.summary.map((part) => ({ ...part })) };
   return { ...item };
+}
+
+/** The signed thinking a reasoning item gathered, in its `encrypted_content`. */
+function sealThinking(open: OpenReasoning) {
+  const blocks = open.thinking.blocks();
+  if (blocks.length > 0) open.item.encrypted_content = encodeThinking(blocks);
 }
 
 export function createResponseStreamTranslator(context: StreamContext): ResponseStreamTranslator {
@@ -167,11 +181,14 @@ export function createResponseStreamTranslator(context: StreamContext): Response
       closePart(open, events);
       open.item.status = status;
     } else {
-      const where = { item_id: open.item.id, output_index: open.outputIndex, summary_index: 0 };
-      const part = { type: 'summary_text' as const, text: open.text };
-      events.push(event('response.reasoning_summary_text.done', { ...where, text: open.text }));
-      events.push(event('response.reasoning_summary_part.done', { ...where, part }));
-      open.item.summary = [part];
+      if (open.summarized) {
+        const where = { item_id: open.item.id, output_index: open.outputIndex, summary_index: 0 };
+        const part = { type: 'summary_text' as const, text: open.text };
+        events.push(event('response.reasoning_summary_text.done', { ...where, text: open.text }));
+        events.push(event('response.reasoning_summary_part.done', { ...where, part }));
+        open.item.summary = [part];
+      }
+      sealThinking(open);
       open.item.status = status;
     }
     events.push(event('response.output_item.done', { output_index: open.outputIndex, item: copyItem(open.item) }));
@@ -195,23 +212,36 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     });
   };
 
+  const openReasoning = (events: ResponseEvent[]): OpenReasoning => {
+    if (current?.kind === 'reasoning') return current;
+    closeCurrent('completed', events);
+    closeCalls('completed', events);
+    const item = reasoningItem('', 'in_progress');
+    const outputIndex = addItem(item, events);
+    current = {
+      kind: 'reasoning',
+      item,
+      outputIndex,
+      text: '',
+      summarized: false,
+      thinking: createThinkingFragments(),
+    };
+    return current;
+  };
+
   const reasoningDelta = (text: string, events: ResponseEvent[]) => {
-    if (current?.kind !== 'reasoning') {
-      closeCurrent('completed', events);
-      closeCalls('completed', events);
-      const item = reasoningItem('', 'in_progress');
-      const outputIndex = addItem(item, events);
-      current = { kind: 'reasoning', item, outputIndex, text: '' };
+    const open = openReasoning(events);
+    if (!open.summarized) {
+      open.summarized = true;
       events.push(
         event('response.reasoning_summary_part.added', {
-          item_id: item.id,
-          output_index: outputIndex,
+          item_id: open.item.id,
+          output_index: open.outputIndex,
           summary_index: 0,
           part: { type: 'summary_text', text: '' },
         }),
       );
     }
-    const open = current;
     open.text += text;
     events.push({
       type: 'response.reasoning_summary_text.delta',
@@ -313,6 +343,10 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     const delta = (choice.delta ?? {}) as Record<string, unknown>;
     const reasoning = reasoningText(delta);
     if (reasoning !== undefined) reasoningDelta(reasoning, events);
+    if (context.encryptThinking === true && Array.isArray(delta.thinking_blocks)) {
+      const open = openReasoning(events);
+      for (const fragment of delta.thinking_blocks) open.thinking.add(fragment);
+    }
     if (typeof delta.content === 'string' && delta.content !== '') {
       textDelta(delta.content, logprobsOf(choice.logprobs), events);
     }
@@ -363,7 +397,8 @@ export function createResponseStreamTranslator(context: StreamContext): Response
           ? outputText(part.text, part.annotations, part.logprobs)
           : { type: 'refusal', refusal: part.text };
     } else if (current?.kind === 'reasoning') {
-      current.item.summary = [{ type: 'summary_text', text: current.text }];
+      if (current.summarized) current.item.summary = [{ type: 'summary_text', text: current.text }];
+      sealThinking(current);
     }
     if (current) current.item.status = 'incomplete';
     for (const call of calls.values()) call.item.status = 'incomplete';

@@ -15,6 +15,7 @@ import { SseResponse } from '../pipeline/sse-response.js';
 import { newResponseId } from './ids.js';
 import { relayNativeStream } from './native-stream.js';
 import { type ResponsesPlan, type ResponsesResult, responsesOperation } from './operation.js';
+import { encryptsThinking } from './reasoning-envelope.js';
 import { beginStoring, type Storing, saveResponse, showItem } from './state.js';
 import { createResponseStreamTranslator, formatEvents, streamEnd } from './stream-events.js';
 import type { ChatTranslation } from './to-chat-request.js';
@@ -53,7 +54,8 @@ export function streamResponse(
   );
   // The prompt's size, for an estimate of usage a native upstream does not report (the request is not kept).
   const promptCharacters = inputCharacters(plan.request);
-  return relay(primed, sse, base, storing, exchange, onFailure, promptCharacters);
+  const encryptThinking = encryptsThinking(plan.request.include, storing !== undefined);
+  return relay(primed, sse, base, storing, exchange, onFailure, promptCharacters, encryptThinking);
 }
 
 async function relay(
@@ -64,6 +66,7 @@ async function relay(
   exchange: Exchange,
   onFailure: (error: unknown) => void,
   promptCharacters: number,
+  encryptThinking: boolean,
 ): Promise<Outcome> {
   let result: ResponsesResult;
   try {
@@ -84,7 +87,7 @@ async function relay(
   if (result.kind === 'native')
     return relayNativeStream(result.response, sse, storing, exchange, onFailure, promptCharacters);
   if (result.kind !== 'chat-stream') throw new Error('a stream got a JSON response');
-  return relayChat(result.items, result.translation, sse, base, storing, exchange);
+  return relayChat(result.items, result.translation, sse, base, storing, exchange, encryptThinking);
 }
 
 async function relayChat(
@@ -94,11 +97,16 @@ async function relayChat(
   asked: ResponseObject,
   storing: Storing | undefined,
   exchange: Exchange,
+  encryptThinking: boolean,
 ): Promise<Outcome> {
   // Named when its stream shows it, not when it was asked for: another node looks for a young id until the batch with
   // the row standing for it must have been written, and the upstream may have taken long to begin.
   const base: ResponseObject = { ...asked, id: newResponseId() };
-  const translator = createResponseStreamTranslator({ response: base, toolNames: translation.toolNames });
+  const translator = createResponseStreamTranslator({
+    response: base,
+    toolNames: translation.toolNames,
+    encryptThinking,
+  });
   const promptCharacters = estimatePromptCharacters(translation.request);
   let completionCharacters = 0;
   let reported: TokenUsage | undefined;

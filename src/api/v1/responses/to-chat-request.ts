@@ -12,7 +12,7 @@ import type { InputItem, ResponsesRequest } from './types.js';
  * `response_format`, `reasoning.effort` -> `reasoning_effort`, `text.verbosity` -> `verbosity`, `top_logprobs` with
  * `include: ["message.output_text.logprobs"]` -> `logprobs`); the gateway's own state (`store`, `metadata`,
  * `previous_response_id`) stays with the gateway. What the chat side cannot do (hosted tools, reasoning summaries,
- * encrypted reasoning, server-side compaction) is left out and named in `dropped` for the
+ * OpenAI's encrypted reasoning, server-side compaction) is left out and named in `dropped` for the
  * `x-switchboard-dropped-parameters` header, or refused with `onUnsupported: 'refuse'`. Top-level fields the gateway
  * does not know are passed on, as chat completions does with its own (vendor extensions such as `top_k`).
  */
@@ -176,9 +176,8 @@ export function toChatRequest(
     chat.logprobs = true;
     if (typeof request.top_logprobs === 'number' && request.top_logprobs > 0) chat.top_logprobs = request.top_logprobs;
   }
-  if (include.includes('reasoning.encrypted_content')) {
-    leaveOut('include.reasoning.encrypted_content', 'cannot be honoured by this model.');
-  }
+  // `include: ["reasoning.encrypted_content"]` is honoured where the answer has signed thinking (Claude's); a
+  // deployment of another provider names it as left out (operation.ts).
   if (request.context_management !== undefined && request.context_management !== null) {
     leaveOut('context_management', 'cannot be honoured by this model.');
   }

@@ -206,6 +206,8 @@ export interface OutputReasoning {
   type: 'reasoning';
   status: ItemStatus;
   summary: SummaryText[];
+  /** Claude's signed thinking in the gateway's envelope (reasoning-envelope.ts), when asked for or stored. */
+  encrypted_content?: string;
 }
 
 export type OutputItem = OutputMessage | OutputFunctionCall | OutputReasoning;
