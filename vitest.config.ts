@@ -8,6 +8,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
  *   PostgreSQL servers of their own that the tests stop, kill and restart (each file picks its engines itself).
  */
 const integrationTests = ['test/*.test.ts'];
+// Integration tests whose every command runs on a data directory of its own (SQLite), whatever the project: run once.
+const sqliteOnlyTests = ['test/cli-environment.test.ts', 'test/cli-bad-input.generated.test.ts'];
 const failureModeTests = ['test/failure-modes/**/*.test.ts'];
 
 export default defineConfig({
@@ -28,7 +30,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'postgres', include: integrationTests, env: { SWITCHBOARD_TEST_DATABASE: 'postgres' } },
+        test: {
+          name: 'postgres',
+          include: integrationTests,
+          exclude: [...configDefaults.exclude, ...sqliteOnlyTests],
+          env: { SWITCHBOARD_TEST_DATABASE: 'postgres' },
+        },
       },
       // Slow by nature (servers started, killed and restarted): generous per-test time, still waits for conditions.
       { extends: true, test: { name: 'failure-modes', include: failureModeTests, testTimeout: 90_000 } },
