@@ -196,7 +196,7 @@ describe('signed thinking sent back', () => {
     { type: 'function_call_output', call_id: 'toolu_1', output: '18 C' },
   ];
 
-  it('becomes the thinking_blocks of the assistant message of its turn, nothing left out', () => {
+  it('becomes the thinking_blocks of the assistant message of its turn (its text the reasoning_content)', () => {
     const { request, dropped } = toChatRequest(validateResponsesRequest({ model: 'm', input }), []);
     expect(request.messages).toEqual([
       { role: 'user', content: 'Weather?' },
@@ -204,6 +204,7 @@ describe('signed thinking sent back', () => {
         role: 'assistant',
         content: null,
         thinking_blocks: blocks,
+        reasoning_content: blocks.flatMap((block) => (block.type === 'thinking' ? [block.thinking] : [])).join('\n\n'),
         tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
       },
       { role: 'tool', tool_call_id: 'toolu_1', content: '18 C' },
@@ -225,7 +226,8 @@ describe('signed thinking sent back', () => {
       const items = input.map((item) => (item.type === 'reasoning' ? { ...item, encrypted_content: other } : item));
       const { request, dropped } = toChatRequest(validateResponsesRequest({ model: 'm', input: items }), []);
       expect(request.messages[1]).not.toHaveProperty('thinking_blocks');
-      expect(dropped).toEqual(['input.reasoning.encrypted_content', 'input.reasoning']);
+      expect(request.messages[1]?.reasoning_content).toBe('thinking');
+      expect(dropped).toEqual(['input.reasoning.encrypted_content']);
     }
   });
 });

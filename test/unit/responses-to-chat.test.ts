@@ -27,7 +27,7 @@ function errorOf(run: () => unknown): ApiError {
 }
 
 describe('toChatRequest', () => {
-  it("translates Codex's request: developer -> system, one assistant turn of tool calls, namespaced names, hosted tool and reasoning left out and named", () => {
+  it("translates Codex's request: developer -> system, one assistant turn of tool calls, namespaced names, hosted tool and OpenAI's encrypted reasoning left out and named, the summary carried as reasoning_content", () => {
     const { request: chat, dropped, toolNames } = toChatRequest(codexRequest(), []);
     expect(chat).toEqual({
       model: 'gpt-5-codex',
@@ -38,6 +38,7 @@ describe('toChatRequest', () => {
         {
           role: 'assistant',
           content: null,
+          reasoning_content: '**Listing the directory**',
           tool_calls: [
             { id: 'call_ls_1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"ls"}' } },
             {
@@ -81,12 +82,7 @@ describe('toChatRequest', () => {
       tool_choice: 'auto',
       parallel_tool_calls: true,
     });
-    expect(dropped).toEqual([
-      'tools.web_search',
-      'input.reasoning.encrypted_content',
-      'input.reasoning',
-      'reasoning.summary',
-    ]);
+    expect(dropped).toEqual(['tools.web_search', 'input.reasoning.encrypted_content', 'reasoning.summary']);
     expect(toolNames.fromChat('mcp__github__search_issues')).toEqual({
       name: 'search_issues',
       namespace: 'mcp__github',
@@ -310,7 +306,7 @@ describe('toChatRequest', () => {
     ]);
   });
 
-  it('carries reasoning as reasoning_content when asked, otherwise leaves it out and says so', () => {
+  it('carries reasoning back as reasoning_content in its turn (each provider then takes what it can)', () => {
     const input = [
       { role: 'user', content: 'q' },
       {
@@ -326,7 +322,7 @@ describe('toChatRequest', () => {
       // A turn holding nothing but reasoning has nothing to send.
       { type: 'reasoning', summary: [{ type: 'summary_text', text: 'alone' }] },
     ];
-    const carried = toChatRequest(request({ input }), [], { carryReasoning: true });
+    const carried = toChatRequest(request({ input }), []);
     expect(carried.request.messages).toEqual([
       { role: 'user', content: 'q' },
       {
@@ -340,9 +336,7 @@ describe('toChatRequest', () => {
       { role: 'user', content: 'next' },
     ]);
     expect(carried.dropped).toEqual([]);
-    const left = toChatRequest(request({ input }), []);
-    expect(left.request.messages.some((message) => 'reasoning_content' in message)).toBe(false);
-    expect(left.dropped).toEqual(['input.reasoning']);
+    expect(carried.unsignedReasoning).toBe(true);
   });
 
   it('keeps developer messages as developer for chat servers that take them', () => {

@@ -1,6 +1,6 @@
 import type { ChatMessage, ToolCall } from '../../../openai/types.js';
 import { itemNotFound, unknownCallId, untranslatable } from './errors.js';
-import { decodeThinking } from './reasoning-envelope.js';
+import { decodeThinking, type ThinkingBlock } from './reasoning-envelope.js';
 import type { ToolNameMap } from './tool-names.js';
 import type {
   ContentPart,
@@ -19,10 +19,11 @@ import type {
  * - the items of one assistant turn (its messages, function calls and reasoning, up to the next user message or
  *   function output) become one assistant message: text as content, function calls as `tool_calls`;
  * - `function_call_output` -> a tool message; its `call_id` must answer a function call made before it;
- * - signed thinking the gateway gave in a reasoning item's `encrypted_content` (reasoning-envelope.ts) goes back into
- *   the assistant message as `thinking_blocks`, which the Anthropic adapter puts first in the turn; other reasoning
- *   goes in as `reasoning_content` when the caller asks (`carryReasoning`), and is otherwise left out and named in
- *   `dropped`, as is reasoning state only its provider can read (OpenAI's `encrypted_content`);
+ * - reasoning goes back into its turn's assistant message as `reasoning_content` (its text; what DeepSeek and vLLM
+ *   read back, and what DeepSeek requires after a tool call), and signed thinking the gateway gave in a reasoning
+ *   item's `encrypted_content` (reasoning-envelope.ts) also as `thinking_blocks`, which the Anthropic adapter puts first
+ *   in the turn; which of the two a provider gets is settled per deployment (reasoning-history.ts); reasoning state
+ *   only its provider can read (OpenAI's `encrypted_content`) is left out and named in `dropped`;
  * - records of hosted tools that ran before (`web_search_call`, …) are left out and named; anything else the chat side
  *   cannot carry (computer and shell calls, compaction, unknown item types) is a 400 naming the item;
  * - an item whose id came before (input repeating what `previous_response_id` replays) is not sent twice.
@@ -37,7 +38,6 @@ export interface ItemAt {
 export interface ConvertItemsOptions {
   names: ToolNameMap;
   developerRole: 'system' | 'developer';
-  carryReasoning: boolean;
 }
 
 /** Where a chat message came from in the Responses request: what its errors are about, in the client's terms. */
@@ -55,6 +55,8 @@ export interface ConvertedItems {
   /** Per message, where it came from. */
   origins: MessageOrigin[];
   dropped: string[];
+  /** Whether some reasoning came without Claude's signature (text only Anthropic could not take back). */
+  unsignedReasoning: boolean;
 }
 
 /** Items recording what a hosted tool did; the assistant's following message already says what came of it. */
@@ -123,7 +125,8 @@ function textContent(content: string | ContentPart[], param: string, what: strin
   return text;
 }
 
-function reasoningText(item: ReasoningItem): string {
+function reasoningText(item: ReasoningItem, signed: readonly ThinkingBlock[] | undefined): string {
+  if (signed) return signed.flatMap((block) => (block.type === 'thinking' ? [block.thinking] : [])).join('\n\n');
   const parts = item.content && item.content.length > 0 ? item.content : (item.summary ?? []);
   return parts.map((part) => part.text).join('\n\n');
 }
@@ -132,6 +135,7 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
   const messages: ChatMessage[] = [];
   const dropped: string[] = [];
   const calledIds = new Set<string>();
+  let unsignedReasoning = false;
   // The assistant message of the turn being read; any user message or function output ends the turn.
   let turn: ChatMessage | undefined;
   const origins = new Map<ChatMessage, MessageOrigin>();
@@ -214,13 +218,9 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
         } else if (typeof reasoning.encrypted_content === 'string') {
           dropped.push('input.reasoning.encrypted_content');
         }
-        const text = reasoningText(reasoning);
+        const text = reasoningText(reasoning, signed);
         if (text === '') break;
-        if (!options.carryReasoning) {
-          // Signed thinking carries its own text.
-          if (!signed) dropped.push('input.reasoning');
-          break;
-        }
+        if (!signed) unsignedReasoning = true;
         const message = assistantTurn();
         const before = typeof message.reasoning_content === 'string' ? `${message.reasoning_content}\n\n` : '';
         message.reasoning_content = before + text;
@@ -237,5 +237,10 @@ export function convertItems(items: readonly ItemAt[], options: ConvertItemsOpti
   const kept = messages.filter(
     (message) => message.role !== 'assistant' || message.content !== null || message.tool_calls !== undefined,
   );
-  return { messages: kept, origins: kept.map((message) => origins.get(message) as MessageOrigin), dropped };
+  return {
+    messages: kept,
+    origins: kept.map((message) => origins.get(message) as MessageOrigin),
+    dropped,
+    unsignedReasoning,
+  };
 }

@@ -8,6 +8,7 @@ import type { Deployment } from '../../../routing/router.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
 import { inResponsesTerms } from './client-param.js';
 import { unsupportedParameter } from './errors.js';
+import { reasoningHistoryFor } from './reasoning-history.js';
 import { type ChatTranslation, toChatRequest } from './to-chat-request.js';
 import type { InputItem, ResponsesRequest } from './types.js';
 
@@ -61,27 +62,6 @@ export function translateFor(
   return toChatRequest(request, history, { onUnsupported: model.parameters.onUnsupported });
 }
 
-/**
- * The translation for a deployment of a provider other than Anthropic: without the signed thinking brought back, and
- * naming `include.reasoning.encrypted_content` as left out (no answer of theirs has any).
- */
-function withoutThinking(translation: ChatTranslation, request: ResponsesRequest): ChatTranslation {
-  const messages = translation.request.messages;
-  const signed = messages.some((message) => message.thinking_blocks !== undefined);
-  const asked = request.include?.includes('reasoning.encrypted_content') === true;
-  if (!signed && !asked) return translation;
-  const dropped = [...translation.dropped];
-  if (signed) dropped.push('input.reasoning.encrypted_content');
-  if (asked) dropped.push('include.reasoning.encrypted_content');
-  return {
-    ...translation,
-    request: signed
-      ? { ...translation.request, messages: messages.map(({ thinking_blocks: _blocks, ...message }) => message) }
-      : translation.request,
-    dropped: [...new Set(dropped)],
-  };
-}
-
 export function responsesOperation(
   plan: ResponsesPlan,
   /** Told of a stream's failure after it was primed (the caller reports it in-band; dispatch records it). */
@@ -98,18 +78,18 @@ export function responsesOperation(
     }
     return found;
   };
-  const stripped = new Map<string, ChatTranslation>();
+  const settled = new Map<string, ChatTranslation>();
   const translationFor = (deployment: Deployment): ChatTranslation => {
-    const translated = translation(deployment.model);
-    if (deployment.provider.type === 'anthropic') return translated;
+    const provider = deployment.provider.type;
     const asked = request.include?.includes('reasoning.encrypted_content') === true;
-    if (asked && deployment.model.parameters.onUnsupported === 'refuse') {
+    if (provider !== 'anthropic' && asked && deployment.model.parameters.onUnsupported === 'refuse') {
       throw unsupportedParameter('include.reasoning.encrypted_content', 'cannot be honoured by this model.');
     }
-    let found = stripped.get(deployment.model.name);
+    const key = `${provider}\u0000${deployment.model.name}`;
+    let found = settled.get(key);
     if (!found) {
-      found = withoutThinking(translated, request);
-      stripped.set(deployment.model.name, found);
+      found = reasoningHistoryFor(provider, translation(deployment.model), request);
+      settled.set(key, found);
     }
     return found;
   };

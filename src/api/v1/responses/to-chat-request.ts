@@ -22,8 +22,6 @@ export interface ToChatOptions {
   onUnsupported?: UnsupportedPolicy;
   /** The role developer messages get; `system` by default, since not every chat server knows `developer`. */
   developerRole?: 'system' | 'developer';
-  /** Carry reasoning text as the assistant messages' `reasoning_content`, for chat servers that read it back. */
-  carryReasoning?: boolean;
 }
 
 export interface ChatTranslation {
@@ -34,6 +32,8 @@ export interface ChatTranslation {
   toolNames: ToolNameMap;
   /** Per chat message, the part of the Responses request it came from (client-param.ts names errors with it). */
   origins: MessageOrigin[];
+  /** Whether reasoning without Claude's signature is in the messages (reasoning-history.ts settles who gets it). */
+  unsignedReasoning: boolean;
 }
 
 /** Fields handled here (or the gateway's business); every other top-level field is passed to the chat request. */
@@ -126,7 +126,6 @@ export function toChatRequest(
     {
       names: tools.names,
       developerRole: options.developerRole ?? 'system',
-      carryReasoning: options.carryReasoning === true,
     },
   );
   // History left out (reasoning, records of hosted tools) is context, not a setting: never refused, since the
@@ -181,5 +180,11 @@ export function toChatRequest(
   if (request.context_management !== undefined && request.context_management !== null) {
     leaveOut('context_management', 'cannot be honoured by this model.');
   }
-  return { request: chat, dropped: [...new Set(dropped)], toolNames: tools.names, origins };
+  return {
+    request: chat,
+    dropped: [...new Set(dropped)],
+    toolNames: tools.names,
+    origins,
+    unsignedReasoning: items.unsignedReasoning,
+  };
 }
