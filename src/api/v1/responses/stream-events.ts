@@ -11,6 +11,7 @@ import {
   messageItem,
   outputText,
   reasoningItem,
+  summarizes,
 } from './output-items.js';
 import { createThinkingFragments, encodeThinking, type ThinkingFragments } from './reasoning-envelope.js';
 import type { ToolNameMap } from './tool-names.js';
@@ -29,8 +30,8 @@ import { toResponseUsage } from './usage.js';
  * Chat chunks -> Responses streaming events, one translator per stream (its state lives in this closure), in the
  * order the specification gives, with `sequence_number` counting from 0:
  * - `response.created`, `response.in_progress` (by `start()`, or before the first chunk's events);
- * - reasoning deltas open a `reasoning` item streamed as a summary part (`response.reasoning_summary_text.delta`:
- *   what the AI SDK and Codex show), and with `encryptThinking` the item also gathers the signed thinking fragments
+ * - reasoning deltas open a `reasoning` item, streamed as a summary part (`response.reasoning_summary_text.delta`:
+ *   what the AI SDK and Codex show) when the request asked for a summary (otherwise its `summary` stays `[]`), and with `encryptThinking` the item also gathers the signed thinking fragments
  *   (`thinking_blocks`, Claude's) that come while it is open, given whole in its `encrypted_content` when it closes
  *   (`response.output_item.done`); text deltas a `message` item with an `output_text` part (`content_part.added`,
  *   `output_text.delta`…, `output_text.done`, `content_part.done`); refusal deltas a `refusal` part; each tool call a
@@ -118,6 +119,7 @@ function sealThinking(open: OpenReasoning) {
 export function createResponseStreamTranslator(context: StreamContext): ResponseStreamTranslator {
   const now = context.now ?? secondsNow;
   const base = context.response;
+  const summarized = summarizes(base);
   const output: OutputItem[] = [];
   let sequence = 0;
   let started = false;
@@ -231,6 +233,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
 
   const reasoningDelta = (text: string, events: ResponseEvent[]) => {
     const open = openReasoning(events);
+    if (!summarized) return;
     if (!open.summarized) {
       open.summarized = true;
       events.push(
