@@ -83,12 +83,16 @@ describe.each(['reasoning-field', 'both-fields'])('reasoning named as %s upstrea
   });
 
   it('is a reasoning item for the openai SDK’s Responses, whole and streamed', async () => {
-    const request = { model, input: '2 + 2?', store: false };
+    // Its text is the summary when one is asked for, as with OpenAI's own models; otherwise the summary is empty.
+    const request = { model, input: '2 + 2?', store: false, reasoning: { summary: 'auto' as const } };
     const whole = await openai.responses.create(request);
     const summaries = (response: OpenAI.Responses.Response) =>
       response.output.flatMap((item) =>
         item.type === 'reasoning' ? [...(item.content ?? []), ...item.summary].map((part) => part.text) : [],
       );
+    const unasked = await openai.responses.create({ model, input: '2 + 2?', store: false });
+    expect(unasked.output.find((item) => item.type === 'reasoning')).toMatchObject({ summary: [] });
+    expect(summaries(unasked)).toEqual([]);
     expect(summaries(whole).join('')).toContain('Two and two.');
     expect(whole.output_text).toBe('It is 4.');
     const streamed = await openai.responses.stream(request).finalResponse();

@@ -59,21 +59,24 @@ describe('reasoning.summary for a Claude model', () => {
     }
   });
 
-  it.each([false, true])('gives an empty summary without one, the signed thinking kept (stream: %s)', async (stream) => {
-    const result = await answer({
-      model: 'claude-refusing',
-      tools: [weatherTool],
-      reasoning: { effort: 'low' },
-      include: ['reasoning.encrypted_content'],
-      stream,
-    });
-    expect(result.status).toBe(200);
-    expect(lastClaudeBody().thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
-    const reasoning = reasoningOf(result.body);
-    expect(reasoning?.summary).toEqual([]);
-    expect(reasoning?.encrypted_content).toMatch(/^sb-thinking-v1\./);
-    expect(result.events.some((event) => event.event?.startsWith('response.reasoning_summary'))).toBe(false);
-  });
+  it.each([false, true])(
+    'gives an empty summary without one, the signed thinking kept (stream: %s)',
+    async (stream) => {
+      const result = await answer({
+        model: 'claude-refusing',
+        tools: [weatherTool],
+        reasoning: { effort: 'low' },
+        include: ['reasoning.encrypted_content'],
+        stream,
+      });
+      expect(result.status).toBe(200);
+      expect(lastClaudeBody().thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+      const reasoning = reasoningOf(result.body);
+      expect(reasoning?.summary).toEqual([]);
+      expect(reasoning?.encrypted_content).toMatch(/^sb-thinking-v1\./);
+      expect(result.events.some((event) => event.event?.startsWith('response.reasoning_summary'))).toBe(false);
+    },
+  );
 
   it('is named as left out when Claude cannot think for the request, and refused by a model set to refuse', async () => {
     const request = { tools: [weatherTool], reasoning: { effort: 'none', summary: 'auto' } };

@@ -94,7 +94,10 @@ describe('reasoning.summary for an Anthropic deployment', () => {
     const byEffort = translate({ reasoning: { effort: 'low', summary: 'auto' } }, 'anthropic', 'refuse');
     expect(byEffort.request.reasoning_effort).toBe('low');
     expect(toAnthropic(byEffort).thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
-    const own = translate({ reasoning: { summary: 'auto' }, thinking: { type: 'enabled', budget_tokens: 3000 } }, 'anthropic');
+    const own = translate(
+      { reasoning: { summary: 'auto' }, thinking: { type: 'enabled', budget_tokens: 3000 } },
+      'anthropic',
+    );
     expect(own.request).not.toHaveProperty('reasoning_effort');
     expect(toAnthropic(own).thinking).toEqual({ type: 'enabled', budget_tokens: 3000 });
     expect(own.dropped).not.toContain('reasoning.summary');
@@ -141,7 +144,10 @@ describe('reasoning.summary for an Anthropic deployment', () => {
   const thinking = 'The user asks for 2 + 2, which is 4.';
 
   it('gives Claude’s thinking as the summary of the reasoning item when asked (JSON)', () => {
-    const response = fromChatCompletion(answer, { response: responseFor({ summary: 'auto' }), toolNames: toChatNames() });
+    const response = fromChatCompletion(answer, {
+      response: responseFor({ summary: 'auto' }),
+      toolNames: toChatNames(),
+    });
     expect(reasoningOf(response)?.summary).toEqual([{ type: 'summary_text', text: thinking }]);
     expect(response.output[1]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: 'It is 4.' }] });
   });
@@ -241,7 +247,9 @@ describe('reasoning.summary for a provider that cannot be asked for its reasonin
       object: 'chat.completion',
       created: 1760000000,
       model: 'deepseek-reasoner',
-      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: '4', reasoning_content: 'Add.' } }],
+      choices: [
+        { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: '4', reasoning_content: 'Add.' } },
+      ],
     } as unknown as ChatCompletion;
     const asked = fromChatCompletion(answer, { response: responseFor({ summary: 'auto' }), toolNames: toChatNames() });
     expect(reasoningOf(asked)?.summary).toEqual([{ type: 'summary_text', text: 'Add.' }]);

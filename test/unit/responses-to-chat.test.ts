@@ -81,11 +81,7 @@ describe('toChatRequest', () => {
       tool_choice: 'auto',
       parallel_tool_calls: true,
     });
-    expect(dropped).toEqual([
-      'tools.web_search',
-      'input.reasoning.encrypted_content',
-      'input.reasoning',
-    ]);
+    expect(dropped).toEqual(['tools.web_search', 'input.reasoning.encrypted_content', 'input.reasoning']);
     expect(toolNames.fromChat('mcp__github__search_issues')).toEqual({
       name: 'search_issues',
       namespace: 'mcp__github',
