@@ -37,19 +37,26 @@ const fixture = <T>(name: string): T => JSON.parse(readFileSync(path.join(fixtur
 type ProviderType = 'anthropic' | 'gemini' | 'openai' | 'local';
 type Policy = 'drop' | 'refuse';
 
-function deployment(type: ProviderType, onUnsupported: Policy = 'drop'): Deployment {
+function deployment(type: ProviderType, onUnsupported: Policy, unsupported: string[]): Deployment {
   return {
     id: `${type}/upstream`,
     provider: { name: type, type },
-    model: { name: 'm', upstreamModel: 'upstream', parameters: { onUnsupported, unsupported: [] } },
+    model: { name: 'm', upstreamModel: 'upstream', parameters: { onUnsupported, unsupported } },
   } as unknown as Deployment;
 }
 
 /** The chat translation a deployment of this provider gets, as operation.ts makes it. */
-function translate(body: Record<string, unknown>, type: ProviderType, policy: Policy = 'drop'): ChatTranslation {
+function translate(
+  body: Record<string, unknown>,
+  type: ProviderType,
+  policy: Policy = 'drop',
+  unsupported: string[] = [],
+): ChatTranslation {
   const request = validateResponsesRequest({ model: 'm', input: '2 + 2?', ...body });
   const translation = toChatRequest(request, [], { onUnsupported: policy });
-  return asksForSummary(request) ? withReasoningSummary(translation, deployment(type, policy)) : translation;
+  return asksForSummary(request)
+    ? withReasoningSummary(translation, deployment(type, policy, unsupported))
+    : translation;
 }
 
 const toAnthropic = (translation: ChatTranslation) =>
@@ -123,13 +130,23 @@ describe('reasoning.summary for an Anthropic deployment', () => {
     for (const body of cases) {
       const translation = translate(body, 'anthropic');
       expect(translation.dropped, JSON.stringify(body)).toContain('reasoning.summary');
-      expect(toAnthropic(translation).thinking?.type, JSON.stringify(body)).not.toBe('enabled');
+      expect(toAnthropic(translation).thinking, JSON.stringify(body)).not.toMatchObject({ type: 'enabled' });
       expect(apiErrorOf(() => translate(body, 'anthropic', 'refuse'))).toMatchObject({
         status: 400,
         code: 'unsupported_parameter',
         param: 'reasoning.summary',
       });
     }
+  });
+
+  it('is left out for a model configured as one that does not think', () => {
+    for (const unsupported of [['reasoning.summary'], ['reasoning_effort']]) {
+      const translation = translate({ reasoning: { summary: 'auto' } }, 'anthropic', 'drop', unsupported);
+      expect(translation.dropped).toEqual(['reasoning.summary']);
+      expect(translation.request).not.toHaveProperty('reasoning_effort');
+    }
+    const own = { reasoning: { summary: 'auto' }, thinking: { type: 'enabled', budget_tokens: 3000 } };
+    expect(translate(own, 'anthropic', 'drop', ['thinking']).dropped).toEqual(['reasoning.summary']);
   });
 
   it('changes nothing without a summary (absent or null)', () => {
@@ -203,6 +220,12 @@ describe('reasoning.summary for a Gemini deployment', () => {
     expect(geminiRequest(translation.request).generationConfig?.thinkingConfig).toEqual({ includeThoughts: true });
     const plain = translate({ reasoning: { summary: null } }, 'gemini', 'refuse');
     expect(geminiRequest(plain.request).generationConfig?.thinkingConfig).toBeUndefined();
+  });
+
+  it('is left out for a model configured as one that does not think (Gemini 2.0 refuses thinkingConfig)', () => {
+    const translation = translate({ reasoning: { summary: 'auto' } }, 'gemini', 'drop', ['reasoning.summary']);
+    expect(translation.dropped).toEqual(['reasoning.summary']);
+    expect(geminiRequest(translation.request).generationConfig?.thinkingConfig).toBeUndefined();
   });
 
   const thoughts = '**Adding the numbers**\n\nTwo and two make four.';

@@ -22,11 +22,33 @@ export function asksForSummary(request: ResponsesRequest): boolean {
   return summarySetting(request) !== null;
 }
 
+/**
+ * The translation asking the deployment's provider for the reasoning; undefined when it cannot be asked. A model
+ * that does not think (Gemini 2.0 refuses `thinkingConfig`, Claude 3.5 refuses `thinking`) is configured so, with
+ * `reasoning.summary` (or, for Claude, the `reasoning_effort` that would turn thinking on) in `parameters.unsupported`.
+ */
+function askedOfProvider(translation: ChatTranslation, deployment: Deployment): ChatTranslation | undefined {
+  const unsupported = deployment.model.parameters.unsupported;
+  if (unsupported.includes('reasoning.summary')) return undefined;
+  switch (deployment.provider.type) {
+    case 'gemini':
+      return { ...translation, request: { ...translation.request, include_reasoning: true } };
+    case 'anthropic': {
+      const shown = withThinkingShown(translation.request);
+      if (!shown) return undefined;
+      // The field that turns thinking on, unless the model's configuration takes it away.
+      const askedBy = shown.thinking !== undefined && shown.thinking !== null ? 'thinking' : 'reasoning_effort';
+      if (unsupported.includes(askedBy)) return undefined;
+      return shown === translation.request ? translation : { ...translation, request: shown };
+    }
+    default:
+      return undefined;
+  }
+}
+
 export function withReasoningSummary(translation: ChatTranslation, deployment: Deployment): ChatTranslation {
-  const type = deployment.provider.type;
-  if (type === 'gemini') return { ...translation, request: { ...translation.request, include_reasoning: true } };
-  const shown = type === 'anthropic' ? withThinkingShown(translation.request) : undefined;
-  if (shown) return shown === translation.request ? translation : { ...translation, request: shown };
+  const asked = askedOfProvider(translation, deployment);
+  if (asked) return asked;
   if (deployment.model.parameters.onUnsupported === 'refuse') {
     throw unsupportedParameter('reasoning.summary', 'cannot be honoured by this model.');
   }
