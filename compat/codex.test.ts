@@ -187,7 +187,7 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     ]);
   }, 120_000);
 
-  it('shows a Claude model’s thinking as the reasoning summary Codex asks for, without a reasoning effort', async () => {
+  it('shows a Claude model’s thinking as the summary Codex asks for, without a reasoning effort', async () => {
     // Codex sends `reasoning: {summary: "auto"}`: with no effort set, Claude thinks at the default (medium) budget,
     // and its thinking is the summary Codex prints, on both turns of the tool loop.
     const before = setup.providerMocks.anthropic.requests.length;

@@ -78,7 +78,7 @@ describe('reasoning.summary for a Claude model', () => {
     },
   );
 
-  it('is named as left out when Claude cannot think for the request, and refused by a model set to refuse', async () => {
+  it('is left out and named when Claude cannot think for the request, or refused by a refusing model', async () => {
     const request = { tools: [weatherTool], reasoning: { effort: 'none', summary: 'auto' } };
     const dropped = await answer({ model: 'claude-thinking-tools', ...request });
     expect(dropped.status).toBe(200);

@@ -13,8 +13,8 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  *
  * Behaviour is chosen by the model in the path: `mock` echoes; `tools` calls get_weather, then answers from the
  * function response; text answers start with a thought summary (a `thought: true` part) when the request asks for
- * one with `thinkingConfig.includeThoughts`, as thinking models do; `no-usage` answers without usageMetadata; `error-NNN`, `hang`, `reset`, `midstream-error`,
- * `midstream-reset` misbehave on purpose.
+ * one with `thinkingConfig.includeThoughts`, as thinking models do; `no-usage` answers without usageMetadata;
+ * `error-NNN`, `hang`, `reset`, `midstream-error`, `midstream-reset` misbehave on purpose.
  *
  * `models/{model}:batchEmbedContents` answers one vector per request (mockEmbedding of its text, outputDimensionality
  * long), refusing batches of more than 100 and requests naming another model, as the API does; `embed-usage` reports

@@ -27,7 +27,7 @@ function errorOf(run: () => unknown): ApiError {
 }
 
 describe('toChatRequest', () => {
-  it("translates Codex's request: developer -> system, one assistant turn of tool calls, namespaced names, hosted tool and reasoning items left out and named (the summary is decided per deployment)", () => {
+  it("translates Codex's request: developer -> system, one assistant turn of tool calls, namespaced names, hosted tool and reasoning left out and named", () => {
     const { request: chat, dropped, toolNames } = toChatRequest(codexRequest(), []);
     expect(chat).toEqual({
       model: 'gpt-5-codex',

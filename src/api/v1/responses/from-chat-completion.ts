@@ -18,10 +18,11 @@ import { toResponseUsage } from './usage.js';
 /**
  * A whole chat completion as the finished response: the object built for the request (response-object.ts) with its
  * output and usage. Output items come in the order a model produces them: reasoning (its text, `reasoning_content`,
- * as the summary when the request asked for one; otherwise `summary: []`, as OpenAI answers), then the message (`output_text` with `annotations`, and a `refusal` part), then one `function_call` per tool call under
- * its original name and namespace. Signed thinking (`thinking_blocks`, Claude's) goes into the reasoning item's
- * `encrypted_content` when the context says so (reasoning-envelope.ts). A completion cut by `length` or `content_filter` is `incomplete`, and so is its
- * last item.
+ * as the summary when the request asked for one; otherwise `summary: []`, as OpenAI answers), then the message
+ * (`output_text` with `annotations`, and a `refusal` part), then one `function_call` per tool call under its original
+ * name and namespace. Signed thinking (`thinking_blocks`, Claude's) goes into the reasoning item's `encrypted_content`
+ * when the context says so (reasoning-envelope.ts). A completion cut by `length` or `content_filter` is `incomplete`,
+ * and so is its last item.
  */
 
 export interface FromChatContext {

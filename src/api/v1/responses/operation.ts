@@ -23,8 +23,8 @@ import type { InputItem, ResponsesRequest } from './types.js';
  *   resolved `previous_response_id` itself), so reasoning items, `encrypted_content` and unknown item types pass
  *   through untouched.
  * Signed thinking brought back from reasoning items (`thinking_blocks`, convert-items.ts) is Anthropic's: only Anthropic
- * deployments get it; for others it is left out and named, as OpenAI's own encrypted reasoning is. A reasoning summary
- * is asked of the providers that can give one, per deployment (reasoning-summary.ts).
+ * deployments get it; for others it is left out and named, as OpenAI's own encrypted reasoning is. A reasoning
+ * summary is asked of the providers that can give one, per deployment (reasoning-summary.ts).
  */
 
 export type ResponsesResult =

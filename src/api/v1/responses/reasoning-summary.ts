@@ -14,8 +14,8 @@ import type { ResponsesRequest } from './types.js';
  * - Gemini: `include_reasoning`, which the adapter sends as `thinkingConfig.includeThoughts`: the thought summaries;
  * - any other provider (a chat upstream, the local model): the gateway has no way to ask, so it is left out and named,
  *   or refused when the model is configured to refuse.
- * Whatever reasoning text comes back is shown as the summary only when a summary was asked for (from-chat-completion.ts,
- * stream-events.ts), as OpenAI does.
+ * Whatever reasoning text comes back is shown as the summary only when a summary was asked for
+ * (from-chat-completion.ts, stream-events.ts), as OpenAI does.
  */
 
 export function asksForSummary(request: ResponsesRequest): boolean {

@@ -31,7 +31,8 @@ import { toResponseUsage } from './usage.js';
  * order the specification gives, with `sequence_number` counting from 0:
  * - `response.created`, `response.in_progress` (by `start()`, or before the first chunk's events);
  * - reasoning deltas open a `reasoning` item, streamed as a summary part (`response.reasoning_summary_text.delta`:
- *   what the AI SDK and Codex show) when the request asked for a summary (otherwise its `summary` stays `[]`), and with `encryptThinking` the item also gathers the signed thinking fragments
+ *   what the AI SDK and Codex show) when the request asked for a summary (otherwise its `summary` stays `[]`), and
+ *   with `encryptThinking` the item also gathers the signed thinking fragments
  *   (`thinking_blocks`, Claude's) that come while it is open, given whole in its `encrypted_content` when it closes
  *   (`response.output_item.done`); text deltas a `message` item with an `output_text` part (`content_part.added`,
  *   `output_text.delta`…, `output_text.done`, `content_part.done`); refusal deltas a `refusal` part; each tool call a
