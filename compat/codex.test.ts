@@ -186,4 +186,21 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
       'tool_use',
     ]);
   }, 120_000);
+
+  it('shows a Claude model’s thinking as the summary Codex asks for, without a reasoning effort', async () => {
+    // Codex sends `reasoning: {summary: "auto"}`: with no effort set, Claude thinks at the default (medium) budget,
+    // and its thinking is the summary Codex prints, on both turns of the tool loop.
+    const before = setup.providerMocks.anthropic.requests.length;
+    const { code, stdout, stderr } = await runCodex([
+      '-c',
+      'model="claude-thinking-tools"',
+      'What is the weather in Paris?',
+    ]);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toContain('The weather:');
+    const upstream = setup.providerMocks.anthropic.requests.slice(before).map((request) => request.body);
+    expect(upstream).toHaveLength(2);
+    for (const body of upstream) expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(`${stdout}\n${stderr}`).toContain('I should ask the weather tool');
+  }, 120_000);
 });

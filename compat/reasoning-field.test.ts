@@ -83,12 +83,26 @@ describe.each(['reasoning-field', 'both-fields'])('reasoning named as %s upstrea
   });
 
   it('is a reasoning item for the openai SDK’s Responses, whole and streamed', async () => {
-    const request = { model, input: '2 + 2?', store: false };
+    // Its text is the summary when one is asked for, as with OpenAI's own models; otherwise the summary is empty and
+    // the text is the item's `reasoning_text` content, as the Open Responses schema gives an open model's reasoning.
+    const request = { model, input: '2 + 2?', store: false, reasoning: { summary: 'auto' as const } };
     const whole = await openai.responses.create(request);
     const summaries = (response: OpenAI.Responses.Response) =>
+      response.output.flatMap((item) => (item.type === 'reasoning' ? item.summary.map((part) => part.text) : []));
+    const contents = (response: OpenAI.Responses.Response) =>
       response.output.flatMap((item) =>
-        item.type === 'reasoning' ? [...(item.content ?? []), ...item.summary].map((part) => part.text) : [],
+        item.type === 'reasoning' ? (item.content ?? []).map((part) => `${part.type}:${part.text}`) : [],
       );
+    const unaskedRequest = { model, input: '2 + 2?', store: false };
+    for (const unasked of [
+      await openai.responses.create(unaskedRequest),
+      await openai.responses.stream(unaskedRequest).finalResponse(),
+    ]) {
+      expect(summaries(unasked)).toEqual([]);
+      expect(contents(unasked)).toEqual(['reasoning_text:Two and two.']);
+      expect(unasked.output_text).toBe('It is 4.');
+    }
+    expect(contents(whole)).toEqual([]);
     expect(summaries(whole).join('')).toContain('Two and two.');
     expect(whole.output_text).toBe('It is 4.');
     const streamed = await openai.responses.stream(request).finalResponse();

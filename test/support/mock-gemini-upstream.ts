@@ -12,8 +12,9 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * issued with (Gemini 3's check), function responses that do not answer the preceding calls one for one.
  *
  * Behaviour is chosen by the model in the path: `mock` echoes; `tools` calls get_weather, then answers from the
- * function response; `no-usage` answers without usageMetadata; `error-NNN`, `hang`, `reset`, `midstream-error`,
- * `midstream-reset` misbehave on purpose.
+ * function response; text answers start with a thought summary (a `thought: true` part) when the request asks for
+ * one with `thinkingConfig.includeThoughts`, as thinking models do; `no-usage` answers without usageMetadata;
+ * `error-NNN`, `hang`, `reset`, `midstream-error`, `midstream-reset` misbehave on purpose.
  *
  * `models/{model}:batchEmbedContents` answers one vector per request (mockEmbedding of its text, outputDimensionality
  * long), refusing batches of more than 100 and requests naming another model, as the API does; `embed-usage` reports
@@ -188,6 +189,14 @@ function answerFor(model: string, body: Record<string, unknown>): Answer {
   };
 }
 
+/** A thinking model's thought summary, returned only when asked for (`thinkingConfig.includeThoughts`). */
+export const mockThought = '**Reading the question**\n\nThe user wants an echo.';
+
+function thoughtParts(body: Record<string, unknown>): Array<{ text: string; thought: true }> {
+  const config = body.generationConfig as { thinkingConfig?: { includeThoughts?: unknown } } | undefined;
+  return config?.thinkingConfig?.includeThoughts === true ? [{ text: mockThought, thought: true }] : [];
+}
+
 const callPart = () => ({
   functionCall: { name: weatherCall.name, args: weatherCall.arguments },
   thoughtSignature: mockThoughtSignature,
@@ -197,7 +206,7 @@ function response(model: string, body: Record<string, unknown>, answer: Answer) 
   const candidates = answer.call
     ? [{ content: { role: 'model', parts: [callPart()] }, finishReason: 'STOP', index: 0 }]
     : answer.texts.map((text, index) => ({
-        content: { role: 'model', parts: [{ text }] },
+        content: { role: 'model', parts: [...thoughtParts(body), { text }] },
         finishReason: 'STOP',
         index,
       }));
@@ -233,6 +242,8 @@ async function stream(
       ...base,
     });
   } else {
+    const thoughts = thoughtParts(body);
+    if (thoughts.length > 0) send({ candidates: [{ content: { role: 'model', parts: thoughts }, index: 0 }], ...base });
     const text = answer.texts[0] ?? '';
     let sent = 0;
     for (const piece of splitIntoPieces(text)) {

@@ -85,7 +85,7 @@ describe('fromChatCompletion', () => {
       model: 'upstream-model',
       parallel_tool_calls: true,
       previous_response_id: null,
-      reasoning: { effort: 'low', summary: null },
+      reasoning: { effort: 'low', summary: 'auto' },
       store: true,
       background: false,
       temperature: 1,

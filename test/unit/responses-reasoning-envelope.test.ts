@@ -27,8 +27,9 @@ const blocks: ThinkingBlock[] = [
 ];
 
 const toolNames = createToolNameMap([]);
-const base = () =>
-  createResponseObject(validateResponsesRequest({ model: 'm', input: 'hi' }), {
+// Reasoning text is shown only when the request asks for a summary (Codex sends `summary: "auto"`).
+const base = (summary: string | null = 'auto') =>
+  createResponseObject(validateResponsesRequest({ model: 'm', input: 'hi', reasoning: { summary } }), {
     id: 'resp_1',
     createdAt: 1760000000,
     model: 'm',
@@ -137,8 +138,8 @@ describe('signed thinking in the answer', () => {
     chunk({}, 'tool_calls'),
   ];
 
-  function run(encryptThinking: boolean): ResponseEvent[] {
-    const translator = createResponseStreamTranslator({ response: base(), toolNames, encryptThinking });
+  function run(encryptThinking: boolean, summary: string | null = 'auto'): ResponseEvent[] {
+    const translator = createResponseStreamTranslator({ response: base(summary), toolNames, encryptThinking });
     const events = translator.start();
     for (const piece of streamed) events.push(...translator.push(piece));
     events.push(...translator.finish());
@@ -164,6 +165,17 @@ describe('signed thinking in the answer', () => {
     expect(decodeThinking(done.encrypted_content)).toEqual(blocks);
     const completed = events.at(-1)?.response as { output: OutputReasoning[] };
     expect(decodeThinking(completed.output[0]?.encrypted_content)).toEqual(blocks);
+  });
+
+  it('keeps the blocks in encrypted_content without a summary, which is then empty (JSON and stream)', () => {
+    const whole = fromChatCompletion(completion, { response: base(null), toolNames, encryptThinking: true });
+    expect(whole.output[0]).toMatchObject({ type: 'reasoning', summary: [] });
+    expect(decodeThinking((whole.output[0] as OutputReasoning).encrypted_content)).toEqual(blocks);
+    const events = run(true, null);
+    expect(events.some((event) => event.type.startsWith('response.reasoning_summary'))).toBe(false);
+    const done = events.find((event) => event.type === 'response.output_item.done')?.item as OutputReasoning;
+    expect(done.summary).toEqual([]);
+    expect(decodeThinking(done.encrypted_content)).toEqual(blocks);
   });
 
   it('streams without encrypted_content unless asked for', () => {

@@ -82,7 +82,7 @@ describe('toChatRequest', () => {
       tool_choice: 'auto',
       parallel_tool_calls: true,
     });
-    expect(dropped).toEqual(['tools.web_search', 'input.reasoning.encrypted_content', 'reasoning.summary']);
+    expect(dropped).toEqual(['tools.web_search', 'input.reasoning.encrypted_content']);
     expect(toolNames.fromChat('mcp__github__search_issues')).toEqual({
       name: 'search_issues',
       namespace: 'mcp__github',
@@ -398,11 +398,6 @@ describe('toChatRequest', () => {
         code: 'unsupported_parameter',
       },
     );
-    expect(
-      errorOf(() =>
-        toChatRequest(request({ input: 'x', reasoning: { summary: 'auto' } }), [], { onUnsupported: 'refuse' }),
-      ),
-    ).toMatchObject({ param: 'reasoning.summary', code: 'unsupported_parameter' });
     // Only tools that are left: no tools, no tool_choice.
     const hostedOnly = toChatRequest(request({ input: 'x', tools: [{ type: 'web_search' }], tool_choice: 'auto' }), []);
     expect(hostedOnly.request).not.toHaveProperty('tools');

@@ -100,6 +100,16 @@ function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
   return !hasSignedThinking(assistant);
 }
 
+/**
+ * Whether Claude thinks for this request as the adapter sends it: `thinking` in Anthropic's terms that is not
+ * `disabled`, or a reasoning effort nothing keeps from being translated, and a turn that can go on thinking.
+ */
+export function thinks(request: ChatCompletionRequest): boolean {
+  const thinking = request.thinking as { type?: unknown } | null | undefined;
+  const asked = thinking && typeof thinking === 'object' ? thinking.type !== 'disabled' : thinksByEffort(request);
+  return asked && !thinkingCannotContinue(request);
+}
+
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
 export function unsupportedParameters(request: ChatCompletionRequest): string[] {
   const unsupported = parametersSet(request, untranslatedParameters);

@@ -9,7 +9,8 @@ import type { GeminiGenerationConfig, GeminiRequest } from './wire-types.js';
  * The body of `generateContent` / `streamGenerateContent` for an OpenAI chat request. Sampling parameters go into
  * `generationConfig` (`n` -> candidateCount, `max_completion_tokens`/`max_tokens` -> maxOutputTokens, `stop` ->
  * stopSequences, `logprobs`/`top_logprobs` -> responseLogprobs/logprobs); `response_format` -> responseMimeType
- * `application/json`, with `responseJsonSchema` for json_schema.
+ * `application/json`, with `responseJsonSchema` for json_schema; `include_reasoning: true` (vLLM's and OpenRouter's
+ * name for asking to see the reasoning) -> `thinkingConfig.includeThoughts`.
  */
 
 const number = (value: unknown): number | undefined =>
@@ -50,6 +51,8 @@ export function convertRequest(request: ChatCompletionRequest): GeminiRequest {
     config.responseMimeType = 'application/json';
     if (format.json_schema?.schema) config.responseJsonSchema = format.json_schema.schema;
   }
+  // The thought summaries of a thinking model, as `thought` parts (read back as `reasoning_content`).
+  if (request.include_reasoning === true) config.thinkingConfig = { includeThoughts: true };
   if (Object.keys(config).length > 0) body.generationConfig = config;
   // Gemini's own safety settings, for clients that pass them through.
   if (Array.isArray(request.safety_settings)) body.safetySettings = request.safety_settings;

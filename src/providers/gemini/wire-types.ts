@@ -42,6 +42,8 @@ export interface GeminiGenerationConfig {
   responseJsonSchema?: Record<string, unknown>;
   responseLogprobs?: boolean;
   logprobs?: number;
+  /** `includeThoughts`: thought summaries come back as parts with `thought: true`. */
+  thinkingConfig?: { includeThoughts?: boolean; thinkingBudget?: number };
 }
 
 export interface GeminiRequest {

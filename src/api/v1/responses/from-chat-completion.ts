@@ -8,6 +8,7 @@ import {
   messageItem,
   outputText,
   reasoningItem,
+  summarizes,
 } from './output-items.js';
 import { completeThinkingBlocks, encodeThinking } from './reasoning-envelope.js';
 import type { ToolNameMap } from './tool-names.js';
@@ -16,11 +17,12 @@ import { toResponseUsage } from './usage.js';
 
 /**
  * A whole chat completion as the finished response: the object built for the request (response-object.ts) with its
- * output and usage. Output items come in the order a model produces them: reasoning (from `reasoning_content`), then
- * the message (`output_text` with `annotations`, and a `refusal` part), then one `function_call` per tool call under
- * its original name and namespace. Signed thinking (`thinking_blocks`, Claude's) goes into the reasoning item's
- * `encrypted_content` when the context says so (reasoning-envelope.ts). A completion cut by `length` or `content_filter` is `incomplete`, and so is its
- * last item.
+ * output and usage. Output items come in the order a model produces them: reasoning (its text, `reasoning_content`,
+ * as the summary when the request asked for one; otherwise `summary: []`, as OpenAI answers), then the message
+ * (`output_text` with `annotations`, and a `refusal` part), then one `function_call` per tool call under its original
+ * name and namespace. Signed thinking (`thinking_blocks`, Claude's) goes into the reasoning item's `encrypted_content`
+ * when the context says so (reasoning-envelope.ts). A completion cut by `length` or `content_filter` is `incomplete`,
+ * and so is its last item.
  */
 
 export interface FromChatContext {
@@ -53,7 +55,12 @@ export function fromChatCompletion(completion: ChatCompletion, context: FromChat
       ? completeThinkingBlocks(message.thinking_blocks)
       : [];
   if (reasoning !== undefined || signed.length > 0) {
-    const item = reasoningItem(reasoning ?? '', 'completed');
+    const summarized = summarizes(context.response);
+    const item = reasoningItem(summarized ? (reasoning ?? '') : '', 'completed');
+    // Claude's thinking is a summary, given only when asked for; other reasoning is the model's own text.
+    if (!summarized && reasoning && !Array.isArray(message.thinking_blocks)) {
+      item.content = [{ type: 'reasoning_text', text: reasoning }];
+    }
     if (signed.length > 0) item.encrypted_content = encodeThinking(signed);
     output.push(item);
   }

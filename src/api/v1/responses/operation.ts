@@ -9,6 +9,7 @@ import type { UpstreamResponse } from '../../../upstream/client.js';
 import { inResponsesTerms } from './client-param.js';
 import { unsupportedParameter } from './errors.js';
 import { reasoningHistoryFor } from './reasoning-history.js';
+import { asksForSummary, withReasoningSummary } from './reasoning-summary.js';
 import { type ChatTranslation, toChatRequest } from './to-chat-request.js';
 import type { InputItem, ResponsesRequest } from './types.js';
 
@@ -23,7 +24,8 @@ import type { InputItem, ResponsesRequest } from './types.js';
  *   resolved `previous_response_id` itself), so reasoning items, `encrypted_content` and unknown item types pass
  *   through untouched.
  * Signed thinking brought back from reasoning items (`thinking_blocks`, convert-items.ts) is Anthropic's: only Anthropic
- * deployments get it; for others it is left out and named, as OpenAI's own encrypted reasoning is.
+ * deployments get it; for others it is left out and named, as OpenAI's own encrypted reasoning is. A reasoning
+ * summary is asked of the providers that can give one, per deployment (reasoning-summary.ts).
  */
 
 export type ResponsesResult =
@@ -79,7 +81,12 @@ export function responsesOperation(
     return found;
   };
   const settled = new Map<string, ChatTranslation>();
+  const summarized = asksForSummary(request);
   const translationFor = (deployment: Deployment): ChatTranslation => {
+    const forProvider = providerTranslation(deployment);
+    return summarized ? withReasoningSummary(forProvider, deployment) : forProvider;
+  };
+  const providerTranslation = (deployment: Deployment): ChatTranslation => {
     const provider = deployment.provider.type;
     const asked = request.include?.includes('reasoning.encrypted_content') === true;
     if (provider !== 'anthropic' && asked && deployment.model.parameters.onUnsupported === 'refuse') {

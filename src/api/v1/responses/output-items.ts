@@ -1,8 +1,23 @@
 import { newItemId } from './ids.js';
 import type { ToolNameMap } from './tool-names.js';
-import type { ItemStatus, OutputFunctionCall, OutputMessage, OutputReasoning, OutputText } from './types.js';
+import type {
+  ItemStatus,
+  OutputFunctionCall,
+  OutputMessage,
+  OutputReasoning,
+  OutputText,
+  ResponseObject,
+} from './types.js';
 
 /** Output items built from chat pieces; shared by the whole-answer translation and the stream translator. */
+
+/**
+ * Whether reasoning text goes into the reasoning items' summary: only when the request asked for a summary (echoed in
+ * the response), as OpenAI answers; otherwise a reasoning item has `summary: []` (and its `encrypted_content`).
+ */
+export function summarizes(response: Pick<ResponseObject, 'reasoning'>): boolean {
+  return typeof response.reasoning?.summary === 'string';
+}
 
 export function reasoningItem(text: string, status: ItemStatus, id = newItemId('rs')): OutputReasoning {
   return { id, type: 'reasoning', status, summary: text === '' ? [] : [{ type: 'summary_text', text }] };

@@ -31,7 +31,7 @@ export function createResponseObject(request: ResponsesRequest, identity: Respon
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     previous_response_id: request.previous_response_id ?? null,
     prompt_cache_key: request.prompt_cache_key ?? null,
-    reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: summarySetting(request) },
     safety_identifier: request.safety_identifier ?? null,
     service_tier: request.service_tier ?? 'default',
     store: request.store ?? true,
@@ -48,4 +48,11 @@ export function createResponseObject(request: ResponsesRequest, identity: Respon
     user: request.user ?? null,
     metadata: request.metadata ?? {},
   };
+}
+
+/** `reasoning.summary`, or the deprecated `reasoning.generate_summary` that means the same. */
+export function summarySetting(request: ResponsesRequest): string | null {
+  const reasoning = request.reasoning;
+  const summary = reasoning?.summary ?? reasoning?.generate_summary;
+  return typeof summary === 'string' ? summary : null;
 }

@@ -11,6 +11,7 @@ import {
   messageItem,
   outputText,
   reasoningItem,
+  summarizes,
 } from './output-items.js';
 import { createThinkingFragments, encodeThinking, type ThinkingFragments } from './reasoning-envelope.js';
 import type { ToolNameMap } from './tool-names.js';
@@ -29,8 +30,10 @@ import { toResponseUsage } from './usage.js';
  * Chat chunks -> Responses streaming events, one translator per stream (its state lives in this closure), in the
  * order the specification gives, with `sequence_number` counting from 0:
  * - `response.created`, `response.in_progress` (by `start()`, or before the first chunk's events);
- * - reasoning deltas open a `reasoning` item streamed as a summary part (`response.reasoning_summary_text.delta`:
- *   what the AI SDK and Codex show), and with `encryptThinking` the item also gathers the signed thinking fragments
+ * - reasoning deltas open a `reasoning` item, streamed as a summary part (`response.reasoning_summary_text.delta`:
+ *   what the AI SDK and Codex show) when the request asked for a summary; otherwise its `summary` stays `[]` and a
+ *   chat upstream's own reasoning text (not Claude's, which comes with its blocks) is a `reasoning_text` content part
+ *   (`response.reasoning_text.delta`); with `encryptThinking` the item also gathers the signed thinking fragments
  *   (`thinking_blocks`, Claude's) that come while it is open, given whole in its `encrypted_content` when it closes
  *   (`response.output_item.done`); text deltas a `message` item with an `output_text` part (`content_part.added`,
  *   `output_text.delta`…, `output_text.done`, `content_part.done`); refusal deltas a `refusal` part; each tool call a
@@ -82,6 +85,8 @@ interface OpenReasoning {
   text: string;
   /** Whether the summary part was announced (a reasoning item of redacted thinking alone has none). */
   summarized: boolean;
+  /** Whether a `reasoning_text` content part was announced (reasoning given as the model's own text). */
+  texted: boolean;
   thinking: ThinkingFragments;
 }
 
@@ -105,7 +110,11 @@ const secondsNow = () => Math.floor(Date.now() / 1000);
  */
 function copyItem(item: OutputItem): OutputItem {
   if (item.type === 'message') return { ...item, content: item.content.map((part) => ({ ...part })) };
-  if (item.type === 'reasoning') return { ...item, summary: item.summary.map((part) => ({ ...part })) };
+  if (item.type === 'reasoning') {
+    const copy = { ...item, summary: item.summary.map((part) => ({ ...part })) };
+    if (item.content) copy.content = item.content.map((part) => ({ ...part }));
+    return copy;
+  }
   return { ...item };
 }
 
@@ -118,6 +127,7 @@ function sealThinking(open: OpenReasoning) {
 export function createResponseStreamTranslator(context: StreamContext): ResponseStreamTranslator {
   const now = context.now ?? secondsNow;
   const base = context.response;
+  const summarized = summarizes(base);
   const output: OutputItem[] = [];
   let sequence = 0;
   let started = false;
@@ -188,6 +198,13 @@ export function createResponseStreamTranslator(context: StreamContext): Response
         events.push(event('response.reasoning_summary_part.done', { ...where, part }));
         open.item.summary = [part];
       }
+      if (open.texted) {
+        const where = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
+        const part = { type: 'reasoning_text' as const, text: open.text };
+        events.push(event('response.reasoning_text.done', { ...where, text: open.text }));
+        events.push(event('response.content_part.done', { ...where, part }));
+        open.item.content = [part];
+      }
       sealThinking(open);
       open.item.status = status;
     }
@@ -224,13 +241,40 @@ export function createResponseStreamTranslator(context: StreamContext): Response
       outputIndex,
       text: '',
       summarized: false,
+      texted: false,
       thinking: createThinkingFragments(),
     };
     return current;
   };
 
+  /** The model's own reasoning text, as the item's `reasoning_text` content part (no summary was asked for). */
+  const reasoningTextDelta = (text: string, events: ResponseEvent[]) => {
+    const open = openReasoning(events);
+    if (!open.texted) {
+      open.texted = true;
+      events.push(
+        event('response.content_part.added', {
+          item_id: open.item.id,
+          output_index: open.outputIndex,
+          content_index: 0,
+          part: { type: 'reasoning_text', text: '' },
+        }),
+      );
+    }
+    open.text += text;
+    events.push({
+      type: 'response.reasoning_text.delta',
+      sequence_number: sequence++,
+      item_id: open.item.id,
+      output_index: open.outputIndex,
+      content_index: 0,
+      delta: text,
+    });
+  };
+
   const reasoningDelta = (text: string, events: ResponseEvent[]) => {
     const open = openReasoning(events);
+    if (!summarized) return;
     if (!open.summarized) {
       open.summarized = true;
       events.push(
@@ -342,7 +386,11 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     if (choice.finish_reason) finishReason = choice.finish_reason;
     const delta = (choice.delta ?? {}) as Record<string, unknown>;
     const reasoning = reasoningText(delta);
-    if (reasoning !== undefined) reasoningDelta(reasoning, events);
+    if (reasoning !== undefined) {
+      // Claude's thinking (it comes with its blocks) is a summary, given only when asked for.
+      if (summarized || Array.isArray(delta.thinking_blocks)) reasoningDelta(reasoning, events);
+      else reasoningTextDelta(reasoning, events);
+    }
     if (context.encryptThinking === true && Array.isArray(delta.thinking_blocks)) {
       const open = openReasoning(events);
       for (const fragment of delta.thinking_blocks) open.thinking.add(fragment);
@@ -398,6 +446,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
           : { type: 'refusal', refusal: part.text };
     } else if (current?.kind === 'reasoning') {
       if (current.summarized) current.item.summary = [{ type: 'summary_text', text: current.text }];
+      if (current.texted) current.item.content = [{ type: 'reasoning_text', text: current.text }];
       sealThinking(current);
     }
     if (current) current.item.status = 'incomplete';
@@ -437,6 +486,8 @@ function deltaJson(responseEvent: ResponseEvent): string | undefined {
     }
     case 'response.reasoning_summary_text.delta':
       return `${head},"summary_index":${responseEvent.summary_index},"delta":${JSON.stringify(delta)}}`;
+    case 'response.reasoning_text.delta':
+      return `${head},"content_index":${responseEvent.content_index},"delta":${JSON.stringify(delta)}}`;
     case 'response.function_call_arguments.delta':
       return `${head},"delta":${JSON.stringify(delta)}}`;
     default:

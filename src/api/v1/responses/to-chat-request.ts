@@ -11,8 +11,8 @@ import type { InputItem, ResponsesRequest } from './types.js';
  * takes. Settings map to their chat names (`max_output_tokens` -> `max_completion_tokens`, `text.format` ->
  * `response_format`, `reasoning.effort` -> `reasoning_effort`, `text.verbosity` -> `verbosity`, `top_logprobs` with
  * `include: ["message.output_text.logprobs"]` -> `logprobs`); the gateway's own state (`store`, `metadata`,
- * `previous_response_id`) stays with the gateway. What the chat side cannot do (hosted tools, reasoning summaries,
- * OpenAI's encrypted reasoning, server-side compaction) is left out and named in `dropped` for the
+ * `previous_response_id`) stays with the gateway. What the chat side cannot do (hosted tools, OpenAI's encrypted
+ * reasoning, server-side compaction) is left out and named in `dropped` for the
  * `x-switchboard-dropped-parameters` header, or refused with `onUnsupported: 'refuse'`. Top-level fields the gateway
  * does not know are passed on, as chat completions does with its own (vendor extensions such as `top_k`).
  */
@@ -167,8 +167,7 @@ export function toChatRequest(
 
   const reasoning = request.reasoning;
   if (typeof reasoning?.effort === 'string') chat.reasoning_effort = reasoning.effort;
-  const summary = reasoning?.summary ?? reasoning?.generate_summary;
-  if (typeof summary === 'string') leaveOut('reasoning.summary', 'cannot be honoured by this model.');
+  // `reasoning.summary` depends on the provider of each deployment (reasoning-summary.ts).
 
   const include = request.include ?? [];
   if (include.includes(logprobsInclude)) {

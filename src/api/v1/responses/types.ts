@@ -206,8 +206,18 @@ export interface OutputReasoning {
   type: 'reasoning';
   status: ItemStatus;
   summary: SummaryText[];
+  /**
+   * The upstream's own reasoning text (an OpenAI-compatible server's `reasoning_content`, the built-in model's) when no
+   * summary was asked for: what the Open Responses schema gives open models' reasoning, and what goes back to them.
+   */
+  content?: ReasoningText[];
   /** Claude's signed thinking in the gateway's envelope (reasoning-envelope.ts), when asked for or stored. */
   encrypted_content?: string;
+}
+
+export interface ReasoningText {
+  type: 'reasoning_text';
+  text: string;
 }
 
 export type OutputItem = OutputMessage | OutputFunctionCall | OutputReasoning;
