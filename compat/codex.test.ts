@@ -69,11 +69,53 @@ function answerCodex(request: RecordedRequest, response: ServerResponse) {
   );
 }
 
+const deepSeekThought = 'I should run the command first.';
+
+/**
+ * A reasoning model behind an OpenAI-compatible server that, as DeepSeek's thinking mode does, reasons in
+ * `reasoning_content` and refuses (400) a request whose assistant message with tool calls lacks that reasoning.
+ */
+function answerAsDeepSeek(request: RecordedRequest, response: ServerResponse) {
+  const messages = request.body.messages as Array<{ role: string; tool_calls?: unknown; reasoning_content?: unknown }>;
+  const calling = messages.find((message) => message.role === 'assistant' && message.tool_calls !== undefined);
+  if (calling && calling.reasoning_content !== deepSeekThought) {
+    const error = { message: 'The `reasoning_content` in the thinking mode must be passed back to the API.' };
+    const text = JSON.stringify({ error: { ...error, type: 'invalid_request_error', code: 'invalid_request_error' } });
+    response.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
+    return;
+  }
+  if (calling) {
+    streamChunks(
+      response,
+      [{ role: 'assistant', reasoning_content: 'Now answer.' }, { content: 'Done thinking.' }],
+      'stop',
+    );
+    return;
+  }
+  const args = JSON.stringify({ cmd: 'echo hello-from-codex' });
+  streamChunks(
+    response,
+    [
+      { role: 'assistant', reasoning_content: deepSeekThought },
+      {
+        tool_calls: [
+          { index: 0, id: 'call_ds_1', type: 'function', function: { name: 'exec_command', arguments: args } },
+        ],
+      },
+    ],
+    'tool_calls',
+  );
+}
+
 describe.skipIf(!present)('Codex CLI through a translated provider', () => {
   const setup = useGatewayWithMock({
     providerMocks: ['thinking-tools'],
-    upstreamHandlers: { 'codex-upstream': answerCodex },
-    models: [{ name: 'codex-model', provider: 'mock', upstream_model: 'codex-upstream' }],
+    upstreamHandlers: { 'codex-upstream': answerCodex, 'deepseek-upstream': answerAsDeepSeek },
+    models: [
+      { name: 'codex-model', provider: 'mock', upstream_model: 'codex-upstream' },
+      { name: 'deepseek-model', provider: 'mock', upstream_model: 'deepseek-upstream' },
+    ],
   });
 
   beforeAll(() => {
@@ -159,6 +201,20 @@ describe.skipIf(!present)('Codex CLI through a translated provider', () => {
     for (const row of rows) {
       expect(row).toMatchObject({ model: 'codex-model', status: 200, stream: 1, prompt_tokens: 1200 });
     }
+  }, 120_000);
+
+  it('keeps a DeepSeek-style model’s tool loop going: its reasoning goes back as reasoning_content', async () => {
+    const { code, stdout, stderr } = await runCodex(['-c', 'model="deepseek-model"', 'Run `echo hello-from-codex`.']);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toContain('Done thinking.');
+    const upstream = setup.mock.requests.filter((request) => request.body.model === 'deepseek-upstream');
+    expect(upstream).toHaveLength(2);
+    const history = upstream[1]?.body.messages as Array<{
+      role: string;
+      tool_calls?: unknown;
+      reasoning_content?: unknown;
+    }>;
+    expect(history.find((message) => message.tool_calls)?.reasoning_content).toBe(deepSeekThought);
   }, 120_000);
 
   it('keeps a Claude model’s signed thinking across its tool call (reasoning effort set)', async () => {
