@@ -223,10 +223,14 @@ describe('/v1/responses forwarded natively', () => {
     const response = await postResponses(setup.gateway, { model: 'native-broken', input: 'Hi', stream: true });
     const events = parseEvents(await response.text());
     expect(events.map(({ event }) => event)).toEqual(['response.created', 'error', 'response.failed', undefined]);
-    const stored = await getStored(setup.gateway, 'resp_nativebroken');
+    // Stored, it is shown under the gateway's own id, not the upstream's.
+    const id = events[0]?.data.response.id;
+    expect(id).not.toBe('resp_nativebroken');
+    expect(events[2]?.data.response.id).toBe(id);
+    const stored = await getStored(setup.gateway, id);
     expect(stored.status).toBe(200);
     const body = await jsonOf(stored);
-    expect(body).toMatchObject({ id: 'resp_nativebroken', status: 'failed' });
+    expect(body).toMatchObject({ id, status: 'failed' });
     expect(body.error.code).toBeTypeOf('string');
   });
 
@@ -246,15 +250,16 @@ describe('/v1/responses forwarded natively', () => {
     ];
     // The client's own response.failed says what it had, and so does the stored response.
     expect(events.at(-2)?.data.response.output).toEqual(expectedOutput);
-    const stored = await getStored(setup.gateway, 'resp_nativemidway');
+    const id = events.at(-2)?.data.response.id;
+    const stored = await getStored(setup.gateway, id);
     expect(stored.status).toBe(200);
     const body = await jsonOf(stored);
-    expect(body).toMatchObject({ id: 'resp_nativemidway', status: 'failed', error: { code: expect.any(String) } });
+    expect(body).toMatchObject({ id, status: 'failed', error: { code: expect.any(String) } });
     expect(body.output).toEqual(expectedOutput);
     // A continuation replays it: the message's text goes upstream.
     const continued = await postResponses(setup.gateway, {
       model: 'gpt-4o-mini',
-      previous_response_id: 'resp_nativemidway',
+      previous_response_id: id,
       input: 'go on',
     });
     expect(continued.status).toBe(200);

@@ -5,6 +5,7 @@ import { type SseEvent, sseDone, sseEvent } from '../../../upstream/sse.js';
 import { estimateUsage, readUsage, type TokenUsage, toWireUsage } from '../../../usage/usage.js';
 import type { Exchange, Outcome } from '../pipeline/endpoint.js';
 import type { SseResponse } from '../pipeline/sse-response.js';
+import { newResponseId } from './ids.js';
 import { createNativeStreamReader, terminalTypes } from './native.js';
 import { createNativeOutputCollector } from './native-output.js';
 import { beginStoring, type Storing, saveResponse, showItem } from './state.js';
@@ -16,8 +17,13 @@ import { fromResponseUsage, toResponseUsage } from './usage.js';
  * terminal event read for usage and for the stored response. The events are numbered for the client from 0 without
  * gaps (the contract's increasing `sequence_number`), the upstream's own numbers kept only where they agree. The `store`
  * of every event's response (created, in progress, terminal) says what the gateway does with it, whatever the upstream
- * said of its own storage. A stream that breaks, or ends without a terminal event, gets the gateway's own `error` and `response.failed` events, numbered
- * after the last one relayed.
+ * said of its own storage. A stream that breaks, or ends without a terminal event, gets the gateway's own `error` and
+ * `response.failed` events, numbered after the last one relayed.
+ *
+ * A response the gateway stores is shown under the gateway's own id (`resp_` and the time of its first event, as a
+ * translated stream's) in every event's response, not the upstream's: another node asked for it before this node's
+ * batch is written can tell from the id that it may not be written yet, and waits for it instead of answering 404. The
+ * upstream's id is needed nowhere: a continuation is resolved by the gateway (its history sent as input).
  */
 
 export async function relayNativeStream(
@@ -38,6 +44,8 @@ export async function relayNativeStream(
   let firstTokenAt: number | undefined;
   let created: Record<string, unknown> | undefined;
   let createdId: string | undefined;
+  // The gateway's id for a response it stores, named at the first event that shows the client a response.
+  let storedId: string | undefined;
   let saved = false;
   let generatedCharacters = 0;
   // Set when the upstream's usage could not be believed and the client was shown this estimate instead.
@@ -60,9 +68,15 @@ export async function relayNativeStream(
         generatedCharacters += data.delta.length;
       }
       const response = responseIn(data);
-      // Stored unless the client said not to; a terminal response without an id cannot be, and one grown too large is
-      // not (set below).
-      const store = storing !== undefined && (!terminalTypes.has(name) || typeof response?.id === 'string');
+      if (storing && response) {
+        storedId ??= newResponseId();
+        if (response.id !== storedId) {
+          response.id = storedId;
+          changed = true;
+        }
+      }
+      // Stored unless the client said not to; one grown too large is not (set below).
+      const store = storing !== undefined;
       if (response && response.store !== store) {
         response.store = store;
         changed = true;
@@ -75,8 +89,8 @@ export async function relayNativeStream(
       if (changed) event = { ...event, data: JSON.stringify(data) };
       reader.push(event);
       collected.push(name, data);
-      if (created === undefined && event.data.includes('"response.created"')) {
-        created = responseOf(event.data);
+      if (created === undefined && name === 'response.created') {
+        created = response;
         createdId = typeof created?.id === 'string' ? created.id : undefined;
         // From here the client knows the id: retrieval and deletion find the response while it streams.
         if (storing && createdId) {
@@ -87,7 +101,7 @@ export async function relayNativeStream(
       if (firstTokenAt === undefined && event.data.includes('.delta"')) firstTokenAt = performance.now();
       const final = reader.outcome() !== undefined ? reader.response() : undefined;
       if (storing && final && typeof final.id === 'string') {
-        // Stored before the client has it: its id (the upstream's) tells another node no time to wait for a batch.
+        // Stored before the client has it when the stream outlasted the time another node waits for a young id.
         const stored = saveResponse(storing, final as ResponseObject, exchange).stored;
         if (!stored && data.response !== null && typeof data.response === 'object') {
           // Grown too large to store: the terminal event's response says so.
@@ -194,15 +208,4 @@ function upstreamFailed(response: Record<string, unknown> | undefined, provider:
   const reported = response?.error as { message?: unknown } | null | undefined;
   const message = typeof reported?.message === 'string' ? reported.message : 'the response failed';
   return apiError('upstream_error', `The upstream provider "${provider}" reported: ${message.slice(0, 500)}`);
-}
-
-function responseOf(data: string): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(data) as { response?: unknown };
-    return value.response && typeof value.response === 'object'
-      ? (value.response as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -173,8 +173,9 @@ export class ResponseWriteQueue {
 
   /**
    * Writes a queued response before it is answered, waiting at most a margin, when another node would not wait for
-   * the next batch: a stream's id, dated when it began, may already be too old for that, and a native upstream's id
-   * (not the gateway's) tells no time at all. A client may continue it on another node the moment it has it.
+   * the next batch: a stream's id, dated when it began, may already be too old for that, and the id of a native JSON
+   * answer (the upstream's, not the gateway's) tells no time at all. A client may continue it on another node the moment
+   * it has it.
    * Concurrent callers share one write (a batch, as ever).
    */
   async writeBeforeAnswering(id: string): Promise<void> {
