@@ -6,6 +6,7 @@ import type { DatabaseHandle } from './db/connect.js';
 import type { Limiter } from './limits/limiter.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type Metrics, type MetricsSources } from './observability/metrics.js';
+import type { SharedHealthStore } from './routing/shared-health-store.js';
 import { buildDataPlane, type DataPlaneParts } from './startup/build-data-plane.js';
 import { buildStorage, type Storage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
@@ -30,6 +31,8 @@ export interface Gateway {
   /** http://host:port of the metrics listener, when metrics.port gives /metrics a port of its own. */
   metricsUrl: string | undefined;
   dataPlane: DataPlane;
+  /** Deployment health shared through Redis (or the primary of `serve --workers`); its exchange() runs one now. */
+  healthStore: SharedHealthStore | undefined;
   /** Graceful stop: refuse new connections, let in-flight requests finish (up to the deadline), flush the log. */
   close(): Promise<void>;
 }
@@ -123,6 +126,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     metrics,
     metricsUrl,
     dataPlane: parts.dataPlane,
+    healthStore: parts.healthStore,
     close: () => {
       closing ??= close();
       return closing;

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   AccessChangeFeed,
   accessChangesChannel,
@@ -84,6 +84,11 @@ describe('access-change feed polling', () => {
   });
 
   it('polls only as a backstop while Redis delivers changes, and at its own interval again when Redis drops', async () => {
+    // The feed's timers run on a fake clock: that no poll comes in a span is then certain, not a matter of timing.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     let polls = 0;
     const subscriber = new ControllableSubscriber();
     const feed = new AccessChangeFeed({
@@ -99,21 +104,21 @@ describe('access-change feed polling', () => {
     });
     await feed.start();
     // Subscribed: the next poll is subscribedPollIntervalMs away, so none in many poll intervals.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await vi.advanceTimersByTimeAsync(10);
     const whileSubscribed = polls;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await vi.advanceTimersByTimeAsync(subscribedPollIntervalMs - 100);
     expect(polls).toBe(whileSubscribed);
-    expect(subscribedPollIntervalMs).toBeGreaterThan(300);
     // The connection drops: polling resumes at once, at its own interval.
     subscriber.status = 'reconnecting';
     subscriber.emit('close');
-    await waitFor('polling to resume', () => polls >= whileSubscribed + 5, { intervalMs: 10 });
+    await vi.advanceTimersByTimeAsync(55);
+    expect(polls).toBeGreaterThanOrEqual(whileSubscribed + 5);
     // Back, and subscribed again by ioredis: backstop only.
     subscriber.status = 'ready';
     subscriber.emit('ready');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await vi.advanceTimersByTimeAsync(10);
     const afterReconnect = polls;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await vi.advanceTimersByTimeAsync(subscribedPollIntervalMs - 100);
     expect(polls).toBe(afterReconnect);
     feed.close();
   });

@@ -4,7 +4,7 @@ import { createAccount } from '../src/accounts/service.js';
 import { testRedisUrl } from './support/environment.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
 import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { sendJson, sleep } from './support/mock-server.js';
+import { sendJson } from './support/mock-server.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -273,8 +273,12 @@ describe('two nodes sharing Redis', () => {
     expect(new Set(answersA.map((answer) => `${answer.status} ${answer.code}`))).toEqual(
       new Set(['502 upstream_error']),
     );
-    // Let both nodes exchange what they saw, then check neither ejected the primary.
-    await sleep(300);
+    // Both nodes judge the primary in their first exchange with Redis after failures of their own; one each now, then
+    // again after the other's, so each has judged with everything both saw. Then neither may have ejected it.
+    for (const node of [first, second, first, second]) {
+      expect(node.gateway.healthStore).toBeDefined();
+      await node.gateway.healthStore?.exchange();
+    }
     expect(await ejected(first, 'mock/two-nodes-primary')).toBe(false);
     expect(await ejected(second, 'mock/two-nodes-primary')).toBe(false);
   });

@@ -6,7 +6,7 @@ import { signIn, testPassword } from './support/console.js';
 import type { TestGateway } from './support/gateway.js';
 import { holdRequests } from './support/held-requests.js';
 import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
-import { sendJson, sleep } from './support/mock-server.js';
+import { sendJson } from './support/mock-server.js';
 import {
   childProcessIds,
   killStrayServes,
@@ -45,13 +45,13 @@ beforeAll(async () => {
             { provider: 'mock', upstream_model: 'isolated-standby', weight: 0 },
           ],
         },
-        {
-          name: 'flaky',
+        ...['flaky', 'control'].map((name) => ({
+          name,
           deployments: [
-            { provider: 'mock', upstream_model: 'flaky-primary' },
-            { provider: 'mock', upstream_model: 'flaky-standby', weight: 0 },
+            { provider: 'mock', upstream_model: `${name}-primary` },
+            { provider: 'mock', upstream_model: `${name}-standby`, weight: 0 },
           ],
-        },
+        })),
       ],
       // Only the window's evidence ejects (failures of two accounts), and it is exchanged with the primary often.
       routing: {
@@ -63,7 +63,9 @@ beforeAll(async () => {
   await files.cli('accounts', 'create', 'acme');
   await files.cli('accounts', 'create', 'globex');
   otherAccountKey = (await files.cli<{ key: string }>('keys', 'create', '--account', 'globex', '--name', 'app')).key;
-  mock.on('flaky-primary', (_request, response) => sendJson(response, 500, serverError));
+  for (const upstreamModel of ['flaky-primary', 'control-primary']) {
+    mock.on(upstreamModel, (_request, response) => sendJson(response, 500, serverError));
+  }
   for (const upstreamModel of ['isolated-primary', 'isolated-standby']) {
     mock.on(upstreamModel, (request, response) =>
       JSON.stringify(request.body.messages).includes('POISON')
@@ -126,6 +128,45 @@ function isAlive(pid: number): boolean {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw error;
   }
+}
+
+/**
+ * Fails the primary deployment of `model` for two accounts on one connection, so one worker alone ejects it, then
+ * waits until both workers route around it: the other worker heard of the ejection from the primary process.
+ */
+async function ejectOnOneWorkerAndWaitForBoth(model: string): Promise<void> {
+  const primaryCalls = () => mock.requests.filter((request) => request.body.model === `${model}-primary`).length;
+  const pinned = new Client(server.url);
+  try {
+    for (let index = 0; index < 6; index++) {
+      for (const key of [openKey, otherAccountKey]) {
+        const response = await pinned.request({
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model, messages: [{ role: 'user', content: `pinned #${index}` }] }),
+        });
+        // The standby answers what the primary failed.
+        expect(response.statusCode).toBe(200);
+        await response.body.text();
+      }
+    }
+  } finally {
+    await pinned.close();
+  }
+  await waitFor(`a worker to eject ${model}'s primary`, async () => {
+    const text = await (await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } })).text();
+    return text.includes(`switchboard_deployment_unavailable{deployment="mock/${model}-primary"} 1`);
+  });
+  // Now on connections of their own, so the workers take turns; from one account only, so the other worker could
+  // never gather the evidence to eject the primary by itself (failures of two accounts).
+  await waitFor(`both workers to route around ${model}'s primary`, async () => {
+    const before = primaryCalls();
+    const statuses: number[] = [];
+    for (let index = 0; index < 4; index++) statuses.push((await chat(openKey, model)).status);
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    return primaryCalls() === before;
+  });
 }
 
 /** How many worker processes have logged that they listen (the primary's own line says "with several"). */
@@ -205,39 +246,7 @@ describe('serve --workers 2', () => {
   });
 
   it('shares ejections: a deployment one worker ejected, the other stops sending requests to as well', async () => {
-    const primaryCalls = () => mock.requests.filter((request) => request.body.model === 'flaky-primary').length;
-    // Every request of this phase on one connection, so one worker alone sees the failures of both accounts.
-    const pinned = new Client(server.url);
-    try {
-      for (let index = 0; index < 6; index++) {
-        for (const key of [openKey, otherAccountKey]) {
-          const response = await pinned.request({
-            method: 'POST',
-            path: '/v1/chat/completions',
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ model: 'flaky', messages: [{ role: 'user', content: `pinned #${index}` }] }),
-          });
-          // The standby answers what the primary failed.
-          expect(response.statusCode).toBe(200);
-          await response.body.text();
-        }
-      }
-    } finally {
-      await pinned.close();
-    }
-    await waitFor('a worker to eject the primary', async () => {
-      const text = await (await fetch(`${server.url}/metrics`, { headers: { connection: 'close' } })).text();
-      return text.includes('switchboard_deployment_unavailable{deployment="mock/flaky-primary"} 1');
-    });
-    // Now on connections of their own, so the workers take turns; from one account only, so the other worker could
-    // never gather the evidence to eject the primary by itself (failures of two accounts).
-    await waitFor('both workers to route around the primary', async () => {
-      const before = primaryCalls();
-      const statuses: number[] = [];
-      for (let index = 0; index < 4; index++) statuses.push((await chat(openKey, 'flaky')).status);
-      expect(statuses).toEqual([200, 200, 200, 200]);
-      return primaryCalls() === before;
-    });
+    await ejectOnOneWorkerAndWaitForBoth('flaky');
   });
 
   it("keeps one account's failing requests from ejecting a deployment for the others, across workers", async () => {
@@ -251,8 +260,11 @@ describe('serve --workers 2', () => {
     for (let index = 0; index < 10; index++)
       ordinary.push((await chat(openKey, 'isolated', `ordinary #${index}`)).status);
     expect(new Set((await Promise.all(poisoned)).map((result) => result.status))).toEqual(new Set([502]));
-    // Let the workers exchange what they saw with the primary a few times, then check nobody ejected the primary.
-    await sleep(500);
+    // Each worker judges the merged window of a deployment in its first exchange with the primary after failures of
+    // its own there. Both have had one once another deployment, ejected by one worker after the poisoned requests
+    // ended, is routed around by both: its ejection went out in an exchange of that worker, and reached the other in
+    // one of its own. Then nobody may have ejected the primary.
+    await ejectOnOneWorkerAndWaitForBoth('control');
     for (let index = 10; index < 14; index++)
       ordinary.push((await chat(openKey, 'isolated', `ordinary #${index}`)).status);
     expect(ordinary).toEqual(Array(14).fill(200));
@@ -314,7 +326,7 @@ describe('serve --workers 2', () => {
     // Logged by the primary, which reads the budgets once; each worker (and the replacement above) stays quiet.
     const warnings = server.output.filter((line) => line.includes('these models have no pricing'));
     expect(warnings).toHaveLength(1);
-    expect(JSON.parse(warnings[0] as string).models).toEqual(['mock', 'slow', 'isolated', 'flaky']);
+    expect(JSON.parse(warnings[0] as string).models).toEqual(['mock', 'slow', 'isolated', 'flaky', 'control']);
   });
 
   it('stops every worker on SIGTERM, finishing requests and writing their log rows', async () => {

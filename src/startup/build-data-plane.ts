@@ -18,6 +18,7 @@ import { Dispatcher } from '../routing/dispatch.js';
 import { ipcHealthStore } from '../routing/ipc-health-store.js';
 import { redisHealthStore } from '../routing/redis-health-store.js';
 import { Router } from '../routing/router.js';
+import type { SharedHealthStore } from '../routing/shared-health-store.js';
 import { UpstreamClient } from '../upstream/client.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
@@ -38,6 +39,8 @@ export interface DataPlaneParts {
   dataPlane: DataPlane;
   authenticator: Authenticator;
   redis: RedisConnections | undefined;
+  /** Shares deployment health with the other processes, when there are any to share it with. */
+  healthStore: SharedHealthStore | undefined;
 }
 
 async function connectRedisIfConfigured(
@@ -203,5 +206,5 @@ export async function buildDataPlane(
     limiter,
   });
   metricsSources.inFlight = () => dataPlane.inFlight;
-  return { dataPlane, authenticator, redis };
+  return { dataPlane, authenticator, redis, healthStore };
 }

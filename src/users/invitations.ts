@@ -12,6 +12,7 @@ import {
   findMembership,
   findUserByEmail,
   findUserById,
+  lockAccountMembers,
   type UserRow,
   updateUser,
   upsertMembership,
@@ -75,6 +76,8 @@ export async function createInvitation(
     role: Role;
     createdBy: string | null;
     ttlMs: number;
+    /** The open invitations the account may have (console.max_pending_invitations); the CLI passes none. */
+    maxPending?: number;
   },
 ): Promise<{ token: string; invitation: Invitation }> {
   const email = normaliseEmail(input.email);
@@ -93,13 +96,24 @@ export async function createInvitation(
     accepted_at: null,
     revoked_at: null,
   };
-  await insertInvitation(db, row);
+  const { maxPending } = input;
+  if (maxPending === undefined) {
+    await insertInvitation(db, row);
+  } else {
+    // Counted and inserted under the account's lock: of invitations made at once, no more than the cap are made.
+    await db.transaction().execute(async (transaction) => {
+      await lockAccountMembers(transaction, input.accountId);
+      await requireRoomForInvitation(transaction, input.accountId, maxPending);
+      await insertInvitation(transaction, row);
+    });
+  }
   return { token, invitation: toInvitation(row) };
 }
 
 /**
  * Refuses (409) a further invitation to an account that has `maxPending` open ones: those its list shows, so that its
- * owners can revoke what blocks them. The operator's CLI is not held to it.
+ * owners can revoke what blocks them. The operator's CLI is not held to it. Only createInvitation's own check, under
+ * the account's lock, holds against invitations made at once; the route asks first so a refusal spends no budget.
  */
 export async function requireRoomForInvitation(
   db: Kysely<Database>,

@@ -168,6 +168,7 @@ export const memberRoutes = [
         role: body.role,
         createdBy: caller.userId,
         ttlMs: services.config.console.invitationTtlMs,
+        maxPending: services.config.console.maxPendingInvitations,
       });
       return { ...invitation, token, path: invitationPath(token) };
     },

@@ -6,7 +6,7 @@ import { InFlightRequests } from '../../server/in-flight.js';
 import { QueuedResponses } from '../../server/queued-responses.js';
 import { RequestIds } from '../../server/request-id.js';
 import { createRouteTable } from './endpoints.js';
-import type { Method } from './pipeline/route-table.js';
+import { allowedMethods, endpointForMethod } from './pipeline/route-table.js';
 import { RequestPipeline } from './pipeline/serve-request.js';
 import type { DataPlaneServices } from './services.js';
 
@@ -109,11 +109,11 @@ export function createDataPlane(services: DataPlaneServices): DataPlane {
         return;
       }
       const match = routes.match(path);
-      const endpoint = match?.endpoints[method as Method];
+      const endpoint = match && endpointForMethod(match.endpoints, method);
       if (!match || !endpoint) {
         const firstEndpoint = match && Object.values(match.endpoints)[0];
         const error = match
-          ? methodNotAllowed(method, path, Object.keys(match.endpoints).join(', '))
+          ? methodNotAllowed(method, path, allowedMethods(match.endpoints))
           : routeNotFound(method, path);
         const rendered = (firstEndpoint?.renderError ?? renderOpenAiError)(error, requestId);
         const label = firstEndpoint?.name ?? 'unknown';

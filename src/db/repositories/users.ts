@@ -118,8 +118,9 @@ export async function deleteMembership(db: Kysely<Database>, userId: string, acc
 
 /**
  * Holds the account's row locked until the transaction ends, so that changes to its members run one after the other:
- * two owners demoted at once must not each count the other and leave none. An UPDATE that changes nothing takes the
- * lock on PostgreSQL (as SELECT … FOR UPDATE would, which SQLite cannot parse); SQLite runs one transaction at a time.
+ * two owners demoted at once must not each count the other and leave none, nor invitations made at once each find
+ * room under the cap on open ones. An UPDATE that changes nothing takes the lock on PostgreSQL (as SELECT … FOR UPDATE
+ * would, which SQLite cannot parse) and SQLite's write lock first; SQLite runs one transaction at a time.
  */
 export async function lockAccountMembers(db: Kysely<Database>, accountId: string): Promise<void> {
   await db

@@ -13,6 +13,22 @@ export interface RouteMatch {
   params: Readonly<Record<string, string>>;
 }
 
+/**
+ * The endpoint for a request's method on a matched path: HEAD is served by the GET endpoint (RFC 9110 §9.3.2), and
+ * node:http sends no body for it.
+ */
+export function endpointForMethod(endpoints: MethodEndpoints, method: string): Endpoint | undefined {
+  if (method === 'HEAD') return endpoints.GET;
+  return Object.hasOwn(endpoints, method) ? endpoints[method as Method] : undefined;
+}
+
+/** The `Allow` header of a path's 405: its methods, with HEAD wherever GET is. */
+export function allowedMethods(endpoints: MethodEndpoints): string {
+  return Object.keys(endpoints)
+    .flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]))
+    .join(', ');
+}
+
 interface PatternRoute {
   segments: readonly string[];
   endpoints: MethodEndpoints;
