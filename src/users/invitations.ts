@@ -130,7 +130,18 @@ export async function requireRoomForInvitation(
 
 export async function listInvitations(db: Kysely<Database>, accountId: string): Promise<Invitation[]> {
   const open = await listOpenInvitations(db, accountId, Date.now());
-  const valid = await Promise.all(open.map((row) => inviterMayStillInvite(db, row)));
+  // Asked once per inviter, not per invitation: a few owners make most of an account's invitations.
+  const verdicts = new Map<string | null, Promise<boolean>>();
+  const valid = await Promise.all(
+    open.map((row) => {
+      let verdict = verdicts.get(row.created_by);
+      if (!verdict) {
+        verdict = inviterMayStillInvite(db, row);
+        verdicts.set(row.created_by, verdict);
+      }
+      return verdict;
+    }),
+  );
   return open.filter((_row, index) => valid[index]).map(toInvitation);
 }
 
