@@ -1,12 +1,15 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createAccount } from '../src/accounts/service.js';
 import { storedResponseObject } from '../src/api/v1/responses/stored-response.js';
 import { findResponse } from '../src/db/repositories/responses.js';
-import { loadKeySecret } from '../src/keys/secret.js';
-import { createKey } from '../src/keys/service.js';
 import { useMockForServes } from './support/serve-fixture.js';
-import { openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
+import {
+  createAccountWithKeys,
+  openServedDatabase,
+  prepareServe,
+  type Served,
+  startServe,
+} from './support/serve-process.js';
 import { parseStrictSse } from './support/sse.js';
 import { waitFor } from './support/wait.js';
 
@@ -32,18 +35,8 @@ async function startServer(config: Record<string, unknown> = {}): Promise<Server
       ],
     },
   });
-  // What `accounts create` and `keys create` do (cli.test.ts runs those commands), done in this process rather than
-  // in two CLI processes before every server.
-  const database = await openServedDatabase(files);
-  let key: string;
-  try {
-    await createAccount(database.db, { name: 'acme' });
-    key = (await createKey(database.db, loadKeySecret(files.dataDir, undefined), { account: 'acme', name: 'shutdown' }))
-      .key;
-  } finally {
-    await database.close();
-  }
-  return { ...(await startServe({ reuse: files })), key };
+  const [created] = await createAccountWithKeys(files, 'acme', ['shutdown']);
+  return { ...(await startServe({ reuse: files })), key: created.key };
 }
 
 function stream(server: Server, model: string) {
