@@ -169,9 +169,10 @@ describe('bodies cut short and at the size limit', () => {
     },
   );
 
-  it.each(endpointCases)(
+  // Concurrent: each case waits out the body deadline (server.v1_body_timeout) on a connection of its own.
+  it.concurrent.for(endpointCases)(
     'a body that stops arriving on $path is a 408 in the surface’s shape, logged as such',
-    async (endpoint) => {
+    async (endpoint, { expect }) => {
       const raw = await rawExchange(
         setup.gateway.url,
         `POST ${endpoint.path} HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n` +

@@ -271,13 +271,15 @@ describe('a configuration file that cannot be used', () => {
     const cwd = scratch();
     const fifo = path.join(cwd, 'switchboard.yaml');
     execFileSync('mkfifo', [fifo]);
-    for (const command of [
+    const commands = [
       ['config', 'check'],
       ['accounts', 'list'],
       ['serve', '--port', '0'],
-    ]) {
-      const result = await run(cwd, [...command, '--config', fifo]);
-      expect(result.code, `${command[0]} --config ${fifo}: ${result.stderr}`).toBe(1);
+    ];
+    // At once: each waits the writer's grace period out, and none of them writes to the pipe.
+    const results = await Promise.all(commands.map((command) => run(cwd, [...command, '--config', fifo])));
+    for (const [index, result] of results.entries()) {
+      expect(result.code, `${commands[index]?.[0]} --config ${fifo}: ${result.stderr}`).toBe(1);
       expect(result.stderr).toBe(
         `switchboard: invalid configuration (${fifo}):\n  - it is a pipe and nothing wrote to it (a named pipe needs a writer)\n`,
       );

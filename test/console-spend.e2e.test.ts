@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request as PageRequest } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { laptop, launchChromium, openConsolePage, phone, signInToConsole } from './support/browser.js';
 import { projectRoot } from './support/cli.js';
@@ -47,6 +47,27 @@ const signIn = (page: Page, email: string) => signInToConsole(page, setup.gatewa
 
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${name}.png`), animations: 'disabled' });
+}
+
+/**
+ * Waits until the page has what it asked for: no request of the page unanswered, no "Loading…" and no busy table, so
+ * every table has its rows before it is measured. Requests are counted from `trackRequests`, called before navigating.
+ */
+async function waitForSettled(page: Page, inFlight: () => number): Promise<void> {
+  const pending = () =>
+    page
+      .evaluate(() => document.querySelectorAll('.loading, [aria-busy="true"]').length)
+      .then((shown) => shown + inFlight());
+  await expect.poll(pending, { timeout: 10_000 }).toBe(0);
+}
+
+/** How many of the page's requests are unanswered, from now on. */
+function trackRequests(page: Page): () => number {
+  const open = new Set<PageRequest>();
+  page.on('request', (request) => open.add(request));
+  page.on('requestfinished', (request) => open.delete(request));
+  page.on('requestfailed', (request) => open.delete(request));
+  return () => open.size;
 }
 
 /** Every table's box against its container's, and the page against the window: nothing may stick out sideways. */
@@ -459,6 +480,7 @@ describe('console spend pages in a browser', () => {
     it(`keeps every table inside its box at ${size}`, async () => {
       const { context, page } = await newPage(viewport);
       await signIn(page, 'root@operator.test');
+      const inFlight = trackRequests(page);
       const pages = [
         `/admin/logs`,
         `/accounts/${acme}/logs`,
@@ -475,7 +497,7 @@ describe('console spend pages in a browser', () => {
       for (const target of pages) {
         await page.goto(`${setup.gateway.url}/console${target}`);
         await page.locator('main .table-wrap > table:visible').first().waitFor();
-        await page.waitForLoadState('networkidle');
+        await waitForSettled(page, inFlight);
         expect({ target, problems: await overflowingTables(page) }).toEqual({ target, problems: [] });
       }
       // An account's log after "Load older" (the rows of the second page widened the table once).

@@ -96,16 +96,19 @@ describe('slow request bodies', () => {
   });
 
   it('answers 408 and closes the connection when a body to /v1 stops arriving, authenticated or not', async () => {
-    const authenticated = await trickle(
-      strict,
-      postHead('/v1/chat/completions', 500, [`Authorization: Bearer ${strict.key}`]),
-      '{"model":"mock","messages":[{"role":"user","content":"hel',
-    );
+    // Both connections at once: each waits out the deadline on its own.
+    const [authenticated, anonymous] = await Promise.all([
+      trickle(
+        strict,
+        postHead('/v1/chat/completions', 500, [`Authorization: Bearer ${strict.key}`]),
+        '{"model":"mock","messages":[{"role":"user","content":"hel',
+      ),
+      trickle(strict, postHead('/v1/chat/completions', 500), '{"model":"mo'),
+    ]);
     expect(authenticated.closed).toBe(true);
     expect(authenticated.response).toMatch(/^HTTP\/1\.1 408 /);
     expect(errorOf(authenticated.response).code).toBe('request_timeout');
     // Without a key the 401 goes out at once, and the connection still does not outlive the deadline.
-    const anonymous = await trickle(strict, postHead('/v1/chat/completions', 500), '{"model":"mo');
     expect(anonymous.closed).toBe(true);
     expect(anonymous.response).toMatch(/^HTTP\/1\.1 401 /);
   });

@@ -9,7 +9,7 @@ import { type ApiClient, accountId, createTestUser, signIn } from './support/con
 import { useGatewayWithMock } from './support/gateway-fixture.js';
 
 /**
- * Exports of the request log are streamed: a quarter of a million rows (~150 MB of CSV) downloaded by a slow reader
+ * Exports of the request log are streamed: 200,000 rows (~110 MB of CSV) downloaded by a slow reader
  * while the heap is sampled after full collections (the gateway runs in this process), then the file parsed and counted. Holding the
  * rows, or reading ahead of the reader, would take several times the bound.
  */
@@ -22,7 +22,7 @@ const setup = useGatewayWithMock({ config: { request_log: { retention: 0 } } });
 
 let owner: ApiClient;
 let account: string;
-const rowCount = 250_000;
+const rowCount = 200_000;
 const start = Date.UTC(2026, 1, 1);
 
 beforeAll(async () => {
@@ -66,6 +66,16 @@ beforeAll(async () => {
   }
 }, 300_000);
 
+/** Where the run of characters from `start` that are not a quote, comma or line break ends. */
+function ordinaryRunEnd(text: string, start: number): number {
+  let end = start;
+  for (; end < text.length; end++) {
+    const code = text.charCodeAt(end);
+    if (code === 0x22 || code === 0x2c || code === 0x0a || code === 0x0d) break;
+  }
+  return end;
+}
+
 /** A strict RFC 4180 reader, fed chunk by chunk: counts records and checks every one has `width` fields. */
 function csvReader(width: number) {
   let field = '';
@@ -84,14 +94,23 @@ function csvReader(width: number) {
   };
   return {
     feed(text: string) {
-      for (const character of text) {
+      // Runs of ordinary characters are taken as one slice: a character at a time is most of the download's time.
+      let at = 0;
+      while (at < text.length) {
         if (quoted) {
-          if (character === '"') {
-            quoted = false;
-            afterQuote = true;
-          } else field += character;
+          const close = text.indexOf('"', at);
+          if (close === -1) {
+            field += text.slice(at);
+            return;
+          }
+          field += text.slice(at, close);
+          quoted = false;
+          afterQuote = true;
+          at = close + 1;
           continue;
         }
+        const character = text[at];
+        at++;
         if (character === '"') {
           if (afterQuote) field += '"';
           quoted = true;
@@ -103,7 +122,11 @@ function csvReader(width: number) {
           fields.push(field);
           field = '';
         } else if (character === '\n') endRecord();
-        else if (character !== '\r') field += character;
+        else if (character !== '\r') {
+          const end = ordinaryRunEnd(text, at);
+          field += text.slice(at - 1, end);
+          at = end;
+        }
       }
     },
     finish() {
@@ -150,7 +173,7 @@ async function download(
 }
 
 describe('request-log export', () => {
-  it('streams a quarter of a million rows as CSV with bounded memory, and the file parses', async () => {
+  it('streams 200,000 rows as CSV with bounded memory, and the file parses', async () => {
     const reader = csvReader(29);
     const { peakHeapGrowth, bytes } = await download(`/api/accounts/${account}/logs/export?format=csv`, (text) =>
       reader.feed(text),

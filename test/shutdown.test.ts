@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { storedResponseObject } from '../src/api/v1/responses/stored-response.js';
 import { findResponse } from '../src/db/repositories/responses.js';
 import { useMockForServes } from './support/serve-fixture.js';
-import { openServedDatabase, prepareServe, type Served, startServe } from './support/serve-process.js';
+import {
+  createAccountWithKeys,
+  openServedDatabase,
+  prepareServe,
+  type Served,
+  startServe,
+} from './support/serve-process.js';
 import { parseStrictSse } from './support/sse.js';
 import { waitFor } from './support/wait.js';
 
@@ -29,8 +35,7 @@ async function startServer(config: Record<string, unknown> = {}): Promise<Server
       ],
     },
   });
-  await files.cli('accounts', 'create', 'acme');
-  const created = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'shutdown');
+  const [created] = await createAccountWithKeys(files, 'acme', ['shutdown']);
   return { ...(await startServe({ reuse: files })), key: created.key };
 }
 

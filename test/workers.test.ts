@@ -9,6 +9,7 @@ import { defaultBehaviour, type MockUpstream, startMockUpstream } from './suppor
 import { sendJson } from './support/mock-server.js';
 import {
   childProcessIds,
+  createAccountWithKeys,
   killStrayServes,
   openServedDatabase,
   prepareServe,
@@ -60,9 +61,8 @@ beforeAll(async () => {
       },
     },
   });
-  await files.cli('accounts', 'create', 'acme');
-  await files.cli('accounts', 'create', 'globex');
-  otherAccountKey = (await files.cli<{ key: string }>('keys', 'create', '--account', 'globex', '--name', 'app')).key;
+  const [limited, open, oneAtATime] = await createAccountWithKeys(files, 'acme', ['limited', 'open', 'one-at-a-time']);
+  [{ key: otherAccountKey }] = await createAccountWithKeys(files, 'globex', ['app']);
   for (const upstreamModel of ['flaky-primary', 'control-primary']) {
     mock.on(upstreamModel, (_request, response) => sendJson(response, 500, serverError));
   }
@@ -73,26 +73,10 @@ beforeAll(async () => {
         : defaultBehaviour(request, response),
     );
   }
-  const limited = await files.cli<{ key: string; id: string }>(
-    'keys',
-    'create',
-    '--account',
-    'acme',
-    '--name',
-    'limited',
-  );
   // The budget (never reached: the models have no prices) makes the gateway warn about those models at start-up.
   await files.cli('keys', 'set-limits', limited.id, '--rpm', '10', '--daily-budget', '100');
   limitedKey = limited.key;
-  openKey = (await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'open')).key;
-  const oneAtATime = await files.cli<{ key: string; id: string }>(
-    'keys',
-    'create',
-    '--account',
-    'acme',
-    '--name',
-    'one-at-a-time',
-  );
+  openKey = open.key;
   await files.cli('keys', 'set-limits', oneAtATime.id, '--concurrency', '1');
   oneAtATimeKey = oneAtATime.key;
   serverStartedAt = Date.now();

@@ -8,6 +8,7 @@ import type { TestDatabase } from '../support/database.js';
 import { type MockUpstream, startMockUpstream } from '../support/mock-openai-upstream.js';
 import { type PrivateServer, startPrivatePostgres } from '../support/private-services.js';
 import {
+  createAccountWithKeys,
   killStrayServes,
   openServedDatabase,
   prepareServe,
@@ -66,19 +67,9 @@ describe('PostgreSQL restarted mid-run', () => {
       config: { request_log: { flush_interval: '50ms' }, ...mockModels(mock) },
     });
     // Created before the server starts: a change while it runs would clear its key cache.
-    await files.cli('accounts', 'create', 'acme');
-    const known = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'known');
-    const unknown = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'unknown');
+    const [known, unknown, budget] = await createAccountWithKeys(files, 'acme', ['known', 'unknown', 'budget']);
     // A budget is checked against the spending in the log, read once per UTC day: the node's clock (test-only) starts
     // 30 s before midnight, and midnight passes during the outage.
-    const budget = await files.cli<{ key: string; id: string }>(
-      'keys',
-      'create',
-      '--account',
-      'acme',
-      '--name',
-      'budget',
-    );
     await files.cli('keys', 'set-limits', budget.id, '--daily-budget', '100');
     const clockFile = path.join(files.dataDir, 'clock-offset');
     const midnight = Math.ceil(Date.now() / 86_400_000) * 86_400_000;
@@ -153,8 +144,7 @@ describe('the request-log spill (docs/operations.md, "Shutdown and crashes")', (
       database: await privateDatabase('spill'),
       config: { server: { shutdown_timeout: '1s' }, request_log: { flush_interval: '50ms' }, ...mockModels(mock) },
     });
-    await files.cli('accounts', 'create', 'acme');
-    const { key } = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'spill');
+    const [{ key }] = await createAccountWithKeys(files, 'acme', ['spill']);
     const node = await startServe({ reuse: files });
     const first = await chat(node, key);
     await waitFor('the first row to be written', async () => (await logRowIds(node)).includes(first.id));
@@ -197,8 +187,7 @@ describe('the request-log spill (docs/operations.md, "Shutdown and crashes")', (
         ...mockModels(mock),
       },
     });
-    await files.cli('accounts', 'create', 'acme');
-    const { key } = await files.cli<{ key: string }>('keys', 'create', '--account', 'acme', '--name', 'spill');
+    const [{ key }] = await createAccountWithKeys(files, 'acme', ['spill']);
     const node = await startServe({ reuse: files });
     // The key is looked up (and cached) while the database is there; the next request's row is the one spilled.
     const first = await chat(node, key);

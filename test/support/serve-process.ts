@@ -3,8 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { createAccount } from '../../src/accounts/service.js';
 import { parseConfig } from '../../src/config/loader.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { loadKeySecret } from '../../src/keys/secret.js';
+import { createKey } from '../../src/keys/service.js';
 import { runCliJson, switchboardBin, switchboardLauncher } from './cli.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { waitFor } from './wait.js';
@@ -171,6 +174,31 @@ export function openServedDatabase(served: Pick<Served, 'dataDir' | 'databaseUrl
     ...(served.databaseUrl ? { database: { url: served.databaseUrl } } : {}),
   };
   return openDatabase(parseConfig(raw, 'test'));
+}
+
+/**
+ * An account and keys of it in the database of `files`, made with the functions `accounts create` and `keys create`
+ * call (cli.test.ts runs those commands), in this process rather than in a CLI process each: for tests whose subject
+ * is the server, not the CLI. The keys are hashed with the data directory's secret, as the server reads it.
+ */
+export async function createAccountWithKeys<const Names extends readonly string[]>(
+  files: Pick<ServeFiles, 'dataDir' | 'databaseUrl'>,
+  account: string,
+  keyNames: Names,
+): Promise<{ [Index in keyof Names]: { key: string; id: string } }> {
+  const database = await openServedDatabase(files);
+  try {
+    await createAccount(database.db, { name: account });
+    const secret = loadKeySecret(files.dataDir, undefined);
+    const keys: Array<{ key: string; id: string }> = [];
+    for (const name of keyNames) {
+      const created = await createKey(database.db, secret, { account, name });
+      keys.push({ key: created.key, id: created.info.id });
+    }
+    return keys as { [Index in keyof Names]: { key: string; id: string } };
+  } finally {
+    await database.close();
+  }
 }
 
 /** The processes `pid` started (a serve primary's workers), as pgrep lists them. */
