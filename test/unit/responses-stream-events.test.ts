@@ -53,6 +53,34 @@ const toolsRequest = fixture<Record<string, unknown>>('tools-request.json');
 const toolChunks = fixture<ChatCompletion[]>('chat-stream-reasoning-tools.json');
 
 describe('Responses stream events', () => {
+  it("streams a chat upstream's own reasoning, unasked for a summary, as a reasoning_text content part", () => {
+    const { events, text, final } = run({ model: 'm', input: 'hi', stream: true }, [
+      chunk({ role: 'assistant', reasoning_content: 'Two and ' }),
+      chunk({ reasoning_content: 'two.' }),
+      chunk({ content: 'It is 4.' }, 'stop'),
+    ]);
+    expect(events.slice(2, 9).map((event) => event.type)).toEqual([
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.reasoning_text.delta',
+      'response.reasoning_text.delta',
+      'response.reasoning_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+    ]);
+    expect(events[3]).toMatchObject({ content_index: 0, part: { type: 'reasoning_text', text: '' } });
+    expect(events[6]).toMatchObject({ content_index: 0, text: 'Two and two.' });
+    const item = { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Two and two.' }] };
+    expect(events[8]).toMatchObject({ item });
+    expect(final.output[0]).toMatchObject(item);
+    // Each delta event is written from its template: the same JSON as the object.
+    const { frames } = parseStrictSse(text, { surface: 'responses' });
+    for (const frame of frames.filter((entry) => entry.data !== '[DONE]')) {
+      expect(frame.event).toBe(JSON.parse(frame.data).type);
+    }
+    expect(JSON.parse(frames[4]?.data as string)).toEqual(events[4]);
+  });
+
   it('orders events as the specification does, numbering them from 0', () => {
     const { events, final } = run({ ...toolsRequest, stream: true }, toolChunks);
     expect(events.map((event) => `${event.type}${'output_index' in event ? `@${event.output_index}` : ''}`)).toEqual([

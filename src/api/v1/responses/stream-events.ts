@@ -83,11 +83,40 @@ interface OpenReasoning {
   item: OutputReasoning;
   outputIndex: number;
   text: string;
-  /** Whether the summary part was announced (a reasoning item of redacted thinking alone has none). */
-  summarized: boolean;
-  /** Whether a `reasoning_text` content part was announced (reasoning given as the model's own text). */
-  texted: boolean;
+  /**
+   * Where the text is shown, once its part was announced: as the summary, or as the model's own `reasoning_text`
+   * content (a reasoning item of redacted thinking alone, or unasked-for Claude thinking, has neither).
+   */
+  shownAs: ReasoningShown | undefined;
   thinking: ThinkingFragments;
+}
+
+type ReasoningShown = 'summary' | 'content';
+
+/** The events and part of each way reasoning text is shown. */
+const reasoningParts = {
+  summary: {
+    added: 'response.reasoning_summary_part.added',
+    delta: 'response.reasoning_summary_text.delta',
+    textDone: 'response.reasoning_summary_text.done',
+    partDone: 'response.reasoning_summary_part.done',
+    index: 'summary_index',
+    part: 'summary_text',
+  },
+  content: {
+    added: 'response.content_part.added',
+    delta: 'response.reasoning_text.delta',
+    textDone: 'response.reasoning_text.done',
+    partDone: 'response.content_part.done',
+    index: 'content_index',
+    part: 'reasoning_text',
+  },
+} as const;
+
+/** The item's summary or content, holding the text shown so far. */
+function showReasoning(open: OpenReasoning) {
+  if (open.shownAs === 'summary') open.item.summary = [{ type: 'summary_text', text: open.text }];
+  else if (open.shownAs === 'content') open.item.content = [{ type: 'reasoning_text', text: open.text }];
 }
 
 interface OpenCall {
@@ -191,19 +220,13 @@ export function createResponseStreamTranslator(context: StreamContext): Response
       closePart(open, events);
       open.item.status = status;
     } else {
-      if (open.summarized) {
-        const where = { item_id: open.item.id, output_index: open.outputIndex, summary_index: 0 };
-        const part = { type: 'summary_text' as const, text: open.text };
-        events.push(event('response.reasoning_summary_text.done', { ...where, text: open.text }));
-        events.push(event('response.reasoning_summary_part.done', { ...where, part }));
-        open.item.summary = [part];
-      }
-      if (open.texted) {
-        const where = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
-        const part = { type: 'reasoning_text' as const, text: open.text };
-        events.push(event('response.reasoning_text.done', { ...where, text: open.text }));
-        events.push(event('response.content_part.done', { ...where, part }));
-        open.item.content = [part];
+      if (open.shownAs) {
+        const kind = reasoningParts[open.shownAs];
+        const where = { item_id: open.item.id, output_index: open.outputIndex, [kind.index]: 0 };
+        const part = { type: kind.part, text: open.text };
+        events.push(event(kind.textDone, { ...where, text: open.text }));
+        events.push(event(kind.partDone, { ...where, part }));
+        showReasoning(open);
       }
       sealThinking(open);
       open.item.status = status;
@@ -240,59 +263,38 @@ export function createResponseStreamTranslator(context: StreamContext): Response
       item,
       outputIndex,
       text: '',
-      summarized: false,
-      texted: false,
+      shownAs: undefined,
       thinking: createThinkingFragments(),
     };
     return current;
   };
 
-  /** The model's own reasoning text, as the item's `reasoning_text` content part (no summary was asked for). */
-  const reasoningTextDelta = (text: string, events: ResponseEvent[]) => {
+  /**
+   * A piece of reasoning text, shown as the summary or as the model's own `reasoning_text` content (no summary was
+   * asked for); undefined: not shown (Claude's thinking unasked for), though its item opens.
+   */
+  const reasoningDelta = (text: string, shownAs: ReasoningShown | undefined, events: ResponseEvent[]) => {
     const open = openReasoning(events);
-    if (!open.texted) {
-      open.texted = true;
+    if (!shownAs) return;
+    const kind = reasoningParts[open.shownAs ?? shownAs];
+    if (!open.shownAs) {
+      open.shownAs = shownAs;
       events.push(
-        event('response.content_part.added', {
+        event(kind.added, {
           item_id: open.item.id,
           output_index: open.outputIndex,
-          content_index: 0,
-          part: { type: 'reasoning_text', text: '' },
+          [kind.index]: 0,
+          part: { type: kind.part, text: '' },
         }),
       );
     }
     open.text += text;
     events.push({
-      type: 'response.reasoning_text.delta',
+      type: kind.delta,
       sequence_number: sequence++,
       item_id: open.item.id,
       output_index: open.outputIndex,
-      content_index: 0,
-      delta: text,
-    });
-  };
-
-  const reasoningDelta = (text: string, events: ResponseEvent[]) => {
-    const open = openReasoning(events);
-    if (!summarized) return;
-    if (!open.summarized) {
-      open.summarized = true;
-      events.push(
-        event('response.reasoning_summary_part.added', {
-          item_id: open.item.id,
-          output_index: open.outputIndex,
-          summary_index: 0,
-          part: { type: 'summary_text', text: '' },
-        }),
-      );
-    }
-    open.text += text;
-    events.push({
-      type: 'response.reasoning_summary_text.delta',
-      sequence_number: sequence++,
-      item_id: open.item.id,
-      output_index: open.outputIndex,
-      summary_index: 0,
+      [kind.index]: 0,
       delta: text,
     });
   };
@@ -388,8 +390,8 @@ export function createResponseStreamTranslator(context: StreamContext): Response
     const reasoning = reasoningText(delta);
     if (reasoning !== undefined) {
       // Claude's thinking (it comes with its blocks) is a summary, given only when asked for.
-      if (summarized || Array.isArray(delta.thinking_blocks)) reasoningDelta(reasoning, events);
-      else reasoningTextDelta(reasoning, events);
+      const claudes = Array.isArray(delta.thinking_blocks);
+      reasoningDelta(reasoning, summarized ? 'summary' : claudes ? undefined : 'content', events);
     }
     if (context.encryptThinking === true && Array.isArray(delta.thinking_blocks)) {
       const open = openReasoning(events);
@@ -445,8 +447,7 @@ export function createResponseStreamTranslator(context: StreamContext): Response
           ? outputText(part.text, part.annotations, part.logprobs)
           : { type: 'refusal', refusal: part.text };
     } else if (current?.kind === 'reasoning') {
-      if (current.summarized) current.item.summary = [{ type: 'summary_text', text: current.text }];
-      if (current.texted) current.item.content = [{ type: 'reasoning_text', text: current.text }];
+      showReasoning(current);
       sealThinking(current);
     }
     if (current) current.item.status = 'incomplete';
