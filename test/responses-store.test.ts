@@ -175,7 +175,8 @@ describe('stored responses', () => {
       [1, 1],
       [1, 1],
     ]);
-    // The function call replayed from the first response answers the output sent with the second.
+    // The function call replayed from the first response answers the output sent with the second; its reasoning goes
+    // back beside it (reasoning-history.ts settles which providers get it).
     const history = replayItems(
       (await loadConversation(database.db, 'acct_a', first.id, start + 20 * day)) ?? { turns: [] },
     );
@@ -185,6 +186,7 @@ describe('stored responses', () => {
       {
         role: 'assistant',
         content: null,
+        reasoning_content: 'Need data.',
         tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"city":"Paris"}' } }],
       },
       { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
