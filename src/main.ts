@@ -11,6 +11,7 @@ import { buildDataPlane, type DataPlaneParts } from './startup/build-data-plane.
 import { buildStorage, type Storage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
 import { listen } from './startup/listen.js';
+import { StoppedWhileStarting } from './startup/stopped-while-starting.js';
 import { warnOfLookAlikeEmails } from './startup/warn-look-alike-emails.js';
 import { warnOfUnfoldedEmails } from './startup/warn-unfolded-emails.js';
 import { warnOfUnpricedModels } from './startup/warn-unpriced-models.js';
@@ -53,6 +54,11 @@ export interface StartOptions {
    * the workers of `serve --workers` leave them to the primary, so they are logged once, not once per worker.
    */
   warnAboutConfig?: boolean;
+  /**
+   * The signal that stopped the process while it starts (`serve`'s SIGTERM during migrations): checked between the
+   * steps, so a stopped start closes what it opened and never listens (StoppedWhileStarting).
+   */
+  stopRequested?: () => string | undefined;
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
@@ -66,10 +72,15 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const catalog = buildModelCatalog(config.models);
 
   let started: { storage: Storage; parts: DataPlaneParts; url: string; port: number; metricsUrl: string | undefined };
+  const stopIfRequested = () => {
+    const signal = options.stopRequested?.();
+    if (signal !== undefined) throw new StoppedWhileStarting(signal);
+  };
   try {
     const storage = await buildStorage(config, logger, metrics, lifetime, {
       runRetention: options.runRetention !== false,
     });
+    stopIfRequested();
     metricsSources.queueDepth = () => storage.logWriter.depth;
     const parts = await buildDataPlane(
       config,
@@ -87,6 +98,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       await warnOfUnfoldedEmails(storage.database.db, logger);
       await warnOfLookAlikeEmails(storage.database.db, logger);
     }
+    stopIfRequested();
     started = {
       storage,
       parts,
@@ -98,6 +110,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     // A start that fails half-way (the port taken, Redis refusing) closes what it had opened (database, worker
     // thread, local models, timers), so the process can exit and the next start finds nothing held.
     await lifetime.close(Date.now());
+    if (error instanceof StoppedWhileStarting) logger.info({ signal: error.signal }, 'stopped before listening');
     throw error;
   }
   const { storage, parts, url, port, metricsUrl } = started;

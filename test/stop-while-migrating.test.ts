@@ -16,8 +16,8 @@ import { waitFor } from './support/wait.js';
 
 /**
  * SIGTERM while `serve` migrates a fresh database (held inside its first migration by a test-only pause): the
- * migrations finish as one, the database is closed, and the process exits 0 saying so. Under `--workers` no worker is
- * started; the next start finds the database whole and serves.
+ * migrations finish as one, the database is closed, and the process exits 0 saying so, never having listened. Under
+ * `--workers` no worker is started; the next start finds the database whole and serves.
  */
 
 afterAll(killStrayServes);
@@ -79,11 +79,17 @@ describe('a stop signal while serve migrates the database', () => {
     expect(await next.stop()).toBe(0);
   });
 
-  it('in one process: finishes the migrations, then stops gracefully (exit 0)', async () => {
-    // One process takes the signal from its first line on, and says so once it has started.
+  it('in one process: finishes the migrations, closes the database, exits 0 without listening', async () => {
+    // One process takes the signal from its first line on, and acts on it once the migrations are done.
     const { files, output, result } = await stopWhileMigrating([]);
     expect(result, output.join('\n')).toEqual({ code: 0, signal: null });
-    expect(output.some((line) => line.includes('"msg":"received signal while starting"'))).toBe(true);
+    expect(output.some((line) => line.includes('"msg":"stopped before listening"'))).toBe(true);
+    expect(output.some((line) => line.includes('"msg":"switchboard is listening"'))).toBe(false);
+    expect(output.some((line) => line.includes('"event":"listening"'))).toBe(false);
     expect(await appliedMigrations(files)).toBe(Object.keys(migrations).length);
+    // No first account was made by the stopped start: the next one makes it, and serves.
+    const next = await startServe({ reuse: files });
+    expect((await fetch(`${next.url}/healthz`)).status).toBe(200);
+    expect(await next.stop()).toBe(0);
   });
 });

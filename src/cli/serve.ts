@@ -10,6 +10,7 @@ import type { Gateway } from '../main.js';
 import type { Logger } from '../observability/logger.js';
 import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
+import { StoppedWhileStarting } from '../startup/stopped-while-starting.js';
 import { installTestClock } from '../startup/test-clock.js';
 import { type CommonOptions, nonEmptyOption, withCommonOptions } from './context.js';
 import { bootstrapFirstRun, clientBaseUrl, firstRunBanner, writeFirstKeyFile } from './first-run.js';
@@ -187,18 +188,21 @@ export function serveCommand(): Command {
     const starting = startGateway(
       config,
       workerIndex === undefined
-        ? {}
+        ? { stopRequested: () => stopRequested }
         : {
             // Without Redis, the primary keeps the limit counters for every worker.
             limiter: config.redis.url ? undefined : new IpcLimiter(),
             runRetention: workerIndex === 0,
             clusterWorker: true,
             warnAboutConfig: false,
+            stopRequested: () => stopRequested,
           },
     );
     try {
       gateway = await starting;
     } catch (error) {
+      // Stopped before listening (it logged so and closed what it had opened): a clean stop, not a failed start.
+      if (error instanceof StoppedWhileStarting) process.exit(0);
       if (workerIndex === undefined) throw error;
       // The primary prints the reason once and stops the others, rather than every worker printing it and respawning.
       const message = error instanceof Error ? error.message : String(error);
