@@ -12,7 +12,12 @@ import {
   type UnstoredMarker,
 } from '../../../db/repositories/responses.js';
 import { idCreatedAt, responseCreatedAt } from './ids.js';
-import { otherNodeMarginMs, ResponseWriteQueue, type ResponseWriteQueueOptions } from './response-write-queue.js';
+import {
+  otherNodeMarginMs,
+  otherNodePatienceMs,
+  ResponseWriteQueue,
+  type ResponseWriteQueueOptions,
+} from './response-write-queue.js';
 import { stoppedResponseObject, storedResponseObject, toDeletedRecord, toUnstoredRecord } from './stored-response.js';
 import { StreamLeases, streamLeaseMs } from './stream-leases.js';
 import { type StreamingResponse, StreamingResponses } from './streaming-responses.js';
@@ -171,13 +176,13 @@ export class ResponseStore {
   }
 
   /**
-   * Until when an id not found may still be in another node's queue: a flush interval and a margin after the gateway
-   * named it. Undefined for an id too old for that, one from the future (not the gateway's) or not shaped like the
+   * Until when an id not found may still be in another node's queue: a flush interval and a few seconds
+   * (otherNodePatienceMs) after the gateway named it. Undefined for an id too old for that, one from the future (not the gateway's) or not shaped like the
    * gateway's.
    */
   private waitUntil(createdAt: number | undefined): number | undefined {
     if (createdAt === undefined || this.closed || createdAt > Date.now() + otherNodeMarginMs) return undefined;
-    const until = createdAt + this.options.flushIntervalMs + otherNodeMarginMs;
+    const until = createdAt + this.options.flushIntervalMs + otherNodePatienceMs;
     return until > Date.now() ? until : undefined;
   }
 

@@ -41,6 +41,12 @@ export interface ResponseWriteQueueOptions {
 const defaultMaxQueueBytes = 256 * 1024 * 1024;
 /** Beyond a flush interval: another node's batch write, and clocks a little apart. */
 export const otherNodeMarginMs = 1000;
+/**
+ * How long past a flush interval a reader looks again for an id another node may not have written yet: longer than the
+ * writer's margin, since an overloaded node's batch write can come seconds late; the cost is a later 404 for a young id
+ * that was never stored.
+ */
+export const otherNodePatienceMs = 3000;
 
 /**
  * Whether the database refused a record (a constraint or a value it cannot hold: retrying cannot help), rather than
