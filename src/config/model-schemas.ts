@@ -138,8 +138,17 @@ const parametersSchema = z
     unsupported: z.array(z.string().min(1)).default([]),
     /** drop: remove sampling-only parameters (and refuse those whose absence changes the answer's shape); refuse: 400. */
     on_unsupported: z.enum(['drop', 'refuse']).default('drop'),
+    /**
+     * How the upstream model is asked to think: Claude's `budget` (enabled, budget_tokens) or `adaptive` (effort), or
+     * `none` (it cannot). Absent: decided by the provider from the upstream model's name.
+     */
+    thinking: z.enum(['budget', 'adaptive', 'none']).optional(),
   })
-  .transform((parameters) => ({ unsupported: parameters.unsupported, onUnsupported: parameters.on_unsupported }));
+  .transform((parameters) => ({
+    unsupported: parameters.unsupported,
+    onUnsupported: parameters.on_unsupported,
+    ...(parameters.thinking === undefined ? {} : { thinking: parameters.thinking }),
+  }));
 
 /**
  * What a model is for: `chat` (chat completions, legacy completions, responses, messages) and `embeddings`. An

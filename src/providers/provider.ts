@@ -130,7 +130,7 @@ export interface Provider {
    * The request parameters (top-level field names) this adapter cannot translate for its upstream. The router drops
    * or refuses them per the model's configuration; parameters set to their neutral value never reach this question.
    */
-  unsupportedParameters?(request: ChatCompletionRequest): string[];
+  unsupportedParameters?(request: ChatCompletionRequest, model: ModelConfig): string[];
   /** Embeddings; absent: the provider has no embeddings API (requests get 400 unsupported_endpoint). */
   embed?(call: EmbeddingCall): Promise<EmbeddingResult>;
   /** Why this provider cannot embed this request (e.g. token input); checked before the call, so others may serve. */

@@ -72,7 +72,7 @@ export function applyParameterSupport(
   model: ModelConfig,
   provider: Provider,
 ): PreparedRequest {
-  const fromProvider = provider.unsupportedParameters?.(request);
+  const fromProvider = provider.unsupportedParameters?.(request, model);
   const configured = model.parameters.unsupported;
   // The usual case: an adapter that takes everything and nothing configured, decided without allocating.
   if (
