@@ -10,7 +10,8 @@ import type { RouteChain } from './router.js';
  *   same prompt failing again), and per account; `outlier-detection.ts` decides from them whether the deployment
  *   itself is failing, so one tenant's failing requests cannot eject it for everyone.
  * - An ejected deployment stays out for `cooldownMs`; then one probe request is let through (half-open): success
- *   brings it back, failure ejects it again with the cooldown doubled (up to `maxCooldownMs`).
+ *   brings it back, failure ejects it again with the cooldown doubled (up to `maxCooldownMs`). Outcomes while the
+ *   cooldown runs (requests sent before the ejection, or in panic) neither end nor extend it.
  * - Panic (after Envoy's panic threshold): when fewer than `panicThreshold` percent of the deployments of a
  *   request's chain (its model and fallbacks) are healthy, ejected ones serve anyway, so the last deployment of a
  *   chain is never ejected into a refusal: each request gets the upstream's own answer.
@@ -130,9 +131,16 @@ export class DeploymentHealth {
   succeeded(deployment: string, context: OutcomeContext = {}): void {
     this.pauses.delete(deployment);
     if (!this.settings.enabled) return;
-    this.windowOf(deployment).add(this.now(), context.account ?? anonymous, false);
+    const now = this.now();
+    const ejection = this.ejections.get(deployment);
+    if (ejection) {
+      // As with failures: while the cooldown runs, an answer is a request's sent before the ejection (or in panic),
+      // and says nothing new; after it, the probe's (or a request's like it) brings the deployment back.
+      if (now >= ejection.until) this.recover(deployment);
+      return;
+    }
+    this.windowOf(deployment).add(now, context.account ?? anonymous, false);
     this.runs.delete(deployment);
-    if (this.ejections.has(deployment)) this.recover(deployment);
   }
 
   /** An attempt that says nothing about the deployment (the client left): give the probe back, if it was one. */

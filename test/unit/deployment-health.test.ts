@@ -208,6 +208,50 @@ describe('ejection and probing', () => {
     expect(health.availableInMs('d')).toBe(500);
   });
 
+  it('is not ended by a success while its cooldown runs', () => {
+    const time = clock();
+    const health = new DeploymentHealth(settings({ minimumAccounts: 1, minimumRequests: 1 }), time.now);
+    const transitions: Array<Ejection | undefined> = [];
+    health.onTransition((_deployment, ejection) => transitions.push(ejection));
+    fail(health, 'd', 'a', 1);
+    // A request sent before the ejection answers on the first and the last millisecond of the cooldown.
+    succeed(health, 'd', 'a', 1);
+    time.advance(999);
+    succeed(health, 'd', 'a', 1);
+    expect(health.availableInMs('d')).toBe(1);
+    expect(health.entries()).toEqual([{ deployment: 'd', state: 'open', availableInMs: 1 }]);
+    expect(transitions).toEqual([{ count: 1, until: time.now() + 1 }]);
+    // The cooldown ends on time, not later: the probe goes, and its success brings the deployment back.
+    time.advance(1);
+    expect(health.tryAcquire('d')).toBe(true);
+    succeed(health, 'd', 'a', 1);
+    expect(health.entries()).toEqual([]);
+    expect(transitions.at(-1)).toBeUndefined();
+    // Successes sent while it was out were not counted: one failure after the recovery ejects again (100%).
+    fail(health, 'd', 'a', 1);
+    expect(health.isAvailable('d')).toBe(false);
+  });
+
+  it('is neither ended nor extended by the outcomes of requests served in panic while its cooldown runs', () => {
+    const time = clock();
+    const health = new DeploymentHealth(settings({ failureThreshold: 1 }), time.now);
+    const solo = chainOf('solo');
+    fail(health, 'solo', 'x', 1, refused());
+    time.advance(500);
+    expect(health.tryAcquire('solo', solo)).toBe(true);
+    succeed(health, 'solo', 'a', 1);
+    expect(health.tryAcquire('solo', solo)).toBe(true);
+    fail(health, 'solo', 'a', 1, refused());
+    time.advance(499);
+    expect(health.availableInMs('solo')).toBe(1);
+    succeed(health, 'solo', 'a', 1);
+    expect(health.availableInMs('solo')).toBe(1);
+    // Once the cooldown has ended a success (a panic request's, like a probe's) brings it back.
+    time.advance(1);
+    succeed(health, 'solo', 'a', 1);
+    expect(health.entries()).toEqual([]);
+  });
+
   it('pauses a deployment for an upstream retry-after without ejecting it', () => {
     const time = clock();
     const health = new DeploymentHealth(settings(), time.now);
@@ -263,6 +307,7 @@ describe('sharing with other nodes', () => {
     fail(health, 'd', 'a', 1);
     fail(health, 'd', 'b', 1);
     expect(transitions).toEqual([['d', { count: 1, until: time.now() + 1000 }]]);
+    time.advance(1000);
     succeed(health, 'd', 'a', 1);
     expect(transitions.at(-1)).toEqual(['d', undefined]);
 
