@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toLogEntry } from '../src/request-log/entry.js';
 import { chatBody, jsonOf, postChat, waitForLogRows } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
+import { manualClock } from './support/manual-clock.js';
 import { defaultBehaviour, type MockHandler } from './support/mock-openai-upstream.js';
 import { sendJson, sleep } from './support/mock-server.js';
 import { readSse } from './support/sse.js';
@@ -402,6 +403,9 @@ describe('per-model capabilities', () => {
 
 describe('circuit breaker', () => {
   let healthy = false;
+  // Deployment health on a clock the test moves: each cooldown is checked on its last and its first millisecond.
+  const clock = manualClock();
+  const cooldownMs = 30_000;
 
   const breaker = useGatewayWithMock({
     upstreamHandlers: {
@@ -415,8 +419,8 @@ describe('circuit breaker', () => {
         circuit_breaker: {
           minimum_requests: 2,
           minimum_accounts: 1,
-          cooldown: '400ms',
-          max_cooldown: '2s',
+          cooldown: '30s',
+          max_cooldown: '5m',
         },
       },
     },
@@ -430,40 +434,61 @@ describe('circuit breaker', () => {
       },
       { name: 'breaker-solo', provider: 'mock', upstream_model: 'always-500' },
     ],
+    testHooks: { healthClock: clock.now },
   });
 
   const calls = () => breaker.mock.requests.filter((request) => request.body.model === 'always-500').length;
+  /** A request of `model` answered 200, and whether the failing deployment was called for it. */
+  const served = async (model: string) => {
+    const before = calls();
+    expect((await postChat(breaker.gateway, chatBody(model))).status).toBe(200);
+    return calls() > before;
+  };
+  const unavailable = async () =>
+    (await (await fetch(`${breaker.gateway.url}/metrics`)).text()).includes(
+      'switchboard_deployment_unavailable{deployment="mock/always-500"} 1',
+    );
 
-  it('takes a failing deployment out of rotation, probes it after the cooldown, and brings it back', async () => {
-    expect((await postChat(breaker.gateway, chatBody('breaker'))).status).toBe(200);
-    expect((await postChat(breaker.gateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(2);
-    // Open: the failing deployment is skipped; the standby serves.
-    expect((await postChat(breaker.gateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(2);
-    const metrics = await (await fetch(`${breaker.gateway.url}/metrics`)).text();
-    expect(metrics).toContain('switchboard_deployment_unavailable{deployment="mock/always-500"} 1');
+  it('keeps a failing deployment out for exactly its cooldown, whatever is answered meanwhile, then probes it', async () => {
+    expect(await served('breaker')).toBe(true);
+    expect(await served('breaker')).toBe(true);
+    // Ejected now (the clock stands still until the test moves it): the standby serves, the deployment is skipped.
+    expect(await served('breaker')).toBe(false);
+    expect(await unavailable()).toBe(true);
 
     // A model with no other deployment is never refused: its requests still go upstream (panic) and get the
-    // upstream's own answer, not 503 no_healthy_deployment; a failure while the cooldown runs does not prolong it.
-    const solo = await postChat(breaker.gateway, chatBody('breaker-solo'));
-    expect(solo.status).toBe(502);
-    expect((await jsonOf(solo)).error.code).toBe('upstream_error');
-    expect(calls()).toBe(3);
+    // upstream's own answer, not 503 no_healthy_deployment. Its failures while the cooldown runs, on its first and
+    // its last millisecond, do not extend it.
+    const solo = async () => {
+      const before = calls();
+      const response = await postChat(breaker.gateway, chatBody('breaker-solo'));
+      expect(response.status).toBe(502);
+      expect((await jsonOf(response)).error.code).toBe('upstream_error');
+      expect(calls()).toBe(before + 1);
+    };
+    await solo();
+    clock.advance(cooldownMs - 1);
+    await solo();
+    expect(await served('breaker')).toBe(false);
 
-    // After the cooldown one probe goes through; it fails, so the deployment is ejected for twice as long.
-    await sleep(450);
-    expect((await postChat(breaker.gateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(4);
-    expect((await postChat(breaker.gateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(4);
+    // The first millisecond after the cooldown: one probe goes through; it fails, so the deployment is out again,
+    // for twice as long.
+    clock.advance(1);
+    expect(await served('breaker')).toBe(true);
+    expect(await served('breaker')).toBe(false);
 
-    // The upstream recovers: the next probe succeeds and closes the circuit.
+    // The upstream recovers while the second cooldown runs: a success (served in panic) on its last millisecond does
+    // not end it early.
     healthy = true;
-    await sleep(850);
-    expect((await postChat(breaker.gateway, chatBody('breaker'))).status).toBe(200);
-    expect(calls()).toBe(5);
-    expect((await postChat(breaker.gateway, chatBody('breaker-solo'))).status).toBe(200);
-    expect(calls()).toBe(6);
+    clock.advance(2 * cooldownMs - 1);
+    expect(await served('breaker-solo')).toBe(true);
+    expect(await served('breaker')).toBe(false);
+    expect(await unavailable()).toBe(true);
+
+    // Its first millisecond after: the probe succeeds and closes the circuit.
+    clock.advance(1);
+    expect(await served('breaker')).toBe(true);
+    expect(await served('breaker')).toBe(true);
+    expect(await unavailable()).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ import { defaultModel } from '../providers/local/default-model.js';
 import { howToSupplyModel } from '../providers/local/runtime.js';
 import { StoppedWhileStarting } from '../startup/stopped-while-starting.js';
 import { installTestClock } from '../startup/test-clock.js';
+import { testHooksFromEnvironment } from '../startup/test-hooks.js';
 import { type CommonOptions, nonEmptyOption, withCommonOptions } from './context.js';
 import { bootstrapFirstRun, clientBaseUrl, firstRunBanner, writeFirstKeyFile } from './first-run.js';
 
@@ -185,11 +186,13 @@ export function serveCommand(): Command {
 
     // Loaded on demand: the server's modules (HTTP, metrics, upstream client) would slow every other command down.
     const { startGateway } = await import('../main.js');
+    const testHooks = testHooksFromEnvironment();
     const starting = startGateway(
       config,
       workerIndex === undefined
-        ? { stopRequested: () => stopRequested }
+        ? { stopRequested: () => stopRequested, testHooks }
         : {
+            testHooks,
             // Without Redis, the primary keeps the limit counters for every worker.
             limiter: config.redis.url ? undefined : new IpcLimiter(),
             runRetention: workerIndex === 0,

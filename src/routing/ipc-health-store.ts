@@ -29,6 +29,8 @@ export interface IpcHealthStoreOptions {
   intervalMs: number;
   logger: Logger;
   channel?: NodeJS.Process;
+  /** The clock of `health` (exchanges carry it, and the ejections' times are on it). */
+  now?: () => number;
 }
 
 /** The worker's side. */
@@ -42,6 +44,7 @@ export function ipcHealthStore(options: IpcHealthStoreOptions): SharedHealthStor
     intervalMs: options.intervalMs,
     logger: options.logger,
     storeName: 'the primary process',
+    now: options.now,
     transport: async (exchange) => {
       const reply = await primary.ask(
         (id): HealthMessage => ({ channel: 'switchboard-health', id, kind: 'exchange', exchange }),

@@ -22,6 +22,7 @@ import type { SharedHealthStore } from '../routing/shared-health-store.js';
 import { UpstreamClient } from '../upstream/client.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
+import type { TestHooks } from './test-hooks.js';
 
 /**
  * Stored responses are written a few dozen at a time: a record held until a batch of the log's size (500) outlived
@@ -116,13 +117,19 @@ export async function buildDataPlane(
   limiterOfPrimary: Limiter | undefined,
   /** A worker of `serve --workers`: without Redis, deployment health is shared through the primary. */
   clusterWorker = false,
+  testHooks: TestHooks = {},
 ): Promise<DataPlaneParts> {
-  const upstream = lifetime.add('upstream client', new UpstreamClient(), (client) => client.close());
+  const upstream = lifetime.add(
+    'upstream client',
+    new UpstreamClient({ extraHeaders: testHooks.upstreamHeaders }),
+    (client) => client.close(),
+  );
   const registry = lifetime.add('providers', new ProviderRegistry(config, { upstream, logger }), (providers) =>
     providers.close(),
   );
   const router = new Router(catalog, registry, config.providers);
-  const health = new DeploymentHealth(config.routing.circuitBreaker);
+  const healthClock = testHooks.healthClock ?? Date.now;
+  const health = new DeploymentHealth(config.routing.circuitBreaker, healthClock);
   metricsSources.deploymentStates = () =>
     health.entries().map((entry) => ({
       deployment: entry.deployment,
@@ -155,9 +162,16 @@ export async function buildDataPlane(
           windowMs: breaker.windowMs,
           intervalMs: breaker.syncIntervalMs,
           logger,
+          now: healthClock,
         })
       : clusterWorker
-        ? ipcHealthStore({ health, deployments: router.deploymentIds(), intervalMs: breaker.syncIntervalMs, logger })
+        ? ipcHealthStore({
+            health,
+            deployments: router.deploymentIds(),
+            intervalMs: breaker.syncIntervalMs,
+            logger,
+            now: healthClock,
+          })
         : undefined;
   if (healthStore) {
     healthStore.start();

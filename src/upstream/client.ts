@@ -63,9 +63,12 @@ export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
   private readonly shares = new Map<string, { provider: string; shares: ConnectionShares }>();
   private readonly maxResponseBytes: number;
+  private readonly extraHeaders: Readonly<Record<string, string>> | undefined;
 
-  constructor(options: { maxResponseBytes?: number } = {}) {
+  /** `extraHeaders`: test-only, on every request (startup/test-hooks.ts). */
+  constructor(options: { maxResponseBytes?: number; extraHeaders?: Readonly<Record<string, string>> } = {}) {
     this.maxResponseBytes = options.maxResponseBytes ?? maxResponseBytes;
+    this.extraHeaders = options.extraHeaders;
   }
 
   /** One per pool: its connections are what is shared out (keyed like the pool). */
@@ -120,7 +123,7 @@ export class UpstreamClient {
     read: (reply: UpstreamReply) => Result,
     fail: (failure: UpstreamFailure) => unknown = (failure) => failure,
   ): Promise<Result> {
-    const options = dispatchOptions(request);
+    const options = dispatchOptions(request, this.extraHeaders);
     const pool = this.poolFor(request);
     const shares = this.sharesFor(request);
     const account = request.account ?? '';
@@ -154,7 +157,7 @@ export class UpstreamClient {
   stream(request: UpstreamRequest, fail: (failure: UpstreamFailure) => unknown = itself): Promise<UpstreamResponse> {
     // Built outside the promise's executor: the handler keeps `fail`, and a closure made in the same scope as one
     // that captures the body would keep the body alive with it for the whole stream.
-    const options = dispatchOptions(request);
+    const options = dispatchOptions(request, this.extraHeaders);
     const pool = this.poolFor(request);
     const shares = this.sharesFor(request);
     const account = request.account ?? '';
@@ -220,13 +223,16 @@ function waitForConnection(
   else signal.addEventListener('abort', onAbort, { once: true });
 }
 
-function dispatchOptions(request: UpstreamRequest): Dispatcher.DispatchOptions {
+function dispatchOptions(
+  request: UpstreamRequest,
+  extraHeaders: Readonly<Record<string, string>> | undefined,
+): Dispatcher.DispatchOptions {
   const { headers, body } = bodyForUndici(request);
   return {
     origin: request.origin,
     path: request.path,
     method: request.method ?? 'POST',
-    headers,
+    headers: extraHeaders ? { ...headers, ...extraHeaders } : headers,
     body,
     headersTimeout: request.timeouts.firstByteMs,
     bodyTimeout: request.timeouts.idleMs,
