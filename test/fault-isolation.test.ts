@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/accounts/service.js';
 import { testRedisUrl } from './support/environment.js';
 import { jsonOf, startTestGateway, type TestGateway } from './support/gateway.js';
+import { type ManualClock, manualClock } from './support/manual-clock.js';
 import { defaultBehaviour, type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
 import { sendJson } from './support/mock-server.js';
 import { waitFor } from './support/wait.js';
@@ -14,7 +15,8 @@ import { waitFor } from './support/wait.js';
  * and A gets the upstream's own error. When the upstream really is down for everyone, it is ejected (the standby
  * serves), probed, and brought back; across two nodes that each see only one of the failing accounts, that takes
  * the outcomes both nodes shared through Redis. Refused connections eject from one account's traffic alone (no
- * request can cause them). With Redis unreachable, each node judges on its own.
+ * request can cause them). With Redis unreachable, each node judges on its own. Deployment health runs on a clock the
+ * tests move (the nodes of a test share one), so a cooldown is checked on its last and first millisecond.
  */
 
 const poison = 'POISON: the upstream always fails on this';
@@ -46,11 +48,13 @@ function modelsFor(name: string) {
 
 const scenarios = ['one-node', 'one-node-down', 'two-nodes', 'two-nodes-down', 'redis-unreachable'] as const;
 
-/** The breaker as shipped, with a short cooldown and a fast exchange with Redis so the tests do not idle. */
+const cooldownMs = 30_000;
+
+/** The breaker as shipped (its cooldown on the tests' clock), with a fast exchange with Redis so the tests do not idle. */
 function routing() {
   return {
     retry: { initial_backoff: '10ms', max_backoff: '40ms' },
-    circuit_breaker: { cooldown: '1s', max_cooldown: '1s', sync_interval: '100ms' },
+    circuit_breaker: { cooldown: '30s', max_cooldown: '5m', sync_interval: '100ms' },
   };
 }
 
@@ -147,22 +151,38 @@ async function untilEjected(nodes: Array<[TestGateway, Tenant]>, model: string, 
   return { answers };
 }
 
-/** The primary comes back: eventually a request is served by it again (its probe succeeded), on every node. */
-async function probedBack(nodes: Array<[TestGateway, Tenant]>, scenario: string) {
-  down.delete(`${scenario}-primary`);
-  const deployment = `mock/${scenario}-primary`;
-  await waitFor(`every node to serve ${deployment} again`, async () => {
-    for (const [node, tenant] of nodes) {
-      const marker = `recovery ${randomBytes(4).toString('hex')}`;
-      const answer = await chat(node, tenant, scenario, marker);
-      if (answer.status !== 200) return false;
-    }
-    const states = await Promise.all(nodes.map(([node]) => ejected(node, deployment)));
-    return states.every((state) => !state) && callsTo(`${scenario}-primary`, 'recovery') > 0;
-  });
+/**
+ * The primary comes back while its cooldown runs. On the cooldown's last millisecond every node still routes the model
+ * around it, though requests of its solo model (served in panic) failed and then succeeded meanwhile: neither extends
+ * nor ends the cooldown. On the first millisecond after it, each node's next request goes to the primary (its probe,
+ * or the recovery another node shared) and no node has it ejected any more.
+ */
+async function backAfterCooldown(nodes: Array<[TestGateway, Tenant]>, scenario: string, clock: ManualClock) {
+  const upstreamModel = `${scenario}-primary`;
+  clock.advance(cooldownMs - 1);
+  for (const [node, tenant] of nodes) {
+    expect(await chat(node, tenant, `${scenario}-solo`, 'in panic')).toEqual({ status: 502, code: 'upstream_error' });
+  }
+  down.delete(upstreamModel);
+  for (const [node, tenant] of nodes) {
+    expect(await chat(node, tenant, `${scenario}-solo`, 'in panic')).toEqual({ status: 200, code: null });
+  }
+  for (const [node, tenant] of nodes) {
+    expect(await chat(node, tenant, scenario, 'last millisecond')).toEqual({ status: 200, code: null });
+  }
+  expect(callsTo(upstreamModel, 'last millisecond')).toBe(0);
+  clock.advance(1);
+  for (const [node, tenant] of nodes) {
+    const marker = `recovery ${randomBytes(4).toString('hex')}`;
+    expect(await chat(node, tenant, scenario, marker)).toEqual({ status: 200, code: null });
+    expect(callsTo(upstreamModel, marker)).toBe(1);
+  }
+  const states = await Promise.all(nodes.map(([node]) => ejected(node, `mock/${upstreamModel}`)));
+  expect(states).toEqual(nodes.map(() => false));
 }
 
 describe('one node', () => {
+  const clock = manualClock();
   let gateway: TestGateway;
   let a: Tenant;
   let b: Tenant;
@@ -170,6 +190,7 @@ describe('one node', () => {
   beforeAll(async () => {
     gateway = await startTestGateway({
       mock,
+      testHooks: { healthClock: clock.now },
       config: { routing: routing() },
       // Nothing listens on port 1: every connection is refused before any request reaches an upstream.
       providers: [{ name: 'closed', type: 'openai', base_url: 'http://127.0.0.1:1/v1', api_key: 'sk-closed' }],
@@ -224,15 +245,16 @@ describe('one node', () => {
     const before = callsTo('one-node-down-primary', 'ordinary');
     for (let index = 0; index < 3; index++)
       expect((await chat(gateway, b, 'one-node-down', 'ordinary')).status).toBe(200);
-    expect(callsTo('one-node-down-primary', 'ordinary')).toBeLessThanOrEqual(before + 1);
+    expect(callsTo('one-node-down-primary', 'ordinary')).toBe(before);
     // The model whose only deployment it is keeps serving: the upstream's own error, not no_healthy_deployment.
     expect(await chat(gateway, a, 'one-node-down-solo', 'ordinary')).toEqual({ status: 502, code: 'upstream_error' });
-    await probedBack(
+    await backAfterCooldown(
       [
         [gateway, a],
         [gateway, b],
       ],
       'one-node-down',
+      clock,
     );
   });
 
@@ -244,6 +266,7 @@ describe('one node', () => {
 });
 
 describe('two nodes sharing Redis', () => {
+  const clock = manualClock();
   let first: TestGateway;
   let second: TestGateway;
   let a: Tenant;
@@ -255,8 +278,16 @@ describe('two nodes sharing Redis', () => {
       redis: { url: testRedisUrl(), key_prefix: `test-${randomBytes(4).toString('hex')}:` },
     };
     const models = [...modelsFor('two-nodes'), ...modelsFor('two-nodes-down')];
-    first = await startTestGateway({ mock, config, models });
-    second = await startTestGateway({ mock, config, models, dataDir: first.dataDir, database: first.database });
+    const testHooks = { healthClock: clock.now };
+    first = await startTestGateway({ mock, config, models, testHooks });
+    second = await startTestGateway({
+      mock,
+      config,
+      models,
+      testHooks,
+      dataDir: first.dataDir,
+      database: first.database,
+    });
     [a, b] = await tenants(first);
   });
 
@@ -292,11 +323,12 @@ describe('two nodes sharing Redis', () => {
     ];
     const { answers } = await untilEjected(nodes, 'two-nodes-down', 'mock/two-nodes-down-primary');
     expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
-    await probedBack(nodes, 'two-nodes-down');
+    await backAfterCooldown(nodes, 'two-nodes-down', clock);
   });
 });
 
 describe('Redis unreachable', () => {
+  const clock = manualClock();
   let gateway: TestGateway;
   let a: Tenant;
   let b: Tenant;
@@ -304,6 +336,7 @@ describe('Redis unreachable', () => {
   beforeAll(async () => {
     gateway = await startTestGateway({
       mock,
+      testHooks: { healthClock: clock.now },
       // Nothing listens on port 1: every exchange fails at once, and the node judges its own outcomes.
       config: { routing: routing(), redis: { url: 'redis://127.0.0.1:1', key_prefix: 'unreachable:' } },
       models: modelsFor('redis-unreachable'),
