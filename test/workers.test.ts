@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,11 @@ import {
 } from './support/serve-process.js';
 import { waitFor } from './support/wait.js';
 
-/** `serve --workers 2`: one port, two processes, one set of limits, graceful stop of all, crashed workers replaced. */
+/**
+ * `serve --workers 2`: one port, two processes, one set of limits, deployment health shared through the primary process
+ * (each worker marks its upstream requests with a test-only header, so the mock knows who sent what), graceful stop of
+ * all, crashed workers replaced.
+ */
 
 let mock: MockUpstream;
 let server: Served;
@@ -27,6 +32,10 @@ let openKey: string;
 let oneAtATimeKey: string;
 let serverStartedAt: number;
 let otherAccountKey: string;
+/** The test-only header with which each worker marks its upstream requests (its process id). */
+const workerHeader = 'x-test-worker';
+/** The worker whose requests `forwarded-primary` fails (the others it serves). */
+let failingWorker: string | undefined;
 const serverError = { error: { message: 'boom', type: 'server_error', param: null, code: null } };
 
 beforeAll(async () => {
@@ -46,7 +55,7 @@ beforeAll(async () => {
             { provider: 'mock', upstream_model: 'isolated-standby', weight: 0 },
           ],
         },
-        ...['flaky', 'control'].map((name) => ({
+        ...['flaky', 'control', 'forwarded', 'merged'].map((name) => ({
           name,
           deployments: [
             { provider: 'mock', upstream_model: `${name}-primary` },
@@ -63,9 +72,14 @@ beforeAll(async () => {
   });
   const [limited, open, oneAtATime] = await createAccountWithKeys(files, 'acme', ['limited', 'open', 'one-at-a-time']);
   [{ key: otherAccountKey }] = await createAccountWithKeys(files, 'globex', ['app']);
-  for (const upstreamModel of ['flaky-primary', 'control-primary']) {
+  for (const upstreamModel of ['flaky-primary', 'control-primary', 'merged-primary']) {
     mock.on(upstreamModel, (_request, response) => sendJson(response, 500, serverError));
   }
+  mock.on('forwarded-primary', (request, response) =>
+    request.headers[workerHeader] === failingWorker
+      ? sendJson(response, 500, serverError)
+      : defaultBehaviour(request, response),
+  );
   for (const upstreamModel of ['isolated-primary', 'isolated-standby']) {
     mock.on(upstreamModel, (request, response) =>
       JSON.stringify(request.body.messages).includes('POISON')
@@ -80,7 +94,11 @@ beforeAll(async () => {
   await files.cli('keys', 'set-limits', oneAtATime.id, '--concurrency', '1');
   oneAtATimeKey = oneAtATime.key;
   serverStartedAt = Date.now();
-  server = await startServe({ reuse: files, args: ['--workers', '2'] });
+  server = await startServe({
+    reuse: files,
+    args: ['--workers', '2'],
+    env: { SWITCHBOARD_TEST_WORKER_HEADER: workerHeader },
+  });
 });
 
 afterAll(async () => {
@@ -151,6 +169,63 @@ async function ejectOnOneWorkerAndWaitForBoth(model: string): Promise<void> {
     expect(statuses).toEqual([200, 200, 200, 200]);
     return primaryCalls() === before;
   });
+}
+
+/** The upstream models called for the request whose prompt carries `marker`, and the worker that called them. */
+function upstreamCallsOf(marker: string): { models: string[]; workers: Set<string> } {
+  const requests = mock.requests.filter((request) => JSON.stringify(request.body.messages).includes(marker));
+  return {
+    models: requests.map((request) => request.body.model as string),
+    workers: new Set(requests.map((request) => String(request.headers[workerHeader]))),
+  };
+}
+
+/** A connection pinned to one worker (a connection stays with the worker that accepted it). */
+interface WorkerConnection {
+  worker: string;
+  /** Sends a chat request on this connection; returns the upstream models it reached (asserting this worker sent it). */
+  send(key: string, model: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+async function sendOn(client: Client, key: string, model: string, content: string): Promise<number> {
+  const response = await client.request({
+    method: 'POST',
+    path: '/v1/chat/completions',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
+  });
+  await response.body.text();
+  return response.statusCode;
+}
+
+/** One connection to each of the two workers, told apart by the header they mark their upstream requests with. */
+async function connectionPerWorker(): Promise<[WorkerConnection, WorkerConnection]> {
+  const connections = new Map<string, WorkerConnection>();
+  for (let attempt = 0; connections.size < 2 && attempt < 20; attempt++) {
+    const client = new Client(server.url);
+    const marker = `which worker ${randomUUID()}`;
+    expect(await sendOn(client, openKey, 'mock', marker)).toBe(200);
+    const [worker] = upstreamCallsOf(marker).workers;
+    if (worker === undefined || worker === 'undefined' || connections.has(worker)) {
+      await client.close();
+      continue;
+    }
+    connections.set(worker, {
+      worker,
+      send: async (key, model) => {
+        const content = `${model} ${randomUUID()}`;
+        // The standby answers whatever the primary failed.
+        expect(await sendOn(client, key, model, content)).toBe(200);
+        const calls = upstreamCallsOf(content);
+        expect([...calls.workers]).toEqual([worker]);
+        return calls.models;
+      },
+      close: () => client.close(),
+    });
+  }
+  expect(connections.size).toBe(2);
+  return [...connections.values()] as [WorkerConnection, WorkerConnection];
 }
 
 /** How many worker processes have logged that they listen (the primary's own line says "with several"). */
@@ -258,6 +333,60 @@ describe('serve --workers 2', () => {
     expect(text).not.toContain('switchboard_deployment_unavailable{deployment="mock/isolated-primary"} 1');
   });
 
+  it("forwards an ejection: the primary process passes one worker's ejection on to the other, which saw no failure", async () => {
+    const [first, second] = await connectionPerWorker();
+    try {
+      // The primary deployment fails the first worker's requests only, from two accounts: evidence enough to eject.
+      failingWorker = first.worker;
+      for (let index = 0; index < 5; index++) {
+        for (const key of [openKey, otherAccountKey]) {
+          expect((await first.send(key, 'forwarded')).at(-1)).toBe('forwarded-standby');
+        }
+      }
+      await waitFor('the first worker to eject the primary', async () =>
+        (await first.send(openKey, 'forwarded')).every((model) => model === 'forwarded-standby'),
+      );
+      // The second worker's requests, which the primary deployment serves, stop reaching it once the primary process
+      // has told it of the ejection; it never saw a failure there of its own.
+      await waitFor('the second worker to route around the primary', async () => {
+        const models = await second.send(openKey, 'forwarded');
+        if (models.includes('forwarded-primary')) {
+          expect(models).toEqual(['forwarded-primary']);
+          return false;
+        }
+        return true;
+      });
+      for (let index = 0; index < 3; index++)
+        expect(await second.send(openKey, 'forwarded')).toEqual(['forwarded-standby']);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it("ejects on the workers' merged window: each worker alone sees the failures of one account only", async () => {
+    const [first, second] = await connectionPerWorker();
+    try {
+      // Five requests of one account through each worker: only the window of both together holds failures of two
+      // accounts (and ten requests, the minimum).
+      for (let index = 0; index < 5; index++) {
+        expect(await first.send(openKey, 'merged')).toContain('merged-primary');
+        expect(await second.send(otherAccountKey, 'merged')).toContain('merged-primary');
+      }
+      for (const [connection, key] of [
+        [first, openKey],
+        [second, otherAccountKey],
+      ] as const) {
+        await waitFor(`worker ${connection.worker} to route around the primary`, async () =>
+          (await connection.send(key, 'merged')).every((model) => model === 'merged-standby'),
+        );
+      }
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
   it("counts a user's invitations once for all workers (the primary keeps them, without Redis)", async () => {
     await runCliJson(['users', 'create', 'inviter@example.com', '--account', 'acme', '--config', server.configFile], {
       input: `${testPassword}\n`,
@@ -310,7 +439,15 @@ describe('serve --workers 2', () => {
     // Logged by the primary, which reads the budgets once; each worker (and the replacement above) stays quiet.
     const warnings = server.output.filter((line) => line.includes('these models have no pricing'));
     expect(warnings).toHaveLength(1);
-    expect(JSON.parse(warnings[0] as string).models).toEqual(['mock', 'slow', 'isolated', 'flaky', 'control']);
+    expect(JSON.parse(warnings[0] as string).models).toEqual([
+      'mock',
+      'slow',
+      'isolated',
+      'flaky',
+      'control',
+      'forwarded',
+      'merged',
+    ]);
   });
 
   it('stops every worker on SIGTERM, finishing requests and writing their log rows', async () => {
