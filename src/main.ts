@@ -12,6 +12,7 @@ import { buildStorage, type Storage } from './startup/build-storage.js';
 import { Lifetime } from './startup/lifetime.js';
 import { listen } from './startup/listen.js';
 import { StoppedWhileStarting } from './startup/stopped-while-starting.js';
+import type { TestHooks } from './startup/test-hooks.js';
 import { warnOfLookAlikeEmails } from './startup/warn-look-alike-emails.js';
 import { warnOfUnfoldedEmails } from './startup/warn-unfolded-emails.js';
 import { warnOfUnpricedModels } from './startup/warn-unpriced-models.js';
@@ -59,6 +60,8 @@ export interface StartOptions {
    * steps, so a stopped start closes what it opened and never listens (StoppedWhileStarting).
    */
   stopRequested?: () => string | undefined;
+  /** Signals for tests to wait on (startup/test-hooks.ts); production passes none. */
+  testHooks?: TestHooks;
 }
 
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
@@ -79,6 +82,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   try {
     const storage = await buildStorage(config, logger, metrics, lifetime, {
       runRetention: options.runRetention !== false,
+      testHooks: options.testHooks,
     });
     stopIfRequested();
     metricsSources.queueDepth = () => storage.logWriter.depth;
@@ -92,6 +96,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       lifetime,
       options.limiter,
       options.clusterWorker === true,
+      options.testHooks,
     );
     if (options.warnAboutConfig !== false) {
       await warnOfUnpricedModels(config, storage.database.db, logger);

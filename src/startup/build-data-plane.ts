@@ -22,6 +22,7 @@ import type { SharedHealthStore } from '../routing/shared-health-store.js';
 import { UpstreamClient } from '../upstream/client.js';
 import type { Storage } from './build-storage.js';
 import type { Lifetime } from './lifetime.js';
+import type { TestHooks } from './test-hooks.js';
 
 /**
  * Stored responses are written a few dozen at a time: a record held until a batch of the log's size (500) outlived
@@ -116,6 +117,7 @@ export async function buildDataPlane(
   limiterOfPrimary: Limiter | undefined,
   /** A worker of `serve --workers`: without Redis, deployment health is shared through the primary. */
   clusterWorker = false,
+  testHooks: TestHooks = {},
 ): Promise<DataPlaneParts> {
   const upstream = lifetime.add('upstream client', new UpstreamClient(), (client) => client.close());
   const registry = lifetime.add('providers', new ProviderRegistry(config, { upstream, logger }), (providers) =>
@@ -171,6 +173,7 @@ export async function buildDataPlane(
     keyPrefix: config.redis.keyPrefix,
     latestChangeId: storage.database.sqlite ? sqliteLatestChangeId(storage.database.sqlite) : undefined,
     onChange: () => authenticator.invalidateAll(),
+    afterPoll: testHooks.afterAccessChangePoll,
   });
   await changeFeed.start();
   lifetime.add('access change feed', changeFeed, (feed) => feed.close());

@@ -8,6 +8,7 @@ import { loadKeySecret } from '../../src/keys/secret.js';
 import { createKey, setKeyLimits } from '../../src/keys/service.js';
 import { type Gateway, startGateway } from '../../src/main.js';
 import { createLogger } from '../../src/observability/logger.js';
+import type { TestHooks } from '../../src/startup/test-hooks.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { MockUpstream } from './mock-openai-upstream.js';
 import { stuckTestDeadlineMs, waitFor } from './wait.js';
@@ -89,6 +90,8 @@ export interface TestGatewayOptions {
   dataDir?: string;
   /** An existing database, e.g. to restart on the data of another test gateway (kept on close). */
   database?: TestDatabase;
+  /** Signals of what the server has done, for the test to wait on (src/startup/test-hooks.ts). */
+  testHooks?: TestHooks;
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
@@ -155,7 +158,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       callback();
     },
   });
-  const gateway = await startGateway(config, { logger: createLogger('info', sink) });
+  const gateway = await startGateway(config, { logger: createLogger('info', sink), testHooks: options.testHooks });
   const secret = loadKeySecret(dataDir, config.keys.secret);
   const db = gateway.database.db;
   if (!(await db.selectFrom('accounts').select('id').where('name', '=', 'acme').executeTakeFirst())) {
