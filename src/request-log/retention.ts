@@ -135,6 +135,8 @@ export async function applyRetention(
   }
   if (retentionMs <= 0) return result;
   const cutoff = now - retentionMs;
+  const deleteOld = (table: string, dialect: 'sqlite' | 'postgres') =>
+    deleteInBatches(db, table, cutoff, batchSize, dialect, options.betweenDeleteBatches);
 
   if (database.dialect === 'postgres') {
     const partitions = await sql<{ name: string }>`
@@ -151,35 +153,14 @@ export async function applyRetention(
         await sql.raw(`drop table ${name}`).execute(db);
         result.droppedPartitions++;
       } else if (dayEnd - dayMs < cutoff) {
-        result.deletedRows += await deleteInBatches(
-          db,
-          name,
-          cutoff,
-          batchSize,
-          'postgres',
-          options.betweenDeleteBatches,
-        );
+        result.deletedRows += await deleteOld(name, 'postgres');
       }
     }
-    result.deletedRows += await deleteInBatches(
-      db,
-      'request_log_default',
-      cutoff,
-      batchSize,
-      'postgres',
-      options.betweenDeleteBatches,
-    );
+    result.deletedRows += await deleteOld('request_log_default', 'postgres');
     return result;
   }
 
-  result.deletedRows = await deleteInBatches(
-    db,
-    'request_log',
-    cutoff,
-    batchSize,
-    'sqlite',
-    options.betweenDeleteBatches,
-  );
+  result.deletedRows = await deleteOld('request_log', 'sqlite');
   const sqlite = database.sqlite;
   if (sqlite && result.deletedRows > 0) {
     for (;;) {
