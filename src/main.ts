@@ -60,7 +60,7 @@ export interface StartOptions {
    * steps, so a stopped start closes what it opened and never listens (StoppedWhileStarting).
    */
   stopRequested?: () => string | undefined;
-  /** Test-only (startup/test-hooks.ts); production passes none. */
+  /** Test-only hooks: a health clock and signals to wait on (startup/test-hooks.ts); production passes none. */
   testHooks?: TestHooks;
 }
 
@@ -82,6 +82,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   try {
     const storage = await buildStorage(config, logger, metrics, lifetime, {
       runRetention: options.runRetention !== false,
+      testHooks: options.testHooks,
     });
     stopIfRequested();
     metricsSources.queueDepth = () => storage.logWriter.depth;

@@ -7,6 +7,7 @@ import type { DatabaseHandle } from '../src/db/connect.js';
 import { createKey } from '../src/keys/service.js';
 import { RowBatch } from '../src/request-log/row-batch.js';
 import { startSqliteWorker } from '../src/request-log/sqlite-worker.js';
+import { callCount } from './support/call-count.js';
 import { type OpenTestDatabase, openTestDatabase, testEngine } from './support/database.js';
 import { chatBody, startTestGateway, type TestGateway, waitForLogRows } from './support/gateway.js';
 import { type MockUpstream, startMockUpstream } from './support/mock-openai-upstream.js';
@@ -15,11 +16,13 @@ import { waitFor } from './support/wait.js';
 
 /**
  * An idle gateway writes nothing to its database: not a timer's checkpoint, not a poll, not a sweep. Each test
- * watches the database for a window in which every periodic task runs many times over (intervals shortened for the
- * test); a slow machine runs them fewer times, so it can only make the test weaker, never make it fail.
+ * watches the database while the periodic tasks run many times over (intervals shortened for the test), counted as
+ * they run (src/startup/test-hooks.ts): a slow machine makes the test wait longer, never see fewer of them.
  */
 
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// A hundred polls 20 ms apart take 2 s, and several times that on a loaded machine: time enough to count them.
+const counting = { timeoutMs: 45_000 };
+const testOptions = { timeout: 60_000 };
 
 /**
  * What a write to a SQLite database in WAL mode changes: the -wal's size (a commit appends frames), the database file
@@ -65,12 +68,15 @@ afterEach(async () => {
 });
 
 describe('an idle gateway', () => {
-  it('writes nothing to the database once the traffic has stopped', async () => {
+  it('writes nothing to the database once the traffic has stopped', testOptions, async () => {
     mock = await startMockUpstream();
+    const polls = callCount('access-change polls');
+    const checkpointTicks = callCount('checkpoint ticks');
     gateway = await startTestGateway({
       mock,
       // Polls and flushes many times a second, so the window below sees each of them run dozens of times.
       config: { keys: { change_poll_interval: '20ms' }, request_log: { flush_interval: '20ms' } },
+      testHooks: { afterAccessChangePoll: polls.hook, afterCheckpointTick: checkpointTicks.hook },
     });
     const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
       method: 'POST',
@@ -90,28 +96,34 @@ describe('an idle gateway', () => {
         // The write is followed by its checkpoints (the -wal truncated once the writes stop): wait for them.
         await waitFor('the -wal is checkpointed and truncated', () => statSync(`${file}-wal`).size === 0);
         const before = sqliteState(file, reader);
-        // Two checkpoint intervals (1 s) and ~100 change polls and flush intervals.
-        await wait(2500);
+        // Two ticks of the checkpoint timer (1 s apart) and 100 change polls, with the flush intervals between them.
+        await Promise.all([polls.more(100, counting), checkpointTicks.more(2, counting)]);
         expect(sqliteState(file, reader)).toEqual(before);
       } finally {
         reader.close();
       }
     } else {
       const before = await postgresState(handle);
-      await wait(2500);
+      await polls.more(100, counting);
       expect(await postgresState(handle)).toEqual(before);
     }
   });
 });
 
 describe.skipIf(testEngine === 'postgres')("the SQLite thread's checkpoints", () => {
-  it('truncate the -wal once the writes stop, and then touch no file', async () => {
+  it('truncate the -wal once the writes stop, and then touch no file', testOptions, async () => {
     opened = await openTestDatabase('idle', 'sqlite');
     const database = opened.handle;
     const file = database.location;
     const account = await createAccount(database.db, { name: 'acme' });
     const key = await createKey(database.db, Buffer.from('s'.repeat(32)), { account: 'acme', name: 'app' });
-    const worker = startSqliteWorker({ file, checkpointIntervalMs: 10, onError: () => {} });
+    const ticks = callCount('checkpoint ticks');
+    const worker = startSqliteWorker({
+      file,
+      checkpointIntervalMs: 10,
+      afterCheckpointTick: ticks.hook,
+      onError: () => {},
+    });
     const reader = new SqliteDatabase(file, { readonly: true });
     try {
       const row = successfulLogRow({
@@ -125,8 +137,8 @@ describe.skipIf(testEngine === 'postgres')("the SQLite thread's checkpoints", ()
       await worker.write(RowBatch.of([row]).message());
       await waitFor('the -wal is checkpointed and truncated', () => statSync(`${file}-wal`).size === 0);
       const before = sqliteState(file, reader);
-      // 200 intervals: more than three times the 60 after which a checkpoint used to TRUNCATE regardless.
-      await wait(2000);
+      // 200 ticks: more than three times the 60 after which a checkpoint used to TRUNCATE regardless.
+      await ticks.more(200, counting);
       expect(sqliteState(file, reader)).toEqual(before);
       expect(reader.prepare('select count(*) from request_log').pluck().get()).toBe(1);
     } finally {

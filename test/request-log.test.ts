@@ -163,8 +163,8 @@ describe('request-log writer', () => {
     const log = writer({ batchSize: 100 });
     // The 100th row starts a write; the 30 that arrive while it runs do not make a batch of their own.
     for (let index = 0; index < 130; index++) log.enqueue(row(index));
-    await waitFor('the first batch to be written', async () => (await count()) >= 100, { intervalMs: 5 });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The write under way ends with the full batch: the 30 left are not written after it.
+    await log.whenIdle();
     expect(await count()).toBe(100);
     expect(log.depth).toBe(30);
     await log.flush();
@@ -235,7 +235,8 @@ describe('request-log writer', () => {
     void wait?.then(() => {
       released = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The write the full queue started has failed: nobody waiting for room is let through.
+    await log.whenIdle();
     expect(released).toBe(false);
     await healTable();
     await waitFor('the full queue to be written', async () => {

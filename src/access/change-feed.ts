@@ -29,6 +29,8 @@ export interface AccessChangeFeedOptions {
   /** The latest change's id read synchronously (SQLite: a prepared statement, cheap enough to poll); through Kysely otherwise. */
   latestChangeId?: () => number;
   onChange: () => void;
+  /** Called after each poll has finished (a test counts them: startup/test-hooks.ts). */
+  afterPoll?: (() => void) | undefined;
 }
 
 export class AccessChangeFeed {
@@ -72,7 +74,10 @@ export class AccessChangeFeed {
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
-        void this.poll().finally(() => this.schedule());
+        void this.poll().finally(() => {
+          this.options.afterPoll?.();
+          this.schedule();
+        });
       },
       this.subscribed ? Math.max(pollIntervalMs, subscribedPollIntervalMs) : pollIntervalMs,
     );

@@ -31,6 +31,8 @@ export interface RetentionOptions {
   rollupRetentionMs?: number;
   /** When set, each run also deletes expired stored `/v1/responses` answers, this many per statement. */
   responsesBatchSize?: number;
+  /** Awaited between two batches of deletes (a test sends requests there: startup/test-hooks.ts). */
+  betweenDeleteBatches?: (() => Promise<void>) | undefined;
 }
 
 export interface RetentionResult {
@@ -68,6 +70,7 @@ async function deleteInBatches(
   cutoff: number,
   batchSize: number,
   dialect: 'sqlite' | 'postgres',
+  betweenBatches: (() => Promise<void>) | undefined,
 ): Promise<number> {
   let deleted = 0;
   for (;;) {
@@ -80,6 +83,7 @@ async function deleteInBatches(
     deleted += count;
     if (count < batchSize) return deleted;
     await pause();
+    await betweenBatches?.();
   }
 }
 
@@ -131,6 +135,8 @@ export async function applyRetention(
   }
   if (retentionMs <= 0) return result;
   const cutoff = now - retentionMs;
+  const deleteOld = (table: string, dialect: 'sqlite' | 'postgres') =>
+    deleteInBatches(db, table, cutoff, batchSize, dialect, options.betweenDeleteBatches);
 
   if (database.dialect === 'postgres') {
     const partitions = await sql<{ name: string }>`
@@ -147,14 +153,14 @@ export async function applyRetention(
         await sql.raw(`drop table ${name}`).execute(db);
         result.droppedPartitions++;
       } else if (dayEnd - dayMs < cutoff) {
-        result.deletedRows += await deleteInBatches(db, name, cutoff, batchSize, 'postgres');
+        result.deletedRows += await deleteOld(name, 'postgres');
       }
     }
-    result.deletedRows += await deleteInBatches(db, 'request_log_default', cutoff, batchSize, 'postgres');
+    result.deletedRows += await deleteOld('request_log_default', 'postgres');
     return result;
   }
 
-  result.deletedRows = await deleteInBatches(db, 'request_log', cutoff, batchSize, 'sqlite');
+  result.deletedRows = await deleteOld('request_log', 'sqlite');
   const sqlite = database.sqlite;
   if (sqlite && result.deletedRows > 0) {
     for (;;) {

@@ -18,6 +18,8 @@ import { createSqliteBatchWriter, type SqliteBatchWriter } from './sqlite-batch-
 export interface SqliteThreadData {
   file: string;
   checkpointIntervalMs: number;
+  /** Post a `checkpoint-tick` after each tick of the timer (only a test asks: startup/test-hooks.ts). */
+  reportCheckpointTicks: boolean;
 }
 
 /** What the main thread posts. */
@@ -27,11 +29,12 @@ export type SqliteThreadRequest =
   | { type: 'collect' }
   | { type: 'stop' };
 
-/** What the thread posts back: a write's result, a failed checkpoint, or that it has stopped. */
+/** What the thread posts back: a write's result, a failed checkpoint, a tick of the checkpoint timer, or that it has stopped. */
 export type SqliteThreadReply =
   | { type: 'written'; id: number }
   | { type: 'failed'; id: number; error: string; code: string | undefined }
   | { type: 'checkpoint-failed'; error: string }
+  | { type: 'checkpoint-tick' }
   | { type: 'stopped' };
 
 const checkpointsPerTruncate = 60;
@@ -75,7 +78,7 @@ function runThread(port: NonNullable<typeof parentPort>, data: SqliteThreadData)
     if (result.checkpointed < result.log) wroteSinceCheckpoint = true;
     walToTruncate = result.log > 0;
   };
-  const timer = setInterval(() => {
+  const tick = () => {
     try {
       const version = dataVersion.get();
       if (!wroteSinceCheckpoint && version === lastDataVersion) {
@@ -90,6 +93,10 @@ function runThread(port: NonNullable<typeof parentPort>, data: SqliteThreadData)
     } catch (error) {
       post({ type: 'checkpoint-failed', error: messageOf(error) });
     }
+  };
+  const timer = setInterval(() => {
+    tick();
+    if (data.reportCheckpointTicks) post({ type: 'checkpoint-tick' });
   }, data.checkpointIntervalMs);
 
   port.on('message', (request: SqliteThreadRequest) => {

@@ -26,6 +26,8 @@ export interface SqliteWorker {
 export interface SqliteWorkerOptions {
   file: string;
   checkpointIntervalMs?: number;
+  /** Called after each tick of the thread's checkpoint timer (a test counts them: startup/test-hooks.ts). */
+  afterCheckpointTick?: (() => void) | undefined;
   onError: (message: string) => void;
 }
 
@@ -47,6 +49,7 @@ export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
   const workerData: SqliteThreadData = {
     file: options.file,
     checkpointIntervalMs: options.checkpointIntervalMs ?? 1000,
+    reportCheckpointTicks: options.afterCheckpointTick !== undefined,
   };
   const worker = new Worker(threadEntry(), { workerData });
   const post = (request: SqliteThreadRequest) => worker.postMessage(request);
@@ -61,6 +64,7 @@ export function startSqliteWorker(options: SqliteWorkerOptions): SqliteWorker {
   };
   worker.on('message', (reply: SqliteThreadReply) => {
     if (reply.type === 'checkpoint-failed') options.onError(`checkpoint failed: ${reply.error}`);
+    if (reply.type === 'checkpoint-tick') options.afterCheckpointTick?.();
     if (reply.type !== 'written' && reply.type !== 'failed') return;
     const waiter = pending.get(reply.id);
     pending.delete(reply.id);

@@ -120,6 +120,14 @@ export class RequestLogWriter {
     return this.startDrain();
   }
 
+  /**
+   * Resolves once no write is under way: the rows being written are in the database (or kept, the write having
+   * failed). Rows waiting for a full batch or the next interval stay queued; `flush()` writes those.
+   */
+  async whenIdle(): Promise<void> {
+    while (this.flushing) await this.flushing.catch(() => {});
+  }
+
   private startDrain(): Promise<void> {
     if (this.flushing) return this.flushing;
     if (this.queued === 0 || Date.now() < this.nextAttemptAt) return Promise.resolve();

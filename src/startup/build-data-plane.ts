@@ -185,6 +185,7 @@ export async function buildDataPlane(
     keyPrefix: config.redis.keyPrefix,
     latestChangeId: storage.database.sqlite ? sqliteLatestChangeId(storage.database.sqlite) : undefined,
     onChange: () => authenticator.invalidateAll(),
+    afterPoll: testHooks.afterAccessChangePoll,
   });
   await changeFeed.start();
   lifetime.add('access change feed', changeFeed, (feed) => feed.close());

@@ -8,6 +8,7 @@ import { ensurePartitions, RetentionJob } from '../request-log/retention.js';
 import { type SqliteWorker, startSqliteWorker } from '../request-log/sqlite-worker.js';
 import { RequestLogWriter } from '../request-log/writer.js';
 import type { Lifetime } from './lifetime.js';
+import type { TestHooks } from './test-hooks.js';
 import { testMigrationPause } from './test-migration-pause.js';
 
 /** The gateway's storage: the key secret, the database, and the request log's writer and retention. */
@@ -24,7 +25,7 @@ export async function buildStorage(
   logger: Logger,
   metrics: Metrics,
   lifetime: Lifetime,
-  options: { runRetention: boolean },
+  options: { runRetention: boolean; testHooks?: TestHooks | undefined },
 ): Promise<Storage> {
   const secret = loadKeySecret(config.server.dataDir, config.keys.secret);
   const database = lifetime.add(
@@ -38,6 +39,7 @@ export async function buildStorage(
     database.sqlite.pragma('wal_autocheckpoint = 0');
     const worker = startSqliteWorker({
       file: database.location,
+      afterCheckpointTick: options.testHooks?.afterCheckpointTick,
       onError: (message) => logger.warn({ error: message }, 'SQLite worker: retried, or written on the main thread'),
     });
     sqliteWorker = lifetime.add('sqlite worker', worker, (thread) => thread.close());
@@ -69,6 +71,7 @@ export async function buildStorage(
     intervalMs: config.requestLog.retentionIntervalMs,
     batchSize: config.requestLog.retentionBatchSize,
     responsesBatchSize: config.responses.retentionBatchSize,
+    betweenDeleteBatches: options.testHooks?.betweenDeleteBatches,
   });
   if (options.runRetention) retention.start();
   lifetime.add('retention', retention, (job) => job.close());

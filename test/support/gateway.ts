@@ -90,7 +90,7 @@ export interface TestGatewayOptions {
   dataDir?: string;
   /** An existing database, e.g. to restart on the data of another test gateway (kept on close). */
   database?: TestDatabase;
-  /** Test-only hooks into the gateway (a manual clock for deployment health). */
+  /** Test-only hooks into the gateway: a manual health clock, signals to wait on (src/startup/test-hooks.ts). */
   testHooks?: TestHooks;
 }
 

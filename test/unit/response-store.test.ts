@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { idCreatedAt, newItemId, newResponseId, responseCreatedAt } from '../../src/api/v1/responses/ids.js';
 import { ResponseStore, type ResponseStoreOptions } from '../../src/api/v1/responses/response-store.js';
 import { ResponseWriteQueue } from '../../src/api/v1/responses/response-write-queue.js';
@@ -10,20 +10,24 @@ import { startSqliteWorker } from '../../src/request-log/sqlite-worker.js';
 import { insertTestAccounts, type OpenTestDatabase, openTestDatabase } from '../support/database.js';
 import { waitFor } from '../support/wait.js';
 
-/** The batched writer of stored responses: nothing written per request, yet nothing queued is ever missed by a read. */
+/**
+ * The batched writer of stored responses: nothing written per request, yet nothing queued is ever missed by a read.
+ * Each test has a database of its own, so none depends on what another stored (they pass in any order:
+ * `--sequence.shuffle`).
+ */
 
 let opened: OpenTestDatabase;
 let database: DatabaseHandle;
 const logger = createLogger('silent');
 
-beforeAll(async () => {
+beforeEach(async () => {
   // SQLite whatever the project's engine: the batched writer under test is SQLite's.
   opened = await openTestDatabase('response-store', 'sqlite');
   database = opened.handle;
   await insertTestAccounts(database, ['acct_a'], 0);
 });
 
-afterAll(() => opened.close());
+afterEach(() => opened.close());
 
 /** A store on the test database that writes when a batch fills or when told to (its interval is an hour). */
 function storeOf(options: Partial<ResponseStoreOptions> & { batchSize: number }): ResponseStore {
@@ -98,11 +102,13 @@ describe('ResponseStore', () => {
   it('writes a full batch at once, and keeps the other records when one cannot be written', async () => {
     const store = storeOf({ batchSize: 3 });
     store.save(record('resp_b1'));
-    store.save(record('resp_1')); // already stored: its insert fails
+    // Its account does not exist: the database refuses it, and with it the batch's one insert.
+    store.save({ ...record('resp_b_orphan'), accountId: 'acct_gone' });
     store.save(record('resp_b2'));
     await store.flush();
     expect(await store.find('acct_a', 'resp_b1')).toBeDefined();
     expect(await store.find('acct_a', 'resp_b2')).toBeDefined();
+    expect(await rowCount()).toBe(2);
     await store.close();
   });
 
