@@ -25,7 +25,14 @@ const request = (extra: Record<string, unknown>): ChatCompletionRequest =>
 
 const chatProvider = { name: 'p', type: 'openai' } as unknown as Provider;
 const anthropic = createAnthropicProvider(
-  { name: 'claude', type: 'anthropic', baseUrl: 'http://127.0.0.1:1/v1', version: '2023-06-01', beta: [], headers: {} },
+  {
+    name: 'claude',
+    type: 'anthropic',
+    baseUrl: 'http://127.0.0.1:1/v1',
+    version: '2023-06-01',
+    beta: [],
+    headers: {},
+  } as never,
   // The translation is all this test uses; no call is made.
   {} as never,
 ) as Provider;
