@@ -60,6 +60,7 @@ export interface HttpProviderSpec {
   /** A successful streaming answer, as chunks. */
   readStream(response: UpstreamResponse, call: ProviderCall): StreamItems | Promise<StreamItems>;
   unsupportedParameters?: Provider['unsupportedParameters'];
+  replacedValues?: Provider['replacedValues'];
   /** Embeddings, for providers whose upstream has an embeddings API. */
   embed?(call: EmbeddingCall, transport: HttpTransport): Promise<EmbeddingResult>;
   embeddingRefusal?: Provider['embeddingRefusal'];
@@ -120,6 +121,7 @@ export function createHttpProvider(spec: HttpProviderSpec, dependencies: Provide
     },
   };
   if (spec.unsupportedParameters) provider.unsupportedParameters = spec.unsupportedParameters;
+  if (spec.replacedValues) provider.replacedValues = spec.replacedValues;
   const transport: HttpTransport = {
     basePath,
     postForBody: (request, call, read) =>

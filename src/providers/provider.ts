@@ -131,6 +131,11 @@ export interface Provider {
    * or refuses them per the model's configuration; parameters set to their neutral value never reach this question.
    */
   unsupportedParameters?(request: ChatCompletionRequest, model: ModelConfig): string[];
+  /**
+   * Parameters whose value this model lacks, with the nearest value it has (`reasoning_effort: "xhigh"` -> `high`): the
+   * router sends that instead and names `name=value`, or refuses with 400 unsupported_value.
+   */
+  replacedValues?(request: ChatCompletionRequest, model: ModelConfig): Readonly<Record<string, unknown>> | undefined;
   /** Embeddings; absent: the provider has no embeddings API (requests get 400 unsupported_endpoint). */
   embed?(call: EmbeddingCall): Promise<EmbeddingResult>;
   /** Why this provider cannot embed this request (e.g. token input); checked before the call, so others may serve. */

@@ -16,6 +16,10 @@ import type { Provider } from '../providers/provider.js';
  * Parameters that ask nothing of the model (`user`, `metadata`, `store`, `prompt_cache_key`) are never reported: an
  * adapter with no field for them leaves them out, as OpenAI's own models may ignore them, and the header stays a
  * list of what could have changed the answer.
+ * A model configured `parameters.thinking: none` (it cannot reason) has the fields that ask for reasoning
+ * (`reasoning_effort`, `include_reasoning`, Anthropic's `thinking`) unsupported, whatever its provider; effort `none`
+ * and thinking `disabled` ask nothing. A value the model lacks where it has a nearest one (provider.replacedValues)
+ * is sent as that one and named `name=value`, or refused with 400 unsupported_value.
  */
 
 const shapeChanging = new Set([
@@ -39,13 +43,19 @@ const neutralValues: Record<string, unknown> = {
   presence_penalty: 0,
   frequency_penalty: 0,
   parallel_tool_calls: true,
+  reasoning_effort: 'none',
+  include_reasoning: false,
 };
+
+/** What asks a model for its reasoning: not for a model that cannot reason. */
+const reasoningParameters = ['reasoning_effort', 'include_reasoning', 'thinking'];
 
 export function isNeutral(name: string, value: unknown): boolean {
   if (value === undefined || value === null) return true;
   if (name in neutralValues) return neutralValues[name] === value;
   if (name === 'logit_bias') return typeof value === 'object' && Object.keys(value as object).length === 0;
   if (name === 'response_format') return (value as { type?: unknown }).type === 'text';
+  if (name === 'thinking') return (value as { type?: unknown }).type === 'disabled';
   if (name === 'modalities') return Array.isArray(value) && value.length === 1 && value[0] === 'text';
   if (name === 'tools' || name === 'stop') return Array.isArray(value) && value.length === 0;
   return false;
@@ -57,6 +67,20 @@ export interface PreparedRequest {
 }
 
 const noneDropped: readonly string[] = Object.freeze([]);
+
+export function unsupportedValue(name: string, value: unknown, model: string): ApiError {
+  return apiError(
+    'unsupported_value',
+    `Unsupported value: '${name}' does not support '${String(value)}' with this model (${model}).`,
+    { param: name },
+  );
+}
+
+/** The parameters the model's configuration takes away: those it lists, and reasoning for a model that has none. */
+function configuredUnsupported(model: ModelConfig): readonly string[] {
+  const listed = model.parameters.unsupported;
+  return model.parameters.thinking === 'none' ? [...listed, ...reasoningParameters] : listed;
+}
 
 export function unsupportedParameter(name: string, model: string): ApiError {
   return apiError(
@@ -73,19 +97,27 @@ export function applyParameterSupport(
   provider: Provider,
 ): PreparedRequest {
   const fromProvider = provider.unsupportedParameters?.(request, model);
-  const configured = model.parameters.unsupported;
+  const replaced = provider.replacedValues?.(request, model);
+  const configured = configuredUnsupported(model);
   // The usual case: an adapter that takes everything and nothing configured, decided without allocating.
   if (
     (fromProvider === undefined || fromProvider.length === 0) &&
+    replaced === undefined &&
     configured.every((name) => request[name] === undefined)
   ) {
     return { request, dropped: noneDropped };
   }
   const unsupported = new Set(fromProvider);
   for (const name of configured) if (request[name] !== undefined) unsupported.add(name);
-  if (unsupported.size === 0) return { request, dropped: noneDropped };
+  if (unsupported.size === 0 && replaced === undefined) return { request, dropped: noneDropped };
   const prepared: ChatCompletionRequest = { ...request };
   const dropped: string[] = [];
+  for (const [name, value] of Object.entries(replaced ?? {})) {
+    if (unsupported.has(name)) continue;
+    if (model.parameters.onUnsupported === 'refuse') throw unsupportedValue(name, request[name], model.name);
+    prepared[name] = value;
+    dropped.push(`${name}=${String(request[name])}`);
+  }
   for (const name of unsupported) {
     const value = request[name];
     delete prepared[name];

@@ -13,14 +13,16 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * inside messages, empty content (but in a final assistant turn), a tool_use without its tool_result right after, a
  * tool_result that answers no tool_use of the turn before, tool results after other content of their turn, tools
  * without input_schema, a thinking block whose signature is not the one the mock issued for its text, thinking on
- * while the assistant turn whose tool calls are answered does not start with its thinking. Consecutive
+ * while the assistant turn whose tool calls are answered does not start with its thinking, thinking a Claude model
+ * (by its name) does not take (see checkThinkingForModel). Consecutive
  * turns of one role are combined, and an assistant turn may come first, as the API does today (its docs: "Consecutive
  * user or assistant turns in your request will be combined into a single turn").
  *
  * Behaviour is chosen by the upstream model name, as in mock-openai-upstream.ts: `mock` echoes the last user text;
  * `tools` calls get_weather, then answers from the tool result; `thinking-tools` does the same, and with thinking on
  * starts each answer with a signed thinking block (streamed as thinking_delta pieces and a signature_delta) and a
- * redacted_thinking block; `thinking` answers with the recorded answer of
+ * redacted_thinking block; a `claude-…` name with thinking on starts its echo with signed thinking (empty where an
+ * adaptive-only model was not asked for `display: "summarized"`); `thinking` answers with the recorded answer of
  * test/fixtures/messages/native-thinking.{json,sse} byte for byte (thinking with a signature, redacted thinking, text,
  * a tool call, cache usage), for pass-through tests; `error-NNN`, `hang`, `reset`, `midstream-error`,
  * `midstream-reset`, `overloaded-first` (an overloaded_error before any content), `slow-stream` (50 deltas 100 ms
@@ -153,6 +155,45 @@ function checkThinkingInToolLoop(body: Record<string, unknown>, turns: Turn[]): 
   return `messages.${assistant.index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`.`;
 }
 
+/**
+ * How the real API takes thinking per model, by the upstream name (Anthropic's, Bedrock's or Vertex's spelling), in
+ * its own words where they are known: Opus 4.7 and later, Claude 5, Mythos and Fable refuse `enabled`; models before
+ * Opus and Sonnet 4.6 refuse `adaptive`; Claude 3.5 and older cannot think and refuse `thinking` and an effort; Opus
+ * and Sonnet 4.6 and Mythos Preview have no `xhigh` effort. Names that are not
+ * Claude's (`mock`, `thinking-tools`, …) take any thinking.
+ */
+const adaptiveOnlyModel = /claude-(?:opus-4-(?:[7-9]|\d\d)|(?:opus|sonnet|haiku)-[5-9])|fable|mythos/;
+const adaptiveModel = /claude-(?:opus|sonnet)-4-6/;
+const noThinkingModel = /claude-(?:3-5|3-(?:opus|sonnet|haiku)|2|instant|v\d)/;
+const noXhighModel = /claude-(?:opus|sonnet)-4-6|mythos-preview/;
+
+function checkThinkingForModel(body: Record<string, unknown>): string | undefined {
+  const model = String(body.model ?? '').toLowerCase();
+  const thinking = body.thinking as { type?: unknown } | undefined;
+  const effort = (body.output_config as { effort?: unknown } | undefined)?.effort;
+  const type = thinking?.type;
+  if (noThinkingModel.test(model)) {
+    if (type !== undefined && type !== 'disabled') return 'thinking: This model does not support extended thinking.';
+    if (effort !== undefined) return 'output_config.effort: This model does not support the effort parameter.';
+    return undefined;
+  }
+  if (type === 'enabled' && adaptiveOnlyModel.test(model)) {
+    return '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+  }
+  if (
+    type === 'adaptive' &&
+    model.startsWith('claude-') &&
+    !adaptiveOnlyModel.test(model) &&
+    !adaptiveModel.test(model)
+  ) {
+    return 'adaptive thinking is not supported on this model';
+  }
+  if (effort === 'xhigh' && noXhighModel.test(model)) {
+    return "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'";
+  }
+  return undefined;
+}
+
 /** The checks the real API makes that a translation or a pass-through could get wrong. */
 function validate(body: Record<string, unknown>, countOnly = false): string | undefined {
   if (!countOnly && typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
@@ -171,7 +212,7 @@ function validate(body: Record<string, unknown>, countOnly = false): string | un
   }
   const pairing = checkToolPairs(turns);
   if (pairing) return pairing;
-  const thinking = checkThinkingInToolLoop(body, turns);
+  const thinking = checkThinkingInToolLoop(body, turns) ?? checkThinkingForModel(body);
   if (thinking) return thinking;
   for (const [index, tool] of ((body.tools ?? []) as Array<Record<string, unknown>>).entries()) {
     if ((tool.type === undefined || tool.type === 'custom') && !tool.input_schema) {
@@ -247,7 +288,14 @@ function answerFor(model: string, body: Record<string, unknown>): Answer {
       thinking: { thinking: `I should ${step}, "quoted" \u00e9.`, redacted: 'EmwKAhgBEgyMockRedacted' },
     };
   }
-  return { text: `Echo: ${lastUserText(body)}` };
+  const echo = lastUserText(body);
+  // A Claude model thinks when asked; from Opus 4.7 on its thinking text is only there with display "summarized".
+  if (model.startsWith('claude-') && thinkingOn(body)) {
+    const display = (body.thinking as { display?: unknown }).display;
+    const omitted = adaptiveOnlyModel.test(model) && display !== 'summarized';
+    return { text: `Echo: ${echo}`, thinking: { thinking: omitted ? '' : `Thinking about: ${echo}`, redacted: '' } };
+  }
+  return { text: `Echo: ${echo}` };
 }
 
 function message(model: string, body: Record<string, unknown>, answer: Answer) {
@@ -255,7 +303,7 @@ function message(model: string, body: Record<string, unknown>, answer: Answer) {
   if (answer.thinking) {
     const { thinking, redacted } = answer.thinking;
     content.push({ type: 'thinking', thinking, signature: signThinking(thinking) });
-    content.push({ type: 'redacted_thinking', data: redacted });
+    if (redacted) content.push({ type: 'redacted_thinking', data: redacted });
   }
   content.push({ type: 'text', text: answer.text });
   if (answer.toolUse) content.push({ type: 'tool_use', ...answer.toolUse });
@@ -316,9 +364,11 @@ async function stream(
     send('content_block_delta', { index, delta: { type: 'signature_delta', signature: signThinking(thinking) } });
     send('content_block_stop', { index });
     index++;
-    send('content_block_start', { index, content_block: { type: 'redacted_thinking', data: redacted } });
-    send('content_block_stop', { index });
-    index++;
+    if (redacted) {
+      send('content_block_start', { index, content_block: { type: 'redacted_thinking', data: redacted } });
+      send('content_block_stop', { index });
+      index++;
+    }
   }
   const textIndex = index;
   send('content_block_start', { index: textIndex, content_block: { type: 'text', text: '' } });

@@ -38,6 +38,26 @@ const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' };
 const body = (messages: unknown[], extra = {}) => ({ model: 'mock', max_tokens: 50, messages, ...extra });
 
 describe('the Anthropic mock upstream', () => {
+  it('refuses thinking a Claude model does not take, as the API does', async () => {
+    const ask = (model: string, extra: Record<string, unknown>) =>
+      problem({ ...body([{ role: 'user', content: 'hi' }], extra), model, max_tokens: 4000 });
+    const enabled = { thinking: { type: 'enabled', budget_tokens: 2000 } };
+    const adaptive = { thinking: { type: 'adaptive' } };
+    expect(await ask('claude-opus-4-7', enabled)).toMatchObject({ status: 400, type: 'invalid_request_error' });
+    expect((await ask('claude-opus-4-7', enabled)).message).toContain('"thinking.type.enabled" is not supported');
+    expect((await ask('claude-fable-5', enabled)).status).toBe(400);
+    expect((await ask('claude-opus-4-7', adaptive)).status).toBe(200);
+    expect((await ask('claude-opus-4-6', enabled)).status).toBe(200);
+    expect((await ask('claude-sonnet-4-5', adaptive)).status).toBe(400);
+    expect((await ask('claude-3-5-sonnet-20241022', enabled)).status).toBe(400);
+    expect((await ask('claude-3-5-sonnet-20241022', { output_config: { effort: 'low' } })).status).toBe(400);
+    expect((await ask('claude-3-5-sonnet-20241022', { thinking: { type: 'disabled' } })).status).toBe(200);
+    const xhigh = { ...adaptive, output_config: { effort: 'xhigh' } };
+    expect((await ask('claude-opus-4-6', xhigh)).status).toBe(400);
+    expect((await ask('claude-opus-4-7', xhigh)).status).toBe(200);
+    expect((await ask('thinking-tools', adaptive)).status).toBe(200);
+  });
+
   it('checks the headers Anthropic checks', async () => {
     const ok = body([{ role: 'user', content: 'hi' }]);
     expect((await problem(ok, { 'anthropic-version': '' })).status).toBe(400);

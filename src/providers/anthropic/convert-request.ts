@@ -1,10 +1,13 @@
+import type { ModelConfig } from '../../config/schema.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import { openAiOnlyParameters } from '../openai-only-parameters.js';
 import { parametersSet } from '../tool-choice.js';
 import { convertMessages } from './convert-messages.js';
 import { hasSignedThinking } from './convert-thinking.js';
 import { convertTools } from './convert-tools.js';
-import { effortLeftOut, thinkingFromEffort, thinksByEffort } from './thinking-from-effort.js';
+import { fitThinking } from './fit-thinking.js';
+import { adaptiveFromEffort, effortLeftOut, thinkingFromEffort, thinksByEffort } from './thinking-from-effort.js';
+import { lacksXhighEffort, type ThinkingStyle, thinkingStyleOf } from './thinking-style.js';
 import type { AnthropicRequest } from './wire-types.js';
 
 /**
@@ -20,6 +23,10 @@ export interface RequestDefaults {
   /** The configured model's output limit, used when the client sets none. */
   maxOutputTokens?: number | undefined;
   stream: boolean;
+  /** How the model is asked to think (thinking-style.ts); `budget` when not given. */
+  thinkingStyle?: ThinkingStyle;
+  /** The model's configuration, so Anthropic's own `thinking` is made into what it takes (fit-thinking.ts). */
+  model?: Pick<ModelConfig, 'upstreamModel' | 'parameters'>;
 }
 
 const number = (value: unknown): number | undefined =>
@@ -62,8 +69,26 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
     body.output_config = { format: { type: 'json_schema', schema: format.json_schema?.schema ?? { type: 'object' } } };
   }
   // Extended thinking, for clients that ask for it in Anthropic's own terms, or with OpenAI's reasoning effort.
-  if (request.thinking && typeof request.thinking === 'object') body.thinking = request.thinking;
-  else {
+  const style = defaults.thinkingStyle ?? 'budget';
+  if (request.thinking && typeof request.thinking === 'object') {
+    body.thinking = request.thinking;
+    if (defaults.model) {
+      // Made into what the model takes; what could not be kept was named by unsupportedParameters.
+      const fitted = fitThinking(body as unknown as Record<string, unknown>, defaults.model).body;
+      body.thinking = fitted.thinking;
+      body.output_config = fitted.output_config as AnthropicRequest['output_config'];
+      if (body.thinking === undefined) delete body.thinking;
+      if (body.output_config === undefined) delete body.output_config;
+    }
+  } else if (style === 'adaptive') {
+    const lacksXhigh = lacksXhighEffort(defaults.upstreamModel);
+    const adaptive = adaptiveFromEffort(request, defaults.maxOutputTokens, defaultMaxTokens, lacksXhigh);
+    if (adaptive) {
+      body.thinking = adaptive.thinking;
+      body.output_config = { ...body.output_config, effort: adaptive.effort } as AnthropicRequest['output_config'];
+      body.max_tokens = adaptive.maxTokens;
+    }
+  } else if (style === 'budget') {
     const byEffort = thinkingFromEffort(request, defaults.maxOutputTokens, defaultMaxTokens);
     if (byEffort) {
       body.thinking = byEffort.thinking;
@@ -91,9 +116,9 @@ const untranslatedParameters = [
  * with it and would refuse the request. Without `thinking` that turn is answered as the tool loop needs, which is what
  * Anthropic's own error advises; the next turn may think again.
  */
-function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
+function thinkingCannotContinue(request: ChatCompletionRequest, style: ThinkingStyle = 'budget'): boolean {
   const type = (request.thinking as { type?: unknown } | null | undefined)?.type;
-  const thinks = type === undefined ? thinksByEffort(request) : type !== 'disabled';
+  const thinks = type === undefined ? thinksByEffort(request, style) : type !== 'disabled';
   if (!thinks) return false;
   const assistant = request.messages.findLast((message) => message.role === 'assistant');
   if (!assistant || !Array.isArray(assistant.tool_calls) || assistant.tool_calls.length === 0) return false;
@@ -104,19 +129,43 @@ function thinkingCannotContinue(request: ChatCompletionRequest): boolean {
  * Whether Claude thinks for this request as the adapter sends it: `thinking` in Anthropic's terms that is not
  * `disabled`, or a reasoning effort nothing keeps from being translated, and a turn that can go on thinking.
  */
-export function thinks(request: ChatCompletionRequest): boolean {
+export function thinks(request: ChatCompletionRequest, style: ThinkingStyle = 'budget'): boolean {
+  if (style === 'none') return false;
   const thinking = request.thinking as { type?: unknown } | null | undefined;
-  const asked = thinking && typeof thinking === 'object' ? thinking.type !== 'disabled' : thinksByEffort(request);
-  return asked && !thinkingCannotContinue(request);
+  const asked =
+    thinking && typeof thinking === 'object' ? thinking.type !== 'disabled' : thinksByEffort(request, style);
+  return asked && !thinkingCannotContinue(request, style);
 }
 
+/** The fields that ask a model for its reasoning, which a model that cannot think does not take. */
+const reasoningFields = ['reasoning_effort', 'include_reasoning', 'thinking'];
+
 /** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
-export function unsupportedParameters(request: ChatCompletionRequest): string[] {
+export function unsupportedParameters(request: ChatCompletionRequest, model?: ModelConfig): string[] {
+  const style = model ? thinkingStyleOf(model) : 'budget';
   const unsupported = parametersSet(request, untranslatedParameters);
-  if (effortLeftOut(request)) unsupported.push('reasoning_effort');
-  // Whichever field asked for the thinking is the one left out.
-  if (thinkingCannotContinue(request)) unsupported.push(request.thinking ? 'thinking' : 'reasoning_effort');
+  if (style === 'none') {
+    // Neutral values (effort `none`, thinking `disabled`) are removed without being named (routing/parameters.ts).
+    unsupported.push(...parametersSet(request, reasoningFields));
+  } else {
+    if (effortLeftOut(request, style)) unsupported.push('reasoning_effort');
+    // Whichever field asked for the thinking is the one left out.
+    if (thinkingCannotContinue(request, style)) unsupported.push(request.thinking ? 'thinking' : 'reasoning_effort');
+  }
   const format = request.response_format as { type?: unknown } | null | undefined;
   if (format && format.type === 'json_object') unsupported.push('response_format');
   return unsupported;
+}
+
+/**
+ * Values the model lacks, with the one sent instead: `reasoning_effort: "xhigh"` for an adaptive model without it
+ * (Opus and Sonnet 4.6, Mythos Preview) is `high`, its highest below.
+ */
+export function replacedValues(
+  request: ChatCompletionRequest,
+  model: ModelConfig,
+): Readonly<Record<string, unknown>> | undefined {
+  if (request.reasoning_effort !== 'xhigh' || thinkingStyleOf(model) !== 'adaptive') return undefined;
+  if (!lacksXhighEffort(model.upstreamModel) || effortLeftOut(request, 'adaptive')) return undefined;
+  return { reasoning_effort: 'high' };
 }

@@ -4,11 +4,12 @@ import { malformed, parseJsonObject, translateEvents } from '../http.js';
 import { createHttpProvider } from '../http-provider.js';
 import type { Provider, ProviderDependencies } from '../provider.js';
 import { stripSignatures } from '../tool-call-id.js';
-import { convertRequest, unsupportedParameters } from './convert-request.js';
+import { convertRequest, replacedValues, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
 import { forwardHeaders } from './forward-headers.js';
 import { anthropicStreamError, parseAnthropicError } from './parse-error.js';
 import { anthropicResponseShape } from './response-shape.js';
+import { thinkingStyleOf } from './thinking-style.js';
 import { type AnthropicStreamEvent, createAnthropicStreamTranslator } from './translate-stream.js';
 import type { AnthropicResponse } from './wire-types.js';
 
@@ -24,11 +25,14 @@ export function createAnthropicProvider(
       settings: config,
       parseError: parseAnthropicError,
       unsupportedParameters,
+      replacedValues,
       request(call, stream, basePath) {
         const body = convertRequest(stripSignatures(call.request), {
           upstreamModel: call.model.upstreamModel,
           maxOutputTokens: call.model.maxOutputTokens,
           stream,
+          thinkingStyle: thinkingStyleOf(call.model),
+          model: call.model,
         });
         const headers: Record<string, string> = {
           'content-type': 'application/json',

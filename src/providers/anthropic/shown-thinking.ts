@@ -1,5 +1,6 @@
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import { thinks } from './convert-request.js';
+import type { ThinkingStyle } from './thinking-style.js';
 
 /**
  * A request whose client wants to see Claude's reasoning (Responses' `reasoning.summary`). Claude 4 models return
@@ -16,12 +17,15 @@ export const summaryEffort = 'medium';
  * of thinking; undefined when Claude will not think (effort `none`, thinking disabled, sampling or a forced tool
  * Anthropic refuses thinking beside, a tool loop whose signed thinking was not brought back).
  */
-export function withThinkingShown(request: ChatCompletionRequest): ChatCompletionRequest | undefined {
-  if (thinks(request)) return request;
+export function withThinkingShown(
+  request: ChatCompletionRequest,
+  style: ThinkingStyle = 'budget',
+): ChatCompletionRequest | undefined {
+  if (thinks(request, style)) return request;
   const asksNothing =
     (request.thinking === undefined || request.thinking === null) &&
     (request.reasoning_effort === undefined || request.reasoning_effort === null);
   if (!asksNothing) return undefined;
   const withEffort: ChatCompletionRequest = { ...request, reasoning_effort: summaryEffort };
-  return thinks(withEffort) ? withEffort : undefined;
+  return thinks(withEffort, style) ? withEffort : undefined;
 }

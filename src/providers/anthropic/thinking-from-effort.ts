@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest } from '../../openai/types.js';
+import type { ThinkingStyle } from './thinking-style.js';
 
 /**
  * OpenAI's `reasoning_effort` (chat) and `reasoning.effort` (Responses, translated to it) as Claude's extended
@@ -6,12 +7,15 @@ import type { ChatCompletionRequest } from '../../openai/types.js';
  * same: minimal and low 1024 (Anthropic's minimum), medium 2048, high 4096, xhigh 8192; `none` asks for no thinking.
  * Thinking is only asked for when the request leaves room for it: Anthropic refuses thinking beside a temperature
  * below 1, a `top_p` below 0.95, `top_k` or a forced tool, and a budget of less than 1024 tokens; in those cases
- * `reasoning_effort` is left out and named, as before it was translated.
+ * `reasoning_effort` is left out and named, as before it was translated. A model that thinks adaptively
+ * (thinking-style.ts) gets `thinking: {type: "adaptive", display: "summarized"}` and the effort as
+ * `output_config.effort` instead (`minimal` as `low`, Anthropic's lowest); the same settings keep it from thinking,
+ * but no budget has to fit. `display: "summarized"` since from Opus 4.7 on the default is `omitted` (no thinking text).
  */
 
 export const minimumThinkingBudget = 1024;
 
-const budgets: Readonly<Record<string, number>> = {
+export const budgets: Readonly<Record<string, number>> = {
   minimal: minimumThinkingBudget,
   low: minimumThinkingBudget,
   medium: 2048,
@@ -49,19 +53,21 @@ function samplingForbidsThinking(request: ChatCompletionRequest): boolean {
  * given in Anthropic's own terms (which wins), or a request beside which Anthropic refuses thinking. `none` is
  * honoured (no thinking), not left out.
  */
-export function effortLeftOut(request: ChatCompletionRequest): boolean {
+export function effortLeftOut(request: ChatCompletionRequest, style: ThinkingStyle = 'budget'): boolean {
   const effort = request.reasoning_effort;
   if (effort === undefined || effort === null || effort === 'none') return false;
+  if (style === 'none') return true;
   if (request.thinking !== undefined && request.thinking !== null) return true;
   const budget = budgetOf(request);
   if (budget === undefined || samplingForbidsThinking(request)) return true;
+  if (style === 'adaptive') return false;
   const limit = clientMaxTokens(request);
   return limit !== undefined && limit <= minimumThinkingBudget;
 }
 
 /** Whether the request asks Claude to think through its effort (and nothing keeps it from it). */
-export function thinksByEffort(request: ChatCompletionRequest): boolean {
-  return budgetOf(request) !== undefined && !effortLeftOut(request);
+export function thinksByEffort(request: ChatCompletionRequest, style: ThinkingStyle = 'budget'): boolean {
+  return style !== 'none' && budgetOf(request) !== undefined && !effortLeftOut(request, style);
 }
 
 /**
@@ -83,4 +89,31 @@ export function thinkingFromEffort(
   const fitted = Math.min(budget, limit - 1);
   if (fitted < minimumThinkingBudget) return undefined;
   return { thinking: { type: 'enabled', budget_tokens: fitted }, maxTokens: limit };
+}
+
+/** The effort an adaptive model is given for OpenAI's: `minimal` is `low`; `xhigh` is `high` where the model lacks it. */
+export function adaptiveEffort(effort: string, lacksXhigh: boolean): string {
+  if (effort === 'minimal') return 'low';
+  if (effort === 'xhigh' && lacksXhigh) return 'high';
+  return effort;
+}
+
+/**
+ * Adaptive thinking for the effort, with the effort as `output_config.effort`. Without a client's or model's output
+ * limit the answer keeps the default room on top of what the effort's budget would be, as with a budget.
+ */
+export function adaptiveFromEffort(
+  request: ChatCompletionRequest,
+  modelMaxTokens: number | undefined,
+  defaultMaxTokens: number,
+  lacksXhigh: boolean,
+): { thinking: { type: 'adaptive'; display: 'summarized' }; effort: string; maxTokens: number } | undefined {
+  if (!thinksByEffort(request, 'adaptive')) return undefined;
+  const effort = request.reasoning_effort as string;
+  const limit = clientMaxTokens(request) ?? modelMaxTokens ?? defaultMaxTokens + (budgets[effort] as number);
+  return {
+    thinking: { type: 'adaptive', display: 'summarized' },
+    effort: adaptiveEffort(effort, lacksXhigh),
+    maxTokens: limit,
+  };
 }

@@ -1,3 +1,4 @@
+import type { ModelConfig } from '../../../config/schema.js';
 import type { ChatCompletionRequest } from '../../../openai/types.js';
 import { anthropicStreamError } from '../../../providers/anthropic/parse-error.js';
 import type { MessagesRequest } from '../../../providers/anthropic/wire-types.js';
@@ -12,6 +13,7 @@ import type { SseEvent } from '../../../upstream/sse.js';
 import { droppedInMessagesTerms, inMessagesTerms } from './client-param.js';
 import { checkedNativeMessage } from './native-usage.js';
 import { rewriteModel } from './rewrite-model.js';
+import { thinkingForModel } from './thinking-for-model.js';
 import { toChatRequest } from './to-chat-request.js';
 import type { TranslationTarget } from './translation-target.js';
 import { withoutUnsignedThinking } from './unsigned-thinking.js';
@@ -46,14 +48,17 @@ export function forwards(provider: Provider, api: 'messages' | 'messages/count_t
 
 /**
  * The client's body for an upstream that is forwarded to: its bytes with the model replaced, or a serialization; and
- * what had to be left out (thinking blocks no Anthropic deployment would take, unsigned-thinking.ts).
+ * what had to be left out or changed (thinking blocks no Anthropic deployment would take, unsigned-thinking.ts;
+ * thinking the model takes in another form or not at all, thinking-for-model.ts).
  */
-export function forwardedBody(
-  client: ClientMessage,
-  upstreamModel: string,
-): { body: Buffer | string; dropped: string[] } {
+export function forwardedBody(client: ClientMessage, model: ModelConfig): { body: Buffer | string; dropped: string[] } {
+  const upstreamModel = model.upstreamModel;
   const signed = withoutUnsignedThinking(client.request);
-  if (signed) return { body: JSON.stringify({ ...signed.request, model: upstreamModel }), dropped: signed.dropped };
+  const request = (signed?.request ?? client.request) as unknown as Record<string, unknown>;
+  const fitted = thinkingForModel(request, model);
+  const dropped = [...(signed?.dropped ?? []), ...fitted.dropped];
+  if (signed || fitted.body !== request)
+    return { body: JSON.stringify({ ...fitted.body, model: upstreamModel }), dropped };
   if (client.bytes) return { body: rewriteModel(client.bytes, upstreamModel).body, dropped: [] };
   return { body: JSON.stringify({ ...client.request, model: upstreamModel }), dropped: [] };
 }
@@ -66,7 +71,7 @@ export function forwardCall(
   context: AttemptContext,
   stream: boolean,
 ): { call: ForwardCall; dropped: string[] } {
-  const { body, dropped } = forwardedBody(client, deployment.model.upstreamModel);
+  const { body, dropped } = forwardedBody(client, deployment.model);
   const call: ForwardCall = {
     api,
     body,

@@ -3,8 +3,8 @@ import type { MessageOrigin } from './convert-items.js';
 
 /**
  * Errors about the translated chat request, named as the client wrote its Responses request: the chat path
- * `messages[2].tool_calls[0].function.arguments` is the client's `input[3].arguments`. Only `messages[…]` paths are
- * renamed: every other field has the same name on both sides, or is named by the translation itself.
+ * `messages[2].tool_calls[0].function.arguments` is the client's `input[3].arguments`, and `reasoning_effort` its
+ * `reasoning.effort`. Other fields have the same name on both sides, or are named by the translation itself.
  */
 
 /** A function call's chat fields by their Responses names. */
@@ -15,8 +15,31 @@ const functionCallFields: Readonly<Record<string, string>> = {
   '.type': '.type',
 };
 
+/** Top-level chat fields the translation wrote from a Responses field of another name (to-chat-request.ts). */
+const requestFields: Readonly<Record<string, string>> = {
+  reasoning_effort: 'reasoning.effort',
+  max_completion_tokens: 'max_output_tokens',
+  response_format: 'text.format',
+  verbosity: 'text.verbosity',
+};
+
+/**
+ * What the chat side left out (`reasoning_effort`, or a replaced value `reasoning_effort=xhigh`), named as the
+ * client's Responses field.
+ */
+export function droppedInResponsesTerms(dropped: readonly string[]): string[] {
+  return dropped.map((entry) => {
+    const [name = entry, value] = entry.split('=', 2);
+    const renamed = requestFields[name];
+    if (renamed === undefined) return entry;
+    return value === undefined ? renamed : `${renamed}=${value}`;
+  });
+}
+
 /** The Responses field a chat `messages[…]` path stands for, or undefined when the path is not one. */
 export function responsesParam(chatParam: string, origins: readonly MessageOrigin[]): string | undefined {
+  const renamed = requestFields[chatParam];
+  if (renamed !== undefined) return renamed;
   const path = parseChatMessagePath(chatParam);
   if (!path) return undefined;
   const origin = origins[path.index];

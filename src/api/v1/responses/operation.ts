@@ -1,12 +1,13 @@
 import type { ModelConfig } from '../../../config/schema.js';
 import { toApiError } from '../../../errors/api-error.js';
+import { thinkingStyleOf } from '../../../providers/anthropic/thinking-style.js';
 import type { CompletionResult, StreamItem } from '../../../providers/provider.js';
 import { chatCompletionOperation, chatStreamOperation } from '../../../routing/chat-operations.js';
 import { contextWindowError } from '../../../routing/context-window.js';
 import type { DispatchOperation, PreparedCall } from '../../../routing/operation.js';
 import type { Deployment } from '../../../routing/router.js';
 import type { UpstreamResponse } from '../../../upstream/client.js';
-import { inResponsesTerms } from './client-param.js';
+import { droppedInResponsesTerms, inResponsesTerms } from './client-param.js';
 import { unsupportedParameter } from './errors.js';
 import { reasoningHistoryFor } from './reasoning-history.js';
 import { asksForSummary, withReasoningSummary } from './reasoning-summary.js';
@@ -89,13 +90,19 @@ export function responsesOperation(
   const providerTranslation = (deployment: Deployment): ChatTranslation => {
     const provider = deployment.provider.type;
     const asked = request.include?.includes('reasoning.encrypted_content') === true;
-    if (provider !== 'anthropic' && asked && deployment.model.parameters.onUnsupported === 'refuse') {
+    // Only a Claude model that thinks signs its thinking; one that cannot reads history as a chat model does.
+    const signs =
+      provider === 'anthropic' &&
+      deployment.model.parameters.thinking !== 'none' &&
+      thinkingStyleOf(deployment.model) !== 'none';
+    if (!signs && asked && deployment.model.parameters.onUnsupported === 'refuse') {
       throw unsupportedParameter('include.reasoning.encrypted_content', 'cannot be honoured by this model.');
     }
     const key = `${provider}\u0000${deployment.model.name}`;
     let found = settled.get(key);
     if (!found) {
-      found = reasoningHistoryFor(provider, translation(deployment.model), request);
+      const reader = provider === 'anthropic' && !signs ? 'unsigned' : provider;
+      found = reasoningHistoryFor(reader, translation(deployment.model), request);
       settled.set(key, found);
     }
     return found;
@@ -142,19 +149,28 @@ export function responsesOperation(
           throw inResponsesTerms(error, translated.origins);
         }
       };
+      // Refusals of the chat request's parameters (prepare) are named as the client's field too.
+      const preparedNamed = <T>(prepare: () => T): T => {
+        try {
+          return prepare();
+        } catch (error) {
+          throw inResponsesTerms(error, translated.origins);
+        }
+      };
       if (stream) {
-        const prepared = chatStreamOperation(translated.request, undefined, onStreamFailure).prepare(
-          deployment,
-          context,
+        const prepared = preparedNamed(() =>
+          chatStreamOperation(translated.request, undefined, onStreamFailure).prepare(deployment, context),
         );
         return {
-          dropped: [...translated.dropped, ...prepared.dropped],
+          dropped: [...translated.dropped, ...droppedInResponsesTerms(prepared.dropped)],
           send: async () => ({ kind: 'chat-stream', translation: translated, items: await named(prepared.send) }),
         };
       }
-      const prepared = chatCompletionOperation(translated.request, undefined).prepare(deployment, context);
+      const prepared = preparedNamed(() =>
+        chatCompletionOperation(translated.request, undefined).prepare(deployment, context),
+      );
       return {
-        dropped: [...translated.dropped, ...prepared.dropped],
+        dropped: [...translated.dropped, ...droppedInResponsesTerms(prepared.dropped)],
         send: async () => ({ kind: 'chat', translation: translated, result: await named(prepared.send) }),
       };
     },

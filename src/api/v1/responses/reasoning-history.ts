@@ -10,7 +10,8 @@ import type { ResponsesRequest } from './types.js';
  * - Anthropic reads `thinking_blocks` only: reasoning without a signature is left out (Anthropic would refuse it);
  * - an OpenAI-compatible server gets `reasoning_content` (DeepSeek refuses the turn after a tool call without it,
  *   vLLM and SGLang read it back), never the signed blocks, which only Anthropic can check;
- * - Gemini and the built-in model read neither: both are left out.
+ * - Gemini and the built-in model read neither: both are left out;
+ * - a Claude model that cannot think (`unsigned`) takes no thinking blocks: the signed ones are left out.
  * What is left out is named for the `x-switchboard-dropped-parameters` header; history is never refused.
  */
 
@@ -36,7 +37,7 @@ function messagesWithout(
 }
 
 export function reasoningHistoryFor(
-  provider: ProviderType,
+  provider: ProviderType | 'unsigned',
   translation: ChatTranslation,
   request: ResponsesRequest,
 ): ChatTranslation {
@@ -51,7 +52,7 @@ export function reasoningHistoryFor(
   if (signed) dropped.push('input.reasoning.encrypted_content');
   if (asksForEncryptedReasoning(request)) dropped.push('include.reasoning.encrypted_content');
   const fields: ('thinking_blocks' | 'reasoning_content')[] = ['thinking_blocks'];
-  if (provider !== 'openai' && reasoned) {
+  if (provider !== 'openai' && provider !== 'unsigned' && reasoned) {
     fields.push('reasoning_content');
     dropped.push('input.reasoning');
   }

@@ -1,4 +1,5 @@
 import { withThinkingShown } from '../../../providers/anthropic/shown-thinking.js';
+import { thinkingStyleOf } from '../../../providers/anthropic/thinking-style.js';
 import type { Deployment } from '../../../routing/router.js';
 import { unsupportedParameter } from './errors.js';
 import { summarySetting } from './response-object.js';
@@ -11,6 +12,8 @@ import type { ResponsesRequest } from './types.js';
  * - Anthropic: Claude thinks (with the default effort when the request asks nothing of thinking), and its thinking,
  *   which Claude 4 models already summarize, is the summary; when Claude cannot think for this request (effort
  *   `none`, sampling Anthropic refuses thinking beside, a tool loop without its signed thinking) it is left out;
+ * - a model that cannot reason (`parameters.thinking: none`, or a Claude model before 3.7): left out and named, or
+ *   refused;
  * - Gemini: `include_reasoning`, which the adapter sends as `thinkingConfig.includeThoughts`: the thought summaries;
  * - any other provider (a chat upstream, the local model): the gateway has no way to ask, so it is left out and named,
  *   or refused when the model is configured to refuse.
@@ -29,12 +32,12 @@ export function asksForSummary(request: ResponsesRequest): boolean {
  */
 function askedOfProvider(translation: ChatTranslation, deployment: Deployment): ChatTranslation | undefined {
   const unsupported = deployment.model.parameters.unsupported;
-  if (unsupported.includes('reasoning.summary')) return undefined;
+  if (unsupported.includes('reasoning.summary') || deployment.model.parameters.thinking === 'none') return undefined;
   switch (deployment.provider.type) {
     case 'gemini':
       return { ...translation, request: { ...translation.request, include_reasoning: true } };
     case 'anthropic': {
-      const shown = withThinkingShown(translation.request);
+      const shown = withThinkingShown(translation.request, thinkingStyleOf(deployment.model));
       if (!shown) return undefined;
       // The field that turns thinking on, unless the model's configuration takes it away.
       const askedBy = shown.thinking !== undefined && shown.thinking !== null ? 'thinking' : 'reasoning_effort';

@@ -1,0 +1,87 @@
+import type { ModelConfig } from '../../config/schema.js';
+
+/**
+ * How a Claude model is asked to think, from `parameters.thinking` or else its upstream name:
+ * - `adaptive`: `thinking: {type: "adaptive"}` with `output_config.effort` (Opus and Sonnet 4.6, every 4.7 and later,
+ *   Claude 5, Mythos, Fable); from Opus 4.7 on (and Mythos, Fable, Claude 5) it is the only way, `enabled` is a 400;
+ * - `budget`: `thinking: {type: "enabled", budget_tokens}` (Claude 3.7, 4, 4.1, 4.5), and any name not read here, the
+ *   way every thinking Claude took before adaptive thinking;
+ * - `none`: it cannot think (Claude 3.5 and older 3, Claude 2, Instant), and refuses `thinking`.
+ */
+
+export type ThinkingStyle = 'budget' | 'adaptive' | 'none';
+
+type Family = 'opus' | 'sonnet' | 'haiku';
+
+interface ClaudeVersion {
+  family: Family | undefined;
+  major: number;
+  minor: number;
+}
+
+/**
+ * The model's own name: without a router's `vendor/` prefix, Bedrock's `anthropic.` (with a region) and `-v1:0`,
+ * Vertex's `@date`, a date, `-latest` or a context suffix such as `[1m]`; dots as dashes (`claude-3.5-sonnet`).
+ */
+export function bareModelName(upstreamModel: string): string {
+  let name = upstreamModel.toLowerCase().trim();
+  name = name.slice(name.lastIndexOf('/') + 1);
+  name = name.replace(/^(?:[a-z]{2,6}\.)?anthropic\./, '');
+  name = name.replace(/@.*$/, '').replace(/\[.*\]$/, '');
+  name = name.replace(/:\d+$/, '').replace(/(?<!^claude)-v\d+$/, '');
+  name = name.replace(/-latest$/, '').replace(/-\d{8}$/, '');
+  return name.replaceAll('.', '-');
+}
+
+/** `claude-opus-4-7`, `claude-sonnet-4`, `claude-3-7-sonnet`, `claude-3-haiku`: family and version, when readable. */
+function versionOf(name: string): ClaudeVersion | undefined {
+  const familyFirst = /^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-|$)/.exec(name);
+  if (familyFirst) {
+    return { family: familyFirst[1] as Family, major: Number(familyFirst[2]), minor: Number(familyFirst[3] ?? 0) };
+  }
+  const versionFirst = /^claude-(\d+)(?:-(\d))?(?:-(opus|sonnet|haiku))?(?:-|$)/.exec(name);
+  if (versionFirst) {
+    return {
+      family: versionFirst[3] as Family | undefined,
+      major: Number(versionFirst[1]),
+      minor: Number(versionFirst[2] ?? 0),
+    };
+  }
+  return undefined;
+}
+
+/** The style an upstream model name implies; `budget` for a name it cannot read. */
+export function thinkingStyleOfName(upstreamModel: string): ThinkingStyle {
+  const name = bareModelName(upstreamModel);
+  if (/(?:^|-)(?:mythos|fable)(?:-|$)/.test(name)) return 'adaptive';
+  if (/^claude-instant(?:-|$)|^claude-v\d/.test(name)) return 'none';
+  const version = versionOf(name);
+  if (!version) return 'budget';
+  const { family, major, minor } = version;
+  if (major >= 5) return 'adaptive';
+  if (major === 4) {
+    if (minor >= 7 || (minor === 6 && family !== 'haiku')) return 'adaptive';
+    return 'budget';
+  }
+  if (major === 3 && minor >= 7) return 'budget';
+  return 'none';
+}
+
+export function thinkingStyleOf(model: Pick<ModelConfig, 'upstreamModel' | 'parameters'>): ThinkingStyle {
+  return model.parameters.thinking ?? thinkingStyleOfName(model.upstreamModel);
+}
+
+/**
+ * Whether the model takes only adaptive thinking (`enabled` is a 400): every adaptive model but Opus and Sonnet 4.6,
+ * which still take a budget (deprecated). A model configured `adaptive` whose name says nothing counts as adaptive only.
+ */
+export function adaptiveOnly(model: Pick<ModelConfig, 'upstreamModel' | 'parameters'>): boolean {
+  if (thinkingStyleOf(model) !== 'adaptive') return false;
+  return !/^claude-(?:opus|sonnet)-4-6(?:-|$)/.test(bareModelName(model.upstreamModel));
+}
+
+/** Adaptive models whose efforts stop at `high` and `max` (no `xhigh`): Opus and Sonnet 4.6, Mythos Preview. */
+export function lacksXhighEffort(upstreamModel: string): boolean {
+  const name = bareModelName(upstreamModel);
+  return /^claude-(?:opus|sonnet)-4-6(?:-|$)/.test(name) || /(?:^|-)mythos-preview(?:-|$)/.test(name);
+}
