@@ -9,7 +9,10 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * thoughtSignature (Gemini 3), usageMetadata with thoughts counted apart from candidates, and Google's error body
  * `{"error":{code,message,status,details}}` (a 429 carries RetryInfo.retryDelay). Like the real API it refuses what it
  * would refuse: roles other than user/model, empty parts, a function call sent back without the signature it was
- * issued with (Gemini 3's check), function responses that do not answer the preceding calls one for one.
+ * issued with (Gemini 3's check), function responses that do not answer the preceding calls one for one, and, for
+ * models named as real ones (`gemini-2.5-flash`, `gemini-3-pro-preview`, …), a `thinkingConfig` the model cannot take:
+ * any on a model that does not think (Gemini 2.0, Gemma, 2.5 Flash Image), a budget outside the model's range (2.5 Pro
+ * cannot stop thinking), a level on 2.5 or one the Gemini 3 model does not accept, a budget and a level together.
  *
  * Behaviour is chosen by the model in the path: `mock` echoes; `tools` calls get_weather, then answers from the
  * function response; text answers start with a thought summary (a `thought: true` part) when the request asks for
@@ -89,6 +92,64 @@ function validate(body: Record<string, unknown>): string | undefined {
   const config = (body.generationConfig ?? {}) as Record<string, unknown>;
   if (config.responseJsonSchema && config.responseMimeType !== 'application/json') {
     return 'responseMimeType must be application/json when responseJsonSchema is set.';
+  }
+  return undefined;
+}
+
+type MockThinking =
+  | { kind: 'none' }
+  | { kind: 'fixed' }
+  | { kind: 'budget'; minimum: number; maximum: number; canTurnOff: boolean }
+  | { kind: 'level'; levels: string[] };
+
+/**
+ * The thinking of the real models this mock is asked for by name, from Google's thinking guide (other names, `mock`,
+ * `tools`, …, take any thinkingConfig, as before).
+ */
+function mockThinkingOf(model: string): MockThinking | undefined {
+  if (/^gemma-|^gemini-1\.|^gemini-2\.0-|^gemini-2\.5-flash-image|-tts$/.test(model)) {
+    return model.includes('-thinking') ? { kind: 'fixed' } : { kind: 'none' };
+  }
+  if (model.startsWith('gemini-2.5-pro')) return { kind: 'budget', minimum: 128, maximum: 32768, canTurnOff: false };
+  if (model.startsWith('gemini-2.5-flash-lite')) {
+    return { kind: 'budget', minimum: 512, maximum: 24576, canTurnOff: true };
+  }
+  if (model.startsWith('gemini-2.5-flash')) return { kind: 'budget', minimum: 1, maximum: 24576, canTurnOff: true };
+  if (model.startsWith('gemini-3-pro-image')) return { kind: 'fixed' };
+  if (model.startsWith('gemini-3-pro')) return { kind: 'level', levels: ['low', 'high'] };
+  if (model.startsWith('gemini-3.1-pro')) return { kind: 'level', levels: ['low', 'medium', 'high'] };
+  if (/^gemini-3\.[78]-flash/.test(model)) return { kind: 'level', levels: ['low', 'medium', 'high'] };
+  if (/^gemini-3(\.\d+)?-flash/.test(model)) return { kind: 'level', levels: ['minimal', 'low', 'medium', 'high'] };
+  return undefined;
+}
+
+/** What the Gemini API answers 400 to in `thinkingConfig`, for the model asked. */
+function thinkingRefusal(model: string, body: Record<string, unknown>): string | undefined {
+  const config = (body.generationConfig as { thinkingConfig?: Record<string, unknown> } | undefined)?.thinkingConfig;
+  const thinking = mockThinkingOf(model);
+  if (!config || !thinking) return undefined;
+  const { thinkingBudget: budget, thinkingLevel: level } = config;
+  if (thinking.kind === 'none') return 'Thinking is not supported for this model.';
+  if (budget !== undefined && level !== undefined) {
+    return 'thinking_budget and thinking_level are not supported together.';
+  }
+  if (thinking.kind === 'fixed') {
+    if (budget !== undefined) return 'Thinking budget is not supported for this model.';
+    if (level !== undefined) return 'Thinking level is not supported for this model.';
+    return undefined;
+  }
+  if (thinking.kind === 'budget') {
+    if (level !== undefined) return 'Thinking level is not supported for this model.';
+    if (budget === undefined || budget === -1) return undefined;
+    if (budget === 0 && !thinking.canTurnOff) return 'Budget 0 is invalid. This model only works in thinking mode.';
+    const inRange = typeof budget === 'number' && budget >= thinking.minimum && budget <= thinking.maximum;
+    if (!(inRange || (budget === 0 && thinking.canTurnOff))) {
+      return `The thinking budget (${String(budget)}) is invalid. Please choose a value between ${thinking.minimum} and ${thinking.maximum}.`;
+    }
+    return undefined;
+  }
+  if (level !== undefined && !thinking.levels.includes(String(level).toLowerCase())) {
+    return `Thinking level ${String(level).toUpperCase()} is not supported for this model.`;
   }
   return undefined;
 }
@@ -304,7 +365,7 @@ export async function startMockGeminiUpstream(): Promise<MockGeminiUpstream> {
       if (model === 'hang') return;
       return answerBatchEmbed(out, model, request.body);
     }
-    const invalid = validate(request.body);
+    const invalid = validate(request.body) ?? thinkingRefusal(model, request.body);
     if (invalid) return sendJson(out, 400, googleError(400, invalid));
     const answer = answerFor(model, request.body);
     switch (model) {

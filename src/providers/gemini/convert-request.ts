@@ -1,22 +1,52 @@
+import type { ModelConfig } from '../../config/schema.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import { openAiOnlyParameters } from '../openai-only-parameters.js';
 import { parametersSet } from '../tool-choice.js';
 import { convertContents } from './convert-contents.js';
 import { convertTools } from './convert-tools.js';
-import type { GeminiGenerationConfig, GeminiRequest } from './wire-types.js';
+import {
+  budgetFor,
+  canThink,
+  type GeminiThinking,
+  geminiThinking,
+  isKnownEffort,
+  levelFor,
+  takesEffort,
+} from './thinking.js';
+import type { GeminiGenerationConfig, GeminiRequest, GeminiThinkingConfig } from './wire-types.js';
 
 /**
  * The body of `generateContent` / `streamGenerateContent` for an OpenAI chat request. Sampling parameters go into
  * `generationConfig` (`n` -> candidateCount, `max_completion_tokens`/`max_tokens` -> maxOutputTokens, `stop` ->
  * stopSequences, `logprobs`/`top_logprobs` -> responseLogprobs/logprobs); `response_format` -> responseMimeType
  * `application/json`, with `responseJsonSchema` for json_schema; `include_reasoning: true` (vLLM's and OpenRouter's
- * name for asking to see the reasoning) -> `thinkingConfig.includeThoughts`.
+ * name for asking to see the reasoning) -> `thinkingConfig.includeThoughts`; `reasoning_effort` -> `thinkingBudget` or
+ * `thinkingLevel`, as the model takes it (thinking.ts).
  */
 
 const number = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 
-export function convertRequest(request: ChatCompletionRequest): GeminiRequest {
+const notKnown: GeminiThinking = { kind: 'unknown' };
+
+/** The thinking asked of the model: an effort it can take, and its thought summaries when the client wants them. */
+function thinkingConfigFor(request: ChatCompletionRequest, thinking: GeminiThinking): GeminiThinkingConfig | undefined {
+  const thinkingConfig: GeminiThinkingConfig = {};
+  let thinks = canThink(thinking);
+  const effort = request.reasoning_effort;
+  if (takesEffort(thinking) && isKnownEffort(effort)) {
+    if (thinking.kind === 'budget') {
+      thinkingConfig.thinkingBudget = budgetFor(effort, thinking);
+      thinks = thinkingConfig.thinkingBudget !== 0;
+    } else {
+      thinkingConfig.thinkingLevel = levelFor(effort, thinking);
+    }
+  }
+  if (request.include_reasoning === true && thinks) thinkingConfig.includeThoughts = true;
+  return Object.keys(thinkingConfig).length > 0 ? thinkingConfig : undefined;
+}
+
+export function convertRequest(request: ChatCompletionRequest, thinking: GeminiThinking = notKnown): GeminiRequest {
   const { systemInstruction, contents } = convertContents(request.messages);
   const body: GeminiRequest = { contents };
   if (systemInstruction) body.systemInstruction = systemInstruction;
@@ -51,8 +81,9 @@ export function convertRequest(request: ChatCompletionRequest): GeminiRequest {
     config.responseMimeType = 'application/json';
     if (format.json_schema?.schema) config.responseJsonSchema = format.json_schema.schema;
   }
-  // The thought summaries of a thinking model, as `thought` parts (read back as `reasoning_content`).
-  if (request.include_reasoning === true) config.thinkingConfig = { includeThoughts: true };
+  // The thought summaries of a thinking model come as `thought` parts (read back as `reasoning_content`).
+  const thinkingConfig = thinkingConfigFor(request, thinking);
+  if (thinkingConfig) config.thinkingConfig = thinkingConfig;
   if (Object.keys(config).length > 0) body.generationConfig = config;
   // Gemini's own safety settings, for clients that pass them through.
   if (Array.isArray(request.safety_settings)) body.safetySettings = request.safety_settings;
@@ -63,8 +94,21 @@ export function convertRequest(request: ChatCompletionRequest): GeminiRequest {
 // Gemini's having no field for them is not worth a dropped-parameters header (routing/parameters.ts).
 const untranslatedParameters = ['logit_bias', 'parallel_tool_calls', ...openAiOnlyParameters];
 
-/** OpenAI parameters this adapter has no translation for (the router drops or refuses them). */
-export function unsupportedParameters(request: ChatCompletionRequest): string[] {
+/**
+ * OpenAI parameters this adapter has no translation for, for this model (the router drops or refuses them): an effort
+ * the model cannot be asked (`none` to a model that does not think asks nothing of it, and is just not sent), and the
+ * thought summaries of a model that does not think. For a model whose thinking is not known, an effort, as before.
+ */
+export function unsupportedParameters(
+  request: ChatCompletionRequest,
+  model: Pick<ModelConfig, 'upstreamModel' | 'parameters'>,
+): string[] {
   const unsupported = parametersSet(request, untranslatedParameters);
+  const thinking = geminiThinking(model);
+  const effort = request.reasoning_effort;
+  const effortTaken =
+    (takesEffort(thinking) && isKnownEffort(effort)) || (thinking.kind === 'none' && effort === 'none');
+  if (effortTaken) unsupported.splice(unsupported.indexOf('reasoning_effort'), 1);
+  if (thinking.kind === 'none' && request.include_reasoning === true) unsupported.push('include_reasoning');
   return unsupported;
 }

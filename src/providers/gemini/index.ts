@@ -16,6 +16,7 @@ import { convertResponse } from './convert-response.js';
 import { modelPath } from './model-path.js';
 import { geminiErrorInBody, parseGeminiError } from './parse-error.js';
 import { geminiResponseShape } from './response-shape.js';
+import { geminiThinking } from './thinking.js';
 import { createGeminiStreamTranslator } from './translate-stream.js';
 import type { GeminiResponse } from './wire-types.js';
 
@@ -89,7 +90,7 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
         return {
           path: `${basePath}/${modelPath(call.model.upstreamModel)}:${method}`,
           headers,
-          body: JSON.stringify(convertRequest(call.request)),
+          body: JSON.stringify(convertRequest(call.request, geminiThinking(call.model))),
         };
       },
       readCompletion(bytes, call) {

@@ -42,8 +42,15 @@ export interface GeminiGenerationConfig {
   responseJsonSchema?: Record<string, unknown>;
   responseLogprobs?: boolean;
   logprobs?: number;
-  /** `includeThoughts`: thought summaries come back as parts with `thought: true`. */
-  thinkingConfig?: { includeThoughts?: boolean; thinkingBudget?: number };
+  thinkingConfig?: GeminiThinkingConfig;
+}
+
+/** Gemini 2.5 takes a budget, Gemini 3 a level, never both (thinking.ts). */
+export interface GeminiThinkingConfig {
+  /** Thought summaries come back as parts with `thought: true`. */
+  includeThoughts?: boolean;
+  thinkingBudget?: number;
+  thinkingLevel?: 'minimal' | 'low' | 'medium' | 'high';
 }
 
 export interface GeminiRequest {

@@ -1,5 +1,6 @@
 import { withThinkingShown } from '../../../providers/anthropic/shown-thinking.js';
 import { thinkingStyleOf } from '../../../providers/anthropic/thinking-style.js';
+import { canThink, geminiThinking } from '../../../providers/gemini/thinking.js';
 import type { Deployment } from '../../../routing/router.js';
 import { unsupportedParameter } from './errors.js';
 import { summarySetting } from './response-object.js';
@@ -14,7 +15,8 @@ import type { ResponsesRequest } from './types.js';
  *   `none`, sampling Anthropic refuses thinking beside, a tool loop without its signed thinking) it is left out;
  * - a model that cannot reason (`parameters.thinking: none`, or a Claude model before 3.7): left out and named, or
  *   refused;
- * - Gemini: `include_reasoning`, which the adapter sends as `thinkingConfig.includeThoughts`: the thought summaries;
+ * - Gemini: `include_reasoning`, which the adapter sends as `thinkingConfig.includeThoughts`: the thought summaries
+ *   (a Gemini model that does not think, by its name, cannot be asked);
  * - any other provider (a chat upstream, the local model): the gateway has no way to ask, so it is left out and named,
  *   or refused when the model is configured to refuse.
  * Whatever reasoning text comes back is shown as the summary only when a summary was asked for
@@ -27,14 +29,16 @@ export function asksForSummary(request: ResponsesRequest): boolean {
 
 /**
  * The translation asking the deployment's provider for the reasoning; undefined when it cannot be asked. A model
- * that does not think (Gemini 2.0 refuses `thinkingConfig`, Claude 3.5 refuses `thinking`) is configured so, with
- * `reasoning.summary` (or, for Claude, the `reasoning_effort` that would turn thinking on) in `parameters.unsupported`.
+ * that does not think (Gemini 2.0 refuses `thinkingConfig`, Claude 3.5 refuses `thinking`) is known by its name for
+ * Gemini, and otherwise configured so, with `reasoning.summary` (or, for Claude, the `reasoning_effort` that would turn
+ * thinking on) in `parameters.unsupported`.
  */
 function askedOfProvider(translation: ChatTranslation, deployment: Deployment): ChatTranslation | undefined {
   const unsupported = deployment.model.parameters.unsupported;
   if (unsupported.includes('reasoning.summary') || deployment.model.parameters.thinking === 'none') return undefined;
   switch (deployment.provider.type) {
     case 'gemini':
+      if (!canThink(geminiThinking(deployment.model))) return undefined;
       return { ...translation, request: { ...translation.request, include_reasoning: true } };
     case 'anthropic': {
       const shown = withThinkingShown(translation.request, thinkingStyleOf(deployment.model));
