@@ -193,7 +193,7 @@ describe('/v1/responses: reasoning.effort', () => {
   it.each([false, true])('a model that does not think: effort and summary named (stream: %s)', async (stream) => {
     const result = await respond({ model: 'g-flash-20', reasoning: { effort: 'low', summary: 'auto' }, stream });
     expect(result.status, JSON.stringify(result.body)).toBe(200);
-    expect(result.dropped.sort()).toEqual(['reasoning.summary', 'reasoning_effort']);
+    expect(result.dropped.sort()).toEqual(['reasoning.effort', 'reasoning.summary']);
     expect(lastThinkingConfig()).toBeUndefined();
   });
 
