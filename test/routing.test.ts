@@ -59,9 +59,10 @@ const setup = useGatewayWithMock((mock) => ({
   models: [
     {
       name: 'balanced',
+      // Patient: on a loaded machine a 1 s timeout would retry some requests on the other deployment, skewing the count.
       deployments: [
-        { provider: 'mock', upstream_model: 'lb-a', weight: 3 },
-        { provider: 'mock', upstream_model: 'lb-b', weight: 1 },
+        { provider: 'mock-patient', upstream_model: 'lb-a', weight: 3 },
+        { provider: 'mock-patient', upstream_model: 'lb-b', weight: 1 },
       ],
     },
     {

@@ -76,7 +76,8 @@ export class MemorySignInThrottle implements SignInThrottle {
   ) {
     // Bounded, so a flood of random addresses cannot exhaust memory.
     this.maxEntries = options.maxEntries ?? 100_000;
-    this.now = options.now ?? Date.now;
+    // Read when called, not captured, so that a test's fake Date reaches it.
+    this.now = options.now ?? (() => Date.now());
     this.sweepTimer = setInterval(() => this.sweep(), Math.min(policy.forgetAfterMs, 60_000));
     this.sweepTimer.unref();
   }
