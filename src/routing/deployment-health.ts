@@ -70,8 +70,21 @@ export interface DeploymentHealthEntry {
   availableInMs: number;
 }
 
+/**
+ * An ejection decided on this node, or a recovery from one. A recovery names the ejection it ended, so that the shared
+ * store clears that one only, never a newer one another node decided meanwhile.
+ */
+export interface Transition {
+  kind: 'ejected' | 'recovered';
+  ejection: Ejection;
+}
+
+/** Whether two ejections are the same one (every node sees an ejection with the count and until it was decided with). */
+export const sameEjection = (one: Ejection | undefined, other: Ejection | undefined): boolean =>
+  one !== undefined && other !== undefined && one.count === other.count && one.until === other.until;
+
 /** Receives ejections and recoveries decided on this node, to share them (SharedHealthStore). */
-export type TransitionListener = (deployment: string, ejection: Ejection | undefined) => void;
+export type TransitionListener = (deployment: string, transition: Transition) => void;
 
 const anonymous = '';
 
@@ -136,7 +149,7 @@ export class DeploymentHealth {
     if (ejection) {
       // As with failures: while the cooldown runs, an answer is a request's sent before the ejection (or in panic),
       // and says nothing new; after it, the probe's (or a request's like it) brings the deployment back.
-      if (now >= ejection.until) this.recover(deployment);
+      if (now >= ejection.until) this.recover(deployment, ejection);
       return;
     }
     this.windowOf(deployment).add(now, context.account ?? anonymous, false);
@@ -232,7 +245,7 @@ export class DeploymentHealth {
           this.ejections.delete(deployment);
           this.windows.get(deployment)?.clear();
         }
-      } else if (!local || local.count !== shared.count || local.until !== shared.until) {
+      } else if (!sameEjection(local, shared)) {
         const probeStartedAt = local?.count === shared.count ? local.probeStartedAt : undefined;
         this.ejections.set(deployment, { count: shared.count, until: shared.until, probeStartedAt });
       }
@@ -285,14 +298,15 @@ export class DeploymentHealth {
     const ejection: LocalEjection = { count, until: now + this.cooldownFor(count), probeStartedAt: undefined };
     this.ejections.set(deployment, ejection);
     this.runs.delete(deployment);
-    this.transitionListener?.(deployment, { count: ejection.count, until: ejection.until });
+    this.transitionListener?.(deployment, { kind: 'ejected', ejection: { count, until: ejection.until } });
   }
 
-  private recover(deployment: string): void {
+  private recover(deployment: string, ejection: Ejection): void {
     this.ejections.delete(deployment);
     // The evidence that ejected it is spent: a new ejection needs new failures.
     this.windows.get(deployment)?.clear();
-    this.transitionListener?.(deployment, undefined);
+    const { count, until } = ejection;
+    this.transitionListener?.(deployment, { kind: 'recovered', ejection: { count, until } });
   }
 
   private pausedFor(deployment: string, now: number): number {

@@ -1,4 +1,4 @@
-import type { Ejection } from './deployment-health.js';
+import { type Ejection, sameEjection } from './deployment-health.js';
 import { type AccountTally, bucketLengthMs, liveBucketStarts } from './outcome-window.js';
 import type { HealthExchange, HealthExchangeAnswer } from './shared-health-store.js';
 
@@ -7,8 +7,14 @@ import type { HealthExchange, HealthExchangeAnswer } from './shared-health-store
  * not configured: what Redis holds between nodes (redis-health-store.ts), in memory. Each deployment's shared ejection
  * lasts a window past its cooldown; each bucket of outcomes, per account, a window past its last write. Bounded by the
  * deployments the workers report (their configured ones), the window's buckets and the accounts that sent requests
- * within it.
+ * within it. A recovery clears the ejection it recovered from only, and that ejection is not taken back in if it
+ * arrives again later (as redis-health-scripts.ts does in Redis).
  */
+
+interface TimedEjection {
+  ejection: Ejection;
+  expiresAt: number;
+}
 
 interface Bucket {
   expiresAt: number;
@@ -16,7 +22,9 @@ interface Bucket {
 }
 
 export class HealthLedger {
-  private readonly states = new Map<string, { ejection: Ejection; expiresAt: number }>();
+  private readonly states = new Map<string, TimedEjection>();
+  /** Per deployment, the ejection it last recovered from, kept as long as that ejection's shared state would be. */
+  private readonly recovered = new Map<string, TimedEjection>();
   /** Per deployment, its buckets of outcomes by start time. */
   private readonly buckets = new Map<string, Map<number, Bucket>>();
 
@@ -28,16 +36,17 @@ export class HealthLedger {
   exchange(exchange: HealthExchange): HealthExchangeAnswer {
     const now = this.now();
     this.forgetExpired(now);
-    for (const [deployment, ejection] of exchange.transitions) {
-      if (!ejection) {
-        // Recovered: the shared evidence that ejected it is spent too.
-        this.states.delete(deployment);
-        this.buckets.delete(deployment);
-        continue;
-      }
+    for (const [deployment, { kind, ejection }] of exchange.transitions) {
       // The ejection's times are on the worker's clock, the expiry on this one's: the same machine's.
       const expiresAt = now + ejection.until - exchange.now + this.windowMs;
-      if (expiresAt > now) this.states.set(deployment, { ejection, expiresAt });
+      if (kind === 'recovered') {
+        this.recover(deployment, { ejection, expiresAt }, now);
+        continue;
+      }
+      // An ejection already recovered from arrives late only when sent again (its first exchange's answer was lost).
+      if (expiresAt > now && !sameEjection(this.recovered.get(deployment)?.ejection, ejection)) {
+        this.states.set(deployment, { ejection, expiresAt });
+      }
     }
     const bucketTtl = this.windowMs + bucketLengthMs(this.windowMs);
     for (const { deployment, deltas } of exchange.outcomes) {
@@ -72,6 +81,16 @@ export class HealthLedger {
     return { merged, states };
   }
 
+  private recover(deployment: string, recovered: TimedEjection, now: number): void {
+    if (recovered.expiresAt > now) this.recovered.set(deployment, recovered);
+    const stored = this.states.get(deployment);
+    // Another worker ejected it again meanwhile: that ejection stays, and so do the outcomes that are its evidence.
+    if (stored && !sameEjection(stored.ejection, recovered.ejection)) return;
+    // The shared evidence that ejected it is spent too.
+    this.states.delete(deployment);
+    this.buckets.delete(deployment);
+  }
+
   private bucketOf(deployment: string, start: number): Bucket {
     let buckets = this.buckets.get(deployment);
     if (!buckets) {
@@ -87,8 +106,10 @@ export class HealthLedger {
   }
 
   private forgetExpired(now: number): void {
-    for (const [deployment, state] of this.states) {
-      if (state.expiresAt <= now) this.states.delete(deployment);
+    for (const timed of [this.states, this.recovered]) {
+      for (const [deployment, state] of timed) {
+        if (state.expiresAt <= now) timed.delete(deployment);
+      }
     }
     for (const [deployment, buckets] of this.buckets) {
       for (const [start, bucket] of buckets) {

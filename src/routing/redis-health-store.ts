@@ -2,15 +2,22 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import type { DeploymentHealth, Ejection } from './deployment-health.js';
 import { type AccountTally, bucketLengthMs, liveBucketStarts } from './outcome-window.js';
-import { type HealthExchange, type HealthExchangeAnswer, SharedHealthStore } from './shared-health-store.js';
+import { ejectScript, recoverScript } from './redis-health-scripts.js';
+import {
+  type HealthExchange,
+  type HealthExchangeAnswer,
+  type HealthTransport,
+  SharedHealthStore,
+} from './shared-health-store.js';
 
 /**
  * Deployment health shared between gateway nodes through Redis (shared-health-store.ts does the exchanging): one
  * pipelined round trip per exchange.
  *
  * Keys (one hash tag, so they share a slot): `{health}:state:<deployment>` = "count:until" (expires a window after
- * its cooldown), and `{health}:outcomes:<deployment>:<bucket start>` = hash of `s:<account>` / `f:<account>` counts
- * (expires a bucket after the window).
+ * its cooldown), `{health}:recovered:<deployment>` = the ejection it last recovered from (as long), and
+ * `{health}:outcomes:<deployment>:<bucket start>` = hash of `s:<account>` / `f:<account>` counts (expires a bucket
+ * after the window). Ejections and recoveries are written by scripts (redis-health-scripts.ts).
  */
 
 export interface RedisHealthStoreOptions {
@@ -25,12 +32,18 @@ export interface RedisHealthStoreOptions {
   now?: () => number;
 }
 
-type Pipeline = ReturnType<Redis['pipeline']>;
+type ScriptArguments = Array<string | number>;
+type Pipeline = ReturnType<Redis['pipeline']> & {
+  switchboardHealthEject(keys: number, ...args: ScriptArguments): Pipeline;
+  switchboardHealthRecover(keys: number, ...args: ScriptArguments): Pipeline;
+};
+
+export type RedisHealthTransportOptions = Omit<RedisHealthStoreOptions, 'health' | 'intervalMs' | 'logger' | 'now'>;
 
 export function redisHealthStore(options: RedisHealthStoreOptions): SharedHealthStore {
   return new SharedHealthStore({
     health: options.health,
-    transport: (exchange) => exchangeThroughRedis(options, exchange),
+    transport: redisHealthTransport(options),
     intervalMs: options.intervalMs,
     logger: options.logger,
     storeName: 'Redis',
@@ -38,26 +51,36 @@ export function redisHealthStore(options: RedisHealthStoreOptions): SharedHealth
   });
 }
 
+/** One exchange through Redis: one pipelined round trip (the scripts' first use on a connection sends them whole). */
+export function redisHealthTransport(options: RedisHealthTransportOptions): HealthTransport {
+  options.redis.defineCommand('switchboardHealthEject', { lua: ejectScript });
+  options.redis.defineCommand('switchboardHealthRecover', { lua: recoverScript });
+  return (exchange) => exchangeThroughRedis(options, exchange);
+}
+
 async function exchangeThroughRedis(
-  options: RedisHealthStoreOptions,
+  options: RedisHealthTransportOptions,
   exchange: HealthExchange,
 ): Promise<HealthExchangeAnswer> {
   const { redis, windowMs, deployments } = options;
   const { now } = exchange;
   const stateKey = (deployment: string) => `${options.keyPrefix}{health}:state:${deployment}`;
+  const recoveredKey = (deployment: string) => `${options.keyPrefix}{health}:recovered:${deployment}`;
   const bucketKey = (deployment: string, bucketStart: number) =>
     `${options.keyPrefix}{health}:outcomes:${deployment}:${bucketStart}`;
-  const pipeline: Pipeline = redis.pipeline();
-  for (const [deployment, ejection] of exchange.transitions) {
-    if (!ejection) {
-      // Recovered: the shared evidence that ejected it is spent too.
-      const keys = liveBucketStarts(windowMs, now).map((start) => bucketKey(deployment, start));
-      pipeline.del(stateKey(deployment), ...keys);
-      continue;
-    }
+  const pipeline = redis.pipeline() as Pipeline;
+  for (const [deployment, { kind, ejection }] of exchange.transitions) {
+    const value = `${ejection.count}:${ejection.until}`;
     // Kept a window past its cooldown, so a half-open deployment stays half-open until a probe reports back.
     const ttl = ejection.until - now + windowMs;
-    if (ttl > 0) pipeline.set(stateKey(deployment), `${ejection.count}:${ejection.until}`, 'PX', ttl);
+    const keys = [stateKey(deployment), recoveredKey(deployment)];
+    if (kind === 'recovered') {
+      // The shared evidence that ejected it is spent too (unless another node ejected it again meanwhile).
+      keys.push(...liveBucketStarts(windowMs, now).map((start) => bucketKey(deployment, start)));
+      pipeline.switchboardHealthRecover(keys.length, ...keys, value, ttl);
+    } else if (ttl > 0) {
+      pipeline.switchboardHealthEject(keys.length, ...keys, value, ttl);
+    }
   }
   const bucketTtl = windowMs + bucketLengthMs(windowMs);
   for (const { deployment, deltas } of exchange.outcomes) {

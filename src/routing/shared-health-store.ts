@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js';
-import type { DeploymentHealth, Ejection } from './deployment-health.js';
+import type { DeploymentHealth, Ejection, Transition } from './deployment-health.js';
 import type { AccountTally, OutcomeDelta } from './outcome-window.js';
 
 /**
@@ -15,8 +15,11 @@ import type { AccountTally, OutcomeDelta } from './outcome-window.js';
 
 /** What one process sends the shared store in one exchange. */
 export interface HealthExchange {
-  /** Ejections (null: recovered) decided here since the last exchange, latest per deployment. */
-  transitions: Array<[deployment: string, ejection: Ejection | null]>;
+  /**
+   * Ejections and recoveries decided here since the last exchange, latest per deployment. A recovery clears the shared
+   * ejection only if it is still the one recovered from; a recovered ejection arriving late is not taken back in.
+   */
+  transitions: Array<[deployment: string, transition: Transition]>;
   /** Outcomes not sent yet. */
   outcomes: Array<{ deployment: string; deltas: OutcomeDelta[] }>;
   /** Deployments whose merged window is to be read back. */
@@ -53,14 +56,14 @@ export interface SharedHealthStoreOptions {
 export class SharedHealthStore {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  /** Ejections (or recoveries: null) decided here and not yet written, latest per deployment. */
-  private readonly outbox = new Map<string, Ejection | null>();
+  /** Ejections and recoveries decided here and not yet written, latest per deployment. */
+  private readonly outbox = new Map<string, Transition>();
   private reachable: boolean | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: SharedHealthStoreOptions) {
     this.now = options.now ?? Date.now;
-    options.health.onTransition((deployment, ejection) => this.outbox.set(deployment, ejection ?? null));
+    options.health.onTransition((deployment, transition) => this.outbox.set(deployment, transition));
   }
 
   start(): void {
@@ -130,8 +133,8 @@ export class SharedHealthStore {
 
   /** Transitions not certainly written: sent again next time, unless a newer one for the deployment came meanwhile. */
   private giveBack(transitions: HealthExchange['transitions']): void {
-    for (const [deployment, ejection] of transitions) {
-      if (!this.outbox.has(deployment)) this.outbox.set(deployment, ejection);
+    for (const [deployment, transition] of transitions) {
+      if (!this.outbox.has(deployment)) this.outbox.set(deployment, transition);
     }
   }
 

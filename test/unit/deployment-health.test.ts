@@ -6,6 +6,7 @@ import {
   DeploymentHealth,
   type Ejection,
   type OutcomeContext,
+  type Transition,
 } from '../../src/routing/deployment-health.js';
 import { OutcomeWindow } from '../../src/routing/outcome-window.js';
 import { isOutlier, mayFollowTheRequest } from '../../src/routing/outlier-detection.js';
@@ -211,8 +212,8 @@ describe('ejection and probing', () => {
   it('is not ended by a success while its cooldown runs', () => {
     const time = clock();
     const health = new DeploymentHealth(settings({ minimumAccounts: 1, minimumRequests: 1 }), time.now);
-    const transitions: Array<Ejection | undefined> = [];
-    health.onTransition((_deployment, ejection) => transitions.push(ejection));
+    const transitions: Transition[] = [];
+    health.onTransition((_deployment, transition) => transitions.push(transition));
     fail(health, 'd', 'a', 1);
     // A request sent before the ejection answers on the first and the last millisecond of the cooldown.
     succeed(health, 'd', 'a', 1);
@@ -220,13 +221,14 @@ describe('ejection and probing', () => {
     succeed(health, 'd', 'a', 1);
     expect(health.availableInMs('d')).toBe(1);
     expect(health.entries()).toEqual([{ deployment: 'd', state: 'open', availableInMs: 1 }]);
-    expect(transitions).toEqual([{ count: 1, until: time.now() + 1 }]);
+    const ejection = { count: 1, until: time.now() + 1 };
+    expect(transitions).toEqual([{ kind: 'ejected', ejection }]);
     // The cooldown ends on time, not later: the probe goes, and its success brings the deployment back.
     time.advance(1);
     expect(health.tryAcquire('d')).toBe(true);
     succeed(health, 'd', 'a', 1);
     expect(health.entries()).toEqual([]);
-    expect(transitions.at(-1)).toBeUndefined();
+    expect(transitions.at(-1)).toEqual({ kind: 'recovered', ejection });
     // Successes sent while it was out were not counted: one failure after the recovery ejects again (100%).
     fail(health, 'd', 'a', 1);
     expect(health.isAvailable('d')).toBe(false);
@@ -302,14 +304,16 @@ describe('sharing with other nodes', () => {
   it('reports its transitions, and takes on ejections and recoveries decided elsewhere', () => {
     const time = clock();
     const health = new DeploymentHealth(settings({ minimumRequests: 2 }), time.now);
-    const transitions: Array<[string, Ejection | undefined]> = [];
-    health.onTransition((deployment, ejection) => transitions.push([deployment, ejection]));
+    const transitions: Array<[string, Transition]> = [];
+    health.onTransition((deployment, transition) => transitions.push([deployment, transition]));
     fail(health, 'd', 'a', 1);
     fail(health, 'd', 'b', 1);
-    expect(transitions).toEqual([['d', { count: 1, until: time.now() + 1000 }]]);
+    const ejection = { count: 1, until: time.now() + 1000 };
+    expect(transitions).toEqual([['d', { kind: 'ejected', ejection }]]);
     time.advance(1000);
     succeed(health, 'd', 'a', 1);
-    expect(transitions.at(-1)).toEqual(['d', undefined]);
+    // The recovery names the ejection it ended: the shared store clears that one only.
+    expect(transitions.at(-1)).toEqual(['d', { kind: 'recovered', ejection }]);
 
     const remote = new Map<string, Ejection | undefined>([
       ['d', { count: 2, until: time.now() + 2000 }],

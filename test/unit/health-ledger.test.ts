@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HealthLedger } from '../../src/routing/health-ledger.js';
 import { bucketLengthMs } from '../../src/routing/outcome-window.js';
-import type { HealthExchange } from '../../src/routing/shared-health-store.js';
+import type { HealthExchange, HealthExchangeAnswer } from '../../src/routing/shared-health-store.js';
+import { sharedHealthContract } from '../support/shared-health-contract.js';
 
 /** The primary's shared deployment health for `serve --workers` without Redis: what Redis keeps, in memory. */
 
@@ -33,7 +34,9 @@ describe('HealthLedger', () => {
     });
     expect(answer.states).toEqual({});
 
-    ledger.exchange(exchange(now, { transitions: [['d', { count: 1, until: now + 30_000 }]] }));
+    ledger.exchange(
+      exchange(now, { transitions: [['d', { kind: 'ejected', ejection: { count: 1, until: now + 30_000 } }]] }),
+    );
     expect(ledger.exchange(exchange(now)).states).toEqual({ d: { count: 1, until: now + 30_000 } });
     // Kept a window past its cooldown (a half-open deployment stays so until a probe reports), then forgotten.
     now += 30_000 + windowMs - 1;
@@ -48,11 +51,23 @@ describe('HealthLedger', () => {
     const bucketStart = now - (now % bucketLengthMs(windowMs));
     ledger.exchange(
       exchange(now, {
-        transitions: [['d', { count: 1, until: now + 30_000 }]],
+        transitions: [['d', { kind: 'ejected', ejection: { count: 1, until: now + 30_000 } }]],
         outcomes: [{ deployment: 'd', deltas: [{ bucketStart, account: 'a', successes: 0, failures: 4 }] }],
       }),
     );
-    const answer = ledger.exchange(exchange(now, { transitions: [['d', null]], judge: ['d'] }));
+    const recovery = { kind: 'recovered', ejection: { count: 1, until: now + 30_000 } } as const;
+    const answer = ledger.exchange(exchange(now, { transitions: [['d', recovery]], judge: ['d'] }));
     expect(answer).toEqual({ merged: { d: [] }, states: {} });
+  });
+});
+
+describe('HealthLedger, whatever order the workers exchange in', () => {
+  sharedHealthContract((now) => {
+    const ledger = new HealthLedger(windowMs, now);
+    // Read as a worker reads the answer (ipc-health-store.ts): a deployment the ledger does not name is healthy.
+    return async (sent): Promise<HealthExchangeAnswer> => {
+      const { merged, states } = ledger.exchange(sent);
+      return { merged, states: sent.readStates ? { d: states.d ?? null } : {} };
+    };
   });
 });
