@@ -19,7 +19,8 @@ import type { Provider } from '../providers/provider.js';
  * A model configured `parameters.thinking: none` (it cannot reason) has the fields that ask for reasoning
  * (`reasoning_effort`, `include_reasoning`, Anthropic's `thinking`) unsupported, whatever its provider; effort `none`
  * and thinking `disabled` ask nothing. A value the model lacks where it has a nearest one (provider.replacedValues)
- * is sent as that one and named `name=value`, or refused with 400 unsupported_value.
+ * is sent as that one and named `name=value` (an object by its type, `thinking.type=disabled`), or refused with 400
+ * unsupported_value.
  */
 
 const shapeChanging = new Set([
