@@ -305,6 +305,16 @@ describe('messages', () => {
     },
   );
 
+  it('keeps Opus 5 from thinking beside xhigh by sending high, named', async () => {
+    const result = await message(
+      hello('opus-5', { thinking: { type: 'disabled' }, output_config: { effort: 'xhigh' } }),
+    );
+    expect(result.status).toBe(200);
+    expect(result.dropped).toBe('output_config.effort=xhigh');
+    expect(claudeBody().thinking).toEqual({ type: 'disabled' });
+    expect(claudeBody().output_config).toEqual({ effort: 'high' });
+  });
+
   it('refuses disabled where thinking cannot stop for a model set to refuse, in Anthropic terms', async () => {
     const before = claudeCalls();
     const response = await postMessages(hello('mythos-refusing', { thinking: { type: 'disabled' } }));

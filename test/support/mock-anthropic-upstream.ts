@@ -160,7 +160,7 @@ function checkThinkingInToolLoop(body: Record<string, unknown>, turns: Turn[]): 
  * its own words where they are known: Opus 4.7 and later, Claude 5, Mythos and Fable refuse `enabled`; models before
  * Opus and Sonnet 4.6 refuse `adaptive`; Claude 3.5 and older cannot think and refuse `thinking` and an effort; Opus
  * and Sonnet 4.6 and Mythos Preview have no `xhigh` effort; Mythos, Fable and Opus and Sonnet 5.5 cannot turn thinking
- * off (`disabled`); of the models asked with a budget only Opus 4.5 takes `output_config.effort`; a budget is at least
+ * off (`disabled`), and Opus 5 only up to effort `high`; of the models asked with a budget only Opus 4.5 takes `output_config.effort`; a budget is at least
  * 1024 tokens and under `max_tokens`, for any model. Names that are not Claude's (`mock`, `thinking-tools`, …) take any
  * thinking.
  */
@@ -196,6 +196,9 @@ function checkThinkingForModel(body: Record<string, unknown>): string | undefine
   }
   if (type === 'disabled' && alwaysThinkingModel.test(model)) {
     return '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+  }
+  if (type === 'disabled' && (effort === 'xhigh' || effort === 'max') && /claude-opus-5(?!-\d(?!\d{7}))/.test(model)) {
+    return '"thinking.type.disabled" is only supported with "output_config.effort" up to "high" on this model.';
   }
   if (effort !== undefined && noEffortModel.test(model)) {
     return 'output_config.effort: This model does not support the effort parameter.';

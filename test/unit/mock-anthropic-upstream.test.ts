@@ -69,6 +69,9 @@ describe('the Anthropic mock upstream', () => {
     expect((await ask('claude-opus-5-5', disabled)).status).toBe(400);
     expect((await ask('claude-opus-4-7', disabled)).status).toBe(200);
     expect((await ask('claude-opus-5', disabled)).status).toBe(200);
+    const disabledAtXhigh = { ...disabled, output_config: { effort: 'xhigh' } };
+    expect((await ask('claude-opus-5', disabledAtXhigh)).status).toBe(400);
+    expect((await ask('claude-opus-4-8', disabledAtXhigh)).status).toBe(200);
     const effort = { output_config: { effort: 'low' } };
     expect((await ask('claude-sonnet-4-5-20250929', effort)).message).toContain('does not support the effort');
     expect((await ask('claude-opus-4-1', effort)).status).toBe(400);

@@ -238,6 +238,19 @@ describe('fitThinking', () => {
     }
   });
 
+  it('keeps Opus 5 from thinking beside an effort above high by sending high, named', () => {
+    for (const effort of ['xhigh', 'max']) {
+      const disabled = body({ thinking: { type: 'disabled' }, output_config: { effort } });
+      expect(fitThinking(disabled, model('claude-opus-5'))).toMatchObject({
+        body: { thinking: { type: 'disabled' }, output_config: { effort: 'high' } },
+        dropped: [`output_config.effort=${effort}`],
+      });
+      expect(fitThinking(disabled, model('claude-opus-4-8')).body).toBe(disabled);
+    }
+    const high = body({ thinking: { type: 'disabled' }, output_config: { effort: 'high' } });
+    expect(fitThinking(high, model('claude-opus-5')).body).toBe(high);
+  });
+
   it('leaves thinking and effort out for a model that cannot think; disabled goes silently', () => {
     const fitted = fitThinking(
       body({ thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low', format: {} } }),

@@ -3,6 +3,7 @@ import { budgets, minimumThinkingBudget } from './thinking-from-effort.js';
 import {
   adaptiveOnly,
   cannotStopThinking,
+  disablesOnlyUpToHigh,
   lacksXhighEffort,
   type ThinkingStyle,
   takesOutputEffort,
@@ -21,7 +22,8 @@ import {
  * - `output_config.effort: "xhigh"` to a model without it (Opus and Sonnet 4.6, Mythos Preview): `high`, named
  *   `output_config.effort=xhigh`;
  * - `disabled` to a model whose thinking cannot be turned off (thinking-style.ts): `adaptive` at the lowest effort,
- *   `low` (unless the client set one), named `thinking.type=disabled`;
+ *   `low` (unless the client set one), named `thinking.type=disabled`; beside `xhigh` or `max` to Opus 5, which turns
+ *   thinking off only up to `high`: the effort `high`, named `output_config.effort=xhigh` (or `=max`);
  * - `output_config.effort` to a budget model that refuses it (all but Opus 4.5): left out, and named unless it was
  *   made into the budget of `adaptive` thinking.
  * What is named is for `x-switchboard-dropped-parameters`, or a 400 where the model is configured to refuse.
@@ -38,6 +40,9 @@ export const replacedXhigh = 'output_config.effort=xhigh';
 
 /** The name the replaced `disabled` is given. */
 export const replacedDisabled = 'thinking.type=disabled';
+
+/** The name an effort above `high` is given where Opus 5 takes it only with thinking on. */
+export const replacedMax = 'output_config.effort=max';
 
 type Target = Pick<ModelConfig, 'upstreamModel' | 'parameters'>;
 
@@ -81,6 +86,12 @@ function fitForStyle(body: Record<string, unknown>, style: ThinkingStyle, target
       body.thinking = { type: 'adaptive' };
       if (effort === undefined || effort === null) withEffort(body, 'low');
       dropped.push(replacedDisabled);
+    }
+    const above = effort === 'xhigh' || effort === 'max';
+    if (thinking?.type === 'disabled' && above && disablesOnlyUpToHigh(target.upstreamModel)) {
+      // No thinking asked for, so what is kept is the most effort the answer itself can have.
+      withEffort(body, 'high');
+      dropped.push(effort === 'max' ? replacedMax : replacedXhigh);
     }
     if (recordOf(body.output_config)?.effort === 'xhigh' && lacksXhighEffort(target.upstreamModel)) {
       withEffort(body, 'high');

@@ -107,3 +107,8 @@ export function takesOutputEffort(model: Pick<ModelConfig, 'upstreamModel' | 'pa
   // A name not read is sent what it was sent, as before.
   return /^claude-opus-4-5(?:-|$)/.test(name) || versionOf(name) === undefined;
 }
+
+/** Opus 5 turns thinking off only up to effort `high`: `disabled` beside `xhigh` or `max` is a 400 (its model page). */
+export function disablesOnlyUpToHigh(upstreamModel: string): boolean {
+  return /^claude-opus-5(?:-\d{8})?$/.test(bareModelName(upstreamModel));
+}

@@ -1,11 +1,17 @@
 import type { ModelConfig } from '../../../config/schema.js';
 import { budgetRefusal } from '../../../providers/anthropic/check-budget.js';
-import { fitThinking, replacedDisabled, replacedXhigh } from '../../../providers/anthropic/fit-thinking.js';
+import {
+  fitThinking,
+  replacedDisabled,
+  replacedMax,
+  replacedXhigh,
+} from '../../../providers/anthropic/fit-thinking.js';
 import { unsupportedParameter, unsupportedValue } from '../../../routing/parameters.js';
 
 /** The replaced values fit-thinking.ts names, as the field and the value the model lacks. */
 const replacedFields: Record<string, [string, string]> = {
   [replacedXhigh]: ['output_config.effort', 'xhigh'],
+  [replacedMax]: ['output_config.effort', 'max'],
   [replacedDisabled]: ['thinking.type', 'disabled'],
 };
 
