@@ -54,38 +54,53 @@ async function chat(model: string, fields: Record<string, unknown>, stream = fal
 
 describe('chat completions: reasoning_effort for models that think', () => {
   it.each([false, true])('becomes a budget within each 2.5 model’s range (stream: %s)', async (stream) => {
-    const cases: Array<[string, string, number]> = [
-      ['g-flash-25', 'low', 1024],
-      ['g-flash-25', 'high', 24576],
-      ['g-flash-25', 'none', 0],
-      ['g-pro-25', 'xhigh', 32768],
-      ['g-pro-25', 'none', 128],
-      ['g-lite-25', 'medium', 8192],
-      ['g-lite-25', 'none', 0],
+    // What the client could not tell from the effort is named: 2.5 Pro cannot stop thinking, and 2.5 Flash's most is
+    // what `high` already asks.
+    const cases: Array<[string, string, number, string[]]> = [
+      ['g-flash-25', 'low', 1024, []],
+      ['g-flash-25', 'high', 24576, []],
+      ['g-flash-25', 'xhigh', 24576, ['reasoning_effort=xhigh']],
+      ['g-flash-25', 'none', 0, []],
+      ['g-pro-25', 'xhigh', 32768, []],
+      ['g-pro-25', 'none', 128, ['reasoning_effort=none']],
+      ['g-lite-25', 'medium', 8192, []],
+      ['g-lite-25', 'none', 0, []],
     ];
-    for (const [model, effort, budget] of cases) {
+    for (const [model, effort, budget, named] of cases) {
       const result = await chat(model, { reasoning_effort: effort }, stream);
       expect(result.status, `${model} ${effort}: ${JSON.stringify(result.body)}`).toBe(200);
-      expect(result.dropped).toEqual([]);
+      expect(result.dropped, `${model} ${effort}`).toEqual(named);
       expect(lastThinkingConfig()).toEqual({ thinkingBudget: budget });
     }
   });
 
   it.each([false, true])('becomes a level the Gemini 3 model accepts, or the nearest (stream: %s)', async (stream) => {
-    const cases: Array<[string, string, string]> = [
-      ['g-pro-3', 'minimal', 'low'],
-      ['g-pro-3', 'medium', 'high'],
-      ['g-pro-3-refusing', 'none', 'low'],
-      ['g-flash-3', 'minimal', 'minimal'],
-      ['g-flash-3', 'medium', 'medium'],
-      ['g-flash-3', 'xhigh', 'high'],
+    // A level of another name is named, as Claude's xhigh is; the level of the effort's own name is not.
+    const cases: Array<[string, string, string, string[]]> = [
+      ['g-pro-3', 'minimal', 'low', ['reasoning_effort=minimal']],
+      ['g-pro-3', 'medium', 'high', ['reasoning_effort=medium']],
+      ['g-pro-3', 'high', 'high', []],
+      ['g-pro-3', 'none', 'low', ['reasoning_effort=none']],
+      ['g-flash-3', 'minimal', 'minimal', []],
+      ['g-flash-3', 'medium', 'medium', []],
+      ['g-flash-3', 'xhigh', 'high', ['reasoning_effort=xhigh']],
+      ['g-flash-3', 'none', 'minimal', ['reasoning_effort=none']],
     ];
-    for (const [model, effort, level] of cases) {
+    for (const [model, effort, level, named] of cases) {
       const result = await chat(model, { reasoning_effort: effort }, stream);
       expect(result.status, `${model} ${effort}: ${JSON.stringify(result.body)}`).toBe(200);
-      expect(result.dropped).toEqual([]);
+      expect(result.dropped, `${model} ${effort}`).toEqual(named);
       expect(lastThinkingConfig()).toEqual({ thinkingLevel: level });
     }
+  });
+
+  it('a refusing model answers 400 unsupported_value for an effort it would be given another of', async () => {
+    const before = geminiRequests().length;
+    const result = await chat('g-pro-3-refusing', { reasoning_effort: 'medium' });
+    expect(result.status).toBe(400);
+    expect(result.body.error).toMatchObject({ code: 'unsupported_value', param: 'reasoning_effort' });
+    expect(geminiRequests().length).toBe(before);
+    expect((await chat('g-pro-3-refusing', { reasoning_effort: 'high' })).status).toBe(200);
   });
 
   it.each([false, true])('comes with the thought summaries when asked for them (stream: %s)', async (stream) => {
@@ -168,16 +183,16 @@ const summaryOf = (body: { output: Item[] }) => body.output.find((item) => item.
 
 describe('/v1/responses: reasoning.effort', () => {
   it.each([false, true])('asks each model the way it takes (stream: %s)', async (stream) => {
-    const cases: Array<[string, string, unknown]> = [
-      ['g-flash-25', 'high', { thinkingBudget: 24576 }],
-      ['g-pro-25', 'none', { thinkingBudget: 128 }],
-      ['g-pro-3', 'medium', { thinkingLevel: 'high' }],
-      ['g-flash-3', 'minimal', { thinkingLevel: 'minimal' }],
+    const cases: Array<[string, string, unknown, string[]]> = [
+      ['g-flash-25', 'high', { thinkingBudget: 24576 }, []],
+      ['g-pro-25', 'none', { thinkingBudget: 128 }, ['reasoning.effort=none']],
+      ['g-pro-3', 'medium', { thinkingLevel: 'high' }, ['reasoning.effort=medium']],
+      ['g-flash-3', 'minimal', { thinkingLevel: 'minimal' }, []],
     ];
-    for (const [model, effort, thinkingConfig] of cases) {
+    for (const [model, effort, thinkingConfig, named] of cases) {
       const result = await respond({ model, reasoning: { effort }, stream });
       expect(result.status, `${model} ${effort}: ${JSON.stringify(result.body)}`).toBe(200);
-      expect(result.dropped).toEqual([]);
+      expect(result.dropped).toEqual(named);
       expect(lastThinkingConfig()).toEqual(thinkingConfig);
     }
   });

@@ -433,6 +433,7 @@ describe('passed through to an Anthropic upstream', () => {
     const thinking = 'Step by step.';
     const response = await postMessages(
       hello('claude-tools', {
+        max_tokens: 2048,
         tools: [weatherTool],
         thinking: { type: 'enabled', budget_tokens: 1024 },
         messages: [

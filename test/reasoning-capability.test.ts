@@ -20,6 +20,9 @@ const setup = useGatewayWithMock({
     { name: 'opus-46', provider: 'claude', upstream_model: 'claude-opus-4-6' },
     { name: 'opus-46-refusing', provider: 'claude', upstream_model: 'claude-opus-4-6', parameters: refusing },
     { name: 'sonnet-45', provider: 'claude', upstream_model: 'claude-sonnet-4-5-20250929' },
+    { name: 'mythos', provider: 'claude', upstream_model: 'claude-mythos-preview' },
+    { name: 'mythos-refusing', provider: 'claude', upstream_model: 'claude-mythos-preview', parameters: refusing },
+    { name: 'opus-5', provider: 'claude', upstream_model: 'claude-opus-5' },
     { name: 'sonnet-35', provider: 'claude', upstream_model: 'claude-3-5-sonnet-20241022' },
     {
       name: 'sonnet-35-refusing',
@@ -123,6 +126,37 @@ describe('chat completions', () => {
     expect(claudeCalls()).toBe(before);
   });
 
+  it.each([false, true])('sends effort none as low where thinking cannot stop, named (stream: %s)', async (stream) => {
+    const result = await chat('mythos', { reasoning_effort: 'none', stream });
+    expect(result.status).toBe(200);
+    expect(result.dropped).toBe('reasoning_effort=none');
+    expect(claudeBody().thinking).toMatchObject({ type: 'adaptive' });
+    expect(claudeBody().output_config).toEqual({ effort: 'low' });
+    const opus = await chat('opus-5', { reasoning_effort: 'none', stream });
+    expect(opus.status).toBe(200);
+    expect(opus.dropped).toBeNull();
+    expect(claudeBody().thinking).toEqual({ type: 'disabled' });
+  });
+
+  it('refuses effort none where thinking cannot stop, for a model set to refuse', async () => {
+    const before = claudeCalls();
+    const result = await chat('mythos-refusing', { reasoning_effort: 'none' });
+    expect(result.status).toBe(400);
+    expect(result.body.error).toMatchObject({ code: 'unsupported_value', param: 'reasoning_effort' });
+    expect(claudeCalls()).toBe(before);
+  });
+
+  it("refuses a client's budget Anthropic would refuse, and gives it room when no limit was set", async () => {
+    const before = claudeCalls();
+    const over = await chat('sonnet-45', { max_tokens: 1500, thinking: { type: 'enabled', budget_tokens: 2000 } });
+    expect(over.status).toBe(400);
+    expect(over.body.error.message).toContain('`max_tokens` must be greater than `thinking.budget_tokens`');
+    expect(claudeCalls()).toBe(before);
+    const roomy = await chat('sonnet-45', { thinking: { type: 'enabled', budget_tokens: 6000 } });
+    expect(roomy.status).toBe(200);
+    expect(claudeBody().max_tokens).toBe(6000 + 4096);
+  });
+
   it('leaves reasoning out for any model configured thinking: none, or refuses it', async () => {
     const result = await chat('gpt-none', { reasoning_effort: 'high', include_reasoning: true });
     expect(result.status).toBe(200);
@@ -198,6 +232,13 @@ describe('responses', () => {
     expect(claudeBody().output_config).toEqual({ effort: 'high' });
   });
 
+  it('names effort none, sent as low where thinking cannot stop, as reasoning.effort', async () => {
+    const result = await respond({ model: 'mythos', reasoning: { effort: 'none' } });
+    expect(result.status).toBe(200);
+    expect(result.dropped).toBe('reasoning.effort=none');
+    expect(claudeBody().output_config).toEqual({ effort: 'low' });
+  });
+
   it('leaves the summary out for a chat model configured thinking: none', async () => {
     const result = await respond({ model: 'gpt-none', reasoning: { effort: 'low', summary: 'auto' } });
     expect(result.status).toBe(200);
@@ -238,8 +279,70 @@ describe('messages', () => {
       hello('sonnet-45', { thinking: { type: 'adaptive' }, output_config: { effort: 'medium' }, stream }),
     );
     expect(result.status).toBe(200);
+    expect(result.dropped).toBeNull();
     expect(claudeBody().thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    // Sonnet 4.5 refuses the effort: it went into the budget.
+    expect(claudeBody()).not.toHaveProperty('output_config');
   });
+
+  it('leaves out an effort Sonnet 4.5 refuses beside a budget, named', async () => {
+    const result = await message(
+      hello('sonnet-45', { thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' } }),
+    );
+    expect(result.status).toBe(200);
+    expect(result.dropped).toBe('output_config.effort');
+    expect(claudeBody()).not.toHaveProperty('output_config');
+  });
+
+  it.each([false, true])(
+    'sends disabled as adaptive at low where thinking cannot stop, named (stream: %s)',
+    async (stream) => {
+      const result = await message(hello('mythos', { thinking: { type: 'disabled' }, stream }));
+      expect(result.status).toBe(200);
+      expect(result.dropped).toBe('thinking.type=disabled');
+      expect(claudeBody().thinking).toEqual({ type: 'adaptive' });
+      expect(claudeBody().output_config).toEqual({ effort: 'low' });
+    },
+  );
+
+  it('keeps Opus 5 from thinking beside xhigh by sending high, named', async () => {
+    const result = await message(
+      hello('opus-5', { thinking: { type: 'disabled' }, output_config: { effort: 'xhigh' } }),
+    );
+    expect(result.status).toBe(200);
+    expect(result.dropped).toBe('output_config.effort=xhigh');
+    expect(claudeBody().thinking).toEqual({ type: 'disabled' });
+    expect(claudeBody().output_config).toEqual({ effort: 'high' });
+  });
+
+  it('refuses disabled where thinking cannot stop for a model set to refuse, in Anthropic terms', async () => {
+    const before = claudeCalls();
+    const response = await postMessages(hello('mythos-refusing', { thinking: { type: 'disabled' } }));
+    expect(response.status).toBe(400);
+    const body = await jsonOf(response);
+    expect(body.type).toBe('error');
+    expect(body.error).toMatchObject({ type: 'invalid_request_error' });
+    expect(body.error.message).toContain("'thinking.type' does not support 'disabled'");
+    expect(claudeCalls()).toBe(before);
+  });
+
+  it.each([
+    [500, 4000, 'budget_tokens: Input should be greater than or equal to 1024'],
+    [4000, 4000, '`max_tokens` must be greater than `thinking.budget_tokens`'],
+  ])(
+    'refuses a budget of %i under max_tokens %i as Anthropic does, before calling upstream',
+    async (budget, maxTokens, words) => {
+      const before = claudeCalls();
+      const response = await postMessages(
+        hello('sonnet-45', { max_tokens: maxTokens, thinking: { type: 'enabled', budget_tokens: budget } }),
+      );
+      expect(response.status).toBe(400);
+      const body = await jsonOf(response);
+      expect(body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+      expect(body.error.message).toContain(words);
+      expect(claudeCalls()).toBe(before);
+    },
+  );
 
   it.each([false, true])('leaves thinking out for Claude 3.5, named (stream: %s)', async (stream) => {
     const result = await message(hello('sonnet-35', { thinking: { type: 'enabled', budget_tokens: 2000 }, stream }));

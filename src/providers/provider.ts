@@ -133,7 +133,8 @@ export interface Provider {
   unsupportedParameters?(request: ChatCompletionRequest, model: ModelConfig): string[];
   /**
    * Parameters whose value this model lacks, with the nearest value it has (`reasoning_effort: "xhigh"` -> `high`): the
-   * router sends that instead and names `name=value`, or refuses with 400 unsupported_value.
+   * router sends that instead and names `name=value`, or refuses with 400 unsupported_value. The value may be the
+   * client's own where the translation picks the nearest itself (Gemini's levels): it is then only named.
    */
   replacedValues?(request: ChatCompletionRequest, model: ModelConfig): Readonly<Record<string, unknown>> | undefined;
   /** Embeddings; absent: the provider has no embeddings API (requests get 400 unsupported_endpoint). */

@@ -19,7 +19,8 @@ import type { Provider } from '../providers/provider.js';
  * A model configured `parameters.thinking: none` (it cannot reason) has the fields that ask for reasoning
  * (`reasoning_effort`, `include_reasoning`, Anthropic's `thinking`) unsupported, whatever its provider; effort `none`
  * and thinking `disabled` ask nothing. A value the model lacks where it has a nearest one (provider.replacedValues)
- * is sent as that one and named `name=value`, or refused with 400 unsupported_value.
+ * is sent as that one and named `name=value` (an object by its type, `thinking.type=disabled`), or refused with 400
+ * unsupported_value.
  */
 
 const shapeChanging = new Set([
@@ -76,6 +77,12 @@ export function unsupportedValue(name: string, value: unknown, model: string): A
   );
 }
 
+/** The field and value a replacement is named by: an object by its `type` (`thinking.type=disabled`). */
+function replacedField(name: string, value: unknown): [string, unknown] {
+  const type = value !== null && typeof value === 'object' ? (value as { type?: unknown }).type : undefined;
+  return typeof type === 'string' ? [`${name}.type`, type] : [name, value];
+}
+
 /** The parameters the model's configuration takes away: those it lists, and reasoning for a model that has none. */
 function configuredUnsupported(model: ModelConfig): readonly string[] {
   const listed = model.parameters.unsupported;
@@ -114,9 +121,10 @@ export function applyParameterSupport(
   const dropped: string[] = [];
   for (const [name, value] of Object.entries(replaced ?? {})) {
     if (unsupported.has(name)) continue;
-    if (model.parameters.onUnsupported === 'refuse') throw unsupportedValue(name, request[name], model.name);
+    const [field, lacked] = replacedField(name, request[name]);
+    if (model.parameters.onUnsupported === 'refuse') throw unsupportedValue(field, lacked, model.name);
     prepared[name] = value;
-    dropped.push(`${name}=${String(request[name])}`);
+    dropped.push(`${field}=${String(lacked)}`);
   }
   for (const name of unsupported) {
     const value = request[name];

@@ -159,13 +159,30 @@ function checkThinkingInToolLoop(body: Record<string, unknown>, turns: Turn[]): 
  * How the real API takes thinking per model, by the upstream name (Anthropic's, Bedrock's or Vertex's spelling), in
  * its own words where they are known: Opus 4.7 and later, Claude 5, Mythos and Fable refuse `enabled`; models before
  * Opus and Sonnet 4.6 refuse `adaptive`; Claude 3.5 and older cannot think and refuse `thinking` and an effort; Opus
- * and Sonnet 4.6 and Mythos Preview have no `xhigh` effort. Names that are not
- * Claude's (`mock`, `thinking-tools`, …) take any thinking.
+ * and Sonnet 4.6 and Mythos Preview have no `xhigh` effort; Mythos, Fable and Opus and Sonnet 5.5 cannot turn thinking
+ * off (`disabled`), and Opus 5 only up to effort `high`; of the models asked with a budget only Opus 4.5 takes `output_config.effort`; a budget is at least
+ * 1024 tokens and under `max_tokens`, for any model. Names that are not Claude's (`mock`, `thinking-tools`, …) take any
+ * thinking.
  */
 const adaptiveOnlyModel = /claude-(?:opus-4-(?:[7-9]|\d\d)|(?:opus|sonnet|haiku)-[5-9])|fable|mythos/;
 const adaptiveModel = /claude-(?:opus|sonnet)-4-6/;
 const noThinkingModel = /claude-(?:3-5|3-(?:opus|sonnet|haiku)|2|instant|v\d)/;
 const noXhighModel = /claude-(?:opus|sonnet)-4-6|mythos-preview/;
+const alwaysThinkingModel = /mythos|fable|claude-(?:opus|sonnet)-5-5/;
+const noEffortModel = /claude-(?:3-7|(?:opus|sonnet)-4(?!-[5-9])|sonnet-4-5|haiku-4-5)/;
+
+/** Anthropic's checks of a budget, in its words. */
+function checkBudget(body: Record<string, unknown>): string | undefined {
+  const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
+  if (thinking?.type !== 'enabled') return undefined;
+  const budget = thinking.budget_tokens;
+  if (typeof budget !== 'number') return 'thinking.enabled.budget_tokens: Field required';
+  if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  if (typeof body.max_tokens === 'number' && body.max_tokens <= budget) {
+    return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+  }
+  return undefined;
+}
 
 function checkThinkingForModel(body: Record<string, unknown>): string | undefined {
   const model = String(body.model ?? '').toLowerCase();
@@ -176,6 +193,15 @@ function checkThinkingForModel(body: Record<string, unknown>): string | undefine
     if (type !== undefined && type !== 'disabled') return 'thinking: This model does not support extended thinking.';
     if (effort !== undefined) return 'output_config.effort: This model does not support the effort parameter.';
     return undefined;
+  }
+  if (type === 'disabled' && alwaysThinkingModel.test(model)) {
+    return '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+  }
+  if (type === 'disabled' && (effort === 'xhigh' || effort === 'max') && /claude-opus-5(?!-\d(?!\d{7}))/.test(model)) {
+    return '"thinking.type.disabled" is only supported with "output_config.effort" up to "high" on this model.';
+  }
+  if (effort !== undefined && noEffortModel.test(model)) {
+    return 'output_config.effort: This model does not support the effort parameter.';
   }
   if (type === 'enabled' && adaptiveOnlyModel.test(model)) {
     return '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
@@ -191,7 +217,7 @@ function checkThinkingForModel(body: Record<string, unknown>): string | undefine
   if (effort === 'xhigh' && noXhighModel.test(model)) {
     return "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'";
   }
-  return undefined;
+  return checkBudget(body);
 }
 
 /** The checks the real API makes that a translation or a pass-through could get wrong. */

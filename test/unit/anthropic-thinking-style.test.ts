@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   adaptiveOnly,
+  cannotStopThinking,
+  disablesOnlyUpToHigh,
   lacksXhighEffort,
+  takesOutputEffort,
   thinkingStyleOf,
   thinkingStyleOfName,
 } from '../../src/providers/anthropic/thinking-style.js';
@@ -119,6 +122,29 @@ describe('adaptiveOnly and xhigh', () => {
     }
     for (const name of ['claude-opus-4-7', 'claude-sonnet-5', 'claude-fable-5', 'claude-mythos-5']) {
       expect(lacksXhighEffort(name), name).toBe(false);
+    }
+  });
+});
+
+describe('thinking that cannot be turned off, and the effort parameter', () => {
+  it('knows the models that refuse disabled, and Opus 5, which takes it up to high', () => {
+    const always = ['claude-mythos-preview', 'anthropic.claude-mythos-5', 'claude-fable-5-1', 'claude-opus-5-5'];
+    for (const name of [...always, 'claude-sonnet-5-5@20260928']) expect(cannotStopThinking(name), name).toBe(true);
+    for (const name of ['claude-opus-4-7', 'claude-opus-4-8', 'claude-opus-5', 'claude-sonnet-5', 'claude-haiku-4-5']) {
+      expect(cannotStopThinking(name), name).toBe(false);
+    }
+    expect(disablesOnlyUpToHigh('claude-opus-5')).toBe(true);
+    expect(disablesOnlyUpToHigh('anthropic.claude-opus-5-v1:0')).toBe(true);
+    expect(disablesOnlyUpToHigh('claude-opus-5-5')).toBe(false);
+  });
+
+  it('gives output_config.effort to adaptive models and Opus 4.5 only, and to names not read', () => {
+    for (const name of ['claude-opus-4-5-20251101', 'claude-opus-4-6', 'claude-opus-4-7', 'my-proxy']) {
+      expect(takesOutputEffort(model(name)), name).toBe(true);
+    }
+    const refusing = ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1', 'claude-3-7-sonnet-latest'];
+    for (const name of [...refusing, 'claude-3-5-sonnet-20241022']) {
+      expect(takesOutputEffort(model(name)), name).toBe(false);
     }
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../src/config/schema.js';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
-import { convertRequest, unsupportedParameters } from '../../src/providers/gemini/convert-request.js';
+import { convertRequest, replacedValues, unsupportedParameters } from '../../src/providers/gemini/convert-request.js';
 import { bareModelName, geminiThinking, thinkingOfName } from '../../src/providers/gemini/thinking.js';
 
 /** How each Gemini model is asked to think, by its upstream name (providers/gemini/thinking.ts). */
@@ -202,5 +202,35 @@ describe('the parameters the adapter cannot translate, per model', () => {
     expect(unsupported('gemini-flash-latest', { include_reasoning: true, logit_bias: { 1: 2 } })).toEqual([
       'logit_bias',
     ]);
+  });
+});
+
+describe('an effort given another meaning, named', () => {
+  const replaced = (upstreamModel: string, effort: string, configured?: 'none' | 'budget') =>
+    replacedValues(request({ reasoning_effort: effort }), model(upstreamModel, configured));
+
+  it('a level the model lacks, or none where thinking cannot stop', () => {
+    expect(replaced('gemini-3-pro-preview', 'medium')).toEqual({ reasoning_effort: 'medium' });
+    expect(replaced('gemini-3-pro-preview', 'minimal')).toEqual({ reasoning_effort: 'minimal' });
+    expect(replaced('gemini-3-pro-preview', 'low')).toBeUndefined();
+    expect(replaced('gemini-3.1-pro-preview', 'medium')).toBeUndefined();
+    expect(replaced('gemini-3-flash-preview', 'xhigh')).toEqual({ reasoning_effort: 'xhigh' });
+    expect(replaced('gemini-3-flash-preview', 'none')).toEqual({ reasoning_effort: 'none' });
+    expect(replaced('gemini-3-flash-preview', 'minimal')).toBeUndefined();
+  });
+
+  it("a budget other than the effort's: none where thinking cannot stop, xhigh no more than high", () => {
+    expect(replaced('gemini-2.5-pro', 'none')).toEqual({ reasoning_effort: 'none' });
+    expect(replaced('gemini-2.5-flash', 'none')).toBeUndefined();
+    expect(replaced('gemini-2.5-flash', 'xhigh')).toEqual({ reasoning_effort: 'xhigh' });
+    expect(replaced('gemini-2.5-pro', 'xhigh')).toBeUndefined();
+    expect(replaced('gemini-2.5-flash-lite', 'minimal')).toBeUndefined();
+    expect(replaced('gemini-2.5-flash', 'medium')).toBeUndefined();
+  });
+
+  it('nothing for a model that cannot be asked an effort, or an effort no one defines', () => {
+    expect(replaced('gemini-2.0-flash', 'medium')).toBeUndefined();
+    expect(replaced('gemini-flash-latest', 'medium')).toBeUndefined();
+    expect(replaced('gemini-3-pro-preview', 'max')).toBeUndefined();
   });
 });

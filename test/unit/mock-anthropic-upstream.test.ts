@@ -58,6 +58,44 @@ describe('the Anthropic mock upstream', () => {
     expect((await ask('thinking-tools', adaptive)).status).toBe(200);
   });
 
+  it('refuses disabled where thinking cannot stop, and an effort where a budget model lacks it', async () => {
+    const ask = (model: string, extra: Record<string, unknown>) =>
+      problem({ ...body([{ role: 'user', content: 'hi' }], extra), model, max_tokens: 4000 });
+    const disabled = { thinking: { type: 'disabled' } };
+    expect((await ask('claude-mythos-preview', disabled)).message).toContain(
+      '"thinking.type.disabled" is not supported',
+    );
+    expect((await ask('claude-fable-5', disabled)).status).toBe(400);
+    expect((await ask('claude-opus-5-5', disabled)).status).toBe(400);
+    expect((await ask('claude-opus-4-7', disabled)).status).toBe(200);
+    expect((await ask('claude-opus-5', disabled)).status).toBe(200);
+    const disabledAtXhigh = { ...disabled, output_config: { effort: 'xhigh' } };
+    expect((await ask('claude-opus-5', disabledAtXhigh)).status).toBe(400);
+    expect((await ask('claude-opus-4-8', disabledAtXhigh)).status).toBe(200);
+    const effort = { output_config: { effort: 'low' } };
+    expect((await ask('claude-sonnet-4-5-20250929', effort)).message).toContain('does not support the effort');
+    expect((await ask('claude-opus-4-1', effort)).status).toBe(400);
+    expect((await ask('claude-opus-4-5', effort)).status).toBe(200);
+    expect((await ask('claude-opus-4-6', effort)).status).toBe(200);
+  });
+
+  it('refuses a budget under 1024 tokens or not under max_tokens, for any model', async () => {
+    const ask = (budget: number, maxTokens: number, model = 'mock') =>
+      problem({
+        ...body([{ role: 'user', content: 'hi' }]),
+        model,
+        max_tokens: maxTokens,
+        thinking: { type: 'enabled', budget_tokens: budget },
+      });
+    expect((await ask(1000, 4000)).message).toBe(
+      'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024',
+    );
+    expect((await ask(4000, 4000, 'claude-sonnet-4-5')).message).toContain(
+      '`max_tokens` must be greater than `thinking.budget_tokens`',
+    );
+    expect((await ask(1024, 1025)).status).toBe(200);
+  });
+
   it('checks the headers Anthropic checks', async () => {
     const ok = body([{ role: 'user', content: 'hi' }]);
     expect((await problem(ok, { 'anthropic-version': '' })).status).toBe(400);
@@ -167,6 +205,7 @@ describe('the Anthropic mock upstream', () => {
     const weather = { name: 'get_weather', input_schema: { type: 'object' } };
     const question = body([{ role: 'user', content: 'Weather?' }], {
       model: 'thinking-tools',
+      max_tokens: 2048,
       tools: [weather],
       thinking: { type: 'enabled', budget_tokens: 1024 },
     });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../src/config/schema.js';
 import type { ChatCompletionRequest } from '../../src/openai/types.js';
+import { convertRequest } from '../../src/providers/anthropic/convert-request.js';
 import { fitThinking } from '../../src/providers/anthropic/fit-thinking.js';
 import { createAnthropicProvider } from '../../src/providers/anthropic/index.js';
+import { thinkingStyleOf } from '../../src/providers/anthropic/thinking-style.js';
 import type { Provider } from '../../src/providers/provider.js';
 import { applyParameterSupport } from '../../src/routing/parameters.js';
 
@@ -95,6 +97,75 @@ describe('a value the model lacks', () => {
   });
 });
 
+/** The Anthropic body the adapter sends for a prepared request. */
+function toAnthropic(prepared: ChatCompletionRequest, target: ModelConfig): Record<string, unknown> {
+  const style = thinkingStyleOf(target);
+  const options = { upstreamModel: target.upstreamModel, stream: false, thinkingStyle: style, model: target };
+  const body = convertRequest(prepared, { ...options, maxOutputTokens: target.maxOutputTokens });
+  return body as unknown as Record<string, unknown>;
+}
+
+describe('thinking that cannot be turned off', () => {
+  const send = (extra: Record<string, unknown>, upstreamModel: string, parameters = {}) => {
+    const target = model(upstreamModel, parameters);
+    const prepared = applyParameterSupport(request(extra), target, anthropic);
+    return { dropped: prepared.dropped, body: toAnthropic(prepared.request, target) };
+  };
+
+  it('sends effort none as the lowest effort, named, where the model always thinks', () => {
+    const mythos = send({ reasoning_effort: 'none' }, 'claude-mythos-preview');
+    expect(mythos.dropped).toEqual(['reasoning_effort=none']);
+    expect(mythos.body.thinking).toMatchObject({ type: 'adaptive' });
+    expect(mythos.body.output_config).toEqual({ effort: 'low' });
+    // A model that can stop thinking is told to, since from Opus 5 on it thinks unless told not to.
+    const opus = send({ reasoning_effort: 'none' }, 'claude-opus-5');
+    expect(opus.dropped).toEqual([]);
+    expect(opus.body.thinking).toEqual({ type: 'disabled' });
+    expect(opus.body).not.toHaveProperty('output_config');
+  });
+
+  it('sends thinking disabled (chat extra field) as adaptive at low, named by its type', () => {
+    const fable = send({ thinking: { type: 'disabled' } }, 'claude-fable-5');
+    expect(fable.dropped).toEqual(['thinking.type=disabled']);
+    expect(fable.body.thinking).toEqual({ type: 'adaptive' });
+    expect(fable.body.output_config).toEqual({ effort: 'low' });
+  });
+
+  it('refuses both with on_unsupported: refuse', () => {
+    const refuse = { onUnsupported: 'refuse' };
+    expect(() => send({ reasoning_effort: 'none' }, 'claude-sonnet-5-5', refuse)).toThrow(
+      /'reasoning_effort' does not support 'none'/,
+    );
+    expect(() => send({ thinking: { type: 'disabled' } }, 'claude-sonnet-5-5', refuse)).toThrow(
+      /'thinking.type' does not support 'disabled'/,
+    );
+  });
+});
+
+describe("a client's budget on chat", () => {
+  const upstreamOf = (extra: Record<string, unknown>, maxOutputTokens?: number) => {
+    return toAnthropic(request(extra), { ...model('claude-sonnet-4-5'), maxOutputTokens });
+  };
+
+  it('keeps the answer its room when no limit was set', () => {
+    const body = upstreamOf({ thinking: { type: 'enabled', budget_tokens: 8000 } });
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
+    expect(body.max_tokens).toBe(8000 + 4096);
+  });
+
+  it("is refused as Anthropic refuses it: under 1024, or not under the client's limit", () => {
+    expect(() => upstreamOf({ thinking: { type: 'enabled', budget_tokens: 500 } })).toThrow(
+      /budget_tokens: Input should be greater than or equal to 1024/,
+    );
+    expect(() => upstreamOf({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 } })).toThrow(
+      /`max_tokens` must be greater than `thinking.budget_tokens`/,
+    );
+    expect(() => upstreamOf({ thinking: { type: 'enabled', budget_tokens: 4000 } }, 4000)).toThrow(
+      /`max_tokens` must be greater/,
+    );
+  });
+});
+
 describe('fitThinking', () => {
   const body = (extra: Record<string, unknown>) => ({ model: 'x', max_tokens: 3000, messages: [], ...extra });
 
@@ -122,9 +193,62 @@ describe('fitThinking', () => {
       type: 'enabled',
       budget_tokens: 2999,
     });
+    // Claude 3.7 takes no effort: with no room for thinking, neither is sent, and both are named.
     const cramped = fitThinking(adaptive('high', 1000), model('claude-3-7-sonnet-20250219'));
     expect(cramped.body).not.toHaveProperty('thinking');
-    expect(cramped.dropped).toEqual(['thinking']);
+    expect(cramped.body).not.toHaveProperty('output_config');
+    expect(cramped.dropped).toEqual(['thinking', 'output_config.effort']);
+  });
+
+  it('makes the effort into the budget for a budget model that refuses it; Opus 4.5 keeps it', () => {
+    const adaptive = body({ thinking: { type: 'adaptive' }, output_config: { effort: 'medium', format: {} } });
+    const sonnet = fitThinking(adaptive, model('claude-sonnet-4-5-20250929'));
+    expect(sonnet.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(sonnet.body.output_config).toEqual({ format: {} });
+    expect(sonnet.dropped).toEqual([]);
+    const opus = fitThinking(adaptive, model('claude-opus-4-5-20251101'));
+    expect(opus.body.output_config).toEqual({ effort: 'medium', format: {} });
+    expect(opus.dropped).toEqual([]);
+    // Beside a budget, or no thinking, it cannot be kept in any form: left out and named.
+    const enabled = body({ thinking: { type: 'enabled', budget_tokens: 2000 }, output_config: { effort: 'low' } });
+    const haiku = fitThinking(enabled, model('claude-haiku-4-5'));
+    expect(haiku.body).not.toHaveProperty('output_config');
+    expect(haiku.dropped).toEqual(['output_config.effort']);
+    expect(fitThinking(body({ output_config: { effort: 'low' } }), model('claude-opus-4-1')).dropped).toEqual([
+      'output_config.effort',
+    ]);
+    // A name not read keeps what it is sent.
+    expect(fitThinking(enabled, model('my-claude')).body).toBe(enabled);
+  });
+
+  it('makes disabled the lowest adaptive thinking where thinking cannot be turned off, named', () => {
+    const disabled = body({ thinking: { type: 'disabled' } });
+    for (const name of ['claude-mythos-preview', 'claude-fable-5', 'claude-mythos-5-1', 'claude-opus-5-5']) {
+      expect(fitThinking(disabled, model(name))).toMatchObject({
+        body: { thinking: { type: 'adaptive' }, output_config: { effort: 'low' } },
+        dropped: ['thinking.type=disabled'],
+      });
+    }
+    // The client's own effort is kept.
+    const withEffort = body({ thinking: { type: 'disabled' }, output_config: { effort: 'medium' } });
+    expect(fitThinking(withEffort, model('claude-sonnet-5-5')).body.output_config).toEqual({ effort: 'medium' });
+    // Opus 4.7, 4.8 and Opus 5 turn thinking off.
+    for (const name of ['claude-opus-4-7', 'claude-opus-4-8', 'claude-opus-5']) {
+      expect(fitThinking(disabled, model(name)).body).toBe(disabled);
+    }
+  });
+
+  it('keeps Opus 5 from thinking beside an effort above high by sending high, named', () => {
+    for (const effort of ['xhigh', 'max']) {
+      const disabled = body({ thinking: { type: 'disabled' }, output_config: { effort } });
+      expect(fitThinking(disabled, model('claude-opus-5'))).toMatchObject({
+        body: { thinking: { type: 'disabled' }, output_config: { effort: 'high' } },
+        dropped: [`output_config.effort=${effort}`],
+      });
+      expect(fitThinking(disabled, model('claude-opus-4-8')).body).toBe(disabled);
+    }
+    const high = body({ thinking: { type: 'disabled' }, output_config: { effort: 'high' } });
+    expect(fitThinking(high, model('claude-opus-5')).body).toBe(high);
   });
 
   it('leaves thinking and effort out for a model that cannot think; disabled goes silently', () => {

@@ -2,12 +2,13 @@ import type { ModelConfig } from '../../config/schema.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import { openAiOnlyParameters } from '../openai-only-parameters.js';
 import { parametersSet } from '../tool-choice.js';
+import { budgetRefusal } from './check-budget.js';
 import { convertMessages } from './convert-messages.js';
 import { hasSignedThinking } from './convert-thinking.js';
 import { convertTools } from './convert-tools.js';
 import { fitThinking } from './fit-thinking.js';
 import { adaptiveFromEffort, effortLeftOut, thinkingFromEffort, thinksByEffort } from './thinking-from-effort.js';
-import { lacksXhighEffort, type ThinkingStyle, thinkingStyleOf } from './thinking-style.js';
+import { cannotStopThinking, lacksXhighEffort, type ThinkingStyle, thinkingStyleOf } from './thinking-style.js';
 import type { AnthropicRequest } from './wire-types.js';
 
 /**
@@ -80,6 +81,7 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
       if (body.thinking === undefined) delete body.thinking;
       if (body.output_config === undefined) delete body.output_config;
     }
+    fitClientBudget(body, request, defaults.maxOutputTokens);
   } else if (style === 'adaptive') {
     const lacksXhigh = lacksXhighEffort(defaults.upstreamModel);
     const adaptive = adaptiveFromEffort(request, defaults.maxOutputTokens, defaultMaxTokens, lacksXhigh);
@@ -87,6 +89,9 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
       body.thinking = adaptive.thinking;
       body.output_config = { ...body.output_config, effort: adaptive.effort } as AnthropicRequest['output_config'];
       body.max_tokens = adaptive.maxTokens;
+    } else if (request.reasoning_effort === 'none') {
+      // Said, since from Opus 5 on a request without `thinking` thinks.
+      body.thinking = { type: 'disabled' };
     }
   } else if (style === 'budget') {
     const byEffort = thinkingFromEffort(request, defaults.maxOutputTokens, defaultMaxTokens);
@@ -97,6 +102,21 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
   }
   if (defaults.stream) body.stream = true;
   return body;
+}
+
+/**
+ * A budget the client gave in Anthropic's terms, under the output limit: without a client's or model's limit the answer
+ * keeps the usual room on top of it, as for an effort; a budget Anthropic would refuse is its 400 (check-budget.ts).
+ */
+function fitClientBudget(body: AnthropicRequest, request: ChatCompletionRequest, modelMaxTokens: number | undefined) {
+  const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
+  const budget = thinking?.budget_tokens;
+  const limit = number(request.max_completion_tokens) ?? number(request.max_tokens) ?? modelMaxTokens;
+  if (thinking?.type === 'enabled' && typeof budget === 'number' && limit === undefined) {
+    body.max_tokens = Math.max(body.max_tokens, budget + defaultMaxTokens);
+  }
+  const refusal = budgetRefusal(body as unknown as Record<string, unknown>);
+  if (refusal) throw refusal;
 }
 
 const untranslatedParameters = [
@@ -159,13 +179,25 @@ export function unsupportedParameters(request: ChatCompletionRequest, model?: Mo
 
 /**
  * Values the model lacks, with the one sent instead: `reasoning_effort: "xhigh"` for an adaptive model without it
- * (Opus and Sonnet 4.6, Mythos Preview) is `high`, its highest below.
+ * (Opus and Sonnet 4.6, Mythos Preview) is `high`, its highest below; for a model whose thinking cannot be turned off
+ * (thinking-style.ts), `reasoning_effort: "none"` is `low`, its lowest, and `thinking: {type: "disabled"}` adaptive
+ * thinking at `low`.
  */
 export function replacedValues(
   request: ChatCompletionRequest,
   model: ModelConfig,
 ): Readonly<Record<string, unknown>> | undefined {
-  if (request.reasoning_effort !== 'xhigh' || thinkingStyleOf(model) !== 'adaptive') return undefined;
+  if (thinkingStyleOf(model) !== 'adaptive') return undefined;
+  const thinkingType = (request.thinking as { type?: unknown } | null | undefined)?.type;
+  if (cannotStopThinking(model.upstreamModel)) {
+    // Sent as it came: the translation makes it adaptive thinking at the lowest effort (fit-thinking.ts).
+    if (thinkingType === 'disabled') return { thinking: request.thinking };
+    const lowest = { ...request, reasoning_effort: 'low' };
+    if (request.reasoning_effort === 'none' && thinkingType === undefined && !effortLeftOut(lowest, 'adaptive')) {
+      return { reasoning_effort: 'low' };
+    }
+  }
+  if (request.reasoning_effort !== 'xhigh') return undefined;
   if (!lacksXhighEffort(model.upstreamModel) || effortLeftOut(request, 'adaptive')) return undefined;
   return { reasoning_effort: 'high' };
 }

@@ -85,3 +85,30 @@ export function lacksXhighEffort(upstreamModel: string): boolean {
   const name = bareModelName(upstreamModel);
   return /^claude-(?:opus|sonnet)-4-6(?:-|$)/.test(name) || /(?:^|-)mythos-preview(?:-|$)/.test(name);
 }
+
+/**
+ * Models whose thinking cannot be turned off, where `thinking: {type: "disabled"}` is a 400 (Anthropic's model pages
+ * and migration guides): Mythos and Fable, every release, and Opus and Sonnet 5.5. Opus 5 takes `disabled` (up to
+ * effort `high`); later names are not guessed at.
+ */
+export function cannotStopThinking(upstreamModel: string): boolean {
+  const name = bareModelName(upstreamModel);
+  return /(?:^|-)(?:mythos|fable)(?:-|$)/.test(name) || /^claude-(?:opus|sonnet)-5-5(?:-|$)/.test(name);
+}
+
+/**
+ * Whether the model takes `output_config.effort`: every adaptive model, and of those asked with a budget only Opus 4.5
+ * (Anthropic's effort page); Claude 3.7, 4, 4.1, Sonnet and Haiku 4.5 refuse it. A name not read keeps it.
+ */
+export function takesOutputEffort(model: Pick<ModelConfig, 'upstreamModel' | 'parameters'>): boolean {
+  const style = thinkingStyleOf(model);
+  if (style !== 'budget') return style === 'adaptive';
+  const name = bareModelName(model.upstreamModel);
+  // A name not read is sent what it was sent, as before.
+  return /^claude-opus-4-5(?:-|$)/.test(name) || versionOf(name) === undefined;
+}
+
+/** Opus 5 turns thinking off only up to effort `high`: `disabled` beside `xhigh` or `max` is a 400 (its model page). */
+export function disablesOnlyUpToHigh(upstreamModel: string): boolean {
+  return /^claude-opus-5(?:-\d{8})?$/.test(bareModelName(upstreamModel));
+}

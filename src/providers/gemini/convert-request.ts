@@ -7,6 +7,7 @@ import { convertTools } from './convert-tools.js';
 import {
   budgetFor,
   canThink,
+  effortReplaced,
   type GeminiThinking,
   geminiThinking,
   isKnownEffort,
@@ -111,4 +112,19 @@ export function unsupportedParameters(
   if (effortTaken) unsupported.splice(unsupported.indexOf('reasoning_effort'), 1);
   if (thinking.kind === 'none' && request.include_reasoning === true) unsupported.push('include_reasoning');
   return unsupported;
+}
+
+/**
+ * The effort named when the model is given another meaning of it (thinking.ts `effortReplaced`), as Claude's `xhigh`
+ * is: `reasoning_effort=medium` on 3 Pro, which is sent `high`. The value stays the client's, since the translation
+ * picks the level or budget; a model configured to refuse answers 400 unsupported_value instead.
+ */
+export function replacedValues(
+  request: ChatCompletionRequest,
+  model: Pick<ModelConfig, 'upstreamModel' | 'parameters'>,
+): Readonly<Record<string, unknown>> | undefined {
+  const thinking = geminiThinking(model);
+  const effort = request.reasoning_effort;
+  if (!takesEffort(thinking) || !isKnownEffort(effort) || !effortReplaced(effort, thinking)) return undefined;
+  return { reasoning_effort: effort };
 }

@@ -11,7 +11,7 @@ import {
   toBatchEmbedRequests,
   toEmbeddingList,
 } from './convert-embeddings.js';
-import { convertRequest, unsupportedParameters } from './convert-request.js';
+import { convertRequest, replacedValues, unsupportedParameters } from './convert-request.js';
 import { convertResponse } from './convert-response.js';
 import { modelPath } from './model-path.js';
 import { geminiErrorInBody, parseGeminiError } from './parse-error.js';
@@ -79,6 +79,7 @@ export function createGeminiProvider(config: ProviderConfigOf<'gemini'>, depende
       settings: config,
       parseError: parseGeminiError,
       unsupportedParameters,
+      replacedValues,
       request(call, stream, basePath) {
         const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
         const headers: Record<string, string> = {

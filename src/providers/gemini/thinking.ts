@@ -148,3 +148,21 @@ export function takesEffort(
 ): thinking is Extract<GeminiThinking, { kind: 'budget' } | { kind: 'level' }> {
   return thinking.kind === 'budget' || thinking.kind === 'level';
 }
+
+/**
+ * Whether the model is given something other than the effort asked for, which the client could not tell: a level it
+ * lacks (the nearest is sent), `none` where thinking cannot stop (the least is sent), a budget clamped into the model's
+ * range, and `xhigh` where the model's most is no more than `high`'s. Google's own figures for an effort (`minimal` as
+ * `low`'s budget on 2.5) are the effort, not a replacement.
+ */
+export function effortReplaced(
+  effort: string,
+  thinking: Extract<GeminiThinking, { kind: 'budget' } | { kind: 'level' }>,
+): boolean {
+  // Levels are named as efforts are: any other is a replacement (`xhigh` as `high`, `none` as the least).
+  if (thinking.kind === 'level') return levelFor(effort, thinking) !== effort;
+  if (effort === 'none') return !thinking.canTurnOff;
+  const high = effortBudgets.high as number;
+  if (effort === 'xhigh') return thinking.maximum <= high;
+  return budgetFor(effort, thinking) !== effortBudgets[effort];
+}
