@@ -32,7 +32,8 @@ const settings: CircuitBreakerSettings = {
   syncIntervalMs: 1000,
 };
 
-const exchange = (now: number, parts: Partial<HealthExchange> = {}): HealthExchange => ({
+/** An exchange at `now` with nothing in it but `parts`. */
+export const exchange = (now: number, parts: Partial<HealthExchange> = {}): HealthExchange => ({
   transitions: [],
   outcomes: [],
   judge: [],
@@ -40,6 +41,12 @@ const exchange = (now: number, parts: Partial<HealthExchange> = {}): HealthExcha
   now,
   ...parts,
 });
+
+/** Four failures of deployment `d` from account `a`, in the bucket of `now`. */
+function fourFailures(now: number) {
+  const bucketStart = now - (now % bucketLengthMs(windowMs));
+  return { deployment: 'd', deltas: [{ bucketStart, account: 'a', successes: 0, failures: 4 }] };
+}
 
 const ejected = (ejection: Ejection) => ({ kind: 'ejected' as const, ejection });
 const recovered = (ejection: Ejection) => ({ kind: 'recovered' as const, ejection });
@@ -60,8 +67,7 @@ export function sharedHealthContract(open: OpenHealthStore): void {
     const clock = manualClock();
     const store = open(clock.now);
     const now = clock.now();
-    const bucketStart = now - (now % bucketLengthMs(windowMs));
-    const failures = { deployment: 'd', deltas: [{ bucketStart, account: 'a', successes: 0, failures: 4 }] };
+    const failures = fourFailures(now);
     const first = { count: 1, until: now + 30_000 };
     const second = { count: 2, until: now + 60_000 };
     await store(exchange(now, { transitions: [['d', ejected(first)]] }));
@@ -74,8 +80,7 @@ export function sharedHealthContract(open: OpenHealthStore): void {
     const clock = manualClock();
     const store = open(clock.now);
     const now = clock.now();
-    const bucketStart = now - (now % bucketLengthMs(windowMs));
-    const failures = { deployment: 'd', deltas: [{ bucketStart, account: 'a', successes: 0, failures: 4 }] };
+    const failures = fourFailures(now);
     const first = { count: 1, until: now + 30_000 };
     await store(exchange(now, { transitions: [['d', ejected(first)]], outcomes: [failures] }));
     const cleared = await store(exchange(now, { transitions: [['d', recovered(first)]], judge: ['d'] }));

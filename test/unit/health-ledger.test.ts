@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { HealthLedger } from '../../src/routing/health-ledger.js';
 import { bucketLengthMs } from '../../src/routing/outcome-window.js';
-import type { HealthExchange, HealthExchangeAnswer } from '../../src/routing/shared-health-store.js';
-import { sharedHealthContract } from '../support/shared-health-contract.js';
+import type { HealthExchangeAnswer } from '../../src/routing/shared-health-store.js';
+import { exchange, sharedHealthContract } from '../support/shared-health-contract.js';
 
 /** The primary's shared deployment health for `serve --workers` without Redis: what Redis keeps, in memory. */
 
 const windowMs = 60_000;
-const exchange = (now: number, parts: Partial<HealthExchange> = {}): HealthExchange => ({
-  transitions: [],
-  outcomes: [],
-  judge: [],
-  readStates: true,
-  now,
-  ...parts,
-});
 
 describe('HealthLedger', () => {
   it('merges the outcomes of every worker per account, and hands every worker the ejections', () => {
