@@ -134,7 +134,12 @@ describe('chat completions', () => {
     expect(claudeBody().thinking).toEqual({ type: 'adaptive', display: 'omitted' });
     expect(claudeBody().output_config).toEqual({ effort: 'low' });
     expect(stream ? result.reasoning : result.body.choices[0].message.reasoning_content).toBeFalsy();
-    if (!stream) expect(result.body.choices[0].message.content).toBe('Echo: Say hello');
+    if (!stream) {
+      expect(result.body.choices[0].message.content).toBe('Echo: Say hello');
+      // The signed block, without text, is still there for a tool loop to send back.
+      expect(result.body.choices[0].message.thinking_blocks[0]).toMatchObject({ type: 'thinking', thinking: '' });
+      expect(result.body.choices[0].message.thinking_blocks[0].signature).toEqual(expect.any(String));
+    }
     const opus = await chat('opus-5', { reasoning_effort: 'none', stream });
     expect(opus.status).toBe(200);
     expect(opus.dropped).toBeNull();
