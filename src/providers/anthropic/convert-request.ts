@@ -220,7 +220,7 @@ export function replacedValues(
   const thinkingType = (request.thinking as { type?: unknown } | null | undefined)?.type;
   const sent = withoutUnsentSampling(request, model);
   if (cannotStopThinking(model.upstreamModel)) {
-    // Sent as it came: the translation makes it adaptive thinking at the lowest effort (fit-thinking.ts, lowestThinking).
+    // Sent as it came: the translation makes it the lowest adaptive thinking (fit-thinking.ts, lowestThinking).
     if (thinkingType === 'disabled') return { thinking: request.thinking };
     const lowest = { ...sent, reasoning_effort: 'low' };
     if (request.reasoning_effort === 'none' && thinkingType === undefined && !effortLeftOut(lowest, 'adaptive')) {

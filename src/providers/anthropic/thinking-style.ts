@@ -114,9 +114,9 @@ export function disablesOnlyUpToHigh(upstreamModel: string): boolean {
 }
 
 /**
- * Models that refuse `temperature`, `top_p` and `top_k` at any value but the default (`` `temperature` is deprecated for
- * this model. ``, a 400): Opus 4.7 and later, Sonnet 5 and later, Haiku 5.5 and later, Mythos and Fable, every release
- * (Anthropic's migration guides and model pages). Older models, and names not read, take them.
+ * Models that refuse `temperature`, `top_p` and `top_k` at any value but the default (a 400, "`temperature` is
+ * deprecated for this model."): Opus 4.7 and later, Sonnet 5 and later, Haiku 5.5 and later, Mythos and Fable, every
+ * release (Anthropic's migration guides and model pages). Older models, and names not read, take them.
  */
 export function refusesSampling(upstreamModel: string): boolean {
   const name = bareModelName(upstreamModel);
