@@ -130,8 +130,16 @@ describe('chat completions', () => {
     const result = await chat('mythos', { reasoning_effort: 'none', stream });
     expect(result.status).toBe(200);
     expect(result.dropped).toBe('reasoning_effort=none');
-    expect(claudeBody().thinking).toMatchObject({ type: 'adaptive' });
+    // The client asked for no reasoning: the thinking the model cannot help is asked for without its text.
+    expect(claudeBody().thinking).toEqual({ type: 'adaptive', display: 'omitted' });
     expect(claudeBody().output_config).toEqual({ effort: 'low' });
+    expect(stream ? result.reasoning : result.body.choices[0].message.reasoning_content).toBeFalsy();
+    if (!stream) {
+      expect(result.body.choices[0].message.content).toBe('Echo: Say hello');
+      // The signed block, without text, is still there for a tool loop to send back.
+      expect(result.body.choices[0].message.thinking_blocks[0]).toMatchObject({ type: 'thinking', thinking: '' });
+      expect(result.body.choices[0].message.thinking_blocks[0].signature).toEqual(expect.any(String));
+    }
     const opus = await chat('opus-5', { reasoning_effort: 'none', stream });
     expect(opus.status).toBe(200);
     expect(opus.dropped).toBeNull();
@@ -232,12 +240,18 @@ describe('responses', () => {
     expect(claudeBody().output_config).toEqual({ effort: 'high' });
   });
 
-  it('names effort none, sent as low where thinking cannot stop, as reasoning.effort', async () => {
-    const result = await respond({ model: 'mythos', reasoning: { effort: 'none' } });
-    expect(result.status).toBe(200);
-    expect(result.dropped).toBe('reasoning.effort=none');
-    expect(claudeBody().output_config).toEqual({ effort: 'low' });
-  });
+  it.each([false, true])(
+    'names effort none, sent as low where thinking cannot stop, as reasoning.effort, with no reasoning item (stream: %s)',
+    async (stream) => {
+      const result = await respond({ model: 'mythos', reasoning: { effort: 'none' }, stream });
+      expect(result.status).toBe(200);
+      expect(result.dropped).toBe('reasoning.effort=none');
+      expect(claudeBody().thinking).toEqual({ type: 'adaptive', display: 'omitted' });
+      expect(claudeBody().output_config).toEqual({ effort: 'low' });
+      const output = result.body.output as Array<{ type: string }>;
+      expect(output.map((item) => item.type)).toEqual(['message']);
+    },
+  );
 
   it('leaves the summary out for a chat model configured thinking: none', async () => {
     const result = await respond({ model: 'gpt-none', reasoning: { effort: 'low', summary: 'auto' } });
@@ -300,7 +314,7 @@ describe('messages', () => {
       const result = await message(hello('mythos', { thinking: { type: 'disabled' }, stream }));
       expect(result.status).toBe(200);
       expect(result.dropped).toBe('thinking.type=disabled');
-      expect(claudeBody().thinking).toEqual({ type: 'adaptive' });
+      expect(claudeBody().thinking).toEqual({ type: 'adaptive', display: 'omitted' });
       expect(claudeBody().output_config).toEqual({ effort: 'low' });
     },
   );

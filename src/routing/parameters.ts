@@ -11,8 +11,8 @@ import type { Provider } from '../providers/provider.js';
  *   answer (n > 1, logprobs, response_format, tools, audio, …) are still refused, since the client would break on
  *   what came back;
  * - `refuse`: every unsupported parameter is a 400 `unsupported_parameter`, as OpenAI answers for its own models.
- * A parameter set to its neutral value (n: 1, logprobs: false, presence_penalty: 0, …) asks for nothing and is
- * simply removed.
+ * A parameter set to its neutral value (n: 1, logprobs: false, presence_penalty: 0, temperature: 1, top_p: 1, …) asks
+ * for nothing and is simply removed.
  * Parameters that ask nothing of the model (`user`, `metadata`, `store`, `prompt_cache_key`) are never reported: an
  * adapter with no field for them leaves them out, as OpenAI's own models may ignore them, and the header stays a
  * list of what could have changed the answer.
@@ -46,6 +46,9 @@ const neutralValues: Record<string, unknown> = {
   parallel_tool_calls: true,
   reasoning_effort: 'none',
   include_reasoning: false,
+  // OpenAI's and Anthropic's defaults: leaving them out changes no answer.
+  temperature: 1,
+  top_p: 1,
 };
 
 /** What asks a model for its reasoning: not for a model that cannot reason. */

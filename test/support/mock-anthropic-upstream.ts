@@ -14,7 +14,9 @@ import { type RecordedRequest, sendJson, sleep, splitIntoPieces, startMockServer
  * tool_result that answers no tool_use of the turn before, tool results after other content of their turn, tools
  * without input_schema, a thinking block whose signature is not the one the mock issued for its text, thinking on
  * while the assistant turn whose tool calls are answered does not start with its thinking, thinking a Claude model
- * (by its name) does not take (see checkThinkingForModel). Consecutive
+ * (by its name) does not take (see checkThinkingForModel), a `thinking.display` other than `summarized` or `omitted`,
+ * `temperature`, `top_p` or `top_k` at other than its default to the models that take no sampling (checkSampling, in
+ * the real API's words: `` `temperature` is deprecated for this model. ``). Consecutive
  * turns of one role are combined, and an assistant turn may come first, as the API does today (its docs: "Consecutive
  * user or assistant turns in your request will be combined into a single turn").
  *
@@ -170,6 +172,19 @@ const noThinkingModel = /claude-(?:3-5|3-(?:opus|sonnet|haiku)|2|instant|v\d)/;
 const noXhighModel = /claude-(?:opus|sonnet)-4-6|mythos-preview/;
 const alwaysThinkingModel = /mythos|fable|claude-(?:opus|sonnet)-5-5/;
 const noEffortModel = /claude-(?:3-7|(?:opus|sonnet)-4(?!-[5-9])|sonnet-4-5|haiku-4-5)/;
+/** Opus 4.7 and later, Sonnet 5 and later, Haiku 5.5 and later, Mythos and Fable: sampling only at its default. */
+const noSamplingModel =
+  /claude-(?:opus-4-(?:[7-9]|\d\d)(?!\d)|opus-[5-9]|sonnet-[5-9]|haiku-5-[5-9]|haiku-[6-9])|fable|mythos/;
+const samplingDefaults: Record<string, number | undefined> = { temperature: 1, top_p: 1, top_k: undefined };
+
+/** The first sampling parameter a model that takes none is given at other than its default, in Anthropic's words. */
+function checkSampling(body: Record<string, unknown>): string | undefined {
+  if (!noSamplingModel.test(String(body.model ?? '').toLowerCase())) return undefined;
+  for (const [name, fallback] of Object.entries(samplingDefaults)) {
+    if (body[name] !== undefined && body[name] !== fallback) return `\`${name}\` is deprecated for this model.`;
+  }
+  return undefined;
+}
 
 /** Anthropic's checks of a budget, in its words. */
 function checkBudget(body: Record<string, unknown>): string | undefined {
@@ -193,6 +208,10 @@ function checkThinkingForModel(body: Record<string, unknown>): string | undefine
     if (type !== undefined && type !== 'disabled') return 'thinking: This model does not support extended thinking.';
     if (effort !== undefined) return 'output_config.effort: This model does not support the effort parameter.';
     return undefined;
+  }
+  const display = (thinking as { display?: unknown } | undefined)?.display;
+  if (display !== undefined && display !== 'summarized' && display !== 'omitted') {
+    return `thinking.${String(type)}.display: Input should be 'summarized' or 'omitted'`;
   }
   if (type === 'disabled' && alwaysThinkingModel.test(model)) {
     return '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
@@ -238,7 +257,10 @@ function validate(body: Record<string, unknown>, countOnly = false): string | un
   }
   const pairing = checkToolPairs(turns);
   if (pairing) return pairing;
-  const thinking = checkThinkingInToolLoop(body, turns) ?? checkThinkingForModel(body);
+  const thinking =
+    checkThinkingInToolLoop(body, turns) ??
+    checkThinkingForModel(body) ??
+    (countOnly ? undefined : checkSampling(body));
   if (thinking) return thinking;
   for (const [index, tool] of ((body.tools ?? []) as Array<Record<string, unknown>>).entries()) {
     if ((tool.type === undefined || tool.type === 'custom') && !tool.input_schema) {

@@ -4,6 +4,7 @@ import {
   cannotStopThinking,
   disablesOnlyUpToHigh,
   lacksXhighEffort,
+  refusesSampling,
   takesOutputEffort,
   thinkingStyleOf,
   thinkingStyleOfName,
@@ -146,5 +147,40 @@ describe('thinking that cannot be turned off, and the effort parameter', () => {
     for (const name of [...refusing, 'claude-3-5-sonnet-20241022']) {
       expect(takesOutputEffort(model(name)), name).toBe(false);
     }
+  });
+});
+
+describe('refusesSampling', () => {
+  it('knows the models that take no temperature, top_p or top_k, by any spelling of their name', () => {
+    const refusing = [
+      'claude-opus-4-7',
+      'claude-opus-4-7-20260416',
+      'anthropic.claude-opus-4-7-v1:0',
+      'us.anthropic.claude-opus-4-8-v1:0',
+      'claude-opus-4-8@20260520',
+      'claude-opus-5',
+      'claude-opus-5-5',
+      'claude-sonnet-5',
+      'claude-sonnet-5-5[1m]',
+      'claude-haiku-5-5',
+      'claude-fable-5',
+      'claude-fable-5-1',
+      'claude-mythos-preview',
+      'anthropic.claude-mythos-5-1',
+      'openrouter/anthropic/claude-opus-4.7',
+    ];
+    for (const name of refusing) expect(refusesSampling(name), name).toBe(true);
+    const taking = [
+      'claude-opus-4-6',
+      'claude-sonnet-4-6',
+      'claude-opus-4-5-20251101',
+      'claude-sonnet-4-5-20250929',
+      'claude-haiku-4-5',
+      'claude-opus-4-20250514',
+      'claude-3-7-sonnet-latest',
+      'claude-3-5-haiku-20241022',
+      'my-proxy',
+    ];
+    for (const name of taking) expect(refusesSampling(name), name).toBe(false);
   });
 });

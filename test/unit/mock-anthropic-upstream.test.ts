@@ -79,6 +79,40 @@ describe('the Anthropic mock upstream', () => {
     expect((await ask('claude-opus-4-6', effort)).status).toBe(200);
   });
 
+  it('refuses sampling at other than its default where the model takes none, in the API words', async () => {
+    const ask = (model: string, extra: Record<string, unknown>) =>
+      problem({ ...body([{ role: 'user', content: 'hi' }], extra), model, max_tokens: 4000 });
+    expect(await ask('claude-opus-4-7', { temperature: 0.2 })).toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      message: '`temperature` is deprecated for this model.',
+    });
+    expect((await ask('claude-sonnet-5', { top_p: 0.9 })).message).toBe('`top_p` is deprecated for this model.');
+    expect((await ask('claude-haiku-5-5', { top_k: 40 })).message).toBe('`top_k` is deprecated for this model.');
+    for (const model of ['claude-opus-4-8', 'claude-opus-5-5', 'claude-sonnet-5-5', 'claude-fable-5-1']) {
+      expect((await ask(model, { temperature: 0 })).status).toBe(400);
+    }
+    expect((await ask('anthropic.claude-mythos-preview-v1:0', { temperature: 0.5 })).status).toBe(400);
+    // The defaults are taken, as Anthropic's migration guides say.
+    expect((await ask('claude-opus-4-7', { temperature: 1, top_p: 1 })).status).toBe(200);
+    for (const model of ['claude-opus-4-6', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-20250514']) {
+      expect((await ask(model, { temperature: 0.2 })).status).toBe(200);
+    }
+  });
+
+  it('takes summarized or omitted thinking display, nothing else', async () => {
+    const ask = (display: string) =>
+      problem({
+        ...body([{ role: 'user', content: 'hi' }]),
+        model: 'claude-opus-4-7',
+        max_tokens: 4000,
+        thinking: { type: 'adaptive', display },
+      });
+    expect((await ask('omitted')).status).toBe(200);
+    expect((await ask('summarized')).status).toBe(200);
+    expect((await ask('none')).status).toBe(400);
+  });
+
   it('refuses a budget under 1024 tokens or not under max_tokens, for any model', async () => {
     const ask = (budget: number, maxTokens: number, model = 'mock') =>
       problem({

@@ -115,7 +115,8 @@ describe('thinking that cannot be turned off', () => {
   it('sends effort none as the lowest effort, named, where the model always thinks', () => {
     const mythos = send({ reasoning_effort: 'none' }, 'claude-mythos-preview');
     expect(mythos.dropped).toEqual(['reasoning_effort=none']);
-    expect(mythos.body.thinking).toMatchObject({ type: 'adaptive' });
+    // No reasoning was asked for: the thinking the model cannot help is not shown.
+    expect(mythos.body.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
     expect(mythos.body.output_config).toEqual({ effort: 'low' });
     // A model that can stop thinking is told to, since from Opus 5 on it thinks unless told not to.
     const opus = send({ reasoning_effort: 'none' }, 'claude-opus-5');
@@ -127,7 +128,7 @@ describe('thinking that cannot be turned off', () => {
   it('sends thinking disabled (chat extra field) as adaptive at low, named by its type', () => {
     const fable = send({ thinking: { type: 'disabled' } }, 'claude-fable-5');
     expect(fable.dropped).toEqual(['thinking.type=disabled']);
-    expect(fable.body.thinking).toEqual({ type: 'adaptive' });
+    expect(fable.body.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
     expect(fable.body.output_config).toEqual({ effort: 'low' });
   });
 
@@ -139,6 +140,49 @@ describe('thinking that cannot be turned off', () => {
     expect(() => send({ thinking: { type: 'disabled' } }, 'claude-sonnet-5-5', refuse)).toThrow(
       /'thinking.type' does not support 'disabled'/,
     );
+  });
+});
+
+describe('sampling a Claude model does not take', () => {
+  const send = (extra: Record<string, unknown>, upstreamModel: string, parameters = {}) => {
+    const target = model(upstreamModel, parameters);
+    const prepared = applyParameterSupport(request(extra), target, anthropic);
+    return { dropped: prepared.dropped, body: toAnthropic(prepared.request, target) };
+  };
+
+  it('leaves temperature, top_p and top_k out, named; their defaults silently', () => {
+    const sent = send({ temperature: 0.2, top_p: 0.9, top_k: 5 }, 'claude-opus-4-7');
+    expect(sent.dropped).toEqual(['temperature', 'top_p', 'top_k']);
+    for (const name of ['temperature', 'top_p', 'top_k']) expect(sent.body).not.toHaveProperty(name);
+    const defaults = send({ temperature: 1, top_p: 1 }, 'claude-sonnet-5');
+    expect(defaults.dropped).toEqual([]);
+    expect(defaults.body).not.toHaveProperty('temperature');
+    expect(send({ temperature: 0.2 }, 'claude-opus-4-6').body.temperature).toBe(0.2);
+  });
+
+  it('refuses them with on_unsupported: refuse, but not their defaults', () => {
+    const refuse = { onUnsupported: 'refuse' };
+    expect(() => send({ temperature: 0.2 }, 'claude-haiku-5-5', refuse)).toThrow(/'temperature' is not supported/);
+    expect(send({ temperature: 1 }, 'claude-haiku-5-5', refuse).dropped).toEqual([]);
+  });
+
+  it('asks for thinking beside a temperature that is not sent', () => {
+    const opus = send({ temperature: 0.2, reasoning_effort: 'low' }, 'claude-opus-4-7');
+    expect(opus.dropped).toEqual(['temperature']);
+    expect(opus.body.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
+    expect(opus.body.output_config).toEqual({ effort: 'low' });
+    // Mythos Preview lacks xhigh: replaced, though a temperature was set.
+    const mythos = send({ temperature: 0, reasoning_effort: 'xhigh' }, 'claude-mythos-preview');
+    expect([...mythos.dropped].sort()).toEqual(['reasoning_effort=xhigh', 'temperature']);
+    expect(mythos.body.output_config).toEqual({ effort: 'high' });
+    // Effort none to a model that cannot stop thinking, beside a temperature that is not sent.
+    const fable = send({ temperature: 0.3, reasoning_effort: 'none' }, 'claude-fable-5');
+    expect([...fable.dropped].sort()).toEqual(['reasoning_effort=none', 'temperature']);
+    expect(fable.body.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
+    // Opus 4.6 takes the temperature, so Anthropic would refuse thinking beside it: the effort is left out.
+    const older = send({ temperature: 0.2, reasoning_effort: 'low' }, 'claude-opus-4-6');
+    expect(older.dropped).toEqual(['reasoning_effort']);
+    expect(older.body).not.toHaveProperty('thinking');
   });
 });
 

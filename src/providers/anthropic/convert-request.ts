@@ -7,6 +7,7 @@ import { convertMessages } from './convert-messages.js';
 import { hasSignedThinking } from './convert-thinking.js';
 import { convertTools } from './convert-tools.js';
 import { fitThinking } from './fit-thinking.js';
+import { refusedSampling, withoutUnsentSampling } from './refused-sampling.js';
 import { adaptiveFromEffort, effortLeftOut, thinkingFromEffort, thinksByEffort } from './thinking-from-effort.js';
 import { cannotStopThinking, lacksXhighEffort, type ThinkingStyle, thinkingStyleOf } from './thinking-style.js';
 import type { AnthropicRequest } from './wire-types.js';
@@ -90,8 +91,7 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
       body.output_config = { ...body.output_config, effort: adaptive.effort } as AnthropicRequest['output_config'];
       body.max_tokens = adaptive.maxTokens;
     } else if (request.reasoning_effort === 'none') {
-      // Said, since from Opus 5 on a request without `thinking` thinks.
-      body.thinking = { type: 'disabled' };
+      lowestThinking(body, request, defaults);
     }
   } else if (style === 'budget') {
     const byEffort = thinkingFromEffort(request, defaults.maxOutputTokens, defaultMaxTokens);
@@ -102,6 +102,32 @@ export function convertRequest(request: ChatCompletionRequest, defaults: Request
   }
   if (defaults.stream) body.stream = true;
   return body;
+}
+
+/**
+ * Effort `none`: `thinking: {type: "disabled"}`, said since from Opus 5 on a request without `thinking` thinks; to a
+ * model whose thinking cannot be turned off, adaptive thinking at the lowest effort (replacedValues names it), with its
+ * text omitted, since the client asked for no reasoning.
+ */
+function lowestThinking(body: AnthropicRequest, request: ChatCompletionRequest, defaults: RequestDefaults): void {
+  if (!cannotStopThinking(defaults.upstreamModel)) {
+    body.thinking = { type: 'disabled' };
+    return;
+  }
+  const lowest = adaptiveFromEffort(
+    { ...request, reasoning_effort: 'low' },
+    defaults.maxOutputTokens,
+    defaultMaxTokens,
+    false,
+  );
+  // Anthropic would refuse thinking beside what the request sets (a forced tool): sent as it came.
+  if (!lowest) {
+    body.thinking = { type: 'disabled' };
+    return;
+  }
+  body.thinking = { type: 'adaptive', display: 'omitted' };
+  body.output_config = { ...body.output_config, effort: lowest.effort } as AnthropicRequest['output_config'];
+  body.max_tokens = lowest.maxTokens;
 }
 
 /**
@@ -164,13 +190,16 @@ const reasoningFields = ['reasoning_effort', 'include_reasoning', 'thinking'];
 export function unsupportedParameters(request: ChatCompletionRequest, model?: ModelConfig): string[] {
   const style = model ? thinkingStyleOf(model) : 'budget';
   const unsupported = parametersSet(request, untranslatedParameters);
+  if (model) unsupported.push(...refusedSampling(request, model.upstreamModel));
+  // Thinking is judged beside the sampling that is sent, not beside what the client set and will not be sent.
+  const sent = withoutUnsentSampling(request, model);
   if (style === 'none') {
     // Neutral values (effort `none`, thinking `disabled`) are removed without being named (routing/parameters.ts).
     unsupported.push(...parametersSet(request, reasoningFields));
   } else {
-    if (effortLeftOut(request, style)) unsupported.push('reasoning_effort');
+    if (effortLeftOut(sent, style)) unsupported.push('reasoning_effort');
     // Whichever field asked for the thinking is the one left out.
-    if (thinkingCannotContinue(request, style)) unsupported.push(request.thinking ? 'thinking' : 'reasoning_effort');
+    if (thinkingCannotContinue(sent, style)) unsupported.push(request.thinking ? 'thinking' : 'reasoning_effort');
   }
   const format = request.response_format as { type?: unknown } | null | undefined;
   if (format && format.type === 'json_object') unsupported.push('response_format');
@@ -180,8 +209,8 @@ export function unsupportedParameters(request: ChatCompletionRequest, model?: Mo
 /**
  * Values the model lacks, with the one sent instead: `reasoning_effort: "xhigh"` for an adaptive model without it
  * (Opus and Sonnet 4.6, Mythos Preview) is `high`, its highest below; for a model whose thinking cannot be turned off
- * (thinking-style.ts), `reasoning_effort: "none"` is `low`, its lowest, and `thinking: {type: "disabled"}` adaptive
- * thinking at `low`.
+ * (thinking-style.ts), `reasoning_effort: "none"` and `thinking: {type: "disabled"}` go as they came, and the
+ * translation makes them adaptive thinking at `low`, its lowest, with the thinking text omitted.
  */
 export function replacedValues(
   request: ChatCompletionRequest,
@@ -189,15 +218,16 @@ export function replacedValues(
 ): Readonly<Record<string, unknown>> | undefined {
   if (thinkingStyleOf(model) !== 'adaptive') return undefined;
   const thinkingType = (request.thinking as { type?: unknown } | null | undefined)?.type;
+  const sent = withoutUnsentSampling(request, model);
   if (cannotStopThinking(model.upstreamModel)) {
-    // Sent as it came: the translation makes it adaptive thinking at the lowest effort (fit-thinking.ts).
+    // Sent as it came: the translation makes it the lowest adaptive thinking (fit-thinking.ts, lowestThinking).
     if (thinkingType === 'disabled') return { thinking: request.thinking };
-    const lowest = { ...request, reasoning_effort: 'low' };
+    const lowest = { ...sent, reasoning_effort: 'low' };
     if (request.reasoning_effort === 'none' && thinkingType === undefined && !effortLeftOut(lowest, 'adaptive')) {
-      return { reasoning_effort: 'low' };
+      return { reasoning_effort: 'none' };
     }
   }
   if (request.reasoning_effort !== 'xhigh') return undefined;
-  if (!lacksXhighEffort(model.upstreamModel) || effortLeftOut(request, 'adaptive')) return undefined;
+  if (!lacksXhighEffort(model.upstreamModel) || effortLeftOut(sent, 'adaptive')) return undefined;
   return { reasoning_effort: 'high' };
 }

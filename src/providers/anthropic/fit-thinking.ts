@@ -22,8 +22,9 @@ import {
  * - `output_config.effort: "xhigh"` to a model without it (Opus and Sonnet 4.6, Mythos Preview): `high`, named
  *   `output_config.effort=xhigh`;
  * - `disabled` to a model whose thinking cannot be turned off (thinking-style.ts): `adaptive` at the lowest effort,
- *   `low` (unless the client set one), named `thinking.type=disabled`; beside `xhigh` or `max` to Opus 5, which turns
- *   thinking off only up to `high`: the effort `high`, named `output_config.effort=xhigh` (or `=max`);
+ *   `low` (unless the client set one), its text omitted (`display: "omitted"`), named `thinking.type=disabled`;
+ *   beside `xhigh` or `max` to Opus 5, which turns thinking off only up to `high`: the effort `high`, named
+ *   `output_config.effort=xhigh` (or `=max`);
  * - `output_config.effort` to a budget model that refuses it (all but Opus 4.5): left out, and named unless it was
  *   made into the budget of `adaptive` thinking.
  * What is named is for `x-switchboard-dropped-parameters`, or a 400 where the model is configured to refuse.
@@ -83,7 +84,8 @@ function fitForStyle(body: Record<string, unknown>, style: ThinkingStyle, target
       if (effort === undefined || effort === null) withEffort(body, effortFromBudget(thinking.budget_tokens));
     }
     if (thinking?.type === 'disabled' && cannotStopThinking(target.upstreamModel)) {
-      body.thinking = { type: 'adaptive' };
+      // The client asked for no thinking: what the model cannot help thinking is not shown.
+      body.thinking = { type: 'adaptive', display: 'omitted' };
       if (effort === undefined || effort === null) withEffort(body, 'low');
       dropped.push(replacedDisabled);
     }

@@ -1,5 +1,7 @@
+import type { ModelConfig } from '../../config/schema.js';
 import type { ChatCompletionRequest } from '../../openai/types.js';
 import { thinks } from './convert-request.js';
+import { withoutUnsentSampling } from './refused-sampling.js';
 import type { ThinkingStyle } from './thinking-style.js';
 
 /**
@@ -20,12 +22,15 @@ export const summaryEffort = 'medium';
 export function withThinkingShown(
   request: ChatCompletionRequest,
   style: ThinkingStyle = 'budget',
+  model?: Pick<ModelConfig, 'upstreamModel' | 'parameters'>,
 ): ChatCompletionRequest | undefined {
-  if (thinks(request, style)) return request;
+  // Judged beside the sampling that is sent (a model that refuses a temperature is not sent one).
+  const thinksAsSent = (candidate: ChatCompletionRequest) => thinks(withoutUnsentSampling(candidate, model), style);
+  if (thinksAsSent(request)) return request;
   const asksNothing =
     (request.thinking === undefined || request.thinking === null) &&
     (request.reasoning_effort === undefined || request.reasoning_effort === null);
   if (!asksNothing) return undefined;
   const withEffort: ChatCompletionRequest = { ...request, reasoning_effort: summaryEffort };
-  return thinks(withEffort, style) ? withEffort : undefined;
+  return thinksAsSent(withEffort) ? withEffort : undefined;
 }

@@ -7,7 +7,8 @@ import type { ThinkingStyle } from './thinking-style.js';
  * same: minimal and low 1024 (Anthropic's minimum), medium 2048, high 4096, xhigh 8192; `none` asks for no thinking.
  * Thinking is only asked for when the request leaves room for it: Anthropic refuses thinking beside a temperature
  * below 1, a `top_p` below 0.95, `top_k` or a forced tool, and a budget of less than 1024 tokens; in those cases
- * `reasoning_effort` is left out and named, as before it was translated. A model that thinks adaptively
+ * `reasoning_effort` is left out and named, as before it was translated. The sampling judged is what is sent: a model
+ * that takes none (refused-sampling.ts) is judged on the request without it. A model that thinks adaptively
  * (thinking-style.ts) gets `thinking: {type: "adaptive", display: "summarized"}` and the effort as
  * `output_config.effort` instead (`minimal` as `low`, Anthropic's lowest); the same settings keep it from thinking,
  * but no budget has to fit. `display: "summarized"` since from Opus 4.7 on the default is `omitted` (no thinking text).

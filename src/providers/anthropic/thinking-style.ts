@@ -112,3 +112,20 @@ export function takesOutputEffort(model: Pick<ModelConfig, 'upstreamModel' | 'pa
 export function disablesOnlyUpToHigh(upstreamModel: string): boolean {
   return /^claude-opus-5(?:-\d{8})?$/.test(bareModelName(upstreamModel));
 }
+
+/**
+ * Models that refuse `temperature`, `top_p` and `top_k` at any value but the default (a 400, "`temperature` is
+ * deprecated for this model."): Opus 4.7 and later, Sonnet 5 and later, Haiku 5.5 and later, Mythos and Fable, every
+ * release (Anthropic's migration guides and model pages). Older models, and names not read, take them.
+ */
+export function refusesSampling(upstreamModel: string): boolean {
+  const name = bareModelName(upstreamModel);
+  if (/(?:^|-)(?:mythos|fable)(?:-|$)/.test(name)) return true;
+  const version = versionOf(name);
+  if (!version) return false;
+  const { family, major, minor } = version;
+  if (family === 'opus') return major > 4 || (major === 4 && minor >= 7);
+  if (family === 'sonnet') return major >= 5;
+  if (family === 'haiku') return major > 5 || (major === 5 && minor >= 5);
+  return false;
+}

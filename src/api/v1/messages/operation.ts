@@ -13,6 +13,7 @@ import type { SseEvent } from '../../../upstream/sse.js';
 import { droppedInMessagesTerms, inMessagesTerms } from './client-param.js';
 import { checkedNativeMessage } from './native-usage.js';
 import { rewriteModel } from './rewrite-model.js';
+import { samplingForModel } from './sampling-for-model.js';
 import { thinkingForModel } from './thinking-for-model.js';
 import { toChatRequest } from './to-chat-request.js';
 import type { TranslationTarget } from './translation-target.js';
@@ -49,16 +50,18 @@ export function forwards(provider: Provider, api: 'messages' | 'messages/count_t
 /**
  * The client's body for an upstream that is forwarded to: its bytes with the model replaced, or a serialization; and
  * what had to be left out or changed (thinking blocks no Anthropic deployment would take, unsigned-thinking.ts;
- * thinking the model takes in another form or not at all, thinking-for-model.ts).
+ * thinking the model takes in another form or not at all, thinking-for-model.ts; sampling the model does not take,
+ * sampling-for-model.ts).
  */
 export function forwardedBody(client: ClientMessage, model: ModelConfig): { body: Buffer | string; dropped: string[] } {
   const upstreamModel = model.upstreamModel;
   const signed = withoutUnsignedThinking(client.request);
   const request = (signed?.request ?? client.request) as unknown as Record<string, unknown>;
   const fitted = thinkingForModel(request, model);
-  const dropped = [...(signed?.dropped ?? []), ...fitted.dropped];
-  if (signed || fitted.body !== request)
-    return { body: JSON.stringify({ ...fitted.body, model: upstreamModel }), dropped };
+  const sampled = samplingForModel(fitted.body, model);
+  const dropped = [...(signed?.dropped ?? []), ...fitted.dropped, ...sampled.dropped];
+  if (signed || sampled.body !== request)
+    return { body: JSON.stringify({ ...sampled.body, model: upstreamModel }), dropped };
   if (client.bytes) return { body: rewriteModel(client.bytes, upstreamModel).body, dropped: [] };
   return { body: JSON.stringify({ ...client.request, model: upstreamModel }), dropped: [] };
 }

@@ -41,7 +41,7 @@ function askedOfProvider(translation: ChatTranslation, deployment: Deployment): 
       if (!canThink(geminiThinking(deployment.model))) return undefined;
       return { ...translation, request: { ...translation.request, include_reasoning: true } };
     case 'anthropic': {
-      const shown = withThinkingShown(translation.request, thinkingStyleOf(deployment.model));
+      const shown = withThinkingShown(translation.request, thinkingStyleOf(deployment.model), deployment.model);
       if (!shown) return undefined;
       // The field that turns thinking on, unless the model's configuration takes it away.
       const askedBy = shown.thinking !== undefined && shown.thinking !== null ? 'thinking' : 'reasoning_effort';
