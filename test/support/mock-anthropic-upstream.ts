@@ -166,7 +166,7 @@ function checkThinkingInToolLoop(body: Record<string, unknown>, turns: Turn[]): 
  * 1024 tokens and under `max_tokens`, for any model. Names that are not Claude's (`mock`, `thinking-tools`, …) take any
  * thinking.
  */
-const adaptiveOnlyModel = /claude-(?:opus-4-(?:[7-9]|\d\d)|(?:opus|sonnet|haiku)-[5-9])|fable|mythos/;
+const adaptiveOnlyModel = /claude-(?:opus-4-(?:[7-9]|[1-9]\d)(?!\d)|(?:opus|sonnet|haiku)-[5-9])|fable|mythos/;
 const adaptiveModel = /claude-(?:opus|sonnet)-4-6/;
 const noThinkingModel = /claude-(?:3-5|3-(?:opus|sonnet|haiku)|2|instant|v\d)/;
 const noXhighModel = /claude-(?:opus|sonnet)-4-6|mythos-preview/;

@@ -48,6 +48,9 @@ describe('the Anthropic mock upstream', () => {
     expect((await ask('claude-fable-5', enabled)).status).toBe(400);
     expect((await ask('claude-opus-4-7', adaptive)).status).toBe(200);
     expect((await ask('claude-opus-4-6', enabled)).status).toBe(200);
+    // Claude Opus 4's dated id is not Opus 4.20: it takes budgeted thinking.
+    expect((await ask('claude-opus-4-20250514', enabled)).status).toBe(200);
+    expect((await ask('claude-opus-4-10', enabled)).status).toBe(400);
     expect((await ask('claude-sonnet-4-5', adaptive)).status).toBe(400);
     expect((await ask('claude-3-5-sonnet-20241022', enabled)).status).toBe(400);
     expect((await ask('claude-3-5-sonnet-20241022', { output_config: { effort: 'low' } })).status).toBe(400);
