@@ -8,11 +8,13 @@
 // With --concurrency C, each window is a closed loop of C requests in flight instead (saturation: the per-request
 // costs that batch, such as the stored responses' writes, are then shared by more requests).
 // With --postgres <admin url>, each build stores into a database of its own created there (dropped at the end)
-// instead of SQLite; the server's CPU is not counted, only the gateway's.
+// instead of SQLite; the server's CPU is not counted, only the gateway's. With --threads, each window's CPU per request
+// is also logged by thread: the event loop, the newest thread (on SQLite its worker, which writes the log and the
+// stored responses) and the others together (V8's: garbage collection, compilation).
 //   node bench/responses-cpu.mjs [--rounds N] [--seconds S] [--rate R | --concurrency C] [--postgres <admin url>]
-//     [--root <dir> ...]
+//     [--threads] [--root <dir> ...]
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +37,7 @@ const concurrency = option('--concurrency', 0);
 const settleMs = option('--settle', 2500);
 const postgresAdminUrl = process.argv[process.argv.indexOf('--postgres') + 1];
 const usePostgres = process.argv.includes('--postgres');
+const byThread = process.argv.includes('--threads');
 const roots = process.argv.flatMap((value, index) =>
   process.argv[index - 1] === '--root' ? [path.resolve(value)] : [],
 );
@@ -42,6 +45,28 @@ if (roots.length === 0) roots.push(here);
 const { children, spawnTracked, work } = benchWorkspace('switchboard-bench-responses-');
 /** Databases created for the builds (--postgres), dropped when the run ends. */
 const databases = [];
+
+/** CPU nanoseconds of each thread of `pid`, by thread id. */
+function threadNanosOf(pid) {
+  const threads = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(Number(tid), Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
+}
+
+/** `after` over `before` in µs per request: the event loop, the newest thread, the others. */
+function threadSplit(pid, before, after, requests) {
+  const micros = (tid) => ((after.get(tid) ?? 0) - (before.get(tid) ?? 0)) / 1000 / requests;
+  const newest = Math.max(...after.keys());
+  let others = 0;
+  for (const tid of after.keys()) if (tid !== pid && tid !== newest) others += micros(tid);
+  return { loop: micros(pid), newest: micros(newest), others };
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench:responses] ${message}\n`);
@@ -148,6 +173,7 @@ async function main() {
   // checkpoint after it, a collection): otherwise the next window, of another arm, would be charged for it.
   const measure = async (build, arm, windowSeconds) => {
     const before = cpuNanosOf(build.pid);
+    const threadsBefore = byThread ? threadNanosOf(build.pid) : undefined;
     const run = await (concurrency > 0 ? cpuAtSaturation : cpuAtRate)({
       url: `http://127.0.0.1:${build.port}${arm.path}`,
       headers: { authorization: `Bearer ${build.key}` },
@@ -159,6 +185,12 @@ async function main() {
     await sleep(settleMs);
     const sent = run.sent ?? Math.round(rate * windowSeconds);
     if (arm.body.store !== false && arm.path === '/v1/responses') build.storedSent += sent;
+    if (threadsBefore) {
+      const split = threadSplit(build.pid, threadsBefore, threadNanosOf(build.pid), sent);
+      log(
+        `${build.name}, ${arm.name}: event loop ${split.loop.toFixed(0)}, newest thread ${split.newest.toFixed(1)}, others ${split.others.toFixed(1)} µs`,
+      );
+    }
     return { total: (cpuNanosOf(build.pid).total - before.total) / 1000 / sent, failed: run.failed };
   };
   // Warm-up: JIT, connection pools, the database's first pages.
