@@ -61,7 +61,7 @@ describe('validation', () => {
 
   it('refuses a missing body, malformed JSON and non-JSON bodies', async () => {
     expectError(await owner.request('POST', `/api/accounts/${acme}/keys`), 400, { code: 'missing_body' });
-    expectError(await owner.request('POST', `/api/accounts/${acme}/keys`, '{"name": '), 400);
+    expectError(await owner.request('POST', `/api/accounts/${acme}/keys`, '{"name": '), 400, { code: 'invalid_json' });
     expectError(
       await owner.request('POST', `/api/accounts/${acme}/keys`, 'name=x', { 'content-type': 'text/plain' }),
       415,
