@@ -55,13 +55,15 @@ describe('validation', () => {
       name: 'a',
       expires_at: '2030-01-01T00:00:00Z',
     });
-    expectError(response, 400);
+    expectError(response, 400, { param: 'expires_at' });
     expect(response.body.error.message).toContain('expires_at');
+    const nested = await admin.request('PATCH', `/api/accounts/${acme}`, { limits: { rpm: 5 } });
+    expectError(nested, 400, { param: 'limits.rpm' });
   });
 
   it('refuses a missing body, malformed JSON and non-JSON bodies', async () => {
     expectError(await owner.request('POST', `/api/accounts/${acme}/keys`), 400, { code: 'missing_body' });
-    expectError(await owner.request('POST', `/api/accounts/${acme}/keys`, '{"name": '), 400);
+    expectError(await owner.request('POST', `/api/accounts/${acme}/keys`, '{"name": '), 400, { code: 'invalid_json' });
     expectError(
       await owner.request('POST', `/api/accounts/${acme}/keys`, 'name=x', { 'content-type': 'text/plain' }),
       415,

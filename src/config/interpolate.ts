@@ -17,35 +17,50 @@ export class InterpolationError extends Error {
 
 const reference = /\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-export function interpolateString(text: string, env: NodeJS.ProcessEnv, path: string): string {
+/**
+ * With `unset`, an unset variable is recorded there and its reference left as written, so that the rest of the file
+ * is still checked and every bad field is named at once; without it, the first one throws.
+ */
+export function interpolateString(
+  text: string,
+  env: NodeJS.ProcessEnv,
+  path: string,
+  unset?: InterpolationError[],
+): string {
   return text.replace(reference, (whole, escaped: string, name: string, fallback: string | undefined) => {
     if (escaped) return whole.slice(1);
     const value = env[name];
     if (value !== undefined && value !== '') return value;
     if (fallback !== undefined) return fallback;
-    throw new InterpolationError(path, `environment variable ${name} is not set`);
+    const problem = new InterpolationError(path, `environment variable ${name} is not set`);
+    if (!unset) throw problem;
+    unset.push(problem);
+    return whole;
   });
 }
 
 /**
- * Returns a copy of `value` with every string interpolated; errors name the path of the offending field. `enclosing`
- * holds the objects being copied: YAML parses `a: &x [*x]` into an object that contains itself, which would otherwise
- * recurse until the stack overflows.
+ * Returns a copy of `value` with every string interpolated; errors name the path of the offending field. Unset
+ * variables go to `unset` when given (see interpolateString). `enclosing` holds the objects being copied: YAML parses
+ * `a: &x [*x]` into an object that contains itself, which would otherwise recurse until the stack overflows.
  */
 export function interpolate(
   value: unknown,
   env: NodeJS.ProcessEnv,
   path = '',
   enclosing: ReadonlySet<object> = new Set(),
+  unset?: InterpolationError[],
 ): unknown {
-  if (typeof value === 'string') return interpolateString(value, env, path);
+  if (typeof value === 'string') return interpolateString(value, env, path, unset);
   if (value === null || typeof value !== 'object') return value;
   if (enclosing.has(value)) throw new InterpolationError(path, 'a YAML alias (*name) that refers to its own anchor');
   const inside = new Set(enclosing).add(value);
-  if (Array.isArray(value)) return value.map((item, index) => interpolate(item, env, `${path}[${index}]`, inside));
+  if (Array.isArray(value)) {
+    return value.map((item, index) => interpolate(item, env, `${path}[${index}]`, inside, unset));
+  }
   const result: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    result[key] = interpolate(item, env, path ? `${path}.${key}` : key, inside);
+    result[key] = interpolate(item, env, path ? `${path}.${key}` : key, inside, unset);
   }
   return result;
 }

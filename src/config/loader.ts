@@ -102,9 +102,10 @@ function describeIssue(issue: z.core.$ZodIssue, written: unknown, interpolated: 
 /** Parses and validates a configuration object (already read from YAML). Throws ConfigError. */
 export function parseConfig(raw: unknown, source: string, options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
+  const unset: InterpolationError[] = [];
   let interpolated: unknown;
   try {
-    interpolated = interpolate(raw ?? {}, env);
+    interpolated = interpolate(raw ?? {}, env, '', new Set(), unset);
   } catch (error) {
     if (error instanceof InterpolationError) {
       throw new ConfigError(source, [`${error.path || '(top level)'}: ${error.message}`]);
@@ -112,12 +113,15 @@ export function parseConfig(raw: unknown, source: string, options: LoadConfigOpt
     throw error;
   }
   const result = configSchema.safeParse(interpolated, { reportInput: true });
-  if (!result.success) {
-    throw new ConfigError(
-      source,
-      result.error.issues.map((issue) => describeIssue(issue, raw, interpolated)),
-    );
-  }
+  // A field whose variable is unset is named once, for that; the rest of the file is still checked.
+  const unsetPaths = new Set(unset.map((problem) => problem.path || '(top level)'));
+  const problems = [
+    ...unset.map((problem) => `${problem.path || '(top level)'}: ${problem.message}`),
+    ...(result.error?.issues ?? [])
+      .filter((issue) => !unsetPaths.has(formatPath(issue.path)))
+      .map((issue) => describeIssue(issue, raw, interpolated)),
+  ];
+  if (problems.length > 0 || !result.success) throw new ConfigError(source, problems);
   const config = result.data;
   const overrides = options.overrides ?? {};
   if (overrides.host !== undefined) config.server.host = overrides.host;

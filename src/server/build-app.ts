@@ -107,6 +107,10 @@ const frameworkErrorCodes: Readonly<Record<number, ErrorCode>> = {
 function frameworkRefusal(error: unknown): ApiError | undefined {
   const status = (error as { statusCode?: unknown }).statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  // Fastify's JSON parser answers every route but those that keep the raw bytes, which say invalid_json themselves.
+  if ((error as { code?: unknown }).code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return apiError('invalid_json', 'The body is not valid JSON.');
+  }
   return apiError(frameworkErrorCodes[status] ?? 'invalid_request', (error as Error).message);
 }
 

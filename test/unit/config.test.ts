@@ -79,6 +79,16 @@ describe('configuration', () => {
     expect(problemsOf({ models: [{ provider: 'x' }] })).toContain('models[0].name: is required');
   });
 
+  it('names an unset variable and every other bad field at once, as configuration.md shows', () => {
+    const ollama = { name: 'ollama', type: 'openai', base_url: 'http://127.0.0.1:11434/v1', api_key: '${OLLAMA_KEY}' };
+    const models = [model, { name: 'llama', provider: 'ollama' }, { name: 'typo', provider: 'opnai' }];
+    expect(problemsOf({ providers: [provider, ollama], models })).toEqual([
+      'providers[0].api_key: environment variable OPENAI_API_KEY is not set',
+      'providers[1].api_key: environment variable OLLAMA_KEY is not set',
+      'models[2].provider: unknown provider "opnai" (defined providers: openai, ollama)',
+    ]);
+  });
+
   it('tells a field of the wrong type from a missing one, without printing its value', () => {
     const secret = 'sk-live-do-not-print';
     const problems = problemsOf({ providers: [{ ...provider, api_key: [secret] }], server: { port: 'eighty' } });

@@ -90,11 +90,13 @@ function parseInput<T>(schema: z.ZodType<T> | undefined, value: unknown, where: 
   const issue = result.error.issues[0];
   const path = issue?.path.map(String).join('.') ?? '';
   if (where === 'body' && value === undefined) throw apiError('missing_body', 'This request needs a JSON body.');
-  const unknownKeys = issue?.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
+  // An unknown field is the bad field itself (zod reports it at the object holding it, and names it in its message).
+  const unknownKey = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  const param = unknownKey === undefined ? path : path ? `${path}.${unknownKey}` : unknownKey;
   throw apiError(
     'invalid_value',
-    `Invalid ${where}${path ? ` field '${path}'` : ''}: ${issue?.message ?? 'invalid value'}${unknownKeys}`,
-    { param: path || null },
+    `Invalid ${where}${path ? ` field '${path}'` : ''}: ${issue?.message ?? 'invalid value'}`,
+    { param: param || null },
   );
 }
 
