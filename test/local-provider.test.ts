@@ -451,6 +451,8 @@ describe('local provider: limits and errors', () => {
     expect(body.error.code).toBe('model_unavailable');
     expect(body.error.message).toContain('absent.gguf does not exist');
     expect(body.error.message).toContain('model_path');
+    // Fetching brings only the built-in model's file: it is not offered for a file of the operator's own.
+    expect(body.error.message).not.toContain('models fetch');
   });
 });
 

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type {
   Llama,
   LlamaChat,
@@ -12,6 +13,7 @@ import { type ApiError, apiError } from '../../errors/api-error.js';
 import type { Logger } from '../../observability/logger.js';
 import { type ChosenTemplate, chooseChatTemplate } from './chat-template.js';
 import { defaultContextCap } from './context-cap.js';
+import { defaultModel } from './default-model.js';
 import { SlotPool, type SlotPoolOptions } from './slot-pool.js';
 import type { StallTimeouts } from './stall-watchdog.js';
 
@@ -83,6 +85,12 @@ export const howToSupplyModel =
   'by configuring it: `providers: [{name: local, type: local, model_path: /path/to/model.gguf}]` and ' +
   '`models: [{name: my-model, provider: local}]` (see docs/local-model.md).';
 
+/** Fetching helps only where the built-in model's file belongs; any other file is the operator's to put in place. */
+function missingFileAdvice(config: LocalProviderConfig): string {
+  if (path.basename(config.modelPath) === defaultModel.fileName) return howToSupplyModel;
+  return 'Put the GGUF file there, or point `model_path` at where it is (see docs/local-model.md).';
+}
+
 /** 503 for every request while the model cannot be served; retrying will not help, so SDKs are told not to. */
 export function modelUnavailable(providerName: string, reason: string): ApiError {
   return apiError('model_unavailable', `The local model of provider "${providerName}" is not available: ${reason}`, {
@@ -96,7 +104,10 @@ function gpuOption(gpu: LocalProviderConfig['gpu']): 'auto' | false | 'cuda' | '
 
 export async function loadLocalRuntime(config: LocalProviderConfig, logger: Logger): Promise<LoadedLocalModel> {
   if (!existsSync(config.modelPath)) {
-    throw modelUnavailable(config.name, `the model file ${config.modelPath} does not exist. ${howToSupplyModel}`);
+    throw modelUnavailable(
+      config.name,
+      `the model file ${config.modelPath} does not exist. ${missingFileAdvice(config)}`,
+    );
   }
   // Loaded on demand: configurations without a local model never pay for the native module.
   const library = await import('node-llama-cpp');
