@@ -63,6 +63,11 @@ describe('validation', () => {
 
   it('refuses a missing body, malformed JSON and non-JSON bodies', async () => {
     expectError(await owner.request('POST', `/api/accounts/${acme}/keys`), 400, { code: 'missing_body' });
+    // An empty body labelled JSON is no body: refused where one is needed, accepted where none is.
+    expectError(await owner.request('POST', `/api/accounts/${acme}/keys`, ''), 400, { code: 'missing_body' });
+    const created = await owner.request('POST', `/api/accounts/${acme}/keys`, { name: 'empty-body' });
+    const revoked = await owner.request('POST', `/api/accounts/${acme}/keys/${created.body.id}/revoke`, '');
+    expect(revoked.status).toBe(200);
     expectError(await owner.request('POST', `/api/accounts/${acme}/keys`, '{"name": '), 400, { code: 'invalid_json' });
     expectError(
       await owner.request('POST', `/api/accounts/${acme}/keys`, 'name=x', { 'content-type': 'text/plain' }),

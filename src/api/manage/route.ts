@@ -142,9 +142,18 @@ export function registerRoutes(app: FastifyInstance, routes: readonly AnyRoute[]
     return reply.code(route.status ?? 200).send(result);
   };
 
-  for (const route of routes.filter((candidate) => !candidate.rawBody)) {
-    app.route({ method: route.method, url: route.path, handler: handlerOf(route) });
-  }
+  void app.register(async (scope) => {
+    const parseJson = scope.getDefaultJsonParser('error', 'error');
+    // An empty body labelled JSON (`curl -X POST -H 'Content-Type: application/json'`) is no body: a route that needs
+    // none answers, one that needs one says missing_body. Anything else goes through Fastify's own parser.
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if (body === '') done(null, undefined);
+      else parseJson(request, body as string, done);
+    });
+    for (const route of routes.filter((candidate) => !candidate.rawBody)) {
+      scope.route({ method: route.method, url: route.path, handler: handlerOf(route) });
+    }
+  });
   const rawRoutes = routes.filter((candidate) => candidate.rawBody);
   if (rawRoutes.length === 0) return;
   // A scope of their own, whose JSON parser also keeps the bytes (the other routes keep Fastify's parser).
