@@ -67,6 +67,9 @@ describe('switchboard CLI', () => {
     );
     expect(rotated.key).not.toBe(created.key);
     expect(Date.parse(rotated.previous.expiresAt) - Date.now()).toBeGreaterThan(23 * 3_600_000);
+    // Said to a person, the account is named as `keys create` names it, not by its id.
+    const told = await runCli(withConfig('keys', 'rotate', rotated.id, '--grace', '1h'));
+    expect(told.stdout).toContain('for account acme');
 
     const revoked = await runCliJson<{ status: string }>(withConfig('keys', 'revoke', rotated.id));
     expect(revoked.status).toBe('revoked');

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { parseDuration } from '../config/units.js';
+import { findAccountById } from '../db/repositories/accounts.js';
 import {
   type ApiKeyInfo,
   type CreatedKey,
@@ -128,10 +129,11 @@ export function keysCommand(): Command {
     await withContext(options, async (context) => {
       const { created, previous } = await rotateKey(context.database.db, context.secret(), keyId, graceMs);
       if (context.output.json) return printJson(context.output, { key: created.key, ...created.info, previous });
+      const account = await findAccountById(context.database.db, created.info.accountId);
       printCreated(
         context.output,
         created,
-        created.info.accountId,
+        account?.name ?? created.info.accountId,
         graceMs > 0
           ? `The old key ${previous.id} (${previous.display}) keeps working until ${previous.expiresAt}.`
           : `The old key ${previous.id} (${previous.display}) no longer works.`,
