@@ -9,9 +9,9 @@ import v8 from 'node:v8';
 // garbage in the old generation (the figures: docs/performance.md, "Memory").
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
-const { runCli } = await import('../dist/bundle/switchboard.js');
+const { runCli, failureLine, wantsJson } = await import('../dist/bundle/switchboard.js');
 
 runCli(process.argv).catch((error) => {
-  process.stderr.write(`switchboard: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(failureLine(error instanceof Error ? error.message : String(error), wantsJson(process.argv)));
   process.exit(1);
 });

@@ -34,6 +34,25 @@ function expectRefused(result: CliResult, message: string): void {
 }
 
 describe('switchboard CLI on bad input', () => {
+  it('says why a command failed as JSON on stderr under --json, as its output would be', async () => {
+    for (const args of [
+      withConfig('keys', 'rotate', 'key_nope', '--json'),
+      withConfig('keys', 'create', '--name', 'no-account', '--json'),
+      withConfig('accounts', 'set-models', 'acme', ' ', '--json'),
+    ]) {
+      const result = await runCli(args);
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0] as string)).toEqual({ error: { message: expect.any(String) } });
+    }
+    expect(JSON.parse((await runCli(withConfig('keys', 'rotate', 'key_nope', '--json'))).stderr)).toEqual({
+      error: { message: 'no key with id "key_nope"' },
+    });
+    expectRefused(await runCli(withConfig('keys', 'rotate', 'key_nope')), 'switchboard: no key with id "key_nope"');
+  });
+
   it('refuses a log filter on an endpoint the gateway has none of, naming the ones it has', async () => {
     expectRefused(
       await runCli(withConfig('logs', '--account', 'acme', '--endpoint', 'chat')),

@@ -9,8 +9,8 @@ import { serveCommand } from './serve.js';
 import { usageCommand } from './usage.js';
 import { usersCommand } from './users.js';
 
-export function buildProgram(): Command {
-  return new Command('switchboard')
+export function buildProgram(json = false): Command {
+  const program = new Command('switchboard')
     .description('Switchboard: a self-hostable, multi-tenant OpenAI-compatible gateway')
     .version(packageVersion())
     .showHelpAfterError()
@@ -22,6 +22,27 @@ export function buildProgram(): Command {
     .addCommand(configCommand())
     .addCommand(modelsCommand())
     .addCommand(usageCommand());
+  if (json) reportUsageErrorsAsJson(program);
+  return program;
+}
+
+/** Whether the command line asks for machine-readable output (what follows `--` is not the CLI's). */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/** How a failed command's reason is written to stderr: under `--json` as JSON, so a script reads it as it reads output. */
+export function failureLine(message: string, json: boolean): string {
+  return json ? `${JSON.stringify({ error: { message } })}\n` : `switchboard: ${message}\n`;
+}
+
+/** Commander's own refusals (a missing option, an unknown command) as JSON, on every command of the tree. */
+function reportUsageErrorsAsJson(command: Command): void {
+  command.configureOutput({
+    outputError: (text, write) => write(failureLine(text.trim().replace(/^error: /, ''), true)),
+  });
+  for (const child of command.commands) reportUsageErrorsAsJson(child);
 }
 
 export async function runCli(argv: readonly string[]): Promise<void> {
@@ -32,5 +53,5 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     process.stderr.write(`switchboard: cannot write the output: ${error.message}\n`);
     process.exit(1);
   });
-  await buildProgram().parseAsync([...argv]);
+  await buildProgram(wantsJson(argv)).parseAsync([...argv]);
 }
