@@ -81,8 +81,8 @@ describe('local provider configuration', () => {
     expect(config.providers).toMatchObject([
       { name: 'local', type: 'local', modelPath: path.join(directory, 'data', 'models', defaultModel.fileName) },
     ]);
-    // An answer that rambles on is cut at 1,024 tokens, not at the end of the context minutes later.
-    expect(config.providers[0]).toMatchObject({ defaultMaxTokens: 1024 });
+    // An answer that rambles on is cut at 512 tokens, not at the end of the context minutes later.
+    expect(config.providers[0]).toMatchObject({ defaultMaxTokens: 512 });
     expect(config.models).toMatchObject([{ name: 'smollm2-135m-instruct', provider: 'local' }]);
     // --data-dir moves where it is looked for.
     expect(loadConfig({ cwd: directory, env: {}, overrides: { dataDir: 'elsewhere' } }).config.models).toEqual([]);

@@ -25,7 +25,7 @@ export const defaultModel = {
    * `max_tokens` for a request that sets none: a model this small now and then rambles on to the end of its context,
    * minutes on a CPU with a slot held, where its real answers are a few dozen tokens.
    */
-  answerTokens: 1024,
+  answerTokens: 512,
 } as const;
 
 /** Where the default model lives: `<data_dir>/models/<file>`. */
