@@ -12,7 +12,11 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const unitTests = ['test/unit/**/*.test.ts'];
 const integrationTests = ['test/*.test.ts'];
 // Integration tests whose every command runs on a data directory of its own (SQLite), whatever the project: run once.
-const sqliteOnlyTests = ['test/cli-environment.test.ts', 'test/cli-bad-input.generated.test.ts'];
+const sqliteOnlyTests = [
+  'test/cli-environment.test.ts',
+  'test/cli-bad-input.generated.test.ts',
+  'test/npm-start.test.ts',
+];
 const failureModeTests = ['test/failure-modes/**/*.test.ts'];
 
 export default defineConfig({
