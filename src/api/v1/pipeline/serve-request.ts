@@ -123,6 +123,9 @@ export class RequestPipeline {
       body = await readJsonBody(request, services.config.limits.maxBodyBytes, cancellation);
       if (principal.logBodies) progress.requestBody = body.text;
     }
+    // Named before validation, so a refused request is counted and logged under the model it asked for.
+    const asked = (body?.value as { model?: unknown } | null | undefined)?.model;
+    if (typeof asked === 'string') progress.model = asked.slice(0, 256);
     const parsed: EndpointRequest = endpoint.parse({ body: body?.value, params: arrival.params, query: arrival.query });
     const model = parsed.model;
     progress.stream = parsed.stream === true;
