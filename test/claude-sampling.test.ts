@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chatBody, jsonOf, postChat, postV1 } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
-import { parseEvents, postResponses } from './support/responses.js';
+import { respondTo } from './support/responses.js';
 
 /**
  * The Claude models that take no sampling (Opus 4.7 and later, Sonnet 5 and later, Haiku 5.5, Mythos, Fable), through
@@ -47,14 +47,7 @@ async function chat(model: string, extra: Record<string, unknown>) {
   return { status: response.status, dropped: droppedOf(response), text, body: extra.stream ? {} : JSON.parse(text) };
 }
 
-async function respond(body: Record<string, unknown>) {
-  const response = await postResponses(setup.gateway, { input: 'Say hello', store: false, ...body });
-  const dropped = droppedOf(response);
-  if (body.stream !== true) return { status: response.status, dropped, body: await jsonOf(response) };
-  const events = parseEvents(await response.text());
-  const completed = events.find((event) => event.event === 'response.completed')?.data as Record<string, unknown>;
-  return { status: response.status, dropped, body: completed?.response as Record<string, unknown> };
-}
+const respond = (body: Record<string, unknown>) => respondTo(setup.gateway, body);
 
 describe('chat completions', () => {
   it.each([false, true])('leaves a temperature out for Opus 4.7, named (stream: %s)', async (stream) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { accumulate, parseEvents as parseMessagesEvents } from './support/anthropic-events.js';
 import { chatBody, jsonOf, postChat, postV1 } from './support/gateway.js';
 import { useGatewayWithMock } from './support/gateway-fixture.js';
-import { parseEvents, postResponses } from './support/responses.js';
+import { respondTo } from './support/responses.js';
 
 /**
  * Each Claude model asked to think the way it can, through the real gateway to the Anthropic mock, which refuses as
@@ -180,14 +180,7 @@ describe('chat completions', () => {
   });
 });
 
-async function respond(body: Record<string, unknown>) {
-  const response = await postResponses(setup.gateway, { input: 'Say hello', store: false, ...body });
-  const dropped = droppedOf(response);
-  if (body.stream !== true) return { status: response.status, dropped, body: await jsonOf(response) };
-  const events = parseEvents(await response.text());
-  const completed = events.find((event) => event.event === 'response.completed')?.data as Record<string, unknown>;
-  return { status: response.status, dropped, body: completed?.response as Record<string, unknown> };
-}
+const respond = (body: Record<string, unknown>) => respondTo(setup.gateway, body);
 
 const summaryOf = (body: Record<string, unknown>) =>
   (body.output as Array<{ type: string; summary?: unknown }>).find((item) => item.type === 'reasoning')?.summary;

@@ -1,4 +1,4 @@
-import type { TestGateway } from './gateway.js';
+import { jsonOf, type TestGateway } from './gateway.js';
 
 /** Helpers for /v1/responses tests: requests with a key, and an SSE body read as its events. */
 
@@ -33,4 +33,17 @@ export function parseEvents(text: string): ReadEvent[] {
     const data = (dataLines[0] as string).slice('data: '.length);
     return { event: eventLine?.slice('event: '.length), data: data === '[DONE]' ? data : JSON.parse(data) };
   });
+}
+
+/**
+ * A `/v1/responses` call (`store: false` unless the body says otherwise) read whole: its status, its
+ * `x-switchboard-dropped-parameters`, and the response object (for a stream, the one `response.completed` carries).
+ */
+export async function respondTo(gateway: TestGateway, body: Record<string, unknown>) {
+  const response = await postResponses(gateway, { input: 'Say hello', store: false, ...body });
+  const dropped = response.headers.get('x-switchboard-dropped-parameters');
+  if (body.stream !== true) return { status: response.status, dropped, body: await jsonOf(response) };
+  const events = parseEvents(await response.text());
+  const completed = events.find((event) => event.event === 'response.completed')?.data as Record<string, unknown>;
+  return { status: response.status, dropped, body: completed?.response as Record<string, unknown> };
 }
